@@ -1,0 +1,182 @@
+//! Command-line arguments (clap derive), turned into the library's option structs.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use toolmend::{Concat, FilterOptions, Framing, Options, Target};
+
+const EXIT_CODES: &str = "\
+Exit status:
+  0  every input succeeded
+  1  at least one input failed (all others were still processed and written)
+  2  usage error or unreadable file";
+
+const ARGS_EXAMPLES: &str = "\
+Examples:
+  echo '\"{\\\"command\\\":\\\"ls\\\"}\"' | toolmend args
+  toolmend args --records calls.txt
+  toolmend args --input jsonl --concat all logged.jsonl
+  toolmend args --strict --records < arguments.txt";
+
+const REPAIR_EXAMPLES: &str = "\
+Examples:
+  echo \"{'a': True, 'b': [1, 2,]}\" | toolmend repair
+  echo '[1, 2, 3' | toolmend repair --records
+  toolmend repair --input whole reply.txt";
+
+/// Mend the JSON that language models emit as tool calls.
+///
+/// Reads inputs (one per line by default) and writes each as clean, compact JSON, or as an
+/// error record that says what was wrong and where. With no command, runs `args`.
+#[derive(Debug, Parser)]
+#[command(name = "toolmend", version, max_term_width = 98)]
+#[command(args_conflicts_with_subcommands = true, after_long_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub args: MendArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Mend tool-call arguments into a JSON object (the default command)
+    ///
+    /// Each input goes through the args pipeline: trim, unquote string layers, split
+    /// concatenated values, repair (unless --strict), and check that the result is an object.
+    #[command(after_long_help = format!("{ARGS_EXAMPLES}\n\n{EXIT_CODES}"))]
+    Args(MendArgs),
+    /// Repair almost-JSON into any JSON value
+    ///
+    /// The same pipeline as `args`, but the value may be of any type, and a string is unquoted
+    /// only when it holds an object or an array.
+    #[command(after_long_help = format!("{REPAIR_EXAMPLES}\n\n{EXIT_CODES}"))]
+    Repair(MendArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MendArgs {
+    /// Files to read (`-` is stdin; default stdin)
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// How the input is cut into inputs
+    #[arg(long, value_enum, default_value_t = InputArg::Lines, help_heading = "Input")]
+    pub input: InputArg,
+
+    /// Refuse inputs longer than this many bytes (K, M, G suffixes)
+    #[arg(long, default_value = "64M", value_parser = parse_size, help_heading = "Input")]
+    pub max_bytes: usize,
+
+    /// Write one record per input on stdout
+    #[arg(long, help_heading = "Output")]
+    pub records: bool,
+
+    /// Flush after every record (for a co-process)
+    #[arg(long, help_heading = "Output")]
+    pub line_buffered: bool,
+
+    /// What to do with values written one after another
+    #[arg(long, value_enum, default_value_t = ConcatArg::First, help_heading = "Pipeline")]
+    pub concat: ConcatArg,
+
+    /// Make no repairs: input that needs one fails
+    #[arg(long, help_heading = "Pipeline")]
+    pub strict: bool,
+
+    /// Unquote at most this many string layers
+    #[arg(long, default_value_t = 10, help_heading = "Pipeline")]
+    pub max_depth: u32,
+
+    /// Refuse arrays and objects nested deeper than this
+    #[arg(long, default_value_t = 1000, help_heading = "Pipeline")]
+    pub max_nesting: usize,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum InputArg {
+    /// One input per line
+    Lines,
+    /// One JSON string or {"text"|"content"|"arguments", "id"} object per line
+    Jsonl,
+    /// All of the input is one document
+    Whole,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ConcatArg {
+    /// Keep the first value; list the others in `dropped`
+    First,
+    /// Return all values as an array
+    All,
+    /// Fail with `concatenated`
+    Error,
+}
+
+impl MendArgs {
+    pub fn filter_options(&self, target: Target) -> FilterOptions {
+        FilterOptions {
+            mend: Options {
+                target,
+                concat: match self.concat {
+                    ConcatArg::First => Concat::First,
+                    ConcatArg::All => Concat::All,
+                    ConcatArg::Error => Concat::Error,
+                },
+                strict: self.strict,
+                max_depth: self.max_depth,
+                max_nesting: self.max_nesting,
+            },
+            framing: match self.input {
+                InputArg::Lines => Framing::Lines,
+                InputArg::Jsonl => Framing::Jsonl,
+                InputArg::Whole => Framing::Whole,
+            },
+            records: self.records,
+            line_buffered: self.line_buffered,
+            max_bytes: self.max_bytes,
+        }
+    }
+}
+
+/// Parses a byte size: a number with an optional K, M or G suffix (powers of 1024).
+fn parse_size(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let upper = text.to_ascii_uppercase();
+    let digits = upper.trim_end_matches(['B', 'I']);
+    let (number, shift) = match digits.chars().last() {
+        Some('K') => (&digits[..digits.len() - 1], 10),
+        Some('M') => (&digits[..digits.len() - 1], 20),
+        Some('G') => (&digits[..digits.len() - 1], 30),
+        _ => (digits, 0),
+    };
+    let n: usize = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a size like 4096, 64K or 64M, got {text:?}"))?;
+    n.checked_mul(1 << shift)
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("size out of range: {text:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64M"), Ok(64 << 20));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("100"), Ok(100));
+        assert_eq!(parse_size("2k"), Ok(2048));
+        assert!(parse_size("x").is_err());
+        assert!(parse_size("0").is_err());
+    }
+}

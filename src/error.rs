@@ -1,0 +1,87 @@
+//! Errors of the mending pipeline: a stable [`Code`] and a message that says where.
+
+use std::fmt;
+
+/// The stable, documented error codes written in `error.code`.
+///
+/// These strings are part of the output contract: they are added to, never renamed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Code {
+    /// The input is empty or only whitespace (after framing).
+    EmptyInput,
+    /// The text is not JSON, and (with `--strict`, or past what repair can do) was not mended.
+    InvalidJson,
+    /// The value is valid but is not a JSON object (the `args` command requires one).
+    NotAnObject,
+    /// The text is still a JSON string literal after `--max-depth` unquote layers.
+    DepthExceeded,
+    /// Arrays and objects are nested deeper than `--max-nesting`.
+    TooDeep,
+    /// The input is longer than `--max-bytes`.
+    TooLarge,
+    /// The input is not valid UTF-8.
+    InvalidUtf8,
+    /// Several values were concatenated and `--concat error` was given.
+    Concatenated,
+    /// A `--input jsonl` line is not a JSON string or an object carrying the text.
+    InvalidInput,
+}
+
+impl Code {
+    /// The snake_case string written in records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::EmptyInput => "empty_input",
+            Code::InvalidJson => "invalid_json",
+            Code::NotAnObject => "not_an_object",
+            Code::DepthExceeded => "depth_exceeded",
+            Code::TooDeep => "too_deep",
+            Code::TooLarge => "too_large",
+            Code::InvalidUtf8 => "invalid_utf8",
+            Code::Concatenated => "concatenated",
+            Code::InvalidInput => "invalid_input",
+        }
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why one input could not be turned into a value.
+///
+/// `offset` is a byte offset into the text the failing stage was reading: the input itself,
+/// or, after unquoting, the decoded text of the innermost layer (the message says which).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct Error {
+    /// The stable error code.
+    pub code: Code,
+    /// What failed and where, in words (lowercase, no trailing period).
+    pub message: String,
+    /// Byte offset of the failure, where one applies.
+    pub offset: Option<usize>,
+}
+
+impl Error {
+    /// An error with a byte offset; the message gets "at byte N" appended.
+    pub fn at(code: Code, offset: usize, what: impl fmt::Display) -> Error {
+        Error {
+            code,
+            message: format!("{what} at byte {offset}"),
+            offset: Some(offset),
+        }
+    }
+
+    /// An error about the input as a whole.
+    pub fn whole(code: Code, what: impl Into<String>) -> Error {
+        Error {
+            code,
+            message: what.into(),
+            offset: None,
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! Input framing: cutting a byte stream into inputs (`lines`, `jsonl`, `whole`).
+//!
+//! Each input is read into one buffer that is reused; a line longer than the size limit is
+//! skipped past without being kept (only its first bytes are, for the error record), so memory
+//! stays bounded whatever arrives.
+
+use std::borrow::Cow;
+use std::io::{self, BufRead};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::error::{Code, Error};
+
+/// How the input stream is cut into inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Framing {
+    /// Each line is one input; a trailing `\r` is dropped.
+    #[default]
+    Lines,
+    /// Each line is a JSON string, or an object with the text in `text`, `content` or
+    /// `arguments` and an optional `id`.
+    Jsonl,
+    /// All of the stream is one input.
+    Whole,
+}
+
+/// One framed input, before it is decoded.
+#[derive(Debug)]
+pub enum RawInput<'a> {
+    /// The input's bytes (line ending removed).
+    Bytes(&'a [u8]),
+    /// The input was longer than the limit: its first bytes and its length.
+    TooLarge {
+        /// The first bytes of the input.
+        head: &'a [u8],
+        /// Its length in bytes.
+        len: u64,
+    },
+}
+
+/// How many bytes of an oversized input are kept, for its error record.
+const HEAD: usize = 512;
+
+/// Reads framed inputs from a stream, one at a time.
+pub struct InputReader<R> {
+    inner: R,
+    whole: bool,
+    max_bytes: usize,
+    buf: Vec<u8>,
+    line: u64,
+    done: bool,
+}
+
+impl<R: BufRead> InputReader<R> {
+    /// A reader of `inner` that cuts it as `framing` says, refusing inputs over `max_bytes`.
+    pub fn new(inner: R, framing: Framing, max_bytes: usize) -> InputReader<R> {
+        InputReader {
+            inner,
+            whole: framing == Framing::Whole,
+            max_bytes,
+            buf: Vec::new(),
+            line: 0,
+            done: false,
+        }
+    }
+
+    /// The next input and its 1-based number, or `None` at the end of the stream.
+    ///
+    /// # Errors
+    /// Only a failure to read the stream; bad content is for the caller to report.
+    pub fn next_input(&mut self) -> io::Result<Option<(u64, RawInput<'_>)>> {
+        if self.done {
+            return Ok(None);
+        }
+        self.buf.clear();
+        let mut len: u64 = 0;
+        let mut any = false;
+        loop {
+            let chunk = match self.inner.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if chunk.is_empty() {
+                self.done = true;
+                break;
+            }
+            any = true;
+            let (take, used, ended) = match (self.whole, memchr::memchr(b'\n', chunk)) {
+                (false, Some(i)) => (i, i + 1, true),
+                _ => (chunk.len(), chunk.len(), false),
+            };
+            len += take as u64;
+            let over = len > self.max_bytes as u64;
+            // Within the limit everything is kept; past it, only the head, for the record.
+            let keep = if over {
+                self.buf.truncate(HEAD);
+                HEAD.saturating_sub(self.buf.len()).min(take)
+            } else {
+                take
+            };
+            self.buf.extend_from_slice(&chunk[..keep]);
+            self.inner.consume(used);
+            if ended {
+                break;
+            }
+        }
+        // An empty stream has no lines, but as a whole it is one (empty) input.
+        if !(any || self.whole && self.line == 0) {
+            return Ok(None);
+        }
+        self.line += 1;
+        if self.line == 1 && self.buf.starts_with(b"\xEF\xBB\xBF") {
+            // A byte order mark starts the stream, not the first input.
+            self.buf.drain(..3);
+            len -= 3;
+        }
+        if len > self.max_bytes as u64 {
+            return Ok(Some((
+                self.line,
+                RawInput::TooLarge {
+                    head: &self.buf,
+                    len,
+                },
+            )));
+        }
+        if !self.whole && self.buf.last() == Some(&b'\r') {
+            self.buf.pop();
+        }
+        Ok(Some((self.line, RawInput::Bytes(&self.buf))))
+    }
+}
+
+/// A decoded input: its text, and the `id` of a jsonl line (as JSON text).
+#[derive(Debug)]
+pub struct Decoded<'a> {
+    /// The text to mend.
+    pub text: Cow<'a, str>,
+    /// The line's `id`, when it had one.
+    pub id: Option<&'a str>,
+}
+
+#[derive(Deserialize)]
+struct JsonlObject<'a> {
+    #[serde(borrow, default)]
+    text: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+}
+
+/// Checks that an input is UTF-8 and, for jsonl, takes the text (and id) out of its line.
+///
+/// # Errors
+/// `invalid_utf8` at the first bad byte; for jsonl, `invalid_input` for a line that is not a
+/// JSON string or an object carrying the text.
+pub fn decode_input(bytes: &[u8], framing: Framing) -> Result<Decoded<'_>, Error> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| Error::at(Code::InvalidUtf8, e.valid_up_to(), "invalid UTF-8"))?;
+    if framing != Framing::Jsonl {
+        return Ok(Decoded {
+            text: Cow::Borrowed(text),
+            id: None,
+        });
+    }
+    let trimmed = text.trim_ascii();
+    if trimmed.starts_with('"') {
+        let text = serde_json::from_str::<String>(trimmed).map_err(|e| jsonl_error(&e))?;
+        return Ok(Decoded {
+            text: Cow::Owned(text),
+            id: None,
+        });
+    }
+    let object = serde_json::from_str::<JsonlObject<'_>>(trimmed).map_err(|e| jsonl_error(&e))?;
+    let id = object.id.map(RawValue::get);
+    let Some(raw) = object.text.or(object.content).or(object.arguments) else {
+        return Err(Error::whole(
+            Code::InvalidInput,
+            "jsonl line has no \"text\", \"content\" or \"arguments\"",
+        ));
+    };
+    let raw = raw.get();
+    let text = match raw.as_bytes()[0] {
+        b'"' => Cow::Owned(serde_json::from_str::<String>(raw).map_err(|e| jsonl_error(&e))?),
+        // `null` arguments: nothing was given.
+        b'n' => Cow::Borrowed(""),
+        // Arguments given as a JSON value rather than as text: that value's text.
+        _ => Cow::Borrowed(raw),
+    };
+    Ok(Decoded { text, id })
+}
+
+fn jsonl_error(e: &serde_json::Error) -> Error {
+    Error::whole(
+        Code::InvalidInput,
+        format!(
+            "jsonl line is not a JSON string or an object with \"text\", \"content\" or \"arguments\": {e}"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(data: &[u8], framing: Framing, max: usize) -> Vec<String> {
+        let mut reader = InputReader::new(data, framing, max);
+        let mut seen = Vec::new();
+        while let Some((n, input)) = reader.next_input().unwrap() {
+            seen.push(match input {
+                RawInput::Bytes(b) => format!("{n}:{}", String::from_utf8_lossy(b)),
+                RawInput::TooLarge { len, .. } => format!("{n}:too large {len}"),
+            });
+        }
+        seen
+    }
+
+    #[test]
+    fn lines_drop_cr_and_bom() {
+        assert_eq!(
+            frames(b"\xEF\xBB\xBFa\r\nb\n\nc", Framing::Lines, 100),
+            ["1:a", "2:b", "3:", "4:c"]
+        );
+        assert_eq!(frames(b"", Framing::Lines, 100), Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_oversized_line_is_skipped_not_kept() {
+        let mut data = vec![b'x'; 10_000];
+        data.extend_from_slice(b"\nok\n");
+        let mut reader = InputReader::new(
+            std::io::BufReader::with_capacity(64, &data[..]),
+            Framing::Lines,
+            100,
+        );
+        match reader.next_input().unwrap() {
+            Some((1, RawInput::TooLarge { head, len })) => {
+                assert_eq!(len, 10_000);
+                assert!(head.len() <= HEAD);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            reader.next_input().unwrap(),
+            Some((2, RawInput::Bytes(b"ok")))
+        ));
+        assert!(reader.next_input().unwrap().is_none());
+    }
+
+    #[test]
+    fn whole_is_one_input() {
+        assert_eq!(frames(b"a\nb\n", Framing::Whole, 100), ["1:a\nb\n"]);
+    }
+
+    #[test]
+    fn jsonl_takes_text_and_id() {
+        let d = decode_input(br#"{"id": 7, "arguments": "{\"a\":1}"}"#, Framing::Jsonl).unwrap();
+        assert_eq!((d.text.as_ref(), d.id), (r#"{"a":1}"#, Some("7")));
+        let d = decode_input(br#"{"arguments": {"a":1}}"#, Framing::Jsonl).unwrap();
+        assert_eq!(d.text, r#"{"a":1}"#);
+        let d = decode_input(br#""plain""#, Framing::Jsonl).unwrap();
+        assert_eq!(d.text, "plain");
+        assert!(decode_input(b"{\"x\":1}", Framing::Jsonl).is_err());
+        assert_eq!(
+            decode_input(b"a\xffb", Framing::Lines).unwrap_err().offset,
+            Some(1)
+        );
+    }
+}

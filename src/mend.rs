@@ -1,0 +1,420 @@
+//! The args pipeline, composed: trim, unquote, split, repair, validate.
+//!
+//! [`Mender`] owns every buffer the stages use and reuses them from one input to the next, so
+//! mending a stream of lines allocates nothing per line once the buffers have grown.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use crate::error::{Code, Error};
+use crate::locate::locate;
+use crate::parse::{Parser, Scratch};
+use crate::repair::{Repair, RepairKind};
+use crate::unquote::{decode, is_bare_escaped};
+
+/// What the value must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Target {
+    /// A JSON object (tool-call arguments; the `args` command). Anything else is
+    /// `not_an_object`, and a string is unquoted while it holds JSON.
+    #[default]
+    Object,
+    /// Any JSON value (the `repair` command). A string is unquoted only when what it decodes
+    /// to is an object or an array.
+    Any,
+}
+
+/// What to do with several values written one after another (`{"a":1}{"b":2}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Concat {
+    /// Keep the first; the others are reported in `dropped`.
+    #[default]
+    First,
+    /// Return all of them as an array (an array even when there is only one).
+    All,
+    /// Fail with `concatenated`.
+    Error,
+}
+
+/// Settings of the pipeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// What the value must be.
+    pub target: Target,
+    /// What to do with concatenated values.
+    pub concat: Concat,
+    /// No repairs: input that needs one fails with `invalid_json` at the place it needs it.
+    pub strict: bool,
+    /// How many string layers may be unquoted (`depth_exceeded` past it).
+    pub max_depth: u32,
+    /// How deep arrays and objects may nest (`too_deep` past it).
+    pub max_nesting: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            target: Target::Object,
+            concat: Concat::First,
+            strict: false,
+            max_depth: 10,
+            max_nesting: 1000,
+        }
+    }
+}
+
+/// Runs the pipeline over one input after another, reusing its buffers.
+///
+/// ```
+/// use toolmend::{Mender, Options};
+///
+/// let mut mender = Mender::new(Options::default());
+/// let mended = mender.mend(r#""{\"command\":\"brew list\"}""#).unwrap();
+/// assert_eq!(mended.value(), r#"{"command":"brew list"}"#);
+/// assert_eq!(mended.repairs()[0].kind.as_str(), "unquote");
+///
+/// let err = mender.mend("[1, 2]").unwrap_err();
+/// assert_eq!(err.code.as_str(), "not_an_object");
+/// ```
+#[derive(Default)]
+pub struct Mender {
+    options: Options,
+    out: Vec<u8>,
+    layers: [Vec<u8>; 2],
+    repairs: Vec<Repair>,
+    parts: Vec<Range<usize>>,
+    scratch: Scratch,
+}
+
+/// A mended input: the value (as compact JSON text), what was dropped, and what was repaired.
+/// It borrows the [`Mender`]'s buffers until the next input.
+#[derive(Debug, Clone, Copy)]
+pub struct Mended<'m> {
+    out: &'m [u8],
+    parts: &'m [Range<usize>],
+    repairs: &'m [Repair],
+    concat: Concat,
+}
+
+impl Mended<'_> {
+    /// The value as compact JSON.
+    pub fn value(&self) -> Cow<'_, str> {
+        match self.concat {
+            Concat::All => {
+                let mut buf = Vec::new();
+                self.write_value(&mut buf);
+                Cow::Owned(String::from_utf8(buf).expect("the parser writes UTF-8"))
+            }
+            _ => Cow::Borrowed(self.part(0)),
+        }
+    }
+
+    /// Appends the value as compact JSON to `buf`.
+    pub fn write_value(&self, buf: &mut Vec<u8>) {
+        match self.concat {
+            Concat::All => {
+                buf.push(b'[');
+                for (i, part) in self.parts.iter().enumerate() {
+                    if i > 0 {
+                        buf.push(b',');
+                    }
+                    buf.extend_from_slice(&self.out[part.clone()]);
+                }
+                buf.push(b']');
+            }
+            _ => buf.extend_from_slice(&self.out[self.parts[0].clone()]),
+        }
+    }
+
+    /// Values that were in the input but are not in the value, as compact JSON.
+    pub fn dropped(&self) -> impl Iterator<Item = &str> {
+        let skip = match self.concat {
+            Concat::All => self.parts.len(),
+            _ => 1,
+        };
+        (skip..self.parts.len()).map(|i| self.part(i))
+    }
+
+    /// What was changed to get the value; empty when the input was clean JSON.
+    pub fn repairs(&self) -> &[Repair] {
+        self.repairs
+    }
+
+    fn part(&self, i: usize) -> &str {
+        std::str::from_utf8(&self.out[self.parts[i].clone()]).expect("the parser writes UTF-8")
+    }
+}
+
+impl Mender {
+    /// A mender with these options.
+    pub fn new(options: Options) -> Mender {
+        Mender {
+            options,
+            ..Mender::default()
+        }
+    }
+
+    /// The options this mender runs with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Runs the pipeline over one input.
+    ///
+    /// # Errors
+    /// An [`Error`] whose [`Code`] says which stage failed and whose message says where.
+    pub fn mend(&mut self, input: &str) -> Result<Mended<'_>, Error> {
+        self.out.clear();
+        self.repairs.clear();
+        self.parts.clear();
+        let options = self.options.clone();
+        let bytes = input.as_bytes();
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let shift = input.len() - bytes.len();
+        let trimmed = bytes.trim_ascii();
+        if trimmed.is_empty() {
+            let what = if input.is_empty() {
+                "input is empty"
+            } else {
+                "input is only whitespace"
+            };
+            return Err(Error::whole(Code::EmptyInput, what));
+        }
+        // Offsets are in the input as given, BOM and leading whitespace included.
+        let lead = shift + (bytes.len() - bytes.trim_ascii_start().len());
+        let end = lead + trimmed.len();
+
+        let [mut cur, mut next] = std::mem::take(&mut self.layers);
+        let result =
+            self.unquote_and_parse(input.as_bytes(), lead, end, &options, &mut cur, &mut next);
+        self.layers = [cur, next];
+        let layers = result?;
+
+        if self.parts.len() > 1 && options.concat == Concat::Error {
+            return Err(Error::whole(
+                Code::Concatenated,
+                format!(
+                    "{} JSON values written one after another{}",
+                    self.parts.len(),
+                    layer_note(layers)
+                ),
+            ));
+        }
+        if options.target == Target::Object {
+            let checked = match options.concat {
+                Concat::All => self.parts.len(),
+                _ => 1,
+            };
+            for part in &self.parts[..checked] {
+                let found = match self.out[part.start] {
+                    b'{' => continue,
+                    b'[' => "an array",
+                    b'"' => "a string",
+                    b't' | b'f' => "a boolean",
+                    b'n' => "null",
+                    _ => "a number",
+                };
+                return Err(Error::whole(
+                    Code::NotAnObject,
+                    format!(
+                        "expected a JSON object, found {found}{}",
+                        layer_note(layers)
+                    ),
+                ));
+            }
+        }
+        Ok(Mended {
+            out: &self.out,
+            parts: &self.parts,
+            repairs: &self.repairs,
+            concat: options.concat,
+        })
+    }
+
+    /// Stages 2 to 4 over `input[start..end]`: decodes string layers into `cur`/`next` (which
+    /// swap roles each layer), then parses the innermost text. Returns the number of layers.
+    fn unquote_and_parse(
+        &mut self,
+        input: &[u8],
+        start: usize,
+        end: usize,
+        options: &Options,
+        cur: &mut Vec<u8>,
+        next: &mut Vec<u8>,
+    ) -> Result<u32, Error> {
+        let strict = options.strict;
+        let (mut lo, mut hi) = (start, end);
+        let mut in_buffer = false;
+        let mut layers = 0u32;
+        let mut quoted_layers = 0u32;
+        let mut jsonp = false;
+        // Where the input's own text was found, to go back to if the layers hold no JSON.
+        let mut outer = None;
+        loop {
+            let text: &[u8] = if in_buffer { cur } else { input };
+            if !strict {
+                let found = locate(&text[..hi], lo, &mut self.repairs);
+                (lo, hi, jsonp) = (found.start, found.end, found.jsonp);
+                let body = text[lo..hi].trim_ascii_end();
+                hi = lo + body.len();
+            }
+            outer.get_or_insert((lo, hi, jsonp, self.repairs.len()));
+            let body = &text[lo..hi];
+            if body.is_empty() {
+                break;
+            }
+            let bare = is_bare_escaped(body);
+            if body[0] != b'"' && !bare {
+                break;
+            }
+            let Some(layer) = decode(body, bare, strict, next) else {
+                break;
+            };
+            let decoded = next.trim_ascii();
+            let holds_json = match decoded.first() {
+                Some(b'{' | b'[' | b'"') => true,
+                // A string that decodes to code-fenced or prose-wrapped JSON.
+                Some(_) => !strict && decoded.starts_with(b"```"),
+                None => {
+                    if options.target == Target::Object {
+                        return Err(Error::whole(
+                            Code::EmptyInput,
+                            "input is a JSON string holding only whitespace",
+                        ));
+                    }
+                    false
+                }
+            };
+            if !holds_json {
+                break;
+            }
+            if layers == options.max_depth {
+                return Err(Error::whole(
+                    Code::DepthExceeded,
+                    format!(
+                        "still a JSON string after {} unquote layers (--max-depth)",
+                        options.max_depth
+                    ),
+                ));
+            }
+            if bare {
+                self.repairs.push(Repair::at(RepairKind::Unescape, lo));
+            } else {
+                quoted_layers += 1;
+            }
+            if layer.unterminated {
+                self.repairs
+                    .push(Repair::at(RepairKind::UnterminatedString, lo));
+            }
+            if let Some(at) = layer.lone_surrogate {
+                self.repairs
+                    .push(Repair::at(RepairKind::LoneSurrogate, lo + at));
+            }
+            layers += 1;
+            let lead = next.len() - next.trim_ascii_start().len();
+            lo = lead;
+            hi = lead + decoded.len();
+            std::mem::swap(cur, next);
+            in_buffer = true;
+        }
+        if layers > 0
+            && !matches!(
+                self.text_at(in_buffer, input, cur, lo, hi),
+                Some(b'{' | b'[')
+            )
+        {
+            // The layers end in a plain string: the value is the string as the input wrote
+            // it, not its contents (`"\"hi\""` stays that string).
+            let (outer_lo, outer_hi, outer_jsonp, outer_repairs) =
+                outer.expect("the loop ran once");
+            self.repairs.truncate(outer_repairs);
+            (lo, hi, jsonp) = (outer_lo, outer_hi, outer_jsonp);
+            (in_buffer, layers, quoted_layers) = (false, 0, 0);
+        }
+        if quoted_layers > 0 {
+            let position = self
+                .repairs
+                .iter()
+                .position(|r| {
+                    r.kind != RepairKind::Prose
+                        && r.kind != RepairKind::CodeFence
+                        && r.kind != RepairKind::Jsonp
+                })
+                .unwrap_or(self.repairs.len());
+            self.repairs.insert(
+                position,
+                Repair {
+                    kind: RepairKind::Unquote,
+                    offset: None,
+                    layers: Some(quoted_layers),
+                    text: None,
+                },
+            );
+        }
+        let text: &[u8] = if in_buffer { cur } else { input };
+        let mut parser = Parser::new(
+            &text[..hi],
+            lo,
+            &mut self.out,
+            &mut self.repairs,
+            &mut self.scratch,
+            strict,
+            options.max_nesting,
+        );
+        parser.document(&mut self.parts, jsonp).map_err(|mut err| {
+            err.message.push_str(&layer_note(layers));
+            err
+        })?;
+        Ok(layers)
+    }
+
+    fn text_at(
+        &self,
+        in_buffer: bool,
+        input: &[u8],
+        cur: &[u8],
+        lo: usize,
+        hi: usize,
+    ) -> Option<u8> {
+        let text = if in_buffer { cur } else { input };
+        text[lo..hi].first().copied()
+    }
+}
+
+fn layer_note(layers: u32) -> String {
+    match layers {
+        0 => String::new(),
+        1 => " (in the text decoded from 1 string layer)".to_owned(),
+        n => format!(" (in the text decoded from {n} string layers)"),
+    }
+}
+
+/// Mends tool-call arguments with the default options: the object as compact JSON.
+///
+/// ```
+/// assert_eq!(toolmend::mend_args("{'a': True,}").unwrap(), r#"{"a":true}"#);
+/// ```
+///
+/// # Errors
+/// See [`Mender::mend`].
+pub fn mend_args(input: &str) -> Result<String, Error> {
+    let mut mender = Mender::new(Options::default());
+    mender.mend(input).map(|m| m.value().into_owned())
+}
+
+/// Repairs almost-JSON into any JSON value, as compact JSON.
+///
+/// ```
+/// assert_eq!(toolmend::repair("[1, 2, 3").unwrap(), "[1,2,3]");
+/// assert_eq!(toolmend::repair("'text'").unwrap(), r#""text""#);
+/// ```
+///
+/// # Errors
+/// See [`Mender::mend`].
+pub fn repair(input: &str) -> Result<String, Error> {
+    let mut mender = Mender::new(Options {
+        target: Target::Any,
+        ..Options::default()
+    });
+    mender.mend(input).map(|m| m.value().into_owned())
+}

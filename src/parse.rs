@@ -1,0 +1,1049 @@
+//! The single-pass reader and writer at the heart of the pipeline.
+//!
+//! It reads the bytes once, checks them against the JSON grammar and writes compact JSON as it
+//! goes: no tree is built, numbers and strings are copied as written. With repair on, every place
+//! where strict parsing would fail is mended on the spot and recorded as a [`Repair`]; with
+//! `strict`, the same place is an `invalid_json` error at that byte. Nesting is tracked on an
+//! explicit stack, so depth costs memory, never the call stack, and every decision looks ahead a
+//! bounded distance (or over whitespace it then consumes), so the time is linear in the input.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use crate::error::{Code, Error};
+use crate::escape::{push_escape, push_json_string};
+use crate::repair::{Repair, RepairKind};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Container {
+    Array,
+    Object,
+}
+
+/// One open array or object.
+struct Frame {
+    kind: Container,
+    /// Offset of the opening bracket in the source.
+    open: usize,
+    /// Members or elements written so far.
+    count: usize,
+    /// Where this object's keys start in `Scratch::keys`.
+    keys_base: usize,
+    has_duplicate: bool,
+    /// The keys are also in `Scratch::key_index` (a large object).
+    indexed: bool,
+}
+
+/// Where one member's key was written in the output.
+struct KeyEntry {
+    /// Output offset of the key's opening quote (the start of the member).
+    start: usize,
+    /// Output offset just past the key's closing quote.
+    end: usize,
+}
+
+/// Objects with more keys than this look keys up by hash instead of by scanning.
+const LINEAR_KEYS: usize = 24;
+
+/// Buffers the parser reuses from one input to the next.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    frames: Vec<Frame>,
+    keys: Vec<KeyEntry>,
+    /// (depth, hash of key) to the first entry with that key, for large objects only.
+    key_index: HashMap<(usize, u64), usize>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Quote {
+    Double,
+    Single,
+    /// “…” (either curly double quote closes it).
+    CurlyDouble,
+    /// ‘…’ (either curly single quote closes it).
+    CurlySingle,
+}
+
+impl Quote {
+    /// The quote that opens a string at `s[0..]`, if any, and its length in bytes.
+    fn opening(s: &[u8]) -> Option<(Quote, usize)> {
+        match s {
+            [b'"', ..] => Some((Quote::Double, 1)),
+            [b'\'', ..] => Some((Quote::Single, 1)),
+            [0xE2, 0x80, 0x9C | 0x9D, ..] => Some((Quote::CurlyDouble, 3)),
+            [0xE2, 0x80, 0x98 | 0x99, ..] => Some((Quote::CurlySingle, 3)),
+            _ => None,
+        }
+    }
+
+    /// The length of the closing quote at `s[0..]`, if one is there.
+    fn closing(self, s: &[u8]) -> Option<usize> {
+        match (self, s) {
+            (Quote::Double, [b'"', ..]) | (Quote::Single, [b'\'', ..]) => Some(1),
+            (Quote::CurlyDouble, [0xE2, 0x80, 0x9C | 0x9D, ..]) => Some(3),
+            (Quote::CurlySingle, [0xE2, 0x80, 0x98 | 0x99, ..]) => Some(3),
+            _ => None,
+        }
+    }
+
+    fn repair(self) -> Option<RepairKind> {
+        match self {
+            Quote::Double => None,
+            Quote::Single => Some(RepairKind::SingleQuotes),
+            Quote::CurlyDouble | Quote::CurlySingle => Some(RepairKind::TypographicQuotes),
+        }
+    }
+
+    /// Bytes that end a run of plain string content for this quote.
+    fn stops(self) -> &'static [bool; 256] {
+        match self {
+            Quote::Double => &STOPS_DOUBLE,
+            Quote::Single => &STOPS_SINGLE,
+            Quote::CurlyDouble | Quote::CurlySingle => &STOPS_CURLY,
+        }
+    }
+}
+
+const fn stops(extra: &[u8]) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    let mut i = 0;
+    while i < extra.len() {
+        table[extra[i] as usize] = true;
+        i += 1;
+    }
+    table
+}
+
+static STOPS_DOUBLE: [bool; 256] = stops(&[]);
+static STOPS_SINGLE: [bool; 256] = stops(b"'");
+static STOPS_CURLY: [bool; 256] = stops(&[0xE2]);
+
+/// Per string, the repairs already recorded, so a long string full of raw newlines is one
+/// repair record, not thousands (the offset is the first one's).
+#[derive(Default)]
+struct Noted {
+    control: bool,
+    quote: bool,
+    escape: bool,
+}
+
+/// Reads one document from `src[pos..]` and writes it, compact, to `out`.
+pub(crate) struct Parser<'a> {
+    src: &'a [u8],
+    pos: usize,
+    out: &'a mut Vec<u8>,
+    repairs: &'a mut Vec<Repair>,
+    scratch: &'a mut Scratch,
+    strict: bool,
+    max_nesting: usize,
+    open_arrays: usize,
+    open_objects: usize,
+}
+
+impl<'a> Parser<'a> {
+    pub(crate) fn new(
+        src: &'a [u8],
+        pos: usize,
+        out: &'a mut Vec<u8>,
+        repairs: &'a mut Vec<Repair>,
+        scratch: &'a mut Scratch,
+        strict: bool,
+        max_nesting: usize,
+    ) -> Parser<'a> {
+        scratch.frames.clear();
+        scratch.keys.clear();
+        scratch.key_index.clear();
+        Parser {
+            src,
+            pos,
+            out,
+            repairs,
+            scratch,
+            strict,
+            max_nesting,
+            open_arrays: 0,
+            open_objects: 0,
+        }
+    }
+
+    /// Reads every value up to the end of `src`: the first, and any concatenated after it
+    /// (`{..}{..}`). Each value's range in `out` is pushed to `parts`. With repair on, text
+    /// after the values that is not JSON is left out and recorded as prose; with `jsonp`, a
+    /// closing `)` and `;` are expected there and dropped.
+    pub(crate) fn document(
+        &mut self,
+        parts: &mut Vec<Range<usize>>,
+        jsonp: bool,
+    ) -> Result<(), Error> {
+        loop {
+            self.skip_ws()?;
+            let start = self.out.len();
+            self.one_value()?;
+            parts.push(start..self.out.len());
+            loop {
+                self.skip_ws()?;
+                let at = self.pos;
+                match self.peek() {
+                    None => return Ok(()),
+                    Some(b'{' | b'[') => break,
+                    Some(b'}' | b']') if !self.strict => {
+                        self.fix(RepairKind::ExtraBracket, at)?;
+                        self.pos += 1;
+                    }
+                    Some(b')') if jsonp => {
+                        self.pos += 1;
+                        self.skip_ws()?;
+                        if self.peek() == Some(b';') {
+                            self.pos += 1;
+                        }
+                    }
+                    Some(_) if !self.strict => {
+                        self.note_prose(at, self.src.len());
+                        self.pos = self.src.len();
+                        return Ok(());
+                    }
+                    Some(_) => return Err(self.invalid(at, "unexpected text after the value")),
+                }
+            }
+        }
+    }
+
+    /// Records text left out of the value, with its first characters.
+    pub(crate) fn note_prose(&mut self, from: usize, to: usize) {
+        let text = String::from_utf8_lossy(&self.src[from..to]);
+        let mut repair = Repair::at(RepairKind::Prose, from);
+        repair.text = Some(crate::record::cut(text.trim(), 100));
+        self.repairs.push(repair);
+    }
+
+    /// Reads one complete value, however deeply nested, without recursion.
+    fn one_value(&mut self) -> Result<(), Error> {
+        loop {
+            if self.value()? {
+                continue;
+            }
+            loop {
+                if self.scratch.frames.is_empty() {
+                    return Ok(());
+                }
+                if self.after_value()? {
+                    break;
+                }
+            }
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.src.get(self.pos).copied()
+    }
+
+    fn invalid(&self, offset: usize, what: &str) -> Error {
+        Error::at(Code::InvalidJson, offset, what)
+    }
+
+    /// A place that needs `kind` of repair: recorded, or under `strict` an error.
+    fn fix(&mut self, kind: RepairKind, offset: usize) -> Result<(), Error> {
+        if self.strict {
+            return Err(self.invalid(offset, kind.strict_message()));
+        }
+        self.repairs.push(Repair::at(kind, offset));
+        Ok(())
+    }
+
+    /// Skips whitespace and, when repairing, comments.
+    fn skip_ws(&mut self) -> Result<(), Error> {
+        loop {
+            match self.peek() {
+                Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
+                Some(b'/') if !self.strict => match self.src.get(self.pos + 1) {
+                    Some(b'/') => {
+                        self.fix(RepairKind::Comment, self.pos)?;
+                        self.skip_line();
+                    }
+                    Some(b'*') => {
+                        self.fix(RepairKind::Comment, self.pos)?;
+                        let body = self.pos + 2;
+                        self.pos = match memchr::memmem::find(&self.src[body..], b"*/") {
+                            Some(i) => body + i + 2,
+                            None => self.src.len(),
+                        };
+                    }
+                    _ => return Ok(()),
+                },
+                Some(b'#') if !self.strict => {
+                    self.fix(RepairKind::Comment, self.pos)?;
+                    self.skip_line();
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    fn skip_line(&mut self) {
+        self.pos = match memchr::memchr(b'\n', &self.src[self.pos..]) {
+            Some(i) => self.pos + i + 1,
+            None => self.src.len(),
+        };
+    }
+
+    /// Reads a value at the current position. Returns `true` when it opened a container that
+    /// now expects a value, `false` when a whole value was written.
+    fn value(&mut self) -> Result<bool, Error> {
+        self.skip_ws()?;
+        let at = self.pos;
+        let Some(b) = self.peek() else {
+            return match self.scratch.frames.last() {
+                // `{"a":` cut off: the key is kept, with null for the value it never got.
+                Some(_) => {
+                    self.fix(RepairKind::MissingValue, at)?;
+                    self.out.extend_from_slice(b"null");
+                    Ok(false)
+                }
+                None => Err(self.invalid(at, "expected a value, found the end of input")),
+            };
+        };
+        match b {
+            b'{' => {
+                self.pos += 1;
+                self.open(Container::Object, at)?;
+                self.begin_member(None)
+            }
+            b'[' => {
+                self.pos += 1;
+                self.open(Container::Array, at)?;
+                self.begin_element(None)
+            }
+            b'"' => self.string_value(Quote::Double, 1).map(|()| false),
+            b'-' | b'0'..=b'9' => self.number().map(|()| false),
+            b'+' | b'.' if !self.strict && self.src[at..].starts_with(b"...") => {
+                Err(self.invalid(at, "expected a value, found '...'"))
+            }
+            b'+' | b'.' if !self.strict => self.number().map(|()| false),
+            b',' | b'}' | b']' if !self.strict && !self.scratch.frames.is_empty() => {
+                // `{"a": }`: the key is kept, with null for the value it never got.
+                self.fix(RepairKind::MissingValue, at)?;
+                self.out.extend_from_slice(b"null");
+                Ok(false)
+            }
+            _ => {
+                if let Some((quote, len)) = Quote::opening(&self.src[at..])
+                    && !self.strict
+                {
+                    return self.string_value(quote, len).map(|()| false);
+                }
+                if b.is_ascii_alphabetic() || b == b'_' || b == b'$' {
+                    return self.word().map(|()| false);
+                }
+                Err(self.invalid(at, "expected a value"))
+            }
+        }
+    }
+
+    fn open(&mut self, kind: Container, at: usize) -> Result<(), Error> {
+        if self.scratch.frames.len() >= self.max_nesting {
+            return Err(Error::at(
+                Code::TooDeep,
+                at,
+                format_args!("arrays and objects nested deeper than {}", self.max_nesting),
+            ));
+        }
+        self.scratch.frames.push(Frame {
+            kind,
+            open: at,
+            count: 0,
+            keys_base: self.scratch.keys.len(),
+            has_duplicate: false,
+            indexed: false,
+        });
+        match kind {
+            Container::Array => {
+                self.open_arrays += 1;
+                self.out.push(b'[');
+            }
+            Container::Object => {
+                self.open_objects += 1;
+                self.out.push(b'{');
+            }
+        }
+        Ok(())
+    }
+
+    fn top(&self) -> Container {
+        self.scratch
+            .frames
+            .last()
+            .map_or(Container::Array, |f| f.kind)
+    }
+
+    /// After `{` or a comma in an object: reads the next key and its colon (`true`), or the
+    /// closing brace (`false`). `comma` is where the comma before it was, if any.
+    fn begin_member(&mut self, mut comma: Option<usize>) -> Result<bool, Error> {
+        loop {
+            self.skip_ws()?;
+            let at = self.pos;
+            match self.peek() {
+                None => {
+                    self.close_at_end()?;
+                    return Ok(false);
+                }
+                Some(b'}') => {
+                    if let Some(comma) = comma {
+                        self.fix(RepairKind::TrailingComma, comma)?;
+                    }
+                    self.pos += 1;
+                    self.close_frame();
+                    return Ok(false);
+                }
+                Some(b']') if !self.strict => {
+                    if self.closer(b']', at)? {
+                        return Ok(false);
+                    }
+                }
+                Some(b',') if !self.strict => {
+                    self.fix(RepairKind::ExtraComma, at)?;
+                    self.pos += 1;
+                    comma = Some(at);
+                }
+                Some(b'.') if !self.strict && self.src[at..].starts_with(b"...") => {
+                    comma = self.skip_ellipsis(at)?;
+                }
+                Some(_) => {
+                    self.key()?;
+                    self.colon()?;
+                    return Ok(true);
+                }
+            }
+        }
+    }
+
+    /// After `[` or a comma in an array: positions at the next element (`true`), or reads the
+    /// closing bracket (`false`).
+    fn begin_element(&mut self, mut comma: Option<usize>) -> Result<bool, Error> {
+        loop {
+            self.skip_ws()?;
+            let at = self.pos;
+            match self.peek() {
+                None => {
+                    self.close_at_end()?;
+                    return Ok(false);
+                }
+                Some(b']') => {
+                    if let Some(comma) = comma {
+                        self.fix(RepairKind::TrailingComma, comma)?;
+                    }
+                    self.pos += 1;
+                    self.close_frame();
+                    return Ok(false);
+                }
+                Some(b'}') if !self.strict => {
+                    if self.closer(b'}', at)? {
+                        return Ok(false);
+                    }
+                }
+                Some(b',') if !self.strict => {
+                    self.fix(RepairKind::ExtraComma, at)?;
+                    self.pos += 1;
+                    comma = Some(at);
+                }
+                Some(b'.') if !self.strict && self.src[at..].starts_with(b"...") => {
+                    comma = self.skip_ellipsis(at)?;
+                }
+                Some(_) => {
+                    let frame = self.scratch.frames.last_mut().expect("an open array");
+                    if frame.count > 0 {
+                        self.out.push(b',');
+                    }
+                    frame.count += 1;
+                    return Ok(true);
+                }
+            }
+        }
+    }
+
+    /// Skips `...` standing for elided items, and the comma after it.
+    fn skip_ellipsis(&mut self, at: usize) -> Result<Option<usize>, Error> {
+        self.fix(RepairKind::Ellipsis, at)?;
+        self.pos = at + 3;
+        while self.peek() == Some(b'.') {
+            self.pos += 1;
+        }
+        self.skip_ws()?;
+        if self.peek() == Some(b',') {
+            self.pos += 1;
+            return Ok(None);
+        }
+        Ok(None)
+    }
+
+    /// After a value inside a container: reads the comma and what follows it (`true` when a
+    /// value is expected next), or the closing bracket (`false`).
+    fn after_value(&mut self) -> Result<bool, Error> {
+        loop {
+            self.skip_ws()?;
+            let at = self.pos;
+            let top = self.top();
+            match self.peek() {
+                None => {
+                    self.close_at_end()?;
+                    return Ok(false);
+                }
+                Some(b',') => {
+                    self.pos += 1;
+                    return match top {
+                        Container::Object => self.begin_member(Some(at)),
+                        Container::Array => self.begin_element(Some(at)),
+                    };
+                }
+                Some(c @ (b'}' | b']')) => {
+                    if self.closer(c, at)? {
+                        return Ok(false);
+                    }
+                }
+                Some(b'.') if !self.strict && self.src[at..].starts_with(b"...") => {
+                    // `[1, 2 ...]`: the elision stands where a comma would.
+                    self.skip_ellipsis(at)?;
+                }
+                Some(_) if !self.strict && self.starts_value(at) => {
+                    self.fix(RepairKind::MissingComma, at)?;
+                    return match top {
+                        Container::Object => self.begin_member(None),
+                        Container::Array => self.begin_element(None),
+                    };
+                }
+                Some(_) => {
+                    return Err(self.invalid(
+                        at,
+                        match top {
+                            Container::Object => "expected ',' or '}'",
+                            Container::Array => "expected ',' or ']'",
+                        },
+                    ));
+                }
+            }
+        }
+    }
+
+    fn starts_value(&self, at: usize) -> bool {
+        let s = &self.src[at..];
+        match s[0] {
+            b'{' | b'[' | b'"' | b'\'' | b'-' | b'+' | b'_' | b'$' => true,
+            b if b.is_ascii_alphanumeric() => true,
+            _ => Quote::opening(s).is_some(),
+        }
+    }
+
+    /// Handles a closing bracket `c` at `at`. Returns `true` when it closed the open
+    /// container, `false` when it was a stray bracket that was skipped.
+    fn closer(&mut self, c: u8, at: usize) -> Result<bool, Error> {
+        let wanted = if c == b'}' {
+            Container::Object
+        } else {
+            Container::Array
+        };
+        if self.top() == wanted {
+            self.pos += 1;
+            self.close_frame();
+            return Ok(true);
+        }
+        let open_of_kind = match wanted {
+            Container::Object => self.open_objects,
+            Container::Array => self.open_arrays,
+        };
+        if open_of_kind > 0 {
+            // `{"a": [1, 2}`: the brace closes the array it skipped, then the object.
+            self.fix(RepairKind::MismatchedBracket, at)?;
+            self.close_frame();
+            Ok(true)
+        } else {
+            self.fix(RepairKind::ExtraBracket, at)?;
+            self.pos += 1;
+            Ok(false)
+        }
+    }
+
+    /// The input ended with containers open: close them all (recorded once).
+    fn close_at_end(&mut self) -> Result<(), Error> {
+        if self.strict {
+            return Err(self.invalid(self.src.len(), "unexpected end of input"));
+        }
+        let open = self.scratch.frames.last().map_or(self.pos, |f| f.open);
+        self.fix(RepairKind::UnterminatedContainer, open)?;
+        while !self.scratch.frames.is_empty() {
+            self.close_frame();
+        }
+        Ok(())
+    }
+
+    fn close_frame(&mut self) {
+        let frame = self.scratch.frames.pop().expect("an open container");
+        match frame.kind {
+            Container::Array => {
+                self.open_arrays -= 1;
+                self.out.push(b']');
+            }
+            Container::Object => {
+                self.open_objects -= 1;
+                if frame.has_duplicate {
+                    self.merge_duplicates(frame.keys_base);
+                }
+                if frame.indexed {
+                    let depth = self.scratch.frames.len() + 1;
+                    for entry in &self.scratch.keys[frame.keys_base..] {
+                        let hash = fnv(&self.out[entry.start..entry.end]);
+                        self.scratch.key_index.remove(&(depth, hash));
+                    }
+                }
+                self.scratch.keys.truncate(frame.keys_base);
+                self.out.push(b'}');
+            }
+        }
+    }
+
+    /// Rewrites the members of the object being closed so each key appears once, at its first
+    /// position, with its last value (what `JSON.parse` and Python's `json` keep).
+    fn merge_duplicates(&mut self, keys_base: usize) {
+        let entries = &self.scratch.keys[keys_base..];
+        let body_start = entries[0].start;
+        let end = self.out.len();
+        let value = |i: usize| -> Range<usize> {
+            let stop = entries.get(i + 1).map_or(end, |next| next.start - 1);
+            entries[i].end + 1..stop
+        };
+        let out = &self.out;
+        let mut last: HashMap<&[u8], usize> = HashMap::new();
+        for (i, e) in entries.iter().enumerate() {
+            last.insert(&out[e.start..e.end], i);
+        }
+        let mut merged = Vec::with_capacity(end - body_start);
+        for e in entries {
+            let key = &out[e.start..e.end];
+            // Only the first occurrence writes the member; later ones are folded into it.
+            let Some(j) = last.remove(key) else { continue };
+            if !merged.is_empty() {
+                merged.push(b',');
+            }
+            merged.extend_from_slice(key);
+            merged.push(b':');
+            merged.extend_from_slice(&out[value(j)]);
+        }
+        self.out.truncate(body_start);
+        self.out.extend_from_slice(&merged);
+    }
+
+    /// Reads an object key and writes it as a JSON string.
+    fn key(&mut self) -> Result<(), Error> {
+        let at = self.pos;
+        let frame = self.scratch.frames.last_mut().expect("an open object");
+        if frame.count > 0 {
+            self.out.push(b',');
+        }
+        frame.count += 1;
+        let start = self.out.len();
+        if let Some((quote, len)) = Quote::opening(&self.src[at..]) {
+            if quote != Quote::Double {
+                self.fix(quote.repair().expect("not a double quote"), at)?;
+            }
+            self.out.push(b'"');
+            self.string_body(quote, len)?;
+            self.out.push(b'"');
+        } else if !self.strict && is_bare_key_byte(self.src[at]) {
+            self.fix(RepairKind::UnquotedKey, at)?;
+            let len = self.src[at..]
+                .iter()
+                .position(|&b| !is_bare_key_byte(b))
+                .unwrap_or(self.src.len() - at);
+            push_json_string(self.out, &self.src[at..at + len]);
+            self.pos = at + len;
+        } else {
+            return Err(self.invalid(at, "expected a string key"));
+        }
+        self.note_key(start, at);
+        Ok(())
+    }
+
+    /// Remembers the key just written at `out[start..]`, and notes a duplicate.
+    fn note_key(&mut self, start: usize, at: usize) {
+        let end = self.out.len();
+        let depth = self.scratch.frames.len();
+        let scratch = &mut *self.scratch;
+        let frame = scratch.frames.last_mut().expect("an open object");
+        let key = &self.out[start..end];
+        let entries = &scratch.keys[frame.keys_base..];
+        let duplicate = if entries.len() < LINEAR_KEYS {
+            entries.iter().any(|e| &self.out[e.start..e.end] == key)
+        } else {
+            if !frame.indexed {
+                frame.indexed = true;
+                for (i, e) in entries.iter().enumerate() {
+                    let hash = fnv(&self.out[e.start..e.end]);
+                    scratch
+                        .key_index
+                        .entry((depth, hash))
+                        .or_insert(frame.keys_base + i);
+                }
+            }
+            let hash = fnv(key);
+            match scratch.key_index.get(&(depth, hash)) {
+                Some(&i) => {
+                    let e = &scratch.keys[i];
+                    // A hash collision between different keys falls back to a scan.
+                    &self.out[e.start..e.end] == key
+                        || entries.iter().any(|e| &self.out[e.start..e.end] == key)
+                }
+                None => {
+                    scratch.key_index.insert((depth, hash), scratch.keys.len());
+                    false
+                }
+            }
+        };
+        if duplicate {
+            frame.has_duplicate = true;
+            let mut repair = Repair::at(RepairKind::DuplicateKey, at);
+            let text = serde_json::from_slice::<String>(key)
+                .unwrap_or_else(|_| String::from_utf8_lossy(key).into_owned());
+            repair.text = Some(text);
+            self.repairs.push(repair);
+        }
+        scratch.keys.push(KeyEntry { start, end });
+    }
+
+    fn colon(&mut self) -> Result<(), Error> {
+        self.skip_ws()?;
+        if self.peek() == Some(b':') {
+            self.pos += 1;
+        } else {
+            self.fix(RepairKind::MissingColon, self.pos)?;
+        }
+        self.out.push(b':');
+        Ok(())
+    }
+
+    /// Reads a string value (and, when repairing, any `+ "..."` joined to it).
+    fn string_value(&mut self, quote: Quote, len: usize) -> Result<(), Error> {
+        let at = self.pos;
+        if let Some(kind) = quote.repair() {
+            self.fix(kind, at)?;
+        }
+        self.out.push(b'"');
+        self.string_body(quote, len)?;
+        while !self.strict {
+            let before = self.pos;
+            self.skip_spaces();
+            if self.peek() != Some(b'+') {
+                self.pos = before;
+                break;
+            }
+            self.pos += 1;
+            self.skip_spaces();
+            let Some((next, len)) = Quote::opening(&self.src[self.pos..]) else {
+                self.pos = before;
+                break;
+            };
+            self.fix(RepairKind::StringConcat, before)?;
+            if let Some(kind) = next.repair() {
+                self.fix(kind, self.pos)?;
+            }
+            self.string_body(next, len)?;
+        }
+        self.out.push(b'"');
+        Ok(())
+    }
+
+    fn skip_spaces(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    /// Reads a string from its opening quote (`open_len` bytes) through its closing quote and
+    /// writes its content, escaped for a double-quoted JSON string, without the quotes.
+    fn string_body(&mut self, quote: Quote, open_len: usize) -> Result<(), Error> {
+        let open = self.pos;
+        let src = self.src;
+        let stops = quote.stops();
+        let mut p = open + open_len;
+        let mut run = p;
+        let mut noted = Noted::default();
+        loop {
+            while p < src.len() && !stops[src[p] as usize] {
+                p += 1;
+            }
+            let Some(&c) = src.get(p) else {
+                self.out.extend_from_slice(&src[run..p]);
+                self.pos = p;
+                return self.fix(RepairKind::UnterminatedString, open);
+            };
+            if let Some(close_len) = quote.closing(&src[p..]) {
+                if self.strict || !self.quote_is_inner(p + close_len) {
+                    self.out.extend_from_slice(&src[run..p]);
+                    self.pos = p + close_len;
+                    return Ok(());
+                }
+                // `"he said "hi" twice"`: a quote that is not followed by what can follow a
+                // string is part of it.
+                if !noted.quote {
+                    noted.quote = true;
+                    self.fix(RepairKind::UnescapedQuote, p)?;
+                }
+                self.out.extend_from_slice(&src[run..p]);
+                if c == b'"' || c == b'\'' {
+                    if c == b'"' {
+                        self.out.extend_from_slice(b"\\\"");
+                    } else {
+                        self.out.push(b'\'');
+                    }
+                } else {
+                    self.out.extend_from_slice(&src[p..p + close_len]);
+                }
+                p += close_len;
+                run = p;
+                continue;
+            }
+            match c {
+                b'"' => {
+                    // A double quote inside a single- or curly-quoted string.
+                    self.out.extend_from_slice(&src[run..p]);
+                    self.out.extend_from_slice(b"\\\"");
+                    p += 1;
+                    run = p;
+                }
+                0xE2 => p += 1,
+                b'\\' => match src.get(p + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => p += 2,
+                    Some(b'u')
+                        if src.len() >= p + 6
+                            && src[p + 2..p + 6].iter().all(u8::is_ascii_hexdigit) =>
+                    {
+                        p += 6
+                    }
+                    Some(b'\'') if !self.strict => {
+                        // `\'` is an escape in Python and JavaScript strings, not in JSON.
+                        if quote != Quote::Single && !noted.escape {
+                            noted.escape = true;
+                            self.fix(RepairKind::InvalidEscape, p)?;
+                        }
+                        self.out.extend_from_slice(&src[run..p]);
+                        self.out.push(b'\'');
+                        p += 2;
+                        run = p;
+                    }
+                    _ => {
+                        // Keep the backslash as written: the text after it stays as it was.
+                        if !noted.escape {
+                            noted.escape = true;
+                            self.fix(RepairKind::InvalidEscape, p)?;
+                        }
+                        self.out.extend_from_slice(&src[run..p]);
+                        self.out.extend_from_slice(b"\\\\");
+                        p += 1;
+                        run = p;
+                    }
+                },
+                _ => {
+                    if !noted.control {
+                        noted.control = true;
+                        self.fix(RepairKind::ControlCharacter, p)?;
+                    }
+                    self.out.extend_from_slice(&src[run..p]);
+                    push_escape(self.out, c);
+                    p += 1;
+                    run = p;
+                }
+            }
+        }
+    }
+
+    /// Whether a quote that ends at `after` is inside the string rather than closing it: it
+    /// closes when what follows (past spaces) can follow a string. Valid JSON always closes.
+    fn quote_is_inner(&self, after: usize) -> bool {
+        let mut q = after;
+        while let Some(b' ' | b'\t') = self.src.get(q) {
+            q += 1;
+        }
+        match self.src.get(q) {
+            None => false,
+            Some(
+                b',' | b'}' | b']' | b':' | b'\n' | b'\r' | b'"' | b'+' | b'/' | b'#' | b')' | b';'
+                | b'{' | b'[',
+            ) => false,
+            Some(_) => true,
+        }
+    }
+
+    fn number(&mut self) -> Result<(), Error> {
+        let src = self.src;
+        let start = self.pos;
+        let out_start = self.out.len();
+        let repairs_before = self.repairs.len();
+        let mut p = start;
+        match src[p] {
+            b'-' => {
+                self.out.push(b'-');
+                p += 1;
+            }
+            b'+' => {
+                self.fix(RepairKind::NumberFormat, start)?;
+                p += 1;
+            }
+            _ => {}
+        }
+        if src[p..].starts_with(b"Infinity") {
+            self.fix(RepairKind::NonFinite, start)?;
+            self.out.truncate(out_start);
+            self.out.extend_from_slice(b"null");
+            self.pos = p + 8;
+            return Ok(());
+        }
+        let int_start = p;
+        while p < src.len() && src[p].is_ascii_digit() {
+            p += 1;
+        }
+        let int = &src[int_start..p];
+        if int.is_empty() {
+            if src.get(p) == Some(&b'.') && src.get(p + 1).is_some_and(u8::is_ascii_digit) {
+                self.fix(RepairKind::NumberFormat, start)?;
+                self.out.push(b'0');
+            } else {
+                return Err(self.invalid(p, "expected a digit"));
+            }
+        } else if int.len() > 1 && int[0] == b'0' {
+            self.fix(RepairKind::NumberFormat, int_start)?;
+            let zeros = int
+                .iter()
+                .take_while(|&&d| d == b'0')
+                .count()
+                .min(int.len() - 1);
+            self.out.extend_from_slice(&int[zeros..]);
+        } else {
+            self.out.extend_from_slice(int);
+        }
+        if src.get(p) == Some(&b'.') {
+            let dot = p;
+            p += 1;
+            while p < src.len() && src[p].is_ascii_digit() {
+                p += 1;
+            }
+            if p == dot + 1 {
+                self.fix(RepairKind::NumberFormat, dot)?;
+                self.out.extend_from_slice(b".0");
+            } else {
+                self.out.extend_from_slice(&src[dot..p]);
+            }
+        }
+        if let Some(b'e' | b'E') = src.get(p) {
+            let e = p;
+            let mut q = p + 1;
+            if let Some(b'+' | b'-') = src.get(q) {
+                q += 1;
+            }
+            let digits = q;
+            while q < src.len() && src[q].is_ascii_digit() {
+                q += 1;
+            }
+            if q == digits {
+                // `1e` with no digits: the dangling exponent is dropped.
+                self.fix(RepairKind::NumberFormat, e)?;
+            } else {
+                self.out.extend_from_slice(&src[e..q]);
+            }
+            p = q;
+        }
+        self.pos = p;
+        if !self.strict
+            && src
+                .get(p)
+                .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
+        {
+            // `12px`: a bare word that starts with digits, not a number.
+            self.out.truncate(out_start);
+            self.repairs.truncate(repairs_before);
+            self.pos = start;
+            return self.bare_string();
+        }
+        Ok(())
+    }
+
+    /// Reads `true`, `false`, `null`, or (repairing) another word: a Python or JavaScript
+    /// literal, a literal cut off at the end, or a bare string.
+    fn word(&mut self) -> Result<(), Error> {
+        let start = self.pos;
+        let len = self.src[start..]
+            .iter()
+            .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'$'))
+            .unwrap_or(self.src.len() - start);
+        let end = start + len;
+        let w = &self.src[start..end];
+        let at_end = end == self.src.len();
+        let (text, kind): (&[u8], Option<RepairKind>) = match w {
+            b"true" | b"false" | b"null" => (w, None),
+            b"True" | b"TRUE" => (b"true", Some(RepairKind::PythonLiteral)),
+            b"False" | b"FALSE" => (b"false", Some(RepairKind::PythonLiteral)),
+            b"None" | b"NULL" | b"Null" | b"nil" => (b"null", Some(RepairKind::PythonLiteral)),
+            b"undefined" => (b"null", Some(RepairKind::Undefined)),
+            b"NaN" | b"Infinity" => (b"null", Some(RepairKind::NonFinite)),
+            _ if at_end && b"true".starts_with(w) => (b"true", Some(RepairKind::TruncatedLiteral)),
+            _ if at_end && b"false".starts_with(w) => {
+                (b"false", Some(RepairKind::TruncatedLiteral))
+            }
+            _ if at_end && b"null".starts_with(w) => (b"null", Some(RepairKind::TruncatedLiteral)),
+            _ => {
+                if self.strict {
+                    return Err(self.invalid(start, "expected a value"));
+                }
+                return self.bare_string();
+            }
+        };
+        if let Some(kind) = kind {
+            self.fix(kind, start)?;
+        }
+        self.out.extend_from_slice(text);
+        self.pos = end;
+        Ok(())
+    }
+
+    /// Writes the bare text from here to the end of the value (`,`, the closing bracket of the
+    /// open container, or the end of the line) as a string.
+    fn bare_string(&mut self) -> Result<(), Error> {
+        let start = self.pos;
+        self.fix(RepairKind::UnquotedString, start)?;
+        let closer = match self.scratch.frames.last().map(|f| f.kind) {
+            Some(Container::Object) => b'}',
+            Some(Container::Array) => b']',
+            None => b'\n',
+        };
+        let rest = &self.src[start..];
+        let len = rest
+            .iter()
+            .position(|&b| b == b',' || b == closer || b == b'\n')
+            .unwrap_or(rest.len());
+        let text = rest[..len].trim_ascii_end();
+        push_json_string(self.out, text);
+        self.pos = start + len;
+        Ok(())
+    }
+}
+
+/// Bytes an unquoted key may hold: anything but whitespace and JSON punctuation.
+fn is_bare_key_byte(b: u8) -> bool {
+    !matches!(
+        b,
+        b' ' | b'\t' | b'\n' | b'\r' | b':' | b',' | b'{' | b'}' | b'[' | b']' | b'"' | b'\''
+    )
+}
+
+/// FNV-1a: a fast hash for short keys; collisions are checked by comparing the keys.
+fn fnv(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}

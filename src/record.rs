@@ -1,0 +1,160 @@
+//! The output record: one JSON object per input, written straight into a byte buffer.
+//!
+//! ```text
+//! {"ok":true,"line":3,"id":"c7","value":{…},"repairs":[{"kind":"unquote","layers":2}],"dropped":[]}
+//! {"ok":false,"line":4,"error":{"code":"invalid_json","message":"…","original":"…","offset":17}}
+//! ```
+//!
+//! `file` follows `line` when more than one input file was given; `id` is copied (as JSON)
+//! from `--input jsonl` lines that carry one. `repairs` and `dropped` are always present in
+//! a success record, empty when nothing was changed or left out.
+
+use crate::error::Error;
+use crate::escape::push_json_string;
+use crate::mend::Mended;
+use crate::repair::Repair;
+
+/// Where an input came from.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Origin<'a> {
+    /// 1-based line (or record) number in its file.
+    pub line: u64,
+    /// The input file's name, when several were given.
+    pub file: Option<&'a str>,
+    /// The `id` of a jsonl input, as JSON text.
+    pub id: Option<&'a str>,
+}
+
+fn write_origin(buf: &mut Vec<u8>, ok: bool, origin: &Origin<'_>) {
+    buf.extend_from_slice(if ok {
+        b"{\"ok\":true,\"line\":"
+    } else {
+        b"{\"ok\":false,\"line\":"
+    });
+    push_u64(buf, origin.line);
+    if let Some(file) = origin.file {
+        buf.extend_from_slice(b",\"file\":");
+        push_json_string(buf, file.as_bytes());
+    }
+    if let Some(id) = origin.id {
+        buf.extend_from_slice(b",\"id\":");
+        buf.extend_from_slice(id.as_bytes());
+    }
+}
+
+/// Appends the success record of `mended`, and a newline.
+pub fn write_ok(buf: &mut Vec<u8>, origin: &Origin<'_>, mended: &Mended<'_>) {
+    write_origin(buf, true, origin);
+    buf.extend_from_slice(b",\"value\":");
+    mended.write_value(buf);
+    buf.extend_from_slice(b",\"repairs\":");
+    write_repairs(buf, mended.repairs());
+    buf.extend_from_slice(b",\"dropped\":[");
+    for (i, value) in mended.dropped().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        buf.extend_from_slice(value.as_bytes());
+    }
+    buf.extend_from_slice(b"]}\n");
+}
+
+/// Appends the error record of `error` for the input `original`, and a newline.
+pub fn write_error(buf: &mut Vec<u8>, origin: &Origin<'_>, error: &Error, original: &[u8]) {
+    write_origin(buf, false, origin);
+    buf.extend_from_slice(b",\"error\":{\"code\":");
+    push_json_string(buf, error.code.as_str().as_bytes());
+    buf.extend_from_slice(b",\"message\":");
+    push_json_string(buf, error.message.as_bytes());
+    buf.extend_from_slice(b",\"original\":");
+    push_json_string(buf, original_text(original).as_bytes());
+    if let Some(offset) = error.offset {
+        buf.extend_from_slice(b",\"offset\":");
+        push_u64(buf, offset as u64);
+    }
+    buf.extend_from_slice(b"}}\n");
+}
+
+/// Appends `repairs` as a JSON array.
+pub fn write_repairs(buf: &mut Vec<u8>, repairs: &[Repair]) {
+    buf.push(b'[');
+    for (i, repair) in repairs.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        buf.extend_from_slice(b"{\"kind\":\"");
+        buf.extend_from_slice(repair.kind.as_str().as_bytes());
+        buf.push(b'"');
+        if let Some(offset) = repair.offset {
+            buf.extend_from_slice(b",\"offset\":");
+            push_u64(buf, offset as u64);
+        }
+        if let Some(layers) = repair.layers {
+            buf.extend_from_slice(b",\"layers\":");
+            push_u64(buf, u64::from(layers));
+        }
+        if let Some(text) = &repair.text {
+            let field: &[u8] = if repair.kind == crate::RepairKind::DuplicateKey {
+                b",\"key\":"
+            } else {
+                b",\"text\":"
+            };
+            buf.extend_from_slice(field);
+            push_json_string(buf, text.as_bytes());
+        }
+        buf.push(b'}');
+    }
+    buf.push(b']');
+}
+
+/// The input as shown in an error record: its first 100 characters, `…` when cut. Invalid
+/// UTF-8 is shown with U+FFFD.
+pub fn original_text(original: &[u8]) -> String {
+    // 100 characters are at most 400 bytes; look at a little more to know whether it was cut.
+    let head = &original[..original.len().min(404)];
+    let text = String::from_utf8_lossy(head);
+    let mut cut_text = cut(&text, 100);
+    if original.len() > head.len() && !cut_text.ends_with('…') {
+        cut_text.push('…');
+    }
+    cut_text
+}
+
+/// `text` cut to `max` characters, with `…` when cut.
+pub fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => {
+            let mut cut = text[..end].to_owned();
+            cut.push('…');
+            cut
+        }
+        None => text.to_owned(),
+    }
+}
+
+/// Appends `n` in decimal, without allocating.
+fn push_u64(buf: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&digits[i..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_at_characters_not_bytes() {
+        assert_eq!(cut("ééé", 2), "éé…");
+        assert_eq!(cut("abc", 3), "abc");
+        assert_eq!(original_text(&[b'a'; 500]).chars().count(), 101);
+    }
+}

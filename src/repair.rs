@@ -1,0 +1,164 @@
+//! The report of what was changed to get a value: one [`Repair`] per change.
+
+/// What kind of change was made. The strings of [`RepairKind::as_str`] are stable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RepairKind {
+    /// The text was a JSON string literal holding JSON; `layers` says how many were decoded.
+    Unquote,
+    /// An object or array written with escaped quotes and no outer quotes (`{\"a\":1}`).
+    Unescape,
+    /// A key appeared twice in one object; the last value is kept at the first position.
+    DuplicateKey,
+    /// The JSON was inside a markdown code fence.
+    CodeFence,
+    /// Text that is not JSON was around the value and was left out (`text` holds its start).
+    Prose,
+    /// A JSONP wrapper `callback(...)` around the value was removed.
+    Jsonp,
+    /// A comma before a closing bracket was removed.
+    TrailingComma,
+    /// A comma with no value before it was removed.
+    ExtraComma,
+    /// A comma was inserted between two members or elements.
+    MissingComma,
+    /// A colon was inserted between a key and its value.
+    MissingColon,
+    /// A key had no value; `null` was written.
+    MissingValue,
+    /// A string in single quotes was rewritten with double quotes.
+    SingleQuotes,
+    /// A string in typographic quotes was rewritten with double quotes.
+    TypographicQuotes,
+    /// An object key without quotes was quoted.
+    UnquotedKey,
+    /// A bare word in a value position was written as a string.
+    UnquotedString,
+    /// Python's `True`, `False` or `None` was written as JSON.
+    PythonLiteral,
+    /// `NaN`, `Infinity` or `-Infinity` has no JSON form; `null` was written.
+    NonFinite,
+    /// JavaScript's `undefined` was written as `null`.
+    Undefined,
+    /// A comment (`//`, `/* */` or `#`) was removed.
+    Comment,
+    /// A string was cut off; it was closed.
+    UnterminatedString,
+    /// Arrays or objects were cut off; they were closed.
+    UnterminatedContainer,
+    /// A literal was cut off at the end of the input (`tru`); it was completed.
+    TruncatedLiteral,
+    /// A raw control character (such as a newline) inside a string was escaped.
+    ControlCharacter,
+    /// A quote inside a string that did not end it was escaped.
+    UnescapedQuote,
+    /// A backslash that starts no JSON escape was kept as a literal backslash.
+    InvalidEscape,
+    /// A `\u` escape named half of a surrogate pair; U+FFFD was written.
+    LoneSurrogate,
+    /// A number in a form JSON does not allow (`.5`, `+1`, `01`, `1.`) was rewritten.
+    NumberFormat,
+    /// Strings joined with `+` were written as one string.
+    StringConcat,
+    /// An ellipsis standing for elided items was removed.
+    Ellipsis,
+    /// A closing bracket of the wrong kind closed the open container.
+    MismatchedBracket,
+    /// A closing bracket with nothing open was removed.
+    ExtraBracket,
+}
+
+impl RepairKind {
+    /// The snake_case string written in records.
+    pub fn as_str(self) -> &'static str {
+        use RepairKind::*;
+        match self {
+            Unquote => "unquote",
+            Unescape => "unescape",
+            DuplicateKey => "duplicate_key",
+            CodeFence => "code_fence",
+            Prose => "prose",
+            Jsonp => "jsonp",
+            TrailingComma => "trailing_comma",
+            ExtraComma => "extra_comma",
+            MissingComma => "missing_comma",
+            MissingColon => "missing_colon",
+            MissingValue => "missing_value",
+            SingleQuotes => "single_quotes",
+            TypographicQuotes => "typographic_quotes",
+            UnquotedKey => "unquoted_key",
+            UnquotedString => "unquoted_string",
+            PythonLiteral => "python_literal",
+            NonFinite => "non_finite",
+            Undefined => "undefined",
+            Comment => "comment",
+            UnterminatedString => "unterminated_string",
+            UnterminatedContainer => "unterminated_container",
+            TruncatedLiteral => "truncated_literal",
+            ControlCharacter => "control_character",
+            UnescapedQuote => "unescaped_quote",
+            InvalidEscape => "invalid_escape",
+            LoneSurrogate => "lone_surrogate",
+            NumberFormat => "number_format",
+            StringConcat => "string_concat",
+            Ellipsis => "ellipsis",
+            MismatchedBracket => "mismatched_bracket",
+            ExtraBracket => "extra_bracket",
+        }
+    }
+
+    /// What strict parsing expected instead, for the `invalid_json` message under `--strict`.
+    pub(crate) fn strict_message(self) -> &'static str {
+        use RepairKind::*;
+        match self {
+            Unquote | Unescape | DuplicateKey => "unexpected text",
+            CodeFence => "expected a JSON value, found a code fence",
+            Prose | Jsonp => "expected a JSON value, found text",
+            TrailingComma => "trailing comma",
+            ExtraComma => "expected a value, found ','",
+            MissingComma => "expected ',' or a closing bracket",
+            MissingColon => "expected ':'",
+            MissingValue => "expected a value",
+            SingleQuotes | TypographicQuotes => "expected '\"'",
+            UnquotedKey => "expected a string key",
+            UnquotedString | PythonLiteral | NonFinite | Undefined => "expected a value",
+            Comment => "comments are not JSON",
+            UnterminatedString => "unterminated string",
+            UnterminatedContainer => "unexpected end of input",
+            TruncatedLiteral => "unexpected end of input in a literal",
+            ControlCharacter => "control character in a string",
+            UnescapedQuote => "unexpected text after a string",
+            InvalidEscape => "invalid escape",
+            LoneSurrogate => "lone surrogate in a \\u escape",
+            NumberFormat => "invalid number",
+            StringConcat => "expected ',' or a closing bracket, found '+'",
+            Ellipsis => "expected a value, found '...'",
+            MismatchedBracket => "mismatched closing bracket",
+            ExtraBracket => "unexpected closing bracket",
+        }
+    }
+}
+
+/// One change made to the input, as reported in a record's `repairs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repair {
+    /// What was changed.
+    pub kind: RepairKind,
+    /// Byte offset in the text the change was applied to (the input, or a decoded layer).
+    pub offset: Option<usize>,
+    /// For [`RepairKind::Unquote`]: how many string layers were decoded.
+    pub layers: Option<u32>,
+    /// The key of a [`RepairKind::DuplicateKey`], or the start of left-out [`RepairKind::Prose`].
+    pub text: Option<String>,
+}
+
+impl Repair {
+    pub(crate) fn at(kind: RepairKind, offset: usize) -> Repair {
+        Repair {
+            kind,
+            offset: Some(offset),
+            layers: None,
+            text: None,
+        }
+    }
+}

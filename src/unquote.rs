@@ -1,0 +1,173 @@
+//! Stage 2: decoding a JSON string literal that holds JSON text (`"{\"a\":1}"`).
+
+/// What decoding one layer found besides the text.
+#[derive(Debug, Default)]
+pub(crate) struct Layer {
+    /// The literal had no closing quote (repair mode only).
+    pub unterminated: bool,
+    /// Offset of the first `\u` escape naming half a surrogate pair (written as U+FFFD).
+    pub lone_surrogate: Option<usize>,
+}
+
+/// Decodes `text` into `out` if all of it is one JSON string literal (or, with `bare`, the
+/// inside of one: `{\"a\":1}` written without its outer quotes). Returns `None` when it is not,
+/// so the caller parses `text` as it is; under `strict` anything short of a valid literal is not.
+pub(crate) fn decode(text: &[u8], bare: bool, strict: bool, out: &mut Vec<u8>) -> Option<Layer> {
+    out.clear();
+    // Raw control characters are not allowed inside a JSON string.
+    if strict && !bare && text.trim_ascii_end()[1..].iter().any(|&b| b < 0x20) {
+        return None;
+    }
+    let mut layer = Layer::default();
+    let mut p = usize::from(!bare);
+    let mut run = p;
+    loop {
+        let Some(i) = memchr::memchr2(b'"', b'\\', &text[p..]).map(|i| p + i) else {
+            if !bare {
+                if strict {
+                    return None;
+                }
+                layer.unterminated = true;
+            }
+            out.extend_from_slice(&text[run..]);
+            break;
+        };
+        if text[i] == b'"' {
+            // Bare text holding a raw quote is not escaped JSON; a literal must end here.
+            if bare || !text[i + 1..].iter().all(u8::is_ascii_whitespace) {
+                return None;
+            }
+            out.extend_from_slice(&text[run..i]);
+            break;
+        }
+        out.extend_from_slice(&text[run..i]);
+        let Some(&e) = text.get(i + 1) else {
+            if strict {
+                return None;
+            }
+            out.push(b'\\');
+            layer.unterminated = !bare;
+            run = text.len();
+            p = run;
+            continue;
+        };
+        p = i + 2;
+        match e {
+            b'"' | b'\\' | b'/' => out.push(e),
+            b'b' => out.push(0x08),
+            b'f' => out.push(0x0c),
+            b'n' => out.push(b'\n'),
+            b'r' => out.push(b'\r'),
+            b't' => out.push(b'\t'),
+            b'u' => match hex4(text, i + 2) {
+                Some(unit) => {
+                    p = i + 6;
+                    let c = match unit {
+                        0xD800..=0xDBFF => {
+                            let low = (text.get(p) == Some(&b'\\')
+                                && text.get(p + 1) == Some(&b'u'))
+                            .then(|| hex4(text, p + 2))
+                            .flatten()
+                            .filter(|low| (0xDC00..=0xDFFF).contains(low));
+                            match low {
+                                Some(low) => {
+                                    p += 6;
+                                    char::from_u32(
+                                        0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00),
+                                    )
+                                }
+                                None => None,
+                            }
+                        }
+                        _ => char::from_u32(unit),
+                    };
+                    let c = match c {
+                        Some(c) => c,
+                        None if strict => return None,
+                        None => {
+                            layer.lone_surrogate.get_or_insert(i);
+                            char::REPLACEMENT_CHARACTER
+                        }
+                    };
+                    let mut utf8 = [0; 4];
+                    out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+                }
+                None if strict => return None,
+                None => {
+                    out.extend_from_slice(b"\\u");
+                }
+            },
+            _ if strict => return None,
+            // Not an escape: keep both characters as they were written.
+            _ => {
+                out.push(b'\\');
+                p = i + 1;
+            }
+        }
+        run = p;
+    }
+    Some(layer)
+}
+
+fn hex4(text: &[u8], at: usize) -> Option<u32> {
+    let digits = text.get(at..at + 4)?;
+    let mut value = 0;
+    for &d in digits {
+        value = value * 16 + (d as char).to_digit(16)?;
+    }
+    Some(value)
+}
+
+/// Whether `text` is an object or array written with escaped quotes and no outer quotes:
+/// `{\"a\":1}` or `[\"x\"]`.
+pub(crate) fn is_bare_escaped(text: &[u8]) -> bool {
+    let Some((&(b'{' | b'['), rest)) = text.split_first() else {
+        return false;
+    };
+    let rest = rest.trim_ascii_start();
+    rest.starts_with(b"\\\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dec(text: &str, bare: bool, strict: bool) -> Option<String> {
+        let mut out = Vec::new();
+        decode(text.as_bytes(), bare, strict, &mut out).map(|_| String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn decodes_every_escape() {
+        assert_eq!(
+            dec(r#""a\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00""#, false, true).unwrap(),
+            "a\"\\/\u{8}\u{c}\n\r\té😀"
+        );
+    }
+
+    #[test]
+    fn a_literal_must_be_all_of_the_text() {
+        assert_eq!(dec(r#""a" "b""#, false, true), None);
+        assert_eq!(dec(r#""a"  "#, false, true).unwrap(), "a");
+    }
+
+    #[test]
+    fn strict_rejects_what_repair_keeps() {
+        assert_eq!(dec(r#""\ud800""#, false, true), None);
+        assert_eq!(dec(r#""\ud800""#, false, false).unwrap(), "\u{fffd}");
+        assert_eq!(dec(r#""abc"#, false, true), None);
+        assert_eq!(dec(r#""abc"#, false, false).unwrap(), "abc");
+        assert_eq!(dec(r#""\x""#, false, false).unwrap(), "\\x");
+    }
+
+    #[test]
+    fn bare_escaped_objects() {
+        assert!(is_bare_escaped(br#"{\"a\":1}"#));
+        assert!(is_bare_escaped(br#"[ \"a\"]"#));
+        assert!(!is_bare_escaped(br#"{"a":1}"#));
+        assert_eq!(
+            dec(r#"{\"a\":\"x\\ny\"}"#, true, true).unwrap(),
+            r#"{"a":"x\ny"}"#
+        );
+    }
+}
