@@ -125,7 +125,10 @@ fn fenced(text: &[u8], from: usize, fence: usize, repairs: &mut Vec<Repair>) -> 
 fn starts_json(s: &[u8]) -> bool {
     matches!(
         s,
-        [b'{' | b'[' | b'"' | b'\'' | b'-' | b'+' | b'0'..=b'9', ..]
+        [
+            b'{' | b'[' | b'"' | b'\'' | b'-' | b'+' | b'0'..=b'9' | b'#',
+            ..
+        ] | [b'/', b'/' | b'*', ..]
             | [b'.', b'0'..=b'9', ..]
             | [0xE2, 0x80, 0x98 | 0x99 | 0x9C | 0x9D, ..]
     )

@@ -651,7 +651,7 @@ impl<'a> Parser<'a> {
                 self.fix(quote.repair().expect("not a double quote"), at)?;
             }
             self.out.push(b'"');
-            self.string_body(quote, len)?;
+            self.string_body(quote, len, true)?;
             self.out.push(b'"');
         } else if !self.strict && is_bare_key_byte(self.src[at]) {
             self.fix(RepairKind::UnquotedKey, at)?;
@@ -732,7 +732,7 @@ impl<'a> Parser<'a> {
             self.fix(kind, at)?;
         }
         self.out.push(b'"');
-        self.string_body(quote, len)?;
+        self.string_body(quote, len, false)?;
         while !self.strict {
             let before = self.pos;
             self.skip_spaces();
@@ -750,7 +750,7 @@ impl<'a> Parser<'a> {
             if let Some(kind) = next.repair() {
                 self.fix(kind, self.pos)?;
             }
-            self.string_body(next, len)?;
+            self.string_body(next, len, false)?;
         }
         self.out.push(b'"');
         Ok(())
@@ -764,7 +764,9 @@ impl<'a> Parser<'a> {
 
     /// Reads a string from its opening quote (`open_len` bytes) through its closing quote and
     /// writes its content, escaped for a double-quoted JSON string, without the quotes.
-    fn string_body(&mut self, quote: Quote, open_len: usize) -> Result<(), Error> {
+    /// A key's string closes at its first closing quote; a value's only where a string can
+    /// end (see [`Parser::quote_is_inner`]).
+    fn string_body(&mut self, quote: Quote, open_len: usize, key: bool) -> Result<(), Error> {
         let open = self.pos;
         let src = self.src;
         let stops = quote.stops();
@@ -781,7 +783,7 @@ impl<'a> Parser<'a> {
                 return self.fix(RepairKind::UnterminatedString, open);
             };
             if let Some(close_len) = quote.closing(&src[p..]) {
-                if self.strict || !self.quote_is_inner(p + close_len) {
+                if self.strict || key || !self.quote_is_inner(p + close_len) {
                     self.out.extend_from_slice(&src[run..p]);
                     self.pos = p + close_len;
                     return Ok(());
@@ -817,11 +819,18 @@ impl<'a> Parser<'a> {
                 0xE2 => p += 1,
                 b'\\' => match src.get(p + 1) {
                     Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => p += 2,
-                    Some(b'u')
-                        if src.len() >= p + 6
-                            && src[p + 2..p + 6].iter().all(u8::is_ascii_hexdigit) =>
-                    {
-                        p += 6
+                    Some(b'u') if hex4(src, p + 2).is_some() => {
+                        if let Some(end) = surrogate_pair_or_bmp(src, p) {
+                            p = end;
+                        } else {
+                            // Half a surrogate pair names no character and many JSON readers
+                            // reject it: written as U+FFFD (an error under `strict`).
+                            self.fix(RepairKind::LoneSurrogate, p)?;
+                            self.out.extend_from_slice(&src[run..p]);
+                            self.out.extend_from_slice(b"\\ufffd");
+                            p += 6;
+                            run = p;
+                        }
                     }
                     Some(b'\'') if !self.strict => {
                         // `\'` is an escape in Python and JavaScript strings, not in JSON.
@@ -863,18 +872,31 @@ impl<'a> Parser<'a> {
     /// Whether a quote that ends at `after` is inside the string rather than closing it: it
     /// closes when what follows (past spaces) can follow a string. Valid JSON always closes.
     fn quote_is_inner(&self, after: usize) -> bool {
-        let mut q = after;
-        while let Some(b' ' | b'\t') = self.src.get(q) {
-            q += 1;
-        }
-        match self.src.get(q) {
+        let next = self.skip_spaces_from(after);
+        match self.src.get(next) {
             None => false,
+            // `"say "x"", ...`: of two quotes in a row, the second closes the string when
+            // what follows it can follow a string; then the first is inside it.
+            Some(b'"' | b'\'') => {
+                let after_second = self.skip_spaces_from(next + 1);
+                matches!(
+                    self.src.get(after_second),
+                    None | Some(b',' | b'}' | b']' | b':' | b'\n' | b'\r')
+                )
+            }
             Some(
-                b',' | b'}' | b']' | b':' | b'\n' | b'\r' | b'"' | b'+' | b'/' | b'#' | b')' | b';'
-                | b'{' | b'[',
+                b',' | b'}' | b']' | b':' | b'\n' | b'\r' | b'+' | b'/' | b'#' | b')' | b';' | b'{'
+                | b'[',
             ) => false,
             Some(_) => true,
         }
+    }
+
+    fn skip_spaces_from(&self, mut at: usize) -> usize {
+        while let Some(b' ' | b'\t') = self.src.get(at) {
+            at += 1;
+        }
+        at
     }
 
     fn number(&mut self) -> Result<(), Error> {
@@ -1027,6 +1049,29 @@ impl<'a> Parser<'a> {
         push_json_string(self.out, text);
         self.pos = start + len;
         Ok(())
+    }
+}
+
+/// The four hex digits at `at` as a number.
+pub(crate) fn hex4(src: &[u8], at: usize) -> Option<u32> {
+    let digits = src.get(at..at + 4)?;
+    digits
+        .iter()
+        .try_fold(0, |value, &d| Some(value * 16 + (d as char).to_digit(16)?))
+}
+
+/// Where the `\u` escape at `p` ends: after a BMP character, or after both halves of a
+/// surrogate pair; `None` for a lone half.
+fn surrogate_pair_or_bmp(src: &[u8], p: usize) -> Option<usize> {
+    match hex4(src, p + 2)? {
+        0xD800..=0xDBFF => {
+            let low = (src.get(p + 6..p + 8) == Some(b"\\u"))
+                .then(|| hex4(src, p + 8))
+                .flatten()?;
+            (0xDC00..=0xDFFF).contains(&low).then_some(p + 12)
+        }
+        0xDC00..=0xDFFF => None,
+        _ => Some(p + 6),
     }
 }
 

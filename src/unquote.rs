@@ -1,6 +1,8 @@
 //! Stage 2: decoding a JSON string literal that holds JSON text (`"{\"a\":1}"`).
 
 /// What decoding one layer found besides the text.
+use crate::parse::hex4;
+
 #[derive(Debug, Default)]
 pub(crate) struct Layer {
     /// The literal had no closing quote (repair mode only).
@@ -107,15 +109,6 @@ pub(crate) fn decode(text: &[u8], bare: bool, strict: bool, out: &mut Vec<u8>) -
         run = p;
     }
     Some(layer)
-}
-
-fn hex4(text: &[u8], at: usize) -> Option<u32> {
-    let digits = text.get(at..at + 4)?;
-    let mut value = 0;
-    for &d in digits {
-        value = value * 16 + (d as char).to_digit(16)?;
-    }
-    Some(value)
 }
 
 /// Whether `text` is an object or array written with escaped quotes and no outer quotes:

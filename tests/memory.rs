@@ -1,0 +1,44 @@
+//! Memory stays bounded on a huge line: an input over `--max-bytes` is skipped, not kept.
+//! (Its own test binary, so the peak RSS of waited-for children is this test's child alone.)
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+/// The largest peak RSS among this process's waited-for children, in KiB.
+fn children_max_rss_kib() -> i64 {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage only writes into the struct we own.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    assert_eq!(rc, 0);
+    usage.ru_maxrss
+}
+
+#[test]
+fn a_200_mb_line_over_the_limit_is_not_held_in_memory() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+        .args(["--records", "--max-bytes", "1M"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        stdin.write_all(b"{\"a\":\"").unwrap();
+        let block = vec![b'x'; 1 << 20];
+        for _ in 0..200 {
+            stdin.write_all(&block).unwrap();
+        }
+        stdin.write_all(b"\"}\n{\"b\":2}\n").unwrap();
+    });
+    let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map(Result::unwrap)
+        .collect();
+    writer.join().unwrap();
+    assert!(!child.wait().unwrap().success());
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0].contains("\"code\":\"too_large\""), "{}", lines[0]);
+    assert!(lines[1].contains("\"value\":{\"b\":2}"), "{}", lines[1]);
+    let rss = children_max_rss_kib();
+    assert!(rss < 40 * 1024, "peak RSS {rss} KiB for a 200 MB line");
+}
