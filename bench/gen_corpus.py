@@ -21,6 +21,8 @@ Writes into OUT_DIR (default bench/work/corpus):
       One line of about 200 MB: a clean JSON object (for the huge-line memory figure).
   adv-<series>-<1x|10x|100x>.txt
       Adversarial single-line inputs for the scaling series (see ADVERSARIAL below).
+  kinds-<clean|encoded|concatenated|broken|wrapped>.txt
+      The first 100k lines of the same stream, split by kind (for the per-kind figures).
   manifest.json
       What was generated, with the kind of each line counted.
 
@@ -383,6 +385,37 @@ def write_big(path, target):
     return count
 
 
+FAMILIES = ["clean", "encoded", "concatenated", "broken", "wrapped"]
+
+
+def family(kind):
+    for f in FAMILIES:
+        if kind.startswith(f):
+            return f
+    raise ValueError(kind)
+
+
+def write_kinds(out, seed, n, force=False):
+    """The first n lines of the args stream again, split by kind into kinds-<family>.txt."""
+    names = [os.path.join(out, "kinds-%s.txt" % f) for f in FAMILIES]
+    stamp = os.path.join(out, "kinds.json")
+    want = {"seed": seed, "lines": n, "version": 1}
+    if not force and os.path.exists(stamp) and all(os.path.exists(x) for x in names):
+        with open(stamp) as f:
+            if json.load(f) == want:
+                return
+    rnd = random.Random(seed)
+    handles = {f: open(os.path.join(out, "kinds-%s.txt" % f), "w", encoding="utf-8", newline="\n")
+               for f in FAMILIES}
+    for _ in range(n):
+        kind, text = arg_line(rnd)
+        handles[family(kind)].write(text + "\n")
+    for h in handles.values():
+        h.close()
+    with open(stamp, "w") as f:
+        json.dump(want, f)
+
+
 SIZE_NAMES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
 
 
@@ -403,6 +436,7 @@ def main():
     manifest_path = os.path.join(a.out, "manifest.json")
     want = {"seed": a.seed, "sizes": a.sizes, "replies": a.replies, "big": not a.no_big,
             "big_bytes": a.big_bytes, "adv_base": a.adv_base, "version": 3}
+    write_kinds(a.out, a.seed, 100_000, a.force)
     if not a.force and os.path.exists(manifest_path):
         with open(manifest_path) as f:
             old = json.load(f)

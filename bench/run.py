@@ -20,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
@@ -48,14 +49,29 @@ def log(*a):
 
 
 def run_timed(cmd, stdin_path, timeout=None, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
-    """Wall time of one run with stdin from a file; (seconds, exit code), or (None, 'timeout')."""
+    """Wall time of one run with stdin from a file; (seconds, exit code), or (None, 'timeout').
+
+    Waits with a blocking wait4(): Popen.wait(timeout) polls with growing sleeps, which would
+    round short runs up to the next poll. A timer kills the process if it runs too long."""
     with open(stdin_path, "rb") as f:
         t0 = time.perf_counter()
-        try:
-            p = subprocess.run(cmd, stdin=f, stdout=stdout, stderr=stderr, timeout=timeout)
-        except subprocess.TimeoutExpired:
+        p = subprocess.Popen(cmd, stdin=f, stdout=stdout, stderr=stderr)
+        killed = []
+        timer = None
+        if timeout:
+            def kill():
+                killed.append(True)
+                p.kill()
+            timer = threading.Timer(timeout, kill)
+            timer.start()
+        _, status, _usage = os.wait4(p.pid, 0)
+        elapsed = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if timer:
+            timer.cancel()
+        if killed:
             return None, "timeout"
-        return time.perf_counter() - t0, p.returncode
+        return elapsed, p.returncode
 
 
 def peak_rss_kib(cmd, stdin_path):
@@ -244,6 +260,29 @@ def throughput(args, tools, res):
         res["throughput"] = out
         save(res)
     return out
+
+
+def kinds(args, res):
+    """toolmend and the floor on the first 100k lines split by kind: where the time goes."""
+    out = {}
+    for fam in gen_corpus.FAMILIES:
+        path = os.path.join(CORPUS, "kinds-%s.txt" % fam)
+        if not os.path.exists(path):
+            continue
+        names = ["toolmend", "floor"]
+        cmds = {"toolmend": [TOOLMEND, "args"], "floor": [FLOOR]}
+        times = {n: [] for n in names}
+        for r in range(args.rounds):
+            for n in (names if r % 2 == 0 else names[::-1]):
+                times[n].append(run_timed(cmds[n], path, timeout=args.timeout)[0])
+        med = {n: statistics.median(times[n]) for n in names}
+        floor_out = output_counts([FLOOR], path)[0]
+        out[fam] = {"lines": count_lines(path), "bytes": os.path.getsize(path),
+                    "toolmend_s": med["toolmend"], "floor_s": med["floor"],
+                    "ratio": med["toolmend"] / med["floor"], "floor_values": floor_out}
+        log("== kind %-13s toolmend %.3fs floor %.3fs" % (fam, med["toolmend"], med["floor"]))
+    res["kinds"] = out
+    save(res)
 
 
 def memory(args, res):
@@ -435,6 +474,19 @@ def report(res, args):
                     format(rec["ok"], ","), format(rec["ok with repairs or dropped"], ","), format(rec["failed"], ",")))
             w("")
 
+    kd = res.get("kinds")
+    if kd:
+        w("### Per kind of line (the first 100k lines, split by kind; %d alternating rounds)\n" % args.rounds)
+        w("The floor gives up at the first error, so on broken, wrapped and concatenated lines it does "
+          "little work; toolmend mends them. `values` is how many lines the floor wrote a value for.\n")
+        w("| kind | lines | MB | toolmend | floor | toolmend / floor | floor values |")
+        w("|---|---:|---:|---:|---:|---:|---:|")
+        for fam, d in kd.items():
+            w("| %s | %s | %.1f | %s | %s | %.2f | %s |" % (
+                fam, format(d["lines"], ","), d["bytes"] / 1e6, fmt_t(d["toolmend_s"]), fmt_t(d["floor_s"]),
+                d["ratio"], format(d["floor_values"], ",")))
+        w("")
+
     w("## Targets (issue 4)\n")
     w("| target | measured | met |")
     w("|---|---|---|")
@@ -552,7 +604,9 @@ def main():
     p.add_argument("--adv-timeout", type=int, default=120)
     p.add_argument("--adv-base", type=int, default=1_000_000)
     p.add_argument("--linear-tolerance", type=float, default=1.5)
-    p.add_argument("--only", default="throughput,memory,scaling,calls")
+    p.add_argument("--only", default="throughput,kinds,memory,scaling,calls")
+    p.add_argument("--merge", action="store_true",
+                   help="keep the sections of bench/work/results.json that this run does not measure")
     p.add_argument("--out", default=os.path.join(BENCH, "RESULTS.md"))
     args = p.parse_args()
     args.sizes = [s for s in args.sizes.split(",") if s]
@@ -568,8 +622,17 @@ def main():
     res = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "command": os.environ.get("BENCH_COMMAND", "python3 bench/run.py " + " ".join(sys.argv[1:])).strip(),
            "machine": machine(), "versions": versions(), "skipped_tools": skipped}
+    if args.merge and os.path.exists(os.path.join(WORK, "results.json")):
+        with open(os.path.join(WORK, "results.json")) as f:
+            old = json.load(f)
+        old.update({k: v for k, v in res.items() if k not in ("command", "date")})
+        old["command"] = old.get("command", "") + "; then " + res["command"]
+        old["date"] = old.get("date", "") + " and " + res["date"]
+        res = old
     if "throughput" in only:
         throughput(args, tools, res)
+    if "kinds" in only:
+        kinds(args, res)
     if "memory" in only:
         memory(args, res)
     if "scaling" in only:
