@@ -1,0 +1,647 @@
+#!/usr/bin/env python3
+"""The benchmark runner (Python 3 standard library only). Normally started by bench/run.sh,
+which builds the binaries, installs the peers into bench/work/ and generates the corpus first.
+
+Measures, and writes to bench/RESULTS.md (and bench/work/results.json):
+  1. Throughput on the args corpus (10k, 100k, 1M lines): alternating rounds of every tool on
+     the same file, median wall time, ratios against `toolmend args`.
+  2. Peak RSS of toolmend at 10k/100k/1M lines and on one ~200 MB line.
+  3. Scaling of toolmend on adversarial single-line inputs at 1x/10x/100x size.
+  4. `toolmend calls` on the replies corpus, when that command exists.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+WORK = os.path.join(BENCH, "work")
+CORPUS = os.path.join(WORK, "corpus")
+sys.path.insert(0, BENCH)
+import gen_corpus  # noqa: E402  (for the adversarial series' names and extra arguments)
+
+TOOLMEND = os.path.join(ROOT, "target", "release", "toolmend")
+FLOOR = os.path.join(BENCH, "floor", "target", "release", "toolmend-bench-floor")
+VENV_PY = os.path.join(WORK, "venv", "bin", "python")
+JSON_REPAIR_DRIVER = os.path.join(BENCH, "drivers", "json_repair_driver.py")
+JSONREPAIR_DRIVER = os.path.join(WORK, "jsonrepair_driver.mjs")  # copied next to node_modules
+
+SIZES = ["10k", "100k", "1m"]
+PEERS = ("json_repair", "jsonrepair")
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Running things
+
+
+def run_timed(cmd, stdin_path, timeout=None, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+    """Wall time of one run with stdin from a file; (seconds, exit code), or (None, 'timeout').
+
+    Waits with a blocking wait4(): Popen.wait(timeout) polls with growing sleeps, which would
+    round short runs up to the next poll. A timer kills the process if it runs too long."""
+    with open(stdin_path, "rb") as f:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdin=f, stdout=stdout, stderr=stderr)
+        killed = []
+        timer = None
+        if timeout:
+            def kill():
+                killed.append(True)
+                p.kill()
+            timer = threading.Timer(timeout, kill)
+            timer.start()
+        _, status, _usage = os.wait4(p.pid, 0)
+        elapsed = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if timer:
+            timer.cancel()
+        if killed:
+            return None, "timeout"
+        return elapsed, p.returncode
+
+
+def peak_rss_kib(cmd, stdin_path):
+    """Peak RSS (KiB) of one run: /usr/bin/time -v when present, else getrusage in a fresh child."""
+    if os.path.exists("/usr/bin/time"):
+        with tempfile.NamedTemporaryFile("r", suffix=".time") as t, open(stdin_path, "rb") as f:
+            subprocess.run(["/usr/bin/time", "-v", "-o", t.name] + cmd, stdin=f,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for line in open(t.name):
+                if "Maximum resident set size" in line:
+                    return int(line.rsplit(":", 1)[1])
+    helper = ("import resource,subprocess,sys\n"
+              "subprocess.run(sys.argv[2:],stdin=open(sys.argv[1],'rb'),"
+              "stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)\n"
+              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", helper, stdin_path] + cmd,
+                         capture_output=True, text=True, check=True).stdout
+    return int(out.strip())
+
+
+def count_lines(path):
+    n = 0
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(1 << 20)
+            if not b:
+                return n
+            n += b.count(b"\n")
+
+
+def output_counts(cmd, stdin_path, timeout=None):
+    """One untimed run writing to files: (stdout lines, stderr lines, exit code)."""
+    with tempfile.TemporaryDirectory(dir=WORK) as d:
+        o, e = os.path.join(d, "out"), os.path.join(d, "err")
+        with open(o, "wb") as fo, open(e, "wb") as fe:
+            _, rc = run_timed(cmd, stdin_path, timeout, stdout=fo, stderr=fe)
+        return count_lines(o), count_lines(e), rc
+
+
+def sh(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, shell=isinstance(cmd, str)).stdout.strip()
+    except OSError:
+        return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Tools
+
+
+def tools_available(args):
+    tools = {"toolmend": [TOOLMEND, "args"], "floor": [FLOOR]}
+    skipped = {}
+    if shutil.which("jq"):
+        tools["jq"] = ["jq", "-cR", "fromjson?"]
+    else:
+        skipped["jq"] = "jq is not installed"
+    if args.no_peers:
+        skipped["json_repair"] = skipped["jsonrepair"] = "--no-peers"
+    else:
+        if os.path.exists(VENV_PY):
+            tools["json_repair"] = [VENV_PY, JSON_REPAIR_DRIVER]
+        else:
+            skipped["json_repair"] = "no virtual environment at bench/work/venv"
+        if shutil.which("node") and os.path.isdir(os.path.join(WORK, "node_modules", "jsonrepair")):
+            tools["jsonrepair"] = ["node", JSONREPAIR_DRIVER]
+        else:
+            skipped["jsonrepair"] = "node or bench/work/node_modules/jsonrepair missing"
+    return tools, skipped
+
+
+def versions():
+    v = {
+        "toolmend": sh([TOOLMEND, "--version"]),
+        "toolmend commit": sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"])
+        + (" (dirty)" if sh(["git", "-C", ROOT, "status", "--porcelain", "--", "src", "Cargo.toml", "Cargo.lock"]) else ""),
+        "rustc": sh(["rustc", "--version"]),
+        "serde_json (floor)": sh("grep -A1 'name = \"serde_json\"' %s/floor/Cargo.lock | tail -1" % BENCH),
+        "jq": sh(["jq", "--version"]) if shutil.which("jq") else "not installed",
+        "python": sh([sys.executable, "--version"]),
+        "json_repair": sh([VENV_PY, "-c", "import importlib.metadata as m; print(m.version('json-repair'))"])
+        if os.path.exists(VENV_PY) else "not installed",
+        "node": sh(["node", "--version"]) if shutil.which("node") else "not installed",
+    }
+    pj = os.path.join(WORK, "node_modules", "jsonrepair", "package.json")
+    v["jsonrepair"] = json.load(open(pj))["version"] if os.path.exists(pj) else "not installed"
+    return v
+
+
+def machine():
+    cpu = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal"):
+                mem = "%.1f GiB" % (int(line.split()[1]) / 1024 / 1024)
+    except OSError:
+        pass
+    return {"nproc": sh(["nproc"]), "cpu": cpu or platform.processor(), "memory": mem,
+            "kernel": platform.platform()}
+
+
+# ---------------------------------------------------------------------------------------------
+# The measurements
+
+
+def throughput(args, tools, res):
+    """Alternating rounds of every tool on each corpus size; medians and ratios."""
+    out = {}
+    peer_estimate = {}
+    for size in args.sizes:
+        path = os.path.join(CORPUS, "args-%s.txt" % size)
+        nbytes = os.path.getsize(path)
+        lines = count_lines(path)
+        rounds = args.rounds_1m if size == "1m" else args.rounds
+        names, notes = [], {}
+        for name in tools:
+            if name in PEERS and peer_estimate.get(name) is not None:
+                est = peer_estimate[name] * lines
+                if est > args.peer_budget:
+                    notes[name] = "skipped: about %.0f s a run estimated from a smaller corpus (limit %.0f s)" % (
+                        est, args.peer_budget)
+                    continue
+            names.append(name)
+        log("== throughput %s (%d lines, %.1f MB), %d rounds: %s" % (size, lines, nbytes / 1e6, rounds, ", ".join(names)))
+        times = {n: [] for n in names}
+        failed = {}
+        for r in range(rounds):
+            order = names[r % len(names):] + names[:r % len(names)]
+            for n in order:
+                if n in failed:
+                    continue
+                t, rc = run_timed(tools[n], path, timeout=args.timeout)
+                if t is None:
+                    failed[n] = "timed out after %d s" % args.timeout
+                    continue
+                times[n].append(t)
+            log("  round %d: %s" % (r + 1, "  ".join("%s %.3fs" % (n, times[n][-1]) for n in names if times[n])))
+        counts = {}
+        for n in names:
+            if n not in failed:
+                counts[n] = output_counts(tools[n], path, timeout=args.timeout)
+        if "toolmend" in names:
+            # how many inputs toolmend mended or refused, from its records
+            with tempfile.TemporaryDirectory(dir=WORK) as d:
+                o = os.path.join(d, "rec")
+                with open(o, "wb") as fo:
+                    run_timed([TOOLMEND, "args", "--records"], path, stdout=fo)
+                ok = bad = repaired = 0
+                with open(o, "rb") as f:
+                    for line in f:
+                        rec = json.loads(line)
+                        if rec["ok"]:
+                            ok += 1
+                            repaired += bool(rec.get("repairs")) or bool(rec.get("dropped"))
+                        else:
+                            bad += 1
+                counts["toolmend records"] = {"ok": ok, "failed": bad, "ok with repairs or dropped": repaired}
+        med = {n: statistics.median(times[n]) for n in names if times[n]}
+        base = med.get("toolmend")
+        rows = {}
+        for n in names:
+            row = {"runs": [round(t, 4) for t in times[n]]}
+            if n in med:
+                row["median_s"] = med[n]
+                row["MB_per_s"] = nbytes / 1e6 / med[n]
+                row["us_per_line"] = med[n] / lines * 1e6
+                if base:
+                    row["x_toolmend"] = med[n] / base
+            if n in failed:
+                row["failed"] = failed[n]
+            if n in counts:
+                row["stdout_lines"], row["stderr_lines"], row["exit"] = counts[n]
+            rows[n] = row
+            if n in PEERS and n in med:
+                peer_estimate[n] = med[n] / lines
+        out[size] = {"lines": lines, "bytes": nbytes, "rounds": rounds, "tools": rows,
+                     "skipped": notes, "toolmend_records": counts.get("toolmend records")}
+        res["throughput"] = out
+        save(res)
+    return out
+
+
+def kinds(args, res):
+    """toolmend and the floor on the first 100k lines split by kind: where the time goes."""
+    out = {}
+    for fam in gen_corpus.FAMILIES:
+        path = os.path.join(CORPUS, "kinds-%s.txt" % fam)
+        if not os.path.exists(path):
+            continue
+        names = ["toolmend", "floor"]
+        cmds = {"toolmend": [TOOLMEND, "args"], "floor": [FLOOR]}
+        times = {n: [] for n in names}
+        for r in range(args.rounds):
+            for n in (names if r % 2 == 0 else names[::-1]):
+                times[n].append(run_timed(cmds[n], path, timeout=args.timeout)[0])
+        med = {n: statistics.median(times[n]) for n in names}
+        floor_out = output_counts([FLOOR], path)[0]
+        out[fam] = {"lines": count_lines(path), "bytes": os.path.getsize(path),
+                    "toolmend_s": med["toolmend"], "floor_s": med["floor"],
+                    "ratio": med["toolmend"] / med["floor"], "floor_values": floor_out}
+        log("== kind %-13s toolmend %.3fs floor %.3fs" % (fam, med["toolmend"], med["floor"]))
+    res["kinds"] = out
+    save(res)
+
+
+def memory(args, res):
+    out = {}
+    for size in args.sizes:
+        path = os.path.join(CORPUS, "args-%s.txt" % size)
+        log("== peak RSS %s" % size)
+        out[size] = {"toolmend_kib": peak_rss_kib([TOOLMEND, "args"], path),
+                     "floor_kib": peak_rss_kib([FLOOR], path)}
+    big = os.path.join(CORPUS, "big-200mb.txt")
+    if os.path.exists(big):
+        log("== huge line")
+        cmd = [TOOLMEND, "args", "--max-bytes", "300M"]
+        ts = []
+        rc = None
+        for _ in range(3):
+            t, rc = run_timed(cmd, big, timeout=args.timeout)
+            if t is None:
+                break
+            ts.append(t)
+        so, se, _ = output_counts(cmd, big, timeout=args.timeout)
+        out["big"] = {"bytes": os.path.getsize(big), "toolmend_kib": peak_rss_kib(cmd, big),
+                      "floor_kib": peak_rss_kib([FLOOR], big),
+                      "toolmend_median_s": statistics.median(ts) if ts else None, "exit": rc,
+                      "stdout_lines": so, "stderr_lines": se,
+                      "command": "toolmend args --max-bytes 300M < big-200mb.txt"}
+        ft = [run_timed([FLOOR], big, timeout=args.timeout)[0] for _ in range(3)]
+        ft = [t for t in ft if t is not None]
+        out["big"]["floor_median_s"] = statistics.median(ft) if ft else None
+    res["memory"] = out
+    save(res)
+    return out
+
+
+def scaling(args, res):
+    out = {}
+    for name, (_fn, extra) in gen_corpus.ADVERSARIAL.items():
+        cmd = [TOOLMEND, "args", "--max-bytes", "300M"] + extra
+        rows = {}
+        stop = None
+        for label, _k in gen_corpus.SCALES:
+            path = os.path.join(CORPUS, "adv-%s-%s.txt" % (name, label))
+            nbytes = os.path.getsize(path)
+            if stop:
+                rows[label] = {"bytes": nbytes, "skipped": stop}
+                continue
+            ts = []
+            for _ in range(args.adv_runs):
+                t, rc = run_timed(cmd, path, timeout=args.adv_timeout)
+                if t is None:
+                    stop = "a smaller size timed out"
+                    rows[label] = {"bytes": nbytes, "timeout_s": args.adv_timeout}
+                    break
+                ts.append(t)
+            if ts and not stop:
+                med = statistics.median(ts)
+                with tempfile.TemporaryDirectory(dir=WORK) as d:
+                    o = os.path.join(d, "rec")
+                    with open(o, "wb") as fo:
+                        run_timed(cmd + ["--records"], path, stdout=fo, timeout=args.adv_timeout)
+                    with open(o, "rb") as f:
+                        head = f.read(4096)
+                    try:
+                        rec = json.loads(head) if len(head) < 4096 else None
+                    except ValueError:
+                        rec = None
+                    if rec is None:
+                        with open(o, "rb") as f:
+                            first = f.read(200).decode("utf-8", "replace")
+                        outcome = "ok" if first.startswith('{"ok":true') else (
+                            "failed" if first.startswith('{"ok":false') else "?")
+                    else:
+                        outcome = "ok" if rec.get("ok") else "failed: " + rec.get("error", {}).get("code", "?")
+                rows[label] = {"bytes": nbytes, "median_s": med, "runs": [round(t, 4) for t in ts],
+                               "ns_per_byte": med / nbytes * 1e9, "exit": rc, "outcome": outcome}
+                if label == "100x":
+                    rows[label]["peak_rss_kib"] = peak_rss_kib(cmd, path)
+                if med * 10 > args.adv_timeout:
+                    stop = "the next size would take over %d s at this rate" % args.adv_timeout
+        r1, r10, r100 = (rows.get(k, {}).get("ns_per_byte") for k in ("1x", "10x", "100x"))
+        verdict = None
+        if r1 and r100:
+            g100_1, g100_10 = r100 / r1, r100 / r10
+            worst = max(g100_1, g100_10)
+            verdict = {"per_byte_100x_vs_1x": g100_1, "per_byte_100x_vs_10x": g100_10,
+                       "linear": worst <= args.linear_tolerance}
+        else:
+            verdict = {"linear": False, "note": "did not finish every size"}
+        out[name] = {"command": " ".join(["toolmend", "args", "--max-bytes", "300M"] + extra),
+                     "sizes": rows, "verdict": verdict}
+        log("== scaling %-26s %s" % (name, "  ".join(
+            "%s %.4fs" % (k, v["median_s"]) if "median_s" in v else "%s -" % k for k, v in rows.items())))
+        res["scaling"] = out
+        save(res)
+    return out
+
+
+def calls(args, res):
+    path = os.path.join(CORPUS, "replies.jsonl")
+    helptext = sh([TOOLMEND, "calls", "--help"])
+    if "toolmend calls" not in helptext:
+        res["calls"] = {"skipped": "`toolmend calls` does not exist yet (its --help prints no `toolmend calls` usage)",
+                        "replies": count_lines(path), "bytes": os.path.getsize(path)}
+        save(res)
+        return
+    cmd = [TOOLMEND, "calls", "--input", "jsonl"]
+    ts = [run_timed(cmd, path, timeout=args.timeout)[0] for _ in range(args.rounds)]
+    ts = [t for t in ts if t is not None]
+    so, se, rc = output_counts(cmd, path, timeout=args.timeout)
+    res["calls"] = {"command": "toolmend calls --input jsonl < replies.jsonl", "replies": count_lines(path),
+                    "bytes": os.path.getsize(path), "median_s": statistics.median(ts) if ts else None,
+                    "runs": [round(t, 4) for t in ts], "stdout_lines": so, "stderr_lines": se, "exit": rc}
+    save(res)
+
+
+# ---------------------------------------------------------------------------------------------
+# Report
+
+
+def save(res):
+    with open(os.path.join(WORK, "results.json"), "w") as f:
+        json.dump(res, f, indent=1)
+
+
+def fmt_t(s):
+    if s is None:
+        return "-"
+    return "%.3f s" % s if s >= 0.1 else "%.1f ms" % (s * 1000)
+
+
+def mib(k):
+    return "%.1f MiB" % (k / 1024)
+
+
+def report(res, args):
+    L = []
+    w = L.append
+    w("# toolmend benchmark results\n")
+    w("Generated by `%s` on %s. Rerun with `make bench` (or `bash bench/run.sh`); the figures "
+      "below are from one machine and one run, so compare ratios, not absolute times.\n"
+      % (res["command"], res["date"]))
+    w("## Machine\n")
+    m = res["machine"]
+    w("- CPU: %s; nproc: %s; memory: %s" % (m["cpu"], m["nproc"], m["memory"]))
+    w("- OS: %s" % m["kernel"])
+    for k, v in res["versions"].items():
+        w("- %s: %s" % (k, v))
+    w("")
+    w("## Tools\n")
+    w("- **toolmend**: `toolmend args` (default settings), built with `cargo build --release`.")
+    w("- **floor**: `bench/floor` — serde_json parses each line into a `Value` (a second time for a "
+      "line that is a JSON string) and writes it back compact; release build with LTO. It repairs "
+      "nothing: broken lines only get an error line.")
+    w("- **jq**: `jq -cR 'fromjson?'` (parses each line, drops what does not parse).")
+    w("- **json_repair**: Python `repair_json(line)` per line in one process (bench/drivers/json_repair_driver.py).")
+    w("- **jsonrepair**: JavaScript `jsonrepair(line)` per line in one process (bench/drivers/jsonrepair_driver.mjs).")
+    w("")
+    w("Each tool reads the corpus file on stdin and writes to /dev/null. Rounds alternate: each round "
+      "runs every tool once, starting at a different tool. Times are wall-clock medians; "
+      "`x toolmend` is the tool's median divided by toolmend's on the same file (above 1: slower "
+      "than toolmend).\n")
+    for name, why in res.get("skipped_tools", {}).items():
+        w("- %s skipped: %s" % (name, why))
+    if res.get("skipped_tools"):
+        w("")
+
+    th = res.get("throughput", {})
+    if th:
+        w("## Throughput on the args corpus\n")
+        w("Corpus: bench/gen_corpus.py (seed %d): ~40%% clean objects, ~25%% encoded 1-3 times, ~10%% "
+          "concatenated, ~15%% broken (trailing commas, single quotes, Python literals, cut off), "
+          "~10%% prose or one-line fences. The files are prefixes of one stream.\n" % gen_corpus.SEED)
+        for size, d in th.items():
+            w("### %s lines (%.1f MB, %d rounds)\n" % (format(d["lines"], ","), d["bytes"] / 1e6, d["rounds"]))
+            w("| tool | median | MB/s | µs/line | x toolmend | lines out (stdout / stderr) |")
+            w("|---|---:|---:|---:|---:|---|")
+            for n, r in d["tools"].items():
+                if "median_s" not in r:
+                    w("| %s | %s | | | | |" % (n, r.get("failed", "-")))
+                    continue
+                w("| %s | %s | %.1f | %.2f | %.2f | %s / %s |" % (
+                    n, fmt_t(r["median_s"]), r["MB_per_s"], r["us_per_line"], r.get("x_toolmend", 0),
+                    format(r.get("stdout_lines", 0), ","), format(r.get("stderr_lines", 0), ",")))
+            for n, why in d["skipped"].items():
+                w("| %s | %s | | | | |" % (n, why))
+            rec = d.get("toolmend_records")
+            if rec:
+                w("\ntoolmend records: %s ok (%s of them with repairs or dropped values), %s failed." % (
+                    format(rec["ok"], ","), format(rec["ok with repairs or dropped"], ","), format(rec["failed"], ",")))
+            w("")
+
+    kd = res.get("kinds")
+    if kd:
+        w("### Per kind of line (the first 100k lines, split by kind; %d alternating rounds)\n" % args.rounds)
+        w("The floor gives up at the first error, so on broken, wrapped and concatenated lines it does "
+          "little work; toolmend mends them. `values` is how many lines the floor wrote a value for.\n")
+        w("| kind | lines | MB | toolmend | floor | toolmend / floor | floor values |")
+        w("|---|---:|---:|---:|---:|---:|---:|")
+        for fam, d in kd.items():
+            w("| %s | %s | %.1f | %s | %s | %.2f | %s |" % (
+                fam, format(d["lines"], ","), d["bytes"] / 1e6, fmt_t(d["toolmend_s"]), fmt_t(d["floor_s"]),
+                d["ratio"], format(d["floor_values"], ",")))
+        w("")
+
+    w("## Targets (issue 4)\n")
+    w("| target | measured | met |")
+    w("|---|---|---|")
+    t100 = th.get("100k", {}).get("tools", {})
+    if "toolmend" in t100 and "floor" in t100 and "median_s" in t100["floor"]:
+        r = t100["toolmend"]["median_s"] / t100["floor"]["median_s"]
+        w("| toolmend ≤ 0.8x the floor's time, 100k corpus | %.2fx (%s vs %s) | %s |" % (
+            r, fmt_t(t100["toolmend"]["median_s"]), fmt_t(t100["floor"]["median_s"]), "yes" if r <= 0.8 else "**no**"))
+    for peer, goal in (("json_repair", 50), ("jsonrepair", 25)):
+        best = None
+        for size in ("100k", "10k"):
+            r = th.get(size, {}).get("tools", {}).get(peer)
+            if r and "x_toolmend" in r:
+                best = (size, r["x_toolmend"])
+                break
+        if best:
+            w("| ≥ %dx faster than %s (largest corpus it ran: %s) | %.1fx | %s |" % (
+                goal, peer, best[0], best[1], "yes" if best[1] >= goal else "**no**"))
+        else:
+            w("| ≥ %dx faster than %s | not measured | - |" % (goal, peer))
+    mem = res.get("memory", {})
+    if "10k" in mem and "1m" in mem:
+        r = mem["1m"]["toolmend_kib"] / mem["10k"]["toolmend_kib"]
+        w("| peak RSS at 1M lines ≤ 1.3x that at 10k | %.2fx (%s vs %s) | %s |" % (
+            r, mib(mem["1m"]["toolmend_kib"]), mib(mem["10k"]["toolmend_kib"]), "yes" if r <= 1.3 else "**no**"))
+    if "big" in mem:
+        b = mem["big"]
+        w("| bounded memory on a %.0f MB line | %s peak RSS (%.1fx the line) | see below |" % (
+            b["bytes"] / 1e6, mib(b["toolmend_kib"]), b["toolmend_kib"] * 1024 / b["bytes"]))
+    sc = res.get("scaling", {})
+    if sc:
+        nonlin = [n for n, d in sc.items() if not d["verdict"].get("linear")]
+        w("| linear time on every adversarial series | %d of %d series linear%s | %s |" % (
+            len(sc) - len(nonlin), len(sc), (" (not: %s)" % ", ".join(nonlin)) if nonlin else "",
+            "yes" if not nonlin else "**no**"))
+    w("")
+
+    if mem:
+        w("## Peak memory (RSS)\n")
+        w("Measured with %s.\n" % ("`/usr/bin/time -v`" if os.path.exists("/usr/bin/time") else "getrusage(RUSAGE_CHILDREN)"))
+        w("| input | toolmend | floor |")
+        w("|---|---:|---:|")
+        for size in args.sizes:
+            if size in mem:
+                w("| args-%s.txt | %s | %s |" % (size, mib(mem[size]["toolmend_kib"]), mib(mem[size]["floor_kib"])))
+        if "big" in mem:
+            b = mem["big"]
+            w("| one %.0f MB line (`--max-bytes 300M`) | %s | %s |" % (b["bytes"] / 1e6, mib(b["toolmend_kib"]), mib(b["floor_kib"])))
+            w("\nThe %.0f MB line: toolmend %s (exit %s, %d line(s) on stdout, %d on stderr), floor %s (medians of 3)." % (
+                b["bytes"] / 1e6, fmt_t(b["toolmend_median_s"]), b["exit"], b["stdout_lines"], b["stderr_lines"],
+                fmt_t(b.get("floor_median_s"))))
+        w("")
+
+    if sc:
+        w("## Scaling on adversarial inputs\n")
+        w("One line per input, sizes 1x/10x/100x of %s bytes, `toolmend args --max-bytes 300M` (plus "
+          "the extra options shown), median of %d runs. Growth is the time per byte at 100x divided "
+          "by that at 1x and at 10x (1.0 = linear; process start-up makes the 1x figure a little "
+          "high). A series counts as linear when both are ≤ %.1f.\n" % (
+              format(args.adv_base, ","), args.adv_runs, args.linear_tolerance))
+        w("| series | extra options | 1x | 10x | 100x | ns/byte at 100x | growth 100x/1x | 100x/10x | outcome at 100x | peak RSS at 100x | linear |")
+        w("|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|")
+        for n, d in sc.items():
+            s = d["sizes"]
+            cells = []
+            for k in ("1x", "10x", "100x"):
+                v = s.get(k, {})
+                cells.append(fmt_t(v["median_s"]) if "median_s" in v else (
+                    "timeout (%d s)" % v["timeout_s"] if "timeout_s" in v else "skipped"))
+            v = d["verdict"]
+            big = s.get("100x", {})
+            extra = d["command"].split("300M", 1)[1].strip()
+            w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                n, "`%s`" % extra if extra else "", *cells,
+                "%.2f" % big["ns_per_byte"] if "ns_per_byte" in big else "-",
+                "%.2f" % v["per_byte_100x_vs_1x"] if "per_byte_100x_vs_1x" in v else "-",
+                "%.2f" % v["per_byte_100x_vs_10x"] if "per_byte_100x_vs_10x" in v else "-",
+                big.get("outcome", "-"), mib(big["peak_rss_kib"]) if "peak_rss_kib" in big else "-",
+                "yes" if v.get("linear") else "**no**"))
+        w("\nSeries (bench/gen_corpus.py): unclosed-string-commas `{\"a\": \"x,,,,…`; unclosed-string-members "
+          "`{\"a\": \"x, \"k\": 1, \"k\": 1…`; deep-nesting-900-blocks: many 900-deep arrays in one object "
+          "(below the default --max-nesting 1000); deep-nesting-one: one closed nest as deep as the size; "
+          "deep-nesting-unclosed: `{\"a\":[[[[…` never closed; concatenated-objects: `{\"a\":1,\"b\":\"xy\"}` "
+          "repeated (tens of thousands at 1x); backslashes-even/odd: a run of backslashes inside a string "
+          "(odd: the string never ends); backslashes-encoded: the same inside a JSON-string-encoded object.\n")
+
+    c = res.get("calls")
+    if c:
+        w("## `toolmend calls` on raw model replies\n")
+        if "skipped" in c:
+            w("Skipped: %s. The corpus is generated (bench/work/corpus/replies.jsonl, %s replies, %.1f MB: "
+              "Hermes `<tool_call>`, Mistral `[TOOL_CALLS]`, Llama `<|python_tag|>`, bare envelopes, "
+              "encoded arguments, fenced JSON in prose, several calls per reply, plain prose).\n" % (
+                  c["skipped"], format(c["replies"], ","), c["bytes"] / 1e6))
+        else:
+            w("`%s`: %s replies (%.1f MB), median %s, %d lines on stdout, %d on stderr, exit %s.\n" % (
+                c["command"], format(c["replies"], ","), c["bytes"] / 1e6, fmt_t(c["median_s"]),
+                c["stdout_lines"], c["stderr_lines"], c["exit"]))
+    w("Raw figures of this run: bench/work/results.json (not committed).")
+    with open(args.out, "w") as f:
+        f.write("\n".join(L) + "\n")
+    log("wrote", args.out)
+
+
+def main():
+    p = argparse.ArgumentParser(description="toolmend benchmark runner")
+    p.add_argument("--sizes", default="10k,100k,1m")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--rounds-1m", type=int, default=3)
+    p.add_argument("--peer-budget", type=float, default=60.0,
+                   help="run a slow peer on a bigger corpus only if one run is estimated under this many seconds")
+    p.add_argument("--timeout", type=int, default=900)
+    p.add_argument("--no-peers", action="store_true")
+    p.add_argument("--adv-runs", type=int, default=3)
+    p.add_argument("--adv-timeout", type=int, default=120)
+    p.add_argument("--adv-base", type=int, default=1_000_000)
+    p.add_argument("--linear-tolerance", type=float, default=1.5)
+    p.add_argument("--only", default="throughput,kinds,memory,scaling,calls")
+    p.add_argument("--merge", action="store_true",
+                   help="keep the sections of bench/work/results.json that this run does not measure")
+    p.add_argument("--out", default=os.path.join(BENCH, "RESULTS.md"))
+    args = p.parse_args()
+    args.sizes = [s for s in args.sizes.split(",") if s]
+    for s in args.sizes:
+        if s not in SIZES:
+            p.error("unknown size %s" % s)
+    only = set(args.only.split(","))
+    for exe in (TOOLMEND, FLOOR):
+        if not os.path.exists(exe):
+            sys.exit("missing %s: run bench/run.sh, which builds it" % exe)
+
+    tools, skipped = tools_available(args)
+    res = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+           "command": os.environ.get("BENCH_COMMAND", "python3 bench/run.py " + " ".join(sys.argv[1:])).strip(),
+           "machine": machine(), "versions": versions(), "skipped_tools": skipped}
+    if args.merge and os.path.exists(os.path.join(WORK, "results.json")):
+        with open(os.path.join(WORK, "results.json")) as f:
+            old = json.load(f)
+        old.update({k: v for k, v in res.items() if k not in ("command", "date")})
+        old["command"] = old.get("command", "") + "; then " + res["command"]
+        old["date"] = old.get("date", "") + " and " + res["date"]
+        res = old
+    if "throughput" in only:
+        throughput(args, tools, res)
+    if "kinds" in only:
+        kinds(args, res)
+    if "memory" in only:
+        memory(args, res)
+    if "scaling" in only:
+        scaling(args, res)
+    if "calls" in only:
+        calls(args, res)
+    save(res)
+    report(res, args)
+
+
+if __name__ == "__main__":
+    main()

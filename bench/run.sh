@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# `make bench`: builds toolmend and the floor, installs the peers into bench/work/, generates the
+# corpus (deterministic, cached in bench/work/corpus/) and runs bench/run.py, which writes
+# bench/RESULTS.md. Not part of `make test` or CI.
+#
+# Environment (all optional):
+#   BENCH_ARGS          extra arguments for bench/run.py (e.g. "--sizes 10k,100k --rounds 3")
+#   BENCH_SIZES         corpus sizes to generate and run (default 10k,100k,1m)
+#   BENCH_NO_PEERS=1    skip installing and running json_repair and jsonrepair
+#   JSON_REPAIR_VERSION / JSONREPAIR_VERSION   peer versions to install (defaults below)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+work="$here/work"
+sizes="${BENCH_SIZES:-10k,100k,1m}"
+json_repair_version="${JSON_REPAIR_VERSION:-0.64.5}"
+jsonrepair_version="${JSONREPAIR_VERSION:-3.15.0}"
+mkdir -p "$work"
+
+say() { printf '\n### %s\n' "$*" >&2; }
+
+say "building toolmend (cargo build --release)"
+(cd "$root" && cargo build --release --quiet)
+
+say "building the floor (bench/floor, cargo build --release)"
+(cd "$here/floor" && cargo build --release --quiet)
+
+if ! command -v jq >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        say "installing jq (apt-get)"
+        apt-get update -qq && apt-get install -y -qq jq >/dev/null || echo "jq install failed: it will be skipped" >&2
+    else
+        echo "jq is not installed: it will be skipped" >&2
+    fi
+fi
+
+peers=1
+if [ "${BENCH_NO_PEERS:-0}" = 1 ]; then peers=0; fi
+if [ "$peers" = 1 ]; then
+    if [ ! -x "$work/venv/bin/python" ]; then
+        say "creating the Python virtual environment for json_repair"
+        if ! python3 -m venv "$work/venv" 2>/dev/null; then
+            rm -rf "$work/venv"
+            if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+                apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+                python3 -m venv "$work/venv"
+            else
+                echo "python3 -m venv failed (install python3-venv): json_repair will be skipped" >&2
+            fi
+        fi
+    fi
+    if [ -x "$work/venv/bin/python" ]; then
+        "$work/venv/bin/python" -c "import importlib.metadata as m,sys; sys.exit(m.version('json-repair')!='$json_repair_version')" 2>/dev/null \
+            || { say "pip install json-repair==$json_repair_version"; "$work/venv/bin/pip" install -q "json-repair==$json_repair_version"; }
+    fi
+    if command -v npm >/dev/null 2>&1; then
+        if [ "$(node -p "try{require('$work/node_modules/jsonrepair/package.json').version}catch(e){''}" 2>/dev/null)" != "$jsonrepair_version" ]; then
+            say "npm install jsonrepair@$jsonrepair_version"
+            [ -f "$work/package.json" ] || echo '{"name":"toolmend-bench-work","private":true}' > "$work/package.json"
+            (cd "$work" && npm install --silent --no-audit --no-fund "jsonrepair@$jsonrepair_version")
+        fi
+        # the driver is run from bench/work/ so that `import 'jsonrepair'` finds node_modules there
+        cp "$here/drivers/jsonrepair_driver.mjs" "$work/jsonrepair_driver.mjs"
+    else
+        echo "npm is not installed: jsonrepair will be skipped" >&2
+    fi
+fi
+
+say "generating the corpus (bench/gen_corpus.py; cached)"
+python3 "$here/gen_corpus.py" --sizes "$sizes"
+
+say "running (bench/run.py)"
+extra=()
+[ "$peers" = 1 ] || extra+=(--no-peers)
+# shellcheck disable=SC2086
+BENCH_COMMAND="bash bench/run.sh${BENCH_ARGS:+ (BENCH_ARGS=\"$BENCH_ARGS\")}" \
+    python3 "$here/run.py" --sizes "$sizes" "${extra[@]}" ${BENCH_ARGS:-}
