@@ -317,6 +317,8 @@ def timing(root, args):
         ("json_repair", [py, os.path.abspath(__file__), "--worker-json-repair", "--case-timeout", str(args.timing_timeout)]),
         ("jsonrepair", node),
     ]
+    if args.tools:
+        tools = [t for t in tools if t[0] in args.tools.split(",")]
     print("Time per input (s), one process per input; toolmend is wall time including process start,")
     print("the peers are measured around the library call. '>Ns' = killed at the timeout.\n")
     hdr = "%-34s %-12s" % ("input", "tool") + "".join("%12s" % ("%dK" % (s // 1000)) for s in sizes)
@@ -359,6 +361,7 @@ def main():
     ap.add_argument("--timing", action="store_true", help="time the tools on adversarial inputs")
     ap.add_argument("--sizes", default="5000,35000,140000")
     ap.add_argument("--timing-timeout", type=int, default=60)
+    ap.add_argument("--tools", help="timing: only these tools (comma-separated)")
     ap.add_argument("--results", default=os.path.join(HERE, "work", "results.jsonl"), help="full results (JSONL)")
     args = ap.parse_args()
 

@@ -6,6 +6,7 @@
 #   compare/run.sh --all           print every row, not only disagreements
 #   compare/run.sh --only CLASS    only the cases of compare/cases/CLASS.{txt,multiline}
 #   compare/run.sh --timing        adversarial inputs: time each tool on growing sizes
+#   compare/run.sh --timing --tools toolmend --sizes 1000000,8000000   toolmend alone, larger inputs
 #
 # Needs python3 (with venv), node + npm and cargo. The peer libraries are installed under
 # compare/work/ (gitignored) on the first run; set COMPARE_SKIP_INSTALL=1 to reuse them as they are.
