@@ -439,7 +439,7 @@ def run(args):
         pd, counts.get("peers_disagree:tm=json_repair", 0), counts.get("peers_disagree:tm=jsonrepair", 0), counts.get("peers_disagree:all_differ", 0)))
     print("toolmend errors where a peer succeeds:  %d" % tm_err_peer_ok)
     print("toolmend succeeds where both peers fail: %d" % counts.get("peers_fail", 0))
-    print("time: toolmend %.2fs, json_repair %.2fs, jsonrepair %.2fs (whole batch, incl. start-up)" % (t_tm, t_jr, t_js))
+    print("time: toolmend %.3fs, json_repair %.3fs, jsonrepair %.3fs (whole batch, incl. start-up)" % (t_tm, t_jr, t_js))
     print("full results: %s" % os.path.relpath(args.results, os.getcwd()))
     run.status = 0
 
