@@ -349,7 +349,9 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>) -> Scanned {
     let visible = blank(text, &thinking.spans);
     let mut chosen = (None, Out::default());
     for spec in forced.map_or(TABLE, std::slice::from_ref) {
-        if matches!(spec.kind, Kind::Harmony) {
+        // `hermes` already tells `<tool_call>` bodies apart; these two are for --format.
+        let forced_only = matches!(spec.name, "qwen3_coder" | "glm45");
+        if matches!(spec.kind, Kind::Harmony) || (forced.is_none() && forced_only) {
             continue;
         }
         let out = run_spec(spec, &visible, ctx);
@@ -651,7 +653,12 @@ fn object_call(
     for wrapper in ["tool_calls", "tool_call", "function_call"] {
         if matches!(map.get(wrapper), Some(Value::Array(_) | Value::Object(_))) {
             let inner = map.remove(wrapper).unwrap_or_default();
-            return collect(inner, name_is_key, false, raws);
+            let before = raws.len();
+            let found = collect(inner, name_is_key, false, raws);
+            if wrapper == "function_call" {
+                encoded_arguments(&mut raws[before..]);
+            }
+            return found;
         }
     }
     if let Some(Value::Object(function)) = map.get("function") {
@@ -662,11 +669,7 @@ fn object_call(
         }
         let before = raws.len();
         let found = object_call(function, false, false, raws);
-        for raw in &mut raws[before..] {
-            if let Args::Value(Value::String(text)) = &mut raw.args {
-                raw.args = Args::Encoded(std::mem::take(text));
-            }
-        }
+        encoded_arguments(&mut raws[before..]);
         return found;
     }
     let name_key = NAME_KEYS
@@ -693,6 +696,13 @@ fn object_call(
             });
             return true;
         }
+        // `{"tool": 7, "parameters": …}`: the envelope, with a tool of the wrong type.
+        (None, _)
+            if map.contains_key("tool")
+                && (map.contains_key("parameters") || map.contains_key("terminate")) =>
+        {
+            (None, None)
+        }
         _ => return false,
     };
     raws.push(Raw {
@@ -704,6 +714,15 @@ fn object_call(
         ..Raw::default()
     });
     true
+}
+
+/// OpenAI writes `arguments` as JSON text: that string is the wire form, not a repair.
+fn encoded_arguments(raws: &mut [Raw]) {
+    for raw in raws {
+        if let Args::Value(Value::String(text)) = &mut raw.args {
+            raw.args = Args::Encoded(std::mem::take(text));
+        }
+    }
 }
 
 /// Why an object is not the `{"tool": string, "parameters": object, "terminate": boolean}`
@@ -875,7 +894,12 @@ fn function_body(
 
 /// GLM-4.5: `NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>…` (one call per block).
 fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) -> Option<usize> {
-    let at = skip_ws(text, range.start).min(range.end);
+    let lead =
+        text[range.clone()].len() - text[range.clone()].trim_start_matches(['\n', '\r']).len();
+    if !looks_like_glm(&text[range.start + lead..range.end]) {
+        return None;
+    }
+    let at = range.start + lead;
     let n = text[at..range.end]
         .bytes()
         .take_while(|b| is_name_byte(*b))
@@ -1036,8 +1060,14 @@ fn pythonic(text: &str, range: Range<usize>, out: &mut Out) -> Option<usize> {
             if py.pos >= range.end {
                 break Ok(calls);
             }
+            let before = py.pos;
             match py.call() {
                 Ok(call) => calls.push(call),
+                // Tokens after the calls (`<|eom_id|>`) end them.
+                Err(PyError::Syntax(..)) if !calls.is_empty() => {
+                    py.pos = before;
+                    break Ok(calls);
+                }
                 Err(e) => break Err(e),
             }
         }

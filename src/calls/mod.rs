@@ -464,7 +464,7 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         violations: Vec::new(),
     };
     if ctx.options.require_terminate {
-        let problem = match envelope {
+        let problem = match envelope.clone() {
             Some(problem) => problem,
             None => Some(Error::whole(
                 Code::MissingField,
@@ -477,11 +477,11 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         }
     }
     let Some(written) = name.filter(|n| !n.trim().is_empty()) else {
-        found.rejected.push(reject(
-            None,
-            id,
-            Error::at(Code::MissingField, offset, "tool call has no tool name"),
-        ));
+        let error = match envelope.flatten() {
+            Some(problem) if problem.code == Code::WrongType => problem,
+            _ => Error::at(Code::MissingField, offset, "tool call has no tool name"),
+        };
+        found.rejected.push(reject(None, id, error));
         return;
     };
     let (tool, name_id) = scan::bare_name(&written);
