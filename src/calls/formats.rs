@@ -1390,11 +1390,18 @@ fn functionary32(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
 fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
     let bytes = text.as_bytes();
     let mut i = 0;
+    // Each bracket that never closes costs a pass to the end of the text; a few are looked
+    // at (the call cut off at the end among them), then the scan stops, so work stays linear.
+    let mut unclosed = 0;
     while let Some(j) = memchr::memchr2(b'{', b'[', &bytes[i..]) {
         let start = i + j;
         let (end, complete) = match json_extent(text, start) {
             Some(e) => (e, true),
-            None => (text.len(), false),
+            None if unclosed == 8 => break,
+            None => {
+                unclosed += 1;
+                (text.len(), false)
+            }
         };
         let piece = &text[start..end];
         let mut mender = ctx.mender(Target::Any, Concat::First);
