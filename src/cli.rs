@@ -53,6 +53,117 @@ pub enum Command {
     /// only when it holds an object or an array.
     #[command(after_long_help = format!("{REPAIR_EXAMPLES}\n\n{EXIT_CODES}"))]
     Repair(MendArgs),
+    /// Find the tool calls in raw model replies and normalize them
+    ///
+    /// Each reply (all of the input by default) gives `{"calls": [...], "text", "reasoning",
+    /// "incomplete"}`. Each call is `{"tool", "parameters", "terminate"?, "id"?}`, its arguments
+    /// mended by the args pipeline. Reasoning (<think>, [THINK], Harmony analysis, ...) is kept
+    /// apart and calls inside it are not calls. A call that was cut off is never healed: it is
+    /// listed under `incomplete` and the reply fails with `incomplete_call`.
+    #[command(after_long_help = calls_help())]
+    Calls(CallsArgs),
+    /// Print the system prompt for a tools file
+    ///
+    /// Lists every tool (name, description, parameters with type, required and description) and
+    /// the calling convention `{"tool": ..., "parameters": {...}, "terminate": true|false}`.
+    /// The same tools file always gives the same text.
+    #[command(after_long_help = format!("{PROMPT_EXAMPLES}\n\n{PROMPT_EXIT}"))]
+    Prompt(PromptArgs),
+}
+
+const CALLS_EXAMPLES: &str = "\
+Examples:
+  ollama run qwen3 \"...\" | toolmend calls
+  toolmend calls --tools tools.json --records reply.txt
+  toolmend calls --input jsonl --shape openai --records replies.jsonl
+  toolmend calls --format mistral --require-terminate reply.txt
+  echo '<tool_call>{\"name\":\"ls\",\"arguments\":\"{}\"}</tool_call>' | toolmend calls";
+
+const PROMPT_EXAMPLES: &str = "\
+Examples:
+  toolmend prompt --tools tools.json
+  toolmend prompt --tools tools.toml > system.txt";
+
+const PROMPT_EXIT: &str = "\
+Exit status:
+  0  the prompt was printed
+  2  usage error, or the tools file is unreadable or invalid";
+
+fn calls_help() -> String {
+    format!(
+        "{CALLS_EXAMPLES}\n\nFormats (--format; auto tries them in this order):\n{}\n{EXIT_CODES}, or bad tools file",
+        toolmend::calls::format_help()
+    )
+}
+
+#[derive(Debug, Args)]
+pub struct CallsArgs {
+    /// Files to read (`-` is stdin; default stdin)
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// How the input is cut into replies
+    #[arg(long, value_enum, default_value_t = InputArg::Whole, help_heading = "Input")]
+    pub input: InputArg,
+
+    /// Refuse replies longer than this many bytes (K, M, G suffixes)
+    #[arg(long, default_value = "64M", value_parser = parse_size, help_heading = "Input")]
+    pub max_bytes: usize,
+
+    /// Write one record per reply on stdout
+    #[arg(long, help_heading = "Output")]
+    pub records: bool,
+
+    /// Flush after every record (for a co-process)
+    #[arg(long, help_heading = "Output")]
+    pub line_buffered: bool,
+
+    /// How each call is written
+    #[arg(long, value_enum, default_value_t = ShapeArg::Native, help_heading = "Output")]
+    pub shape: ShapeArg,
+
+    /// The call format (`auto` detects it by its markers)
+    #[arg(long, default_value = "auto", value_parser = parse_format, help_heading = "Calls")]
+    pub format: String,
+
+    /// Check calls against this tools file (JSON, or TOML by extension)
+    #[arg(long, value_name = "FILE", help_heading = "Calls")]
+    pub tools: Option<PathBuf>,
+
+    /// Each call must be {"tool": string, "parameters": object, "terminate": boolean}
+    #[arg(long, help_heading = "Calls")]
+    pub require_terminate: bool,
+
+    /// Make no repairs to arguments: arguments that need one fail
+    #[arg(long, help_heading = "Calls")]
+    pub strict: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ShapeArg {
+    /// {"tool", "parameters", "terminate"?, "id"?}
+    Native,
+    /// {"name", "arguments": "<JSON text>"} for an OpenAI-style API
+    Openai,
+}
+
+#[derive(Debug, Args)]
+pub struct PromptArgs {
+    /// The tools file (JSON, or TOML by extension)
+    #[arg(long, value_name = "FILE")]
+    pub tools: PathBuf,
+}
+
+fn parse_format(text: &str) -> Result<String, String> {
+    if text == "auto" || toolmend::calls::format_names().any(|f| f == text) {
+        Ok(text.to_owned())
+    } else {
+        let names: Vec<&str> = toolmend::calls::format_names().collect();
+        Err(format!(
+            "unknown format {text:?}; expected auto or one of: {}",
+            names.join(", ")
+        ))
+    }
 }
 
 #[derive(Debug, Args)]

@@ -26,6 +26,16 @@ pub enum Code {
     Concatenated,
     /// A `--input jsonl` line is not a JSON string or an object carrying the text.
     InvalidInput,
+    /// A tool call lacks a field it must have (`tool`, `parameters`, `terminate`, a name).
+    MissingField,
+    /// A field of a tool call has the wrong JSON type.
+    WrongType,
+    /// A tool call names a tool that is not in the tools file.
+    UnknownTool,
+    /// A tool call's parameters do not match its tool's JSON Schema.
+    InvalidParameters,
+    /// A tool call was cut off before its end; it is listed under `incomplete`, never healed.
+    IncompleteCall,
 }
 
 impl Code {
@@ -41,6 +51,11 @@ impl Code {
             Code::InvalidUtf8 => "invalid_utf8",
             Code::Concatenated => "concatenated",
             Code::InvalidInput => "invalid_input",
+            Code::MissingField => "missing_field",
+            Code::WrongType => "wrong_type",
+            Code::UnknownTool => "unknown_tool",
+            Code::InvalidParameters => "invalid_parameters",
+            Code::IncompleteCall => "incomplete_call",
         }
     }
 }

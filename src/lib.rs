@@ -21,6 +21,7 @@
 //! [`Filter`] runs the pipeline over a stream of inputs and writes one record per input; it is
 //! what the `toolmend` binary runs.
 
+pub mod calls;
 mod error;
 mod escape;
 mod filter;
@@ -28,8 +29,10 @@ mod input;
 mod locate;
 mod mend;
 mod parse;
+mod prompt;
 mod record;
 mod repair;
+pub mod tools;
 mod unquote;
 
 pub use error::{Code, Error};
@@ -37,5 +40,6 @@ pub use escape::push_json_string;
 pub use filter::{Filter, FilterOptions, Summary};
 pub use input::{Decoded, Framing, InputReader, RawInput, decode_input};
 pub use mend::{Concat, Mended, Mender, Options, Target, mend_args, repair};
+pub use prompt::system_prompt;
 pub use record::{Origin, cut, original_text, write_error, write_ok, write_repairs};
 pub use repair::{Repair, RepairKind};

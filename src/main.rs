@@ -1,5 +1,6 @@
 //! The `toolmend` binary: parses the command line, runs the library, owns the exit code.
 
+mod calls_cmd;
 mod cli;
 
 use std::fs::File;
@@ -30,6 +31,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Args(args)) => mend(&args, Target::Object),
         Some(Command::Repair(args)) => mend(&args, Target::Any),
+        Some(Command::Calls(args)) => calls_cmd::run(&args),
+        Some(Command::Prompt(args)) => calls_cmd::prompt(&args),
         None => mend(&cli.args, Target::Object),
     }
 }

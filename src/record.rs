@@ -94,7 +94,10 @@ pub fn write_repairs(buf: &mut Vec<u8>, repairs: &[Repair]) {
             push_u64(buf, u64::from(layers));
         }
         if let Some(text) = &repair.text {
-            let field: &[u8] = if repair.kind == crate::RepairKind::DuplicateKey {
+            let field: &[u8] = if matches!(
+                repair.kind,
+                crate::RepairKind::DuplicateKey | crate::RepairKind::SchemaType
+            ) {
                 b",\"key\":"
             } else {
                 b",\"text\":"

@@ -66,6 +66,9 @@ pub enum RepairKind {
     MismatchedBracket,
     /// A closing bracket with nothing open was removed.
     ExtraBracket,
+    /// A parameter value written as text (XML-style call formats) was given the JSON type its
+    /// tool's schema declares (`"20"` to `20`); `text` holds the parameter's name.
+    SchemaType,
 }
 
 impl RepairKind {
@@ -104,6 +107,7 @@ impl RepairKind {
             Ellipsis => "ellipsis",
             MismatchedBracket => "mismatched_bracket",
             ExtraBracket => "extra_bracket",
+            SchemaType => "schema_type",
         }
     }
 
@@ -135,6 +139,7 @@ impl RepairKind {
             Ellipsis => "expected a value, found '...'",
             MismatchedBracket => "mismatched closing bracket",
             ExtraBracket => "unexpected closing bracket",
+            SchemaType => "expected a JSON value of the schema's type",
         }
     }
 }

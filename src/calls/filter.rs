@@ -1,0 +1,260 @@
+//! The `calls` command as a stream filter: replies in, one record (or value) out per reply.
+
+use std::io::{self, BufRead, Write};
+
+use serde_json::{Map, Value};
+
+use super::{CallOptions, Extracted, Failure, extract, extract_message, repairs_value};
+use crate::error::{Code, Error};
+use crate::filter::Summary;
+use crate::input::{Framing, InputReader, RawInput};
+use crate::record::original_text;
+
+/// How each call is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Shape {
+    /// `{"tool", "parameters", "terminate"?, "id"?, "repairs"?, "dropped"?}`.
+    #[default]
+    Native,
+    /// `{"id"?, "name", "arguments": "<JSON text>"}`, to feed back to an OpenAI-style API.
+    OpenAi,
+}
+
+/// Settings of the `calls` filter.
+#[derive(Debug, Clone)]
+pub struct CallsFilterOptions {
+    /// The extractor's settings.
+    pub calls: CallOptions,
+    /// How the stream is cut into replies (`Whole` by default).
+    pub framing: Framing,
+    /// Write one record per reply on stdout (else values on stdout, error records on stderr).
+    pub records: bool,
+    /// Flush after every record.
+    pub line_buffered: bool,
+    /// Replies longer than this fail with `too_large`.
+    pub max_bytes: usize,
+    /// How calls are written.
+    pub shape: Shape,
+}
+
+impl Default for CallsFilterOptions {
+    fn default() -> CallsFilterOptions {
+        CallsFilterOptions {
+            calls: CallOptions::default(),
+            framing: Framing::Whole,
+            records: false,
+            line_buffered: false,
+            max_bytes: 64 << 20,
+            shape: Shape::Native,
+        }
+    }
+}
+
+/// Extracts the calls of every reply in a stream and writes the results.
+///
+/// A success record is `{"ok":true,"line":N,"id"?,"value":{"calls","text","reasoning",
+/// "incomplete"},"repairs":[…]}`. A failure record is `{"ok":false,"line":N,"id"?,"error":
+/// {"code","message","original","offset"?,"violations"?},"value"?}`, where `value` (when the
+/// reply could be read) also lists the `rejected` calls.
+///
+/// ```
+/// use toolmend::calls::{CallsFilter, CallsFilterOptions};
+///
+/// let mut filter = CallsFilter::new(CallsFilterOptions { records: true, ..Default::default() });
+/// let (mut out, mut err) = (Vec::new(), Vec::new());
+/// let reply = "[TOOL_CALLS]get_time[ARGS]{\"tz\": \"UTC\"}";
+/// filter.run(reply.as_bytes(), None, &mut out, &mut err).unwrap();
+/// let out = String::from_utf8(out).unwrap();
+/// assert!(out.starts_with(r#"{"ok":true,"line":1,"value":{"calls":[{"tool":"get_time","parameters":{"tz":"UTC"}}]"#));
+/// ```
+pub struct CallsFilter {
+    options: CallsFilterOptions,
+}
+
+impl CallsFilter {
+    /// A filter with these settings.
+    pub fn new(options: CallsFilterOptions) -> CallsFilter {
+        CallsFilter { options }
+    }
+
+    /// Reads `reader` to its end, writing to `out` and (without records) errors to `err`.
+    ///
+    /// # Errors
+    /// Only I/O errors (a broken pipe among them).
+    pub fn run<R: BufRead, W: Write, E: Write>(
+        &mut self,
+        reader: R,
+        file: Option<&str>,
+        out: &mut W,
+        err: &mut E,
+    ) -> io::Result<Summary> {
+        let mut summary = Summary::default();
+        let mut inputs = InputReader::new(reader, self.options.framing, self.options.max_bytes);
+        let mut buf = Vec::new();
+        while let Some((line, raw)) = inputs.next_input()? {
+            // A blank line between jsonl records is not a reply.
+            if self.options.framing == Framing::Jsonl
+                && matches!(raw, RawInput::Bytes(b) if b.trim_ascii().is_empty())
+            {
+                continue;
+            }
+            summary.inputs += 1;
+            buf.clear();
+            let ok = self.one(line, file, raw, &mut buf);
+            if ok || self.options.records {
+                out.write_all(&buf)?;
+                if self.options.line_buffered {
+                    out.flush()?;
+                }
+            } else {
+                out.flush()?;
+                err.write_all(&buf)?;
+                err.flush()?;
+            }
+            if !ok {
+                summary.failed += 1;
+            }
+        }
+        out.flush()?;
+        Ok(summary)
+    }
+
+    fn one(&self, line: u64, file: Option<&str>, raw: RawInput<'_>, buf: &mut Vec<u8>) -> bool {
+        let mut head = Map::new();
+        head.insert("line".into(), line.into());
+        if let Some(file) = file {
+            head.insert("file".into(), file.into());
+        }
+        let bytes = match raw {
+            RawInput::TooLarge { head: start, len } => {
+                let error = Error::whole(
+                    Code::TooLarge,
+                    format!(
+                        "input is {len} bytes, more than --max-bytes {}",
+                        self.options.max_bytes
+                    ),
+                );
+                write_failure(buf, head, &error, start, None);
+                return false;
+            }
+            RawInput::Bytes(bytes) => bytes,
+        };
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let error = Error::at(Code::InvalidUtf8, e.valid_up_to(), "invalid UTF-8");
+                write_failure(buf, head, &error, bytes, None);
+                return false;
+            }
+        };
+        let result = if self.options.framing == Framing::Jsonl {
+            match serde_json::from_str::<Value>(text) {
+                Ok(message) => {
+                    if let Some(id) = message.get("id") {
+                        head.insert("id".into(), id.clone());
+                    }
+                    extract_message(&message, &self.options.calls)
+                }
+                Err(e) => Err(Failure {
+                    error: Error::whole(Code::InvalidInput, format!("jsonl line is not JSON: {e}")),
+                    extracted: None,
+                }),
+            }
+        } else {
+            extract(text, &self.options.calls)
+        };
+        match result {
+            Ok(found) => {
+                if self.options.records {
+                    let mut record = Map::new();
+                    record.insert("ok".into(), true.into());
+                    record.extend(head);
+                    record.insert("value".into(), found.to_value(self.options.shape));
+                    record.insert("repairs".into(), repairs_value(&found.repairs));
+                    push_line(buf, &Value::Object(record));
+                } else {
+                    push_line(buf, &found.to_value(self.options.shape));
+                }
+                true
+            }
+            Err(failure) => {
+                write_failure(
+                    buf,
+                    head,
+                    &failure.error,
+                    bytes,
+                    failure
+                        .extracted
+                        .as_deref()
+                        .map(|f| (f, self.options.shape)),
+                );
+                false
+            }
+        }
+    }
+}
+
+fn write_failure(
+    buf: &mut Vec<u8>,
+    head: Map<String, Value>,
+    error: &Error,
+    original: &[u8],
+    found: Option<(&Extracted, Shape)>,
+) {
+    let mut record = Map::new();
+    record.insert("ok".into(), false.into());
+    record.extend(head);
+    let mut e = Map::new();
+    e.insert("code".into(), error.code.as_str().into());
+    e.insert("message".into(), error.message.clone().into());
+    e.insert("original".into(), original_text(original).into());
+    if let Some(offset) = error.offset {
+        e.insert("offset".into(), offset.into());
+    }
+    if let Some((found, _)) = found
+        && let Some(rejected) = found.rejected.first().filter(|r| r.error == *error)
+        && !rejected.violations.is_empty()
+    {
+        let violations: Vec<Value> = rejected
+            .violations
+            .iter()
+            .map(|(path, message)| serde_json::json!({"path": path, "message": message}))
+            .collect();
+        e.insert("violations".into(), violations.into());
+    }
+    record.insert("error".into(), Value::Object(e));
+    if let Some((found, shape)) = found {
+        let mut value = found.to_value(shape);
+        let rejected: Vec<Value> = found
+            .rejected
+            .iter()
+            .map(|r| {
+                let mut m = Map::new();
+                m.insert(
+                    "tool".into(),
+                    r.tool.clone().map_or(Value::Null, Value::String),
+                );
+                if let Some(id) = &r.id {
+                    m.insert("id".into(), id.clone());
+                }
+                if let Some(p) = &r.parameters {
+                    m.insert("parameters".into(), Value::Object(p.clone()));
+                }
+                m.insert("code".into(), r.error.code.as_str().into());
+                m.insert("message".into(), r.error.message.clone().into());
+                Value::Object(m)
+            })
+            .collect();
+        if let Value::Object(v) = &mut value {
+            v.insert("rejected".into(), rejected.into());
+        }
+        record.insert("value".into(), value);
+    }
+    push_line(buf, &Value::Object(record));
+}
+
+fn push_line(buf: &mut Vec<u8>, value: &Value) {
+    // Writing a Value into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *buf, value);
+    buf.push(b'\n');
+}

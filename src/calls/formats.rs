@@ -1,0 +1,1491 @@
+//! The table of call formats and the generic decoders it is built from.
+//!
+//! Most formats are described by their markers and the encoding of their body: a block
+//! (`open … close`, the close optional at the end of the text), a prefix (no closer), or tagged
+//! calls (`begin HEAD sep BODY end`, DeepSeek / Kimi / Step-3). Bodies are JSON call objects,
+//! `<function=NAME>` tags (Qwen3-Coder XML, Functionary), GLM's `<arg_key>` pairs, `<invoke>`
+//! XML (MiniMax-M2, DeepSeek DSML, Step-3) or Python calls. Harmony, Mistral, Functionary v3.2
+//! and marker-less JSON have decoders of their own.
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+
+use super::pythonic::{Py, PyError};
+use super::scan::{
+    bare_name, blank, find_any, ident_len, is_name_byte, json_extent, reasoning, remaining_text,
+    skip_ws,
+};
+use super::{Args, Ctx, Field, Incomplete, Item, Raw, harmony, truncated};
+use crate::error::{Code, Error};
+use crate::mend::{Concat, Target};
+use crate::repair::Repair;
+
+/// How a body between markers is encoded.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Body {
+    /// JSON call objects (or arrays of them); `name_is_key`: `{NAME: {args}}` (Apertus).
+    Json { name_is_key: bool },
+    /// What follows `<tool_call>`: JSON (Hermes, Granite), `<function=` (Qwen3-Coder) or a
+    /// bare name and `<arg_key>` pairs (GLM).
+    ToolCall,
+    /// `<function=NAME>` tags holding `<parameter=K>V</parameter>` or JSON.
+    FunctionTags,
+    /// GLM-4.5: `NAME` then `<arg_key>K</arg_key><arg_value>V</arg_value>` pairs.
+    Glm,
+    /// `<PinvokeName name="X"><Pparameter name="K">V</Pparameter></Pinvoke>` with prefix P.
+    Invoke(&'static str),
+    /// Python calls, a `[…]` list or one per line.
+    Pythonic,
+    /// Python calls or JSON, whichever the body starts with.
+    PythonicOrJson,
+}
+
+#[derive(Debug)]
+pub(crate) enum Kind {
+    /// `open BODY close`; the close may be missing at the end of the text.
+    Block {
+        open: &'static [&'static str],
+        close: &'static [&'static str],
+        body: Body,
+    },
+    /// `open BODY`: the body runs to the next `open` or the end; text after it stays text.
+    Prefix {
+        open: &'static str,
+        body: Body,
+    },
+    /// `open HEAD sep ARGS close` per call, inside optional section markers. HEAD is the name
+    /// (or an id like `functions.x:0`), or `function` with the name on the first line of ARGS.
+    Tagged {
+        open: &'static str,
+        sep: &'static str,
+        close: &'static str,
+        section: &'static [&'static str],
+        body: Body,
+    },
+    Harmony,
+    Mistral,
+    Functionary32,
+    BarePythonic,
+    Json,
+}
+
+#[derive(Debug)]
+pub(crate) struct Spec {
+    pub name: &'static str,
+    pub models: &'static str,
+    pub kind: Kind,
+}
+
+const fn block(open: &'static [&'static str], close: &'static [&'static str], body: Body) -> Kind {
+    Kind::Block { open, close, body }
+}
+
+const JSON: Body = Body::Json { name_is_key: false };
+const TOOL_CALL: &[&str] = &["<tool_call>"];
+const TOOL_CALL_END: &[&str] = &["</tool_call>"];
+const DEEPSEEK_SECTION: &[&str] = &[
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁calls▁end｜>",
+    "<｜tool_calls_begin｜>",
+    "<｜tool calls begin｜>",
+];
+
+/// Every format, most specific marker first: the order `--format auto` tries them in.
+pub(crate) const TABLE: &[Spec] = &[
+    Spec {
+        name: "harmony",
+        models: "gpt-oss (<|channel|>commentary to=functions.NAME … <|call|>)",
+        kind: Kind::Harmony,
+    },
+    Spec {
+        name: "deepseek_dsml",
+        models: "DeepSeek V3.2 (<｜DSML｜function_calls> <｜DSML｜invoke>)",
+        kind: block(
+            &["<｜DSML｜function_calls>", "<｜DSML｜tool_calls>"],
+            &["</｜DSML｜function_calls>", "</｜DSML｜tool_calls>"],
+            Body::Invoke("｜DSML｜"),
+        ),
+    },
+    Spec {
+        name: "kimi_k2",
+        models: "Kimi K2 (<|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>)",
+        kind: Kind::Tagged {
+            open: "<|tool_call_begin|>",
+            sep: "<|tool_call_argument_begin|>",
+            close: "<|tool_call_end|>",
+            section: &["<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"],
+            body: JSON,
+        },
+    },
+    Spec {
+        name: "step3",
+        models: "StepFun Step-3 (<｜tool_call_begin｜> <steptml:invoke>)",
+        kind: Kind::Tagged {
+            open: "<｜tool_call_begin｜>",
+            sep: "<｜tool_sep｜>",
+            close: "<｜tool_call_end｜>",
+            section: &["<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"],
+            body: Body::Invoke("steptml:"),
+        },
+    },
+    Spec {
+        name: "deepseek",
+        models: "DeepSeek V3 / R1 (function<｜tool▁sep｜>NAME + fenced JSON) and V3.1 (NAME<｜tool▁sep｜>JSON)",
+        kind: Kind::Tagged {
+            open: "<｜tool▁call▁begin｜>",
+            sep: "<｜tool▁sep｜>",
+            close: "<｜tool▁call▁end｜>",
+            section: DEEPSEEK_SECTION,
+            body: JSON,
+        },
+    },
+    Spec {
+        name: "minimax_m2",
+        models: "MiniMax-M2 (<minimax:tool_call> <invoke name=…>)",
+        kind: block(
+            &["<minimax:tool_call>"],
+            &["</minimax:tool_call>"],
+            Body::Invoke(""),
+        ),
+    },
+    Spec {
+        name: "seed_oss",
+        models: "ByteDance Seed-OSS (<seed:tool_call> <function=NAME>)",
+        kind: block(
+            &["<seed:tool_call>"],
+            &["</seed:tool_call>"],
+            Body::FunctionTags,
+        ),
+    },
+    Spec {
+        name: "longcat",
+        models: "LongCat-Flash (<longcat_tool_call>JSON)",
+        kind: block(&["<longcat_tool_call>"], &["</longcat_tool_call>"], JSON),
+    },
+    Spec {
+        name: "hermes",
+        models: "Qwen2.5/3, QwQ, Hermes, Granite 3.1+ (<tool_call>JSON</tool_call>); with auto also Qwen3-Coder XML and GLM-4.5 inside <tool_call>",
+        kind: block(TOOL_CALL, TOOL_CALL_END, Body::ToolCall),
+    },
+    Spec {
+        name: "qwen3_coder",
+        models: "Qwen3-Coder, Qwen3.5 (<tool_call><function=NAME><parameter=K>V</parameter>)",
+        kind: block(TOOL_CALL, TOOL_CALL_END, Body::FunctionTags),
+    },
+    Spec {
+        name: "glm45",
+        models: "GLM-4.5 / 4.6 / 4.7 (<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>)",
+        kind: block(TOOL_CALL, TOOL_CALL_END, Body::Glm),
+    },
+    Spec {
+        name: "lfm2",
+        models: "LiquidAI LFM2 (<|tool_call_start|>[f(a=1)]<|tool_call_end|>)",
+        kind: block(
+            &["<|tool_call_start|>"],
+            &["<|tool_call_end|>"],
+            Body::PythonicOrJson,
+        ),
+    },
+    Spec {
+        name: "llama4",
+        models: "Llama 4 pythonic (<|python_start|>[f(a=1)]<|python_end|>)",
+        kind: block(
+            &["<|python_start|>"],
+            &["<|python_end|>"],
+            Body::PythonicOrJson,
+        ),
+    },
+    Spec {
+        name: "granite",
+        models: "IBM Granite 3.0 (<|tool_call|>[JSON])",
+        kind: Kind::Prefix {
+            open: "<|tool_call|>",
+            body: JSON,
+        },
+    },
+    Spec {
+        name: "mistral",
+        models: "Mistral: [TOOL_CALLS][JSON array], [TOOL_CALLS]NAME{JSON}, [TOOL_CALLS]NAME[ARGS]{JSON}",
+        kind: Kind::Mistral,
+    },
+    Spec {
+        name: "command_r",
+        models: "Cohere Command R7B / A (<|START_ACTION|>[{tool_name, parameters}]<|END_ACTION|>)",
+        kind: block(&["<|START_ACTION|>"], &["<|END_ACTION|>"], JSON),
+    },
+    Spec {
+        name: "apertus",
+        models: "Swiss AI Apertus (<|tools_prefix|>[{NAME: {…}}]<|tools_suffix|>)",
+        kind: block(
+            &["<|tools_prefix|>"],
+            &["<|tools_suffix|>"],
+            Body::Json { name_is_key: true },
+        ),
+    },
+    Spec {
+        name: "internlm2",
+        models: "InternLM2 (<|action_start|><|plugin|>JSON<|action_end|>)",
+        kind: block(&["<|action_start|><|plugin|>"], &["<|action_end|>"], JSON),
+    },
+    Spec {
+        name: "gigachat3",
+        models: "GigaChat 3 (<|message_sep|>function call<|role_sep|>JSON)",
+        kind: Kind::Prefix {
+            open: "<|message_sep|>function call<|role_sep|>",
+            body: JSON,
+        },
+    },
+    Spec {
+        name: "nemotron",
+        models: "NVIDIA Nemotron (<TOOLCALL>[JSON]</TOOLCALL>)",
+        kind: block(&["<TOOLCALL>"], &["</TOOLCALL>"], JSON),
+    },
+    Spec {
+        name: "jamba",
+        models: "AI21 Jamba, Hunyuan-A13B, MiniMax-M1 (<tool_calls>JSON</tool_calls>)",
+        kind: block(&["<tool_calls>"], &["</tool_calls>"], JSON),
+    },
+    Spec {
+        name: "olmo3",
+        models: "Olmo 3 (<function_calls>f(a=1)</function_calls>)",
+        kind: block(
+            &["<function_calls>"],
+            &["</function_calls>"],
+            Body::Pythonic,
+        ),
+    },
+    Spec {
+        name: "granite_20b",
+        models: "granite-20b-functioncalling (<function_call> JSON)",
+        kind: Kind::Prefix {
+            open: "<function_call>",
+            body: JSON,
+        },
+    },
+    Spec {
+        name: "functionary",
+        models: "Functionary v3.1 (<function=NAME>JSON</function>), bare Qwen3-Coder <function=…>",
+        kind: block(&["<function="], &["</function>"], Body::FunctionTags),
+    },
+    Spec {
+        name: "functionary_v32",
+        models: "Functionary v3.2 (>>>NAME\\nJSON)",
+        kind: Kind::Functionary32,
+    },
+    Spec {
+        name: "phi4",
+        models: "Phi-4-mini, FireFunction v2 (functools[JSON])",
+        kind: Kind::Prefix {
+            open: "functools",
+            body: JSON,
+        },
+    },
+    Spec {
+        name: "llama3",
+        models: "Llama 3.x (<|python_tag|>JSON or NAME.call(…))",
+        kind: Kind::Prefix {
+            open: "<|python_tag|>",
+            body: Body::PythonicOrJson,
+        },
+    },
+    Spec {
+        name: "pythonic",
+        models: "Llama 3.2 pythonic, ToolACE ([f(a=1), g(b=2)] as the whole reply)",
+        kind: Kind::BarePythonic,
+    },
+    Spec {
+        name: "json",
+        models: "marker-less JSON: bare, fenced, {\"name\",\"arguments\"}, }{-glued, OpenAI / Anthropic shapes",
+        kind: Kind::Json,
+    },
+];
+
+/// What scanning a reply found.
+#[derive(Debug, Default)]
+pub(crate) struct Scanned {
+    pub items: Vec<Item>,
+    pub text: Option<String>,
+    pub reasoning: Vec<String>,
+    pub repairs: Vec<Repair>,
+    pub format: Option<&'static str>,
+}
+
+/// What one format found in (reasoning-blanked) text.
+#[derive(Debug, Default)]
+pub(crate) struct Out {
+    pub items: Vec<Item>,
+    /// Markup to leave out of the text.
+    pub cut: Vec<Range<usize>>,
+    pub repairs: Vec<Repair>,
+    /// For Harmony: the text and reasoning, taken from its channels.
+    pub text: Option<Vec<String>>,
+    pub reasoning: Vec<String>,
+}
+
+/// Scans a reply with the chosen format, or with each format in turn.
+pub(crate) fn scan(text: &str, ctx: &Ctx<'_>) -> Scanned {
+    let forced = ctx
+        .options
+        .format
+        .as_deref()
+        .filter(|f| *f != "auto")
+        .and_then(|f| TABLE.iter().find(|s| s.name == f));
+    let harmony_first = match forced {
+        Some(spec) => matches!(spec.kind, Kind::Harmony),
+        None => harmony::detect(text),
+    };
+    if harmony_first {
+        let out = harmony::scan(text, ctx);
+        return Scanned {
+            items: out.items,
+            text: super::scan::join_parts(out.text.iter().flatten().map(String::as_str)),
+            reasoning: out.reasoning,
+            repairs: out.repairs,
+            format: Some("harmony"),
+        };
+    }
+    let thinking = reasoning(text);
+    let visible = blank(text, &thinking.spans);
+    let mut chosen = (None, Out::default());
+    for spec in forced.map_or(TABLE, std::slice::from_ref) {
+        // `hermes` already tells `<tool_call>` bodies apart; these two are for --format.
+        let forced_only = matches!(spec.name, "qwen3_coder" | "glm45");
+        if matches!(spec.kind, Kind::Harmony) || (forced.is_none() && forced_only) {
+            continue;
+        }
+        let out = run_spec(spec, &visible, ctx);
+        if !out.items.is_empty() {
+            chosen = (Some(spec.name), out);
+            break;
+        }
+    }
+    let (format, mut out) = chosen;
+    let mut cut = thinking.spans.clone();
+    cut.append(&mut out.cut);
+    Scanned {
+        items: out.items,
+        text: remaining_text(text, &mut cut),
+        reasoning: thinking
+            .parts
+            .iter()
+            .map(|r| text[r.clone()].to_owned())
+            .collect(),
+        repairs: out.repairs,
+        format,
+    }
+}
+
+fn run_spec(spec: &Spec, text: &str, ctx: &Ctx<'_>) -> Out {
+    let mut out = Out::default();
+    match spec.kind {
+        Kind::Block { open, close, body } => blocks(text, ctx, open, close, body, &mut out),
+        Kind::Prefix { open, body } => prefixes(text, ctx, open, body, &mut out),
+        Kind::Tagged {
+            open,
+            sep,
+            close,
+            section,
+            body,
+        } => {
+            tagged(text, ctx, [open, sep, close], section, body, &mut out);
+        }
+        Kind::Mistral => mistral(text, ctx, &mut out),
+        Kind::Functionary32 => functionary32(text, ctx, &mut out),
+        Kind::BarePythonic => bare_pythonic(text, &mut out),
+        Kind::Json => markerless(text, ctx, &mut out),
+        Kind::Harmony => {}
+    }
+    out
+}
+
+fn blocks(text: &str, ctx: &Ctx<'_>, opens: &[&str], closes: &[&str], body: Body, out: &mut Out) {
+    let mut pos = 0;
+    while let Some((start, open_len)) = find_any(text, pos, opens) {
+        let body_start = start + open_len;
+        let close = find_any(text, body_start, closes);
+        let next = find_any(text, body_start, opens);
+        let (body_end, after, closed) = match (close, next) {
+            (Some((c, len)), n) if n.is_none_or(|(o, _)| c <= o) => (c, c + len, true),
+            (_, Some((o, _))) => (o, o, false),
+            (_, None) => (text.len(), text.len(), false),
+        };
+        // `<function=` is itself the start of the body.
+        let from = if opens == ["<function="] {
+            start
+        } else {
+            body_start
+        };
+        if decode(text, ctx, body, from..body_end, closed, out).is_some() {
+            out.cut.push(start..after);
+            pos = after.max(body_start);
+        } else {
+            pos = body_start;
+        }
+    }
+}
+
+fn prefixes(text: &str, ctx: &Ctx<'_>, open: &str, body: Body, out: &mut Out) {
+    let mut pos = 0;
+    while let Some(i) = text[pos..].find(open) {
+        let start = pos + i;
+        let body_start = start + open.len();
+        let body_end = text[body_start..]
+            .find(open)
+            .map_or(text.len(), |j| body_start + j);
+        match decode(text, ctx, body, body_start..body_end, false, out) {
+            Some(end) => {
+                out.cut.push(start..end);
+                pos = end.max(body_start);
+            }
+            None => pos = body_start,
+        }
+    }
+}
+
+/// Decodes one body into `out.items`; returns where the decoded part ends, or `None` (having
+/// added nothing) when the body holds no call, so the marker was only mentioned.
+fn decode(
+    text: &str,
+    ctx: &Ctx<'_>,
+    body: Body,
+    range: Range<usize>,
+    closed: bool,
+    out: &mut Out,
+) -> Option<usize> {
+    let at = skip_ws(text, range.start).min(range.end);
+    let rest = &text[at..range.end];
+    match body {
+        Body::Json { name_is_key } => json_seq(text, ctx, range, name_is_key, true, out),
+        Body::ToolCall => {
+            if rest.starts_with(['{', '[']) || rest.starts_with("```") {
+                json_seq(text, ctx, range, false, true, out)
+            } else if rest.starts_with("<function=") {
+                function_tags(text, range, closed, out)
+            } else if looks_like_glm(&text[range.start..range.end]) {
+                glm(text, range, closed, out)
+            } else {
+                None
+            }
+        }
+        Body::FunctionTags => function_tags(text, range, closed, out),
+        Body::Glm => glm(text, range, closed, out),
+        Body::Invoke(prefix) => invokes(text, range, closed, prefix, out),
+        Body::Pythonic => pythonic(text, range, out),
+        Body::PythonicOrJson => {
+            let n = ident_len(text, at);
+            if Py::looks_like_list(text, at) || (n > 0 && text[at + n..].starts_with(['(', '.'])) {
+                pythonic(text, range, out)
+            } else if rest.starts_with(['{', '[']) {
+                json_seq(text, ctx, range, false, true, out)
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// One or more JSON calls, separated by whitespace, `;` or `,` (or glued `}{`), possibly in
+/// code fences. `marked`: the text is inside call markers, so a JSON value that is not a call
+/// is an error rather than text.
+fn json_seq(
+    text: &str,
+    ctx: &Ctx<'_>,
+    range: Range<usize>,
+    name_is_key: bool,
+    marked: bool,
+    out: &mut Out,
+) -> Option<usize> {
+    let mut i = range.start;
+    let mut end = None;
+    loop {
+        i = skip_ws(text, i);
+        while i < range.end && matches!(text.as_bytes()[i], b';' | b',') {
+            i = skip_ws(text, i + 1);
+        }
+        if text[i..range.end].starts_with("```") {
+            i = text[i..range.end]
+                .find('\n')
+                .map_or(range.end, |n| i + n + 1);
+            end = Some(i);
+            continue;
+        }
+        if i >= range.end || !text[i..].starts_with(['{', '[']) {
+            break;
+        }
+        let (piece_end, complete) = match json_extent(&text[..range.end], i) {
+            Some(e) => (e, true),
+            None => (range.end, false),
+        };
+        json_piece(text, ctx, i..piece_end, complete, name_is_key, marked, out);
+        i = piece_end;
+        end = Some(i);
+    }
+    end
+}
+
+/// Decodes one JSON value holding calls.
+fn json_piece(
+    text: &str,
+    ctx: &Ctx<'_>,
+    range: Range<usize>,
+    complete: bool,
+    name_is_key: bool,
+    marked: bool,
+    out: &mut Out,
+) {
+    let piece = &text[range.clone()];
+    let mut mender = ctx.mender(Target::Any, Concat::First);
+    let mended = mender.mend(piece);
+    let cut_off = !complete || mended.as_ref().is_ok_and(|m| truncated(m.repairs(), piece));
+    if cut_off {
+        // Name the call from what was written, healed only to read it.
+        let mut lenient = crate::mend::Mender::new(crate::mend::Options {
+            target: Target::Any,
+            ..crate::mend::Options::default()
+        });
+        let healed = lenient
+            .mend(piece)
+            .ok()
+            .and_then(|m| serde_json::from_str::<Value>(&m.value()).ok());
+        let mut raws = Vec::new();
+        if let Some(v) = healed {
+            collect(v, name_is_key, false, &mut raws);
+        }
+        let first = raws.into_iter().next();
+        out.items.push(Item::Incomplete(Incomplete {
+            tool: first
+                .as_ref()
+                .and_then(|r| r.name.as_deref())
+                .map(|n| bare_name(n).0),
+            id: first.and_then(|r| r.id),
+            offset: range.start,
+            message: "its JSON ends before it is closed".into(),
+        }));
+        return;
+    }
+    let mended = match mended {
+        Ok(m) => m,
+        Err(error) => {
+            out.items.push(Item::failed(
+                None,
+                Error {
+                    code: error.code,
+                    message: format!("tool call JSON: {}", error.message),
+                    offset: error.offset.map(|o| o + range.start),
+                },
+            ));
+            return;
+        }
+    };
+    let repairs: Vec<Repair> = mended
+        .repairs()
+        .iter()
+        .cloned()
+        .map(|mut r| {
+            r.offset = r.offset.map(|o| o + range.start);
+            r
+        })
+        .collect();
+    let value: Value = match serde_json::from_str(&mended.value()) {
+        Ok(v) => v,
+        Err(_) => return,
+    };
+    let mut raws = Vec::new();
+    let shaped = collect(value, name_is_key, false, &mut raws);
+    if !shaped || raws.is_empty() {
+        if marked {
+            out.items.push(Item::failed(
+                None,
+                Error::at(
+                    Code::MissingField,
+                    range.start,
+                    "tool call JSON has no tool name (\"name\" or \"tool\")",
+                ),
+            ));
+        }
+        return;
+    }
+    if raws.len() == 1 {
+        raws[0].repairs.splice(0..0, repairs);
+    } else {
+        out.repairs.extend(repairs);
+    }
+    for mut raw in raws {
+        raw.offset = range.start;
+        out.items.push(Item::Call(raw));
+    }
+}
+
+const NAME_KEYS: &[&str] = &["tool", "name", "tool_name", "function", "recipient_name"];
+const ARG_KEYS: &[&str] = &["parameters", "arguments", "args", "input"];
+const ID_KEYS: &[&str] = &["id", "tool_call_id", "call_id"];
+
+/// The calls a JSON value holds, added to `raws`; false when some part is not call-shaped.
+/// `loose`: a call needs only a name (inside call markers); otherwise marker-less JSON must
+/// also carry an argument key or be the `{"tool", …}` envelope.
+pub(crate) fn collect(
+    value: Value,
+    name_is_key: bool,
+    strict_shape: bool,
+    raws: &mut Vec<Raw>,
+) -> bool {
+    match value {
+        Value::Array(items) => {
+            // Every element is collected (no short circuit), then all must have been calls.
+            let mut all = !items.is_empty();
+            for item in items {
+                all &= collect(item, name_is_key, strict_shape, raws);
+            }
+            all
+        }
+        Value::Object(map) => object_call(map, name_is_key, strict_shape, raws),
+        _ => false,
+    }
+}
+
+fn object_call(
+    mut map: Map<String, Value>,
+    name_is_key: bool,
+    strict_shape: bool,
+    raws: &mut Vec<Raw>,
+) -> bool {
+    for wrapper in ["tool_calls", "tool_call", "function_call"] {
+        if matches!(map.get(wrapper), Some(Value::Array(_) | Value::Object(_))) {
+            let inner = map.remove(wrapper).unwrap_or_default();
+            let before = raws.len();
+            let found = collect(inner, name_is_key, false, raws);
+            if wrapper == "function_call" {
+                encoded_arguments(&mut raws[before..]);
+            }
+            return found;
+        }
+    }
+    if let Some(Value::Object(function)) = map.get("function") {
+        // OpenAI: {"id", "type": "function", "function": {"name", "arguments"}}.
+        let mut function = function.clone();
+        if let Some(id) = ID_KEYS.iter().find_map(|k| map.get(*k)) {
+            function.insert("id".into(), id.clone());
+        }
+        let before = raws.len();
+        let found = object_call(function, false, false, raws);
+        encoded_arguments(&mut raws[before..]);
+        return found;
+    }
+    let name_key = NAME_KEYS
+        .iter()
+        .find(|k| matches!(map.get(**k), Some(Value::String(_))));
+    let args_key = ARG_KEYS.iter().find(|k| map.contains_key(**k));
+    let id = ID_KEYS.iter().find_map(|k| map.get(*k)).cloned();
+    let envelope = Some(envelope_problem(&map));
+    let (name, args) = match (name_key, args_key) {
+        (Some(nk), ak) => {
+            if strict_shape && ak.is_none() && *nk != "tool" {
+                return false;
+            }
+            let name = map.get(*nk).and_then(Value::as_str).map(str::to_owned);
+            let args = ak.and_then(|k| map.remove(*k));
+            (name, args)
+        }
+        (None, _) if name_is_key && map.len() == 1 => {
+            let (name, args) = map.into_iter().next().unwrap_or_default();
+            raws.push(Raw {
+                name: Some(name),
+                args: Args::Value(args),
+                ..Raw::default()
+            });
+            return true;
+        }
+        // `{"tool": 7, "parameters": …}`: the envelope, with a tool of the wrong type.
+        (None, _)
+            if map.contains_key("tool")
+                && (map.contains_key("parameters") || map.contains_key("terminate")) =>
+        {
+            (None, None)
+        }
+        _ => return false,
+    };
+    raws.push(Raw {
+        name,
+        id,
+        args: args.map_or(Args::Missing, Args::Value),
+        terminate: map.remove("terminate"),
+        envelope,
+        ..Raw::default()
+    });
+    true
+}
+
+/// OpenAI writes `arguments` as JSON text: that string is the wire form, not a repair.
+fn encoded_arguments(raws: &mut [Raw]) {
+    for raw in raws {
+        if let Args::Value(Value::String(text)) = &mut raw.args {
+            raw.args = Args::Encoded(std::mem::take(text));
+        }
+    }
+}
+
+/// Why an object is not the `{"tool": string, "parameters": object, "terminate": boolean}`
+/// envelope, if it is not.
+fn envelope_problem(map: &Map<String, Value>) -> Option<Error> {
+    type Check = fn(&Value) -> bool;
+    let fields: [(&str, Check, &str); 3] = [
+        ("tool", Value::is_string, "a string"),
+        ("parameters", Value::is_object, "an object"),
+        ("terminate", Value::is_boolean, "true or false"),
+    ];
+    for (field, check, want) in fields {
+        match map.get(field) {
+            None => {
+                return Some(Error::whole(
+                    Code::MissingField,
+                    format!("tool call has no \"{field}\" (--require-terminate)"),
+                ));
+            }
+            Some(v) if !check(v) => {
+                return Some(Error::whole(
+                    Code::WrongType,
+                    format!("\"{field}\" must be {want}, found {}", super::kind_of(v)),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+/// GLM writes the name right after `<tool_call>`, then a newline, `<arg_key>` or the close;
+/// `<tool_call> tags` in prose is a mention.
+fn looks_like_glm(body: &str) -> bool {
+    let n = body.bytes().take_while(|b| is_name_byte(*b)).count();
+    if n == 0 || body[..n].ends_with(['.', ':', '-']) {
+        return false;
+    }
+    let after = &body[n..];
+    after.is_empty()
+        || after.starts_with(['\n', '\r'])
+        || after.starts_with("<arg_key>")
+        || after.starts_with("</tool_call>")
+}
+
+/// The text between `from` and the first of `ends` (within `limit`): `(end, found)`.
+fn until(text: &str, from: usize, limit: usize, ends: &[&str]) -> (usize, Option<usize>) {
+    match find_any(&text[..limit], from, ends) {
+        Some((i, len)) => (i, Some(i + len)),
+        None => (limit, None),
+    }
+}
+
+/// One leading and one trailing newline stripped, as Qwen3-Coder writes values.
+fn xml_value(raw: &str) -> String {
+    let raw = raw
+        .strip_prefix("\r\n")
+        .or_else(|| raw.strip_prefix('\n'))
+        .unwrap_or(raw);
+    let raw = raw
+        .strip_suffix("\r\n")
+        .or_else(|| raw.strip_suffix('\n'))
+        .unwrap_or(raw);
+    raw.to_owned()
+}
+
+/// `<function=NAME>…</function>` tags in `range`.
+fn function_tags(text: &str, range: Range<usize>, closed: bool, out: &mut Out) -> Option<usize> {
+    let mut pos = range.start;
+    let mut any = false;
+    while let Some(i) = text[pos..range.end].find("<function=") {
+        let start = pos + i;
+        let name_start = start + "<function=".len();
+        let Some(gt) = text[name_start..range.end].find('>') else {
+            out.items.push(Item::Incomplete(Incomplete {
+                tool: None,
+                id: None,
+                offset: start,
+                message: "it ends inside its <function=…> tag".into(),
+            }));
+            return Some(range.end);
+        };
+        let name = text[name_start..name_start + gt]
+            .trim()
+            .trim_matches(['"', '\'']);
+        if name.is_empty() || !name.bytes().all(is_name_byte) {
+            pos = name_start;
+            continue;
+        }
+        any = true;
+        let content_start = name_start + gt + 1;
+        let (content_end, after) = until(text, content_start, range.end, &["</function>"]);
+        let complete = after.is_some() || closed;
+        function_body(text, name, start, content_start..content_end, complete, out);
+        pos = after.unwrap_or(range.end);
+    }
+    any.then_some(range.end)
+}
+
+fn function_body(
+    text: &str,
+    name: &str,
+    offset: usize,
+    range: Range<usize>,
+    complete: bool,
+    out: &mut Out,
+) {
+    let at = skip_ws(text, range.start).min(range.end);
+    let content = &text[at..range.end];
+    let incomplete = |message: &str| {
+        Item::Incomplete(Incomplete {
+            tool: Some(bare_name(name).0),
+            id: None,
+            offset,
+            message: message.to_owned(),
+        })
+    };
+    if content.starts_with(['{', '[']) {
+        // Functionary v3.1: the arguments are JSON; their end decides completeness.
+        out.items.push(Item::Call(Raw {
+            name: Some(name.to_owned()),
+            args: Args::Text(content.trim_end().to_owned()),
+            offset,
+            ..Raw::default()
+        }));
+        return;
+    }
+    if !complete {
+        out.items.push(incomplete("it ends before </function>"));
+        return;
+    }
+    let mut fields = Vec::new();
+    let mut pos = range.start;
+    while let Some(i) = text[pos..range.end].find("<parameter=") {
+        let key_start = pos + i + "<parameter=".len();
+        let Some(gt) = text[key_start..range.end].find('>') else {
+            out.items
+                .push(incomplete("it ends inside a <parameter=…> tag"));
+            return;
+        };
+        let key = text[key_start..key_start + gt]
+            .trim()
+            .trim_matches(['"', '\'']);
+        let value_start = key_start + gt + 1;
+        let (value_end, after) = until(
+            text,
+            value_start,
+            range.end,
+            &["</parameter>", "<parameter=", "</function>"],
+        );
+        let closed_tag = after.is_some_and(|a| text[value_end..a].starts_with("</parameter>"));
+        fields.push((
+            key.to_owned(),
+            Field::Text(xml_value(&text[value_start..value_end])),
+        ));
+        pos = if closed_tag {
+            after.unwrap_or(range.end)
+        } else {
+            value_end
+        };
+    }
+    out.items.push(Item::Call(Raw {
+        name: Some(name.to_owned()),
+        args: Args::Fields(fields),
+        offset,
+        ..Raw::default()
+    }));
+}
+
+/// GLM-4.5: `NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>…` (one call per block).
+fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) -> Option<usize> {
+    let lead =
+        text[range.clone()].len() - text[range.clone()].trim_start_matches(['\n', '\r']).len();
+    if !looks_like_glm(&text[range.start + lead..range.end]) {
+        return None;
+    }
+    let at = range.start + lead;
+    let n = text[at..range.end]
+        .bytes()
+        .take_while(|b| is_name_byte(*b))
+        .count();
+    if n == 0 {
+        return None;
+    }
+    let name = &text[at..at + n];
+    if !closed {
+        out.items.push(Item::Incomplete(Incomplete {
+            tool: Some(bare_name(name).0),
+            id: None,
+            offset: range.start,
+            message: "it ends before </tool_call>".into(),
+        }));
+        return Some(range.end);
+    }
+    let mut fields = Vec::new();
+    let mut pos = at + n;
+    while let Some(i) = text[pos..range.end].find("<arg_key>") {
+        let key_start = pos + i + "<arg_key>".len();
+        let (key_end, after_key) = until(text, key_start, range.end, &["</arg_key>"]);
+        let value_open = after_key.map(|a| skip_ws(text, a));
+        let value = value_open
+            .filter(|&v| text[v..range.end].starts_with("<arg_value>"))
+            .map(|v| {
+                let vs = v + "<arg_value>".len();
+                let (ve, after) = until(text, vs, range.end, &["</arg_value>"]);
+                (vs..ve, after.unwrap_or(range.end))
+            });
+        let key = text[key_start..key_end].trim().to_owned();
+        match value {
+            Some((span, after)) => {
+                fields.push((key, Field::TextOrJson(text[span].to_owned())));
+                pos = after;
+            }
+            None => {
+                fields.push((key, Field::Value(Value::Null)));
+                pos = after_key.unwrap_or(range.end);
+            }
+        }
+    }
+    out.items.push(Item::Call(Raw {
+        name: Some(name.to_owned()),
+        args: Args::Fields(fields),
+        offset: range.start,
+        ..Raw::default()
+    }));
+    Some(range.end)
+}
+
+/// The value of attribute `key` in a tag's text (`name="x"`, `name='x'` or `name=x`).
+fn attr(tag: &str, key: &str) -> Option<String> {
+    let mut pos = 0;
+    while let Some(i) = tag[pos..].find(key) {
+        let at = pos + i;
+        let before_ok = at == 0 || tag.as_bytes()[at - 1].is_ascii_whitespace();
+        let after = at + key.len();
+        if before_ok && tag[after..].starts_with('=') {
+            let v = &tag[after + 1..];
+            return Some(match v.chars().next() {
+                Some(q @ ('"' | '\'')) => v[1..].split(q).next().unwrap_or_default().to_owned(),
+                _ => v
+                    .split(|c: char| c.is_whitespace() || c == '>' || c == '/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+            });
+        }
+        pos = after;
+    }
+    None
+}
+
+/// `<Pinvoke name="X">` calls with `<Pparameter name="K">V</Pparameter>` values.
+fn invokes(
+    text: &str,
+    range: Range<usize>,
+    closed: bool,
+    prefix: &str,
+    out: &mut Out,
+) -> Option<usize> {
+    let open = format!("<{prefix}invoke");
+    let close = format!("</{prefix}invoke>");
+    let p_open = format!("<{prefix}parameter");
+    let p_close = format!("</{prefix}parameter>");
+    let mut pos = range.start;
+    let mut any = false;
+    while let Some(i) = text[pos..range.end].find(&open) {
+        let start = pos + i;
+        let Some(gt) = text[start..range.end].find('>') else {
+            out.items.push(Item::Incomplete(Incomplete {
+                tool: None,
+                id: None,
+                offset: start,
+                message: "it ends inside its <invoke> tag".into(),
+            }));
+            return Some(range.end);
+        };
+        let tag = &text[start + open.len()..start + gt];
+        let name = attr(tag, "name").unwrap_or_default();
+        any = true;
+        let content_start = start + gt + 1;
+        let (content_end, after) = until(text, content_start, range.end, &[close.as_str()]);
+        if after.is_none() && !closed {
+            out.items.push(Item::Incomplete(Incomplete {
+                tool: (!name.is_empty()).then(|| bare_name(&name).0),
+                id: None,
+                offset: start,
+                message: format!("it ends before {close}"),
+            }));
+            return Some(range.end);
+        }
+        let mut fields = Vec::new();
+        let mut p = content_start;
+        while let Some(j) = text[p..content_end].find(&p_open) {
+            let tag_start = p + j + p_open.len();
+            let Some(gt) = text[tag_start..content_end].find('>') else {
+                break;
+            };
+            let tag = &text[tag_start..tag_start + gt];
+            let key = attr(tag, "name").unwrap_or_default();
+            let is_json = attr(tag, "string").is_some_and(|s| s == "false");
+            let value_start = tag_start + gt + 1;
+            let (value_end, after) = until(text, value_start, content_end, &[p_close.as_str()]);
+            let value = xml_value(&text[value_start..value_end]);
+            fields.push((
+                key,
+                if is_json {
+                    Field::Json(value)
+                } else {
+                    Field::Text(value)
+                },
+            ));
+            p = after.unwrap_or(content_end);
+        }
+        out.items.push(Item::Call(Raw {
+            name: Some(name),
+            args: Args::Fields(fields),
+            offset: start,
+            ..Raw::default()
+        }));
+        pos = after.unwrap_or(range.end);
+    }
+    any.then_some(range.end)
+}
+
+/// Python calls: a `[…]` list, or one call per line.
+fn pythonic(text: &str, range: Range<usize>, out: &mut Out) -> Option<usize> {
+    let at = skip_ws(text, range.start).min(range.end);
+    let mut py = Py::new(text, at, range.end);
+    let result = if text[at..range.end].starts_with('[') {
+        py.list()
+    } else {
+        let mut calls = Vec::new();
+        loop {
+            py.pos = skip_ws(text, py.pos).min(range.end);
+            if py.pos >= range.end {
+                break Ok(calls);
+            }
+            let before = py.pos;
+            match py.call() {
+                Ok(call) => calls.push(call),
+                // Tokens after the calls (`<|eom_id|>`) end them.
+                Err(PyError::Syntax(..)) if !calls.is_empty() => {
+                    py.pos = before;
+                    break Ok(calls);
+                }
+                Err(e) => break Err(e),
+            }
+        }
+    };
+    match result {
+        Ok(calls) if calls.is_empty() => None,
+        Ok(calls) => {
+            for call in calls {
+                out.items.push(Item::Call(Raw {
+                    name: Some(call.name),
+                    args: Args::Fields(
+                        call.args
+                            .into_iter()
+                            .map(|(k, v)| (k, Field::Value(v)))
+                            .collect(),
+                    ),
+                    offset: call.start,
+                    ..Raw::default()
+                }));
+            }
+            Some(py.pos)
+        }
+        Err(PyError::Truncated) => {
+            let n = ident_len(
+                text,
+                skip_ws(text, at + usize::from(text[at..].starts_with('['))),
+            );
+            let name_at = skip_ws(text, at + usize::from(text[at..].starts_with('[')));
+            out.items.push(Item::Incomplete(Incomplete {
+                tool: (n > 0).then(|| text[name_at..name_at + n].to_owned()),
+                id: None,
+                offset: at,
+                message: "its Python call ends before it is closed".into(),
+            }));
+            Some(range.end)
+        }
+        Err(PyError::Syntax(offset, what)) => {
+            out.items.push(Item::failed(
+                None,
+                Error::at(
+                    Code::InvalidJson,
+                    offset,
+                    format!("not a Python call with literal arguments: {what}"),
+                ),
+            ));
+            Some(range.end)
+        }
+    }
+}
+
+/// `[f(a=1), …]` as the whole reply (after reasoning); text after the list stays text.
+fn bare_pythonic(text: &str, out: &mut Out) {
+    let at = skip_ws(text, 0);
+    if !Py::looks_like_list(text, at) {
+        return;
+    }
+    let mut py = Py::new(text, at, text.len());
+    match py.list() {
+        Ok(calls) => {
+            for call in calls {
+                out.items.push(Item::Call(Raw {
+                    name: Some(call.name),
+                    args: Args::Fields(
+                        call.args
+                            .into_iter()
+                            .map(|(k, v)| (k, Field::Value(v)))
+                            .collect(),
+                    ),
+                    offset: call.start,
+                    ..Raw::default()
+                }));
+            }
+            out.cut.push(at..py.pos);
+        }
+        Err(PyError::Truncated) => {
+            let name_at = skip_ws(text, at + 1);
+            let n = ident_len(text, name_at);
+            out.items.push(Item::Incomplete(Incomplete {
+                tool: Some(text[name_at..name_at + n].to_owned()),
+                id: None,
+                offset: at,
+                message: "its Python call ends before it is closed".into(),
+            }));
+            out.cut.push(at..text.len());
+        }
+        Err(PyError::Syntax(..)) => {}
+    }
+}
+
+/// DeepSeek, Kimi K2 and Step-3: `open HEAD sep ARGS close` per call.
+fn tagged(
+    text: &str,
+    ctx: &Ctx<'_>,
+    [open, sep, close]: [&str; 3],
+    section: &[&str],
+    body: Body,
+    out: &mut Out,
+) {
+    let _ = ctx;
+    let mut pos = 0;
+    let mut any = false;
+    while let Some(i) = text[pos..].find(open) {
+        let start = pos + i;
+        let head_start = start + open.len();
+        let next_open = text[head_start..]
+            .find(open)
+            .map_or(text.len(), |j| head_start + j);
+        let limit =
+            find_any(text, head_start, section).map_or(next_open, |(s, _)| s.min(next_open));
+        any = true;
+        let Some(sep_at) = text[head_start..limit].find(sep).map(|j| head_start + j) else {
+            let head = text[head_start..limit].trim();
+            let (tool, id) = if head.is_empty() || head == "function" {
+                (None, None)
+            } else {
+                let (tool, id) = bare_name(head);
+                (Some(tool), id)
+            };
+            out.items.push(Item::Incomplete(Incomplete {
+                tool: tool.filter(|t| !t.is_empty()),
+                id: id.map(Value::String),
+                offset: start,
+                message: format!("it ends before {sep}"),
+            }));
+            out.cut.push(start..limit);
+            pos = limit.max(head_start);
+            continue;
+        };
+        let head = text[head_start..sep_at].trim();
+        let args_start = sep_at + sep.len();
+        let (args_end, after) = until(text, args_start, limit, &[close]);
+        let complete = after.is_some();
+        let call_end = after.unwrap_or(args_end);
+        out.cut.push(start..call_end);
+        pos = call_end.max(head_start);
+        if let Body::Invoke(prefix) = body {
+            invokes(text, args_start..args_end, complete, prefix, out);
+            continue;
+        }
+        let (name, args) = if head == "function" {
+            // DeepSeek V3 / R1: the name is on the first line, then a fenced JSON block.
+            let rest = &text[args_start..args_end];
+            match rest.split_once('\n') {
+                Some((name, args)) => (name.trim().to_owned(), args),
+                None => (rest.trim().to_owned(), ""),
+            }
+        } else {
+            (head.to_owned(), &text[args_start..args_end])
+        };
+        let args = strip_fence(args.trim());
+        if !complete
+            && (args.is_empty() || (args.starts_with(['{', '[']) && json_extent(args, 0).is_none()))
+        {
+            out.items.push(Item::Incomplete(Incomplete {
+                tool: Some(bare_name(&name).0).filter(|n| !n.is_empty()),
+                id: None,
+                offset: start,
+                message: format!("it ends before {close}"),
+            }));
+            continue;
+        }
+        out.items.push(Item::Call(Raw {
+            name: Some(name),
+            args: Args::Text(args.to_owned()),
+            offset: start,
+            ..Raw::default()
+        }));
+    }
+    if any {
+        for marker in section {
+            let mut p = 0;
+            while let Some(j) = text[p..].find(marker) {
+                out.cut.push(p + j..p + j + marker.len());
+                p += j + marker.len();
+            }
+        }
+    }
+}
+
+/// The JSON inside a markdown code fence, or the text as it is.
+fn strip_fence(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("```") else {
+        return text;
+    };
+    let body = rest.split_once('\n').map_or("", |(_, b)| b);
+    body.trim_end().strip_suffix("```").unwrap_or(body).trim()
+}
+
+/// Mistral: `[TOOL_CALLS]` then a JSON array (pre-v11), `NAME{json}` (v11) or
+/// `NAME[ARGS]{json}` with an optional `[CALL_ID]id` (v13).
+fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
+    const MARK: &str = "[TOOL_CALLS]";
+    let mut pos = 0;
+    while let Some(i) = text[pos..].find(MARK) {
+        let start = pos + i;
+        let after = start + MARK.len();
+        let segment_end = text[after..].find(MARK).map_or(text.len(), |j| after + j);
+        let at = skip_ws(text, after).min(segment_end);
+        pos = after;
+        if text[at..].starts_with(['[', '{']) {
+            if let Some(end) = json_seq(text, ctx, at..segment_end, false, true, out) {
+                out.cut.push(start..end);
+                pos = end.max(after);
+            }
+            continue;
+        }
+        let n = text[at..segment_end]
+            .bytes()
+            .take_while(|b| is_name_byte(*b))
+            .count();
+        if n == 0 {
+            continue;
+        }
+        let name = &text[at..at + n];
+        let mut j = at + n;
+        let mut id = None;
+        if text[j..].starts_with("[CALL_ID]") {
+            j += "[CALL_ID]".len();
+            let m = text[j..segment_end]
+                .bytes()
+                .take_while(u8::is_ascii_alphanumeric)
+                .count();
+            id = Some(Value::String(text[j..j + m].to_owned()));
+            j += m;
+        }
+        if text[j..].starts_with("[ARGS]") {
+            j += "[ARGS]".len();
+        }
+        j = skip_ws(text, j).min(segment_end);
+        if !text[j..segment_end].starts_with(['{', '[']) {
+            if j >= segment_end {
+                out.items.push(Item::Incomplete(Incomplete {
+                    tool: Some(name.to_owned()),
+                    id,
+                    offset: start,
+                    message: "it ends before its arguments".into(),
+                }));
+                out.cut.push(start..segment_end);
+                pos = segment_end.max(after);
+            }
+            continue;
+        }
+        let end = json_extent(&text[..segment_end], j).unwrap_or(segment_end);
+        out.items.push(Item::Call(Raw {
+            name: Some(name.to_owned()),
+            id,
+            args: Args::Text(text[j..end].to_owned()),
+            offset: start,
+            ..Raw::default()
+        }));
+        out.cut.push(start..end);
+        pos = end.max(after);
+    }
+}
+
+/// Functionary v3.2: `>>>NAME\n{json}` per call; `>>>all\n` (or a leading `all\n`) starts text.
+fn functionary32(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
+    let _ = ctx;
+    let mut pos = 0;
+    let mut any = false;
+    let mut cuts = Vec::new();
+    while let Some(i) = text[pos..].find(">>>") {
+        let start = pos + i;
+        let name_at = start + 3;
+        let n = text[name_at..]
+            .bytes()
+            .take_while(|b| is_name_byte(*b))
+            .count();
+        pos = name_at;
+        if n == 0 || !text[name_at + n..].starts_with('\n') {
+            continue;
+        }
+        let name = &text[name_at..name_at + n];
+        let body_start = name_at + n + 1;
+        if name == "all" {
+            cuts.push(start..body_start);
+            pos = body_start;
+            continue;
+        }
+        let body_end = text[body_start..]
+            .find(">>>")
+            .map_or(text.len(), |j| body_start + j);
+        let at = skip_ws(text, body_start).min(body_end);
+        let args = if text[at..].starts_with('{') {
+            let end = json_extent(&text[..body_end], at).unwrap_or(body_end);
+            cuts.push(start..end);
+            pos = end;
+            Args::Text(text[at..end].to_owned())
+        } else if name == "python" {
+            cuts.push(start..body_end);
+            pos = body_end;
+            let mut code = Map::new();
+            code.insert(
+                "code".into(),
+                Value::String(text[body_start..body_end].trim().to_owned()),
+            );
+            Args::Value(Value::Object(code))
+        } else {
+            continue;
+        };
+        any = true;
+        out.items.push(Item::Call(Raw {
+            name: Some(name.to_owned()),
+            args,
+            offset: start,
+            ..Raw::default()
+        }));
+    }
+    if any {
+        let lead = skip_ws(text, 0);
+        if text[lead..].starts_with("all\n") {
+            cuts.push(lead..lead + 4);
+        }
+        out.cut.extend(cuts);
+    }
+}
+
+/// Marker-less JSON: call-shaped objects or arrays anywhere in the text, bare or fenced.
+/// With tools, one that is not the whole reply counts only when it names a known tool.
+fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    // Each bracket that never closes costs a pass to the end of the text; a few are looked
+    // at (the call cut off at the end among them), then the scan stops, so work stays linear.
+    let mut unclosed = 0;
+    while let Some(j) = memchr::memchr2(b'{', b'[', &bytes[i..]) {
+        let start = i + j;
+        let (end, complete) = match json_extent(text, start) {
+            Some(e) => (e, true),
+            None if unclosed == 8 => break,
+            None => {
+                unclosed += 1;
+                (text.len(), false)
+            }
+        };
+        let piece = &text[start..end];
+        let mut mender = ctx.mender(Target::Any, Concat::First);
+        let Ok(mended) = mender.mend(piece) else {
+            i = start + 1;
+            continue;
+        };
+        let cut_off = !complete || truncated(mended.repairs(), piece);
+        let repairs = mended.repairs().to_vec();
+        let Ok(value) = serde_json::from_str::<Value>(&mended.value()) else {
+            i = start + 1;
+            continue;
+        };
+        let mut raws = Vec::new();
+        let shaped = collect(value, false, true, &mut raws) && !raws.is_empty();
+        if !shaped {
+            // A complete value that is not a call: skip it whole (a call is never inside one
+            // that is not a call wrapper, and wrappers were looked into).
+            i = if complete { end } else { start + 1 };
+            continue;
+        }
+        let (span, whole) = fenced_span(text, start, end);
+        let attempt = whole || raws.iter().any(|r| r.terminate.is_some());
+        if !attempt
+            && !raws
+                .iter()
+                .all(|r| r.name.as_deref().is_some_and(|n| ctx.knows(n)))
+        {
+            i = end;
+            continue;
+        }
+        if cut_off {
+            let first = raws.into_iter().next();
+            out.items.push(Item::Incomplete(Incomplete {
+                tool: first
+                    .as_ref()
+                    .and_then(|r| r.name.as_deref())
+                    .map(|n| bare_name(n).0),
+                id: first.and_then(|r| r.id),
+                offset: start,
+                message: "its JSON ends before it is closed".into(),
+            }));
+            out.cut.push(span);
+            return;
+        }
+        let repairs: Vec<Repair> = repairs
+            .into_iter()
+            .map(|mut r| {
+                r.offset = r.offset.map(|o| o + start);
+                r
+            })
+            .collect();
+        if raws.len() == 1 {
+            raws[0].repairs = repairs;
+        } else {
+            out.repairs.extend(repairs);
+        }
+        for mut raw in raws {
+            raw.offset = start;
+            out.items.push(Item::Call(raw));
+        }
+        out.cut.push(span);
+        i = end;
+    }
+}
+
+/// The span of a JSON value with the code fence around it, if any, and whether it is the
+/// whole text.
+fn fenced_span(text: &str, start: usize, end: usize) -> (Range<usize>, bool) {
+    let before = text[..start].trim_end();
+    let after = text[end..].trim_start();
+    let mut span = start..end;
+    let mut fence_before = None;
+    if let Some(line_start) = before.rfind("```") {
+        let tag = &before[line_start + 3..];
+        if tag.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            fence_before = Some(line_start);
+        }
+    }
+    if let Some(fs) = fence_before
+        && after.starts_with("```")
+    {
+        span = fs..(text.len() - after.len() + 3);
+    }
+    let whole = text[..span.start].trim().is_empty() && text[span.end..].trim().is_empty();
+    (span, whole)
+}

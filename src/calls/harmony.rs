@@ -1,0 +1,113 @@
+//! gpt-oss Harmony: messages `<|start|>assistant<|channel|>CHANNEL [to=RECIPIENT]
+//! [<|constrain|>json]<|message|>CONTENT<|end|>|<|call|>|<|return|>`.
+//!
+//! A message with a recipient (`to=functions.NAME`, before or after the channel) is a call, on
+//! whatever channel (gpt-oss addresses tools from `analysis` too). Without one, `analysis` is
+//! reasoning and `final` and `commentary` are text. `<|call|>` is a stop token and is often
+//! missing: a call with no terminator is complete when its JSON is.
+
+use super::formats::Out;
+use super::{Args, Ctx, Incomplete, Item, Raw};
+
+const MESSAGE: &str = "<|message|>";
+const ENDS: &[&str] = &[
+    "<|end|>",
+    "<|call|>",
+    "<|return|>",
+    "<|start|>",
+    "<|channel|>",
+];
+
+/// Whether the text is written in Harmony.
+pub(crate) fn detect(text: &str) -> bool {
+    text.contains("<|channel|>")
+        || (text.contains(MESSAGE)
+            && (text.contains("<|start|>") || text.contains("to=functions.")))
+}
+
+pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> Out {
+    let mut out = Out::default();
+    let mut texts = Vec::new();
+    let mut pos = 0;
+    loop {
+        let Some(i) = text[pos..].find(MESSAGE) else {
+            let rest = strip_markers(&text[pos..]);
+            if !rest.trim().is_empty() {
+                texts.push(rest);
+            }
+            break;
+        };
+        let m = pos + i;
+        let segment = &text[pos..m];
+        let header_start = ["<|start|>", "<|channel|>"]
+            .iter()
+            .filter_map(|k| segment.find(k))
+            .min()
+            .unwrap_or(0);
+        let orphan = strip_markers(&segment[..header_start]);
+        if !orphan.trim().is_empty() {
+            texts.push(orphan);
+        }
+        let header = &segment[header_start..];
+        let content_start = m + MESSAGE.len();
+        let (content_end, terminator) = match super::scan::find_any(text, content_start, ENDS) {
+            Some((e, len)) => (e, Some(&text[e..e + len])),
+            None => (text.len(), None),
+        };
+        let content = &text[content_start..content_end];
+        let channel = word_after(header, "<|channel|>");
+        match word_after(header, "to=") {
+            Some(recipient) => {
+                let name = recipient.strip_prefix("functions.").unwrap_or(recipient);
+                if terminator.is_none() && content.trim().is_empty() {
+                    out.items.push(Item::Incomplete(Incomplete {
+                        tool: Some(name.to_owned()),
+                        id: None,
+                        offset: pos + header_start,
+                        message: "it ends before its arguments".into(),
+                    }));
+                } else {
+                    out.items.push(Item::Call(Raw {
+                        name: Some(name.to_owned()),
+                        args: Args::Text(content.trim().to_owned()),
+                        offset: pos + header_start,
+                        ..Raw::default()
+                    }));
+                }
+            }
+            None if channel == Some("analysis") => out.reasoning.push(content.trim().to_owned()),
+            None => texts.push(content.trim().to_owned()),
+        }
+        // `<|start|>` and `<|channel|>` open the next header; the others end this message.
+        pos = match terminator {
+            Some(t @ ("<|end|>" | "<|call|>" | "<|return|>")) => content_end + t.len(),
+            _ => content_end,
+        };
+    }
+    out.text = Some(texts);
+    out
+}
+
+/// The word after `key` in a header (`<|channel|>commentary`, `to=functions.x`).
+fn word_after<'h>(header: &'h str, key: &str) -> Option<&'h str> {
+    let at = header.find(key)? + key.len();
+    let rest = &header[at..];
+    let end = rest
+        .find(|c: char| c.is_whitespace() || c == '<')
+        .unwrap_or(rest.len());
+    Some(&rest[..end]).filter(|w| !w.is_empty())
+}
+
+fn strip_markers(text: &str) -> String {
+    let mut out = text.to_owned();
+    for marker in [
+        "<|start|>assistant",
+        "<|start|>",
+        "<|end|>",
+        "<|return|>",
+        "<|call|>",
+    ] {
+        out = out.replace(marker, "");
+    }
+    out.trim().to_owned()
+}

@@ -1,0 +1,784 @@
+//! The `calls` extractor: finds the tool calls in a raw model reply and normalizes each to
+//! `{"tool", "parameters", "terminate"?, "id"?}`.
+//!
+//! A reply goes through these steps:
+//! 1. reasoning (`<think>…</think>`, `[THINK]…[/THINK]`, Harmony's `analysis` channel, …) is
+//!    set apart; calls written inside it are not calls;
+//! 2. the call markup is found: with [`CallOptions::format`] unset, the formats of
+//!    [`format_names`] are tried most specific first and the first that finds a call wins;
+//!    marker-less JSON comes last;
+//! 3. every call's arguments go through the args pipeline ([`crate::Mender`]), so
+//!    double-encoded and broken arguments are mended and the repairs reported; values of
+//!    XML-style formats are typed by the tool's schema;
+//! 4. with tools, each call is checked against its tool.
+//!
+//! A call that was cut off is never healed into a call: it is listed in
+//! [`Extracted::incomplete`] and the reply fails with `incomplete_call`.
+//!
+//! ```
+//! use toolmend::calls::{extract, CallOptions};
+//!
+//! let reply = "<think>The user wants the weather.</think>Checking.\n\
+//!              <tool_call>\n{\"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\": \\\"Oslo\\\"}\"}\n</tool_call>";
+//! let found = extract(reply, &CallOptions::default()).unwrap();
+//! assert_eq!(found.calls[0].tool, "get_weather");
+//! assert_eq!(found.calls[0].parameters["city"], "Oslo");
+//! assert_eq!(found.calls[0].repairs[0].kind.as_str(), "unquote");
+//! assert_eq!(found.text.as_deref(), Some("Checking."));
+//! assert_eq!(found.reasoning.as_deref(), Some("The user wants the weather."));
+//!
+//! let cut = extract("<tool_call>{\"name\": \"rm\", \"arguments\": {\"path\": \"/tmp/x\", \"dry", &CallOptions::default());
+//! let failure = cut.unwrap_err();
+//! assert_eq!(failure.error.code.as_str(), "incomplete_call");
+//! assert_eq!(failure.extracted.unwrap().incomplete[0].tool.as_deref(), Some("rm"));
+//! ```
+
+mod filter;
+mod formats;
+mod harmony;
+mod message;
+mod pythonic;
+mod scan;
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{Code, Error};
+use crate::mend::{Concat, Mender, Options, Target};
+use crate::repair::{Repair, RepairKind};
+use crate::tools::{Tool, Tools};
+
+pub use filter::{CallsFilter, CallsFilterOptions, Shape};
+pub use message::extract_message;
+
+/// Settings of the extractor.
+#[derive(Debug, Clone)]
+pub struct CallOptions {
+    /// The format to decode (one of [`format_names`]); `None` detects it by its markers.
+    pub format: Option<String>,
+    /// The tools calls are checked against: unknown names fail with `unknown_tool`, parameters
+    /// are validated against the tool's schema, and marker-less JSON counts only when it names
+    /// a known tool.
+    pub tools: Option<Arc<Tools>>,
+    /// Each call must be the envelope `{"tool": string, "parameters": object, "terminate":
+    /// boolean}`; anything else fails with `missing_field` or `wrong_type`.
+    pub require_terminate: bool,
+    /// No repairs of arguments (see [`Options::strict`]).
+    pub strict: bool,
+    /// See [`Options::max_depth`].
+    pub max_depth: u32,
+    /// See [`Options::max_nesting`].
+    pub max_nesting: usize,
+}
+
+impl Default for CallOptions {
+    fn default() -> CallOptions {
+        let defaults = Options::default();
+        CallOptions {
+            format: None,
+            tools: None,
+            require_terminate: false,
+            strict: false,
+            max_depth: defaults.max_depth,
+            max_nesting: defaults.max_nesting,
+        }
+    }
+}
+
+/// The names `--format` accepts, most specific first (the order `auto` tries them in).
+pub fn format_names() -> impl Iterator<Item = &'static str> {
+    formats::TABLE.iter().map(|spec| spec.name)
+}
+
+/// The formats with the models that emit them, for `--help`.
+pub fn format_help() -> String {
+    let mut out = String::new();
+    for spec in formats::TABLE {
+        out.push_str(&format!("  {:<16} {}\n", spec.name, spec.models));
+    }
+    out
+}
+
+/// One tool call, normalized.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// The bare tool name (`functions.x:0` gives `x`).
+    pub tool: String,
+    /// The arguments, always an object (`{}` when the reply gave none, `null` or `""`).
+    pub parameters: Map<String, Value>,
+    /// The envelope's `terminate`, when the reply had one.
+    pub terminate: Option<bool>,
+    /// The call's id, when the format has one.
+    pub id: Option<Value>,
+    /// What was repaired to get this call: offsets of the call's JSON are in the reply, those
+    /// of arguments given as a string are in that string's text.
+    pub repairs: Vec<Repair>,
+    /// Argument objects written after the first that this call does not use (concatenated
+    /// arguments to a tool that is not read-only).
+    pub dropped: Vec<Value>,
+}
+
+/// A call that was cut off before its end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Incomplete {
+    /// The tool's name, when it was written before the cut.
+    pub tool: Option<String>,
+    /// The call's id, when it was written before the cut.
+    pub id: Option<Value>,
+    /// Byte offset in the reply where the call starts.
+    pub offset: usize,
+    /// What was missing.
+    pub message: String,
+}
+
+/// A call that was found but cannot be used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejected {
+    /// The tool's name, when there was one.
+    pub tool: Option<String>,
+    /// The call's id, when there was one.
+    pub id: Option<Value>,
+    /// The parameters as mended, when they could be.
+    pub parameters: Option<Map<String, Value>>,
+    /// Why it was rejected.
+    pub error: Error,
+    /// For `invalid_parameters`: each violation as (JSON pointer, message).
+    pub violations: Vec<(String, String)>,
+}
+
+/// What a reply holds.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Extracted {
+    /// The calls, in reply order.
+    pub calls: Vec<Call>,
+    /// The reply's other text (markup and reasoning removed), or `None`.
+    pub text: Option<String>,
+    /// The reasoning text, or `None`.
+    pub reasoning: Option<String>,
+    /// Calls that were cut off.
+    pub incomplete: Vec<Incomplete>,
+    /// Calls that were found but failed (bad JSON, unknown tool, invalid parameters, …).
+    pub rejected: Vec<Rejected>,
+    /// Repairs to JSON that held several calls at once (a call's own are in [`Call::repairs`]).
+    pub repairs: Vec<Repair>,
+    /// The format the calls were found in.
+    pub format: Option<&'static str>,
+}
+
+impl Extracted {
+    /// Why the reply fails, if it does: an incomplete call first, else the first rejected one.
+    pub fn error(&self) -> Option<Error> {
+        if let Some(cut) = self.incomplete.first() {
+            let who = match &cut.tool {
+                Some(tool) => format!("call to {tool:?}"),
+                None => "tool call".to_owned(),
+            };
+            let more = match self.incomplete.len() {
+                1 => String::new(),
+                n => format!(" ({n} calls are incomplete)"),
+            };
+            return Some(Error {
+                code: Code::IncompleteCall,
+                message: format!(
+                    "{who} starting at byte {} was cut off ({}); it is not healed into a call{more}",
+                    cut.offset, cut.message
+                ),
+                offset: Some(cut.offset),
+            });
+        }
+        self.rejected.first().map(|r| r.error.clone())
+    }
+
+    /// The value written for this reply: `{"calls", "text", "reasoning", "incomplete"}`.
+    pub fn to_value(&self, shape: Shape) -> Value {
+        let calls: Vec<Value> = self.calls.iter().map(|c| call_value(c, shape)).collect();
+        let incomplete: Vec<Value> = self
+            .incomplete
+            .iter()
+            .map(|i| {
+                let mut m = Map::new();
+                m.insert(
+                    "tool".into(),
+                    i.tool.clone().map_or(Value::Null, Value::String),
+                );
+                if let Some(id) = &i.id {
+                    m.insert("id".into(), id.clone());
+                }
+                m.insert("offset".into(), i.offset.into());
+                m.insert("message".into(), i.message.clone().into());
+                Value::Object(m)
+            })
+            .collect();
+        json!({
+            "calls": calls,
+            "text": self.text,
+            "reasoning": self.reasoning,
+            "incomplete": incomplete,
+        })
+    }
+}
+
+fn call_value(call: &Call, shape: Shape) -> Value {
+    let mut m = Map::new();
+    match shape {
+        Shape::Native => {
+            m.insert("tool".into(), call.tool.clone().into());
+            m.insert("parameters".into(), Value::Object(call.parameters.clone()));
+            if let Some(t) = call.terminate {
+                m.insert("terminate".into(), t.into());
+            }
+            if let Some(id) = &call.id {
+                m.insert("id".into(), id.clone());
+            }
+            if !call.repairs.is_empty() {
+                m.insert("repairs".into(), repairs_value(&call.repairs));
+            }
+            if !call.dropped.is_empty() {
+                m.insert("dropped".into(), Value::Array(call.dropped.clone()));
+            }
+        }
+        Shape::OpenAi => {
+            if let Some(id) = &call.id {
+                m.insert("id".into(), id.clone());
+            }
+            m.insert("name".into(), call.tool.clone().into());
+            let text = serde_json::to_string(&call.parameters).unwrap_or_else(|_| "{}".into());
+            m.insert("arguments".into(), text.into());
+        }
+    }
+    Value::Object(m)
+}
+
+/// Repairs as the JSON array records carry.
+pub(crate) fn repairs_value(repairs: &[Repair]) -> Value {
+    let mut buf = Vec::new();
+    crate::record::write_repairs(&mut buf, repairs);
+    serde_json::from_slice(&buf).unwrap_or(Value::Array(Vec::new()))
+}
+
+/// A reply that fails: the error, and what was found (absent for an empty reply).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// The first reason the reply fails.
+    pub error: Error,
+    /// What the reply holds, the failing calls included.
+    pub extracted: Option<Box<Extracted>>,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// Finds and normalizes the tool calls in a model reply.
+///
+/// # Errors
+/// A [`Failure`] when the reply is empty, when a call was cut off (`incomplete_call`), or when
+/// a call cannot be used (`invalid_json`, `missing_field`, `wrong_type`, `unknown_tool`,
+/// `invalid_parameters`, …); it carries what was found.
+pub fn extract(text: &str, options: &CallOptions) -> Result<Extracted, Failure> {
+    run(Some(text), Vec::new(), None, options)
+}
+
+/// The shared body of [`extract`] and [`extract_message`]: scans `text` and finishes its calls
+/// and the structured ones (`extra`) of a message.
+pub(crate) fn run(
+    text: Option<&str>,
+    extra: Vec<Raw>,
+    extra_reasoning: Option<String>,
+    options: &CallOptions,
+) -> Result<Extracted, Failure> {
+    let text = text.unwrap_or_default();
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+    if text.trim().is_empty() && extra.is_empty() {
+        return Err(Failure {
+            error: Error::whole(Code::EmptyInput, "reply is empty"),
+            extracted: None,
+        });
+    }
+    let ctx = Ctx::new(options);
+    let scanned = formats::scan(text, &ctx);
+    let mut found = Extracted {
+        text: scanned.text,
+        reasoning: scan::join_parts(
+            scanned
+                .reasoning
+                .iter()
+                .map(String::as_str)
+                .chain(extra_reasoning.as_deref()),
+        ),
+        repairs: scanned.repairs,
+        format: scanned.format,
+        ..Extracted::default()
+    };
+    for item in scanned
+        .items
+        .into_iter()
+        .chain(extra.into_iter().map(Item::Call))
+    {
+        match item {
+            Item::Call(raw) => finish(raw, &ctx, &mut found),
+            Item::Incomplete(cut) => found.incomplete.push(cut),
+            Item::Failed(rejected) => found.rejected.push(rejected),
+        }
+    }
+    match found.error() {
+        Some(error) => Err(Failure {
+            error,
+            extracted: Some(Box::new(found)),
+        }),
+        None => Ok(found),
+    }
+}
+
+/// What the decoders see: the options and the tools.
+pub(crate) struct Ctx<'o> {
+    pub options: &'o CallOptions,
+    pub tools: Option<&'o Tools>,
+}
+
+impl<'o> Ctx<'o> {
+    fn new(options: &'o CallOptions) -> Ctx<'o> {
+        Ctx {
+            options,
+            tools: options.tools.as_deref(),
+        }
+    }
+
+    /// Whether a name may be a call in marker-less text: any name without tools, only a
+    /// known one with them.
+    pub(crate) fn knows(&self, name: &str) -> bool {
+        self.tools
+            .is_none_or(|tools| tools.get(&scan::bare_name(name).0).is_some())
+    }
+
+    pub(crate) fn mender(&self, target: Target, concat: Concat) -> Mender {
+        Mender::new(Options {
+            target,
+            concat,
+            strict: self.options.strict,
+            max_depth: self.options.max_depth,
+            max_nesting: self.options.max_nesting,
+        })
+    }
+}
+
+/// A call as a decoder found it, before it is normalized.
+#[derive(Debug, Default)]
+pub(crate) struct Raw {
+    /// The name as written (`None` when the call has none).
+    pub name: Option<String>,
+    pub id: Option<Value>,
+    pub args: Args,
+    pub terminate: Option<Value>,
+    /// For a JSON object: why it is not the `{"tool", "parameters", "terminate"}` envelope, if
+    /// it is not. `None` for calls that are not JSON objects.
+    pub envelope: Option<Option<Error>>,
+    pub repairs: Vec<Repair>,
+    pub offset: usize,
+}
+
+/// A call's arguments as the format wrote them.
+#[derive(Debug, Default)]
+pub(crate) enum Args {
+    /// None were written.
+    #[default]
+    Missing,
+    /// A JSON value (an object, or a string holding JSON, or something wrong).
+    Value(Value),
+    /// JSON text, to be mended.
+    Text(String),
+    /// JSON text in a string where the format puts it (OpenAI's `function.arguments`): no
+    /// `unquote` repair is reported for it.
+    Encoded(String),
+    /// Named values of an XML-style or Python-style format.
+    Fields(Vec<(String, Field)>),
+}
+
+/// One named argument value.
+#[derive(Debug)]
+pub(crate) enum Field {
+    /// Plain text: typed by the schema, else kept as a string.
+    Text(String),
+    /// Plain text: typed by the schema, else JSON if it parses as JSON, else a string.
+    TextOrJson(String),
+    /// JSON text (DSML `string="false"`).
+    Json(String),
+    /// An already typed value.
+    Value(Value),
+}
+
+/// What a decoder found, in reply order.
+#[derive(Debug)]
+pub(crate) enum Item {
+    Call(Raw),
+    Incomplete(Incomplete),
+    Failed(Rejected),
+}
+
+impl Item {
+    pub(crate) fn failed(name: Option<String>, error: Error) -> Item {
+        Item::Failed(Rejected {
+            tool: name,
+            id: None,
+            parameters: None,
+            error,
+            violations: Vec::new(),
+        })
+    }
+}
+
+/// Whether the repairs say the text was cut off.
+pub(crate) fn truncated(repairs: &[Repair], text: &str) -> bool {
+    let end = text.trim_end().len();
+    repairs.iter().any(|r| match r.kind {
+        RepairKind::UnterminatedContainer
+        | RepairKind::UnterminatedString
+        | RepairKind::TruncatedLiteral => true,
+        RepairKind::MissingValue => r.offset.is_none_or(|o| o + 2 >= end),
+        _ => false,
+    })
+}
+
+/// Normalizes one call and adds it (or its failure) to `found`.
+fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
+    let Raw {
+        name,
+        id,
+        args,
+        terminate,
+        envelope,
+        mut repairs,
+        offset,
+    } = raw;
+    let reject = |tool: Option<String>, id: Option<Value>, error: Error| Rejected {
+        tool,
+        id,
+        parameters: None,
+        error,
+        violations: Vec::new(),
+    };
+    if ctx.options.require_terminate {
+        let problem = match envelope.clone() {
+            Some(problem) => problem,
+            None => Some(Error::whole(
+                Code::MissingField,
+                "--require-terminate: the call is not a {\"tool\", \"parameters\", \"terminate\"} JSON object, so it has no \"terminate\"",
+            )),
+        };
+        if let Some(error) = problem {
+            found.rejected.push(reject(name, id, error));
+            return;
+        }
+    }
+    let Some(written) = name.filter(|n| !n.trim().is_empty()) else {
+        let error = match envelope.flatten() {
+            Some(problem) if problem.code == Code::WrongType => problem,
+            _ => Error::at(Code::MissingField, offset, "tool call has no tool name"),
+        };
+        found.rejected.push(reject(None, id, error));
+        return;
+    };
+    let (tool, name_id) = scan::bare_name(&written);
+    let id = id.or(name_id.map(Value::String));
+    let terminate = match terminate {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(b),
+        Some(other) => {
+            found.rejected.push(reject(
+                Some(tool.clone()),
+                id,
+                Error::whole(
+                    Code::WrongType,
+                    format!(
+                        "\"terminate\" of the call to {tool:?} must be true or false, found {}",
+                        kind_of(&other)
+                    ),
+                ),
+            ));
+            return;
+        }
+    };
+    let definition = ctx.tools.map(|tools| tools.get(&tool));
+    if let Some(None) = definition {
+        found.rejected.push(reject(
+            Some(tool.clone()),
+            id,
+            Error::at(Code::UnknownTool, offset, format!("unknown tool {tool:?}")),
+        ));
+        return;
+    }
+    let definition = definition.flatten();
+    let objects = match arguments(args, &tool, definition, ctx, &mut repairs) {
+        Ok(Some(objects)) => objects,
+        Ok(None) => {
+            found.incomplete.push(Incomplete {
+                tool: Some(tool),
+                id,
+                offset,
+                message: "its arguments end before their JSON does".into(),
+            });
+            return;
+        }
+        Err(error) => {
+            found.rejected.push(reject(Some(tool), id, error));
+            return;
+        }
+    };
+    // Concatenated argument objects: a read-only tool gets one call per object; any other
+    // tool keeps the first and reports the rest as dropped (seed 003's safety rule).
+    let mut objects = objects.into_iter();
+    let first = objects.next().unwrap_or_default();
+    let rest: Vec<Map<String, Value>> = objects.collect();
+    let split = definition.is_some_and(|t| t.read_only);
+    let mut calls = vec![(first, id)];
+    let mut dropped = Vec::new();
+    if split {
+        calls.extend(rest.into_iter().map(|o| (o, None)));
+    } else {
+        dropped = rest.into_iter().map(Value::Object).collect();
+    }
+    for (i, (parameters, id)) in calls.into_iter().enumerate() {
+        if let Some(definition) = definition {
+            let instance = Value::Object(parameters);
+            let violations = definition.violations(&instance);
+            let Value::Object(parameters) = instance else {
+                unreachable!("built from an object")
+            };
+            if !violations.is_empty() {
+                let listed: Vec<String> = violations
+                    .iter()
+                    .map(|(path, message)| format!("{path}: {message}"))
+                    .collect();
+                found.rejected.push(Rejected {
+                    tool: Some(tool.clone()),
+                    id,
+                    error: Error::whole(
+                        Code::InvalidParameters,
+                        format!(
+                            "parameters of {tool:?} do not match its schema: {}",
+                            listed.join("; ")
+                        ),
+                    ),
+                    parameters: Some(parameters),
+                    violations,
+                });
+                continue;
+            }
+            found.calls.push(Call {
+                tool: tool.clone(),
+                parameters,
+                terminate,
+                id,
+                repairs: if i == 0 { repairs.clone() } else { Vec::new() },
+                dropped: if i == 0 {
+                    std::mem::take(&mut dropped)
+                } else {
+                    Vec::new()
+                },
+            });
+        } else {
+            found.calls.push(Call {
+                tool: tool.clone(),
+                parameters,
+                terminate,
+                id,
+                repairs: if i == 0 { repairs.clone() } else { Vec::new() },
+                dropped: if i == 0 {
+                    std::mem::take(&mut dropped)
+                } else {
+                    Vec::new()
+                },
+            });
+        }
+    }
+}
+
+/// The argument objects of a call (several when they were concatenated); `None` when the
+/// arguments were cut off.
+fn arguments(
+    args: Args,
+    tool: &str,
+    definition: Option<&Tool>,
+    ctx: &Ctx<'_>,
+    repairs: &mut Vec<Repair>,
+) -> Result<Option<Vec<Map<String, Value>>>, Error> {
+    // Arguments written as a JSON string where an object belongs were encoded once more.
+    let mut encoded = false;
+    let text = match args {
+        Args::Missing | Args::Value(Value::Null) => return Ok(Some(vec![Map::new()])),
+        Args::Value(Value::Object(map)) => return Ok(Some(vec![map])),
+        Args::Value(Value::String(text)) => {
+            encoded = true;
+            text
+        }
+        Args::Text(text) | Args::Encoded(text) => text,
+        Args::Value(other) => {
+            return Err(Error::whole(
+                Code::WrongType,
+                format!(
+                    "arguments of the call to {tool:?} must be an object, found {}",
+                    kind_of(&other)
+                ),
+            ));
+        }
+        Args::Fields(fields) => {
+            let mut map = Map::new();
+            for (key, field) in fields {
+                let schema = definition.and_then(|t| t.param_schema(&key));
+                let value = typed(field, schema, &key, repairs);
+                map.insert(key, value);
+            }
+            return Ok(Some(vec![map]));
+        }
+    };
+    let trimmed = text.trim();
+    if trimmed.is_empty() || trimmed == "null" {
+        return Ok(Some(vec![Map::new()]));
+    }
+    let mut mender = ctx.mender(Target::Object, Concat::All);
+    match mender.mend(&text) {
+        Ok(mended) => {
+            if truncated(mended.repairs(), &text) {
+                return Ok(None);
+            }
+            let start = repairs.len();
+            repairs.extend_from_slice(mended.repairs());
+            if encoded && !text.trim().is_empty() {
+                match repairs[start..]
+                    .iter_mut()
+                    .find(|r| r.kind == RepairKind::Unquote)
+                {
+                    Some(unquote) => unquote.layers = Some(unquote.layers.unwrap_or(0) + 1),
+                    None => repairs.insert(
+                        start,
+                        Repair {
+                            kind: RepairKind::Unquote,
+                            offset: None,
+                            layers: Some(1),
+                            text: None,
+                        },
+                    ),
+                }
+            }
+            let parts: Vec<Map<String, Value>> =
+                serde_json::from_str(&mended.value()).map_err(|e| {
+                    Error::whole(Code::InvalidJson, format!("arguments of {tool:?}: {e}"))
+                })?;
+            Ok(Some(parts))
+        }
+        Err(error) => {
+            let starts = trimmed.starts_with(['{', '[']);
+            if starts && scan::json_extent(trimmed, 0).is_none() {
+                return Ok(None);
+            }
+            Err(Error {
+                code: error.code,
+                message: format!("arguments of the call to {tool:?}: {}", error.message),
+                offset: error.offset,
+            })
+        }
+    }
+}
+
+/// A named value of an XML-style format, given the type its schema declares.
+fn typed(field: Field, schema: Option<&Value>, key: &str, repairs: &mut Vec<Repair>) -> Value {
+    let (text, fallback_json) = match field {
+        Field::Value(value) => return value,
+        Field::Json(text) => {
+            if let Ok(value) = crate::repair(&text).and_then(|v| {
+                serde_json::from_str::<Value>(&v)
+                    .map_err(|e| Error::whole(Code::InvalidJson, e.to_string()))
+            }) {
+                return value;
+            }
+            (text, false)
+        }
+        Field::Text(text) => (text, false),
+        Field::TextOrJson(text) => (text, true),
+    };
+    let types = schema.map(schema_types).unwrap_or_default();
+    if types.contains(&"string") {
+        return Value::String(text);
+    }
+    if !types.is_empty() {
+        for t in &types {
+            if let Some(value) = convert(&text, t) {
+                repairs.push(Repair {
+                    kind: RepairKind::SchemaType,
+                    offset: None,
+                    layers: None,
+                    text: Some(key.to_owned()),
+                });
+                return value;
+            }
+        }
+        return Value::String(text);
+    }
+    if fallback_json && let Ok(value) = serde_json::from_str::<Value>(text.trim()) {
+        return value;
+    }
+    Value::String(text)
+}
+
+/// The JSON types a schema allows (`type` as a string or a list, or in `anyOf`/`oneOf`).
+fn schema_types(schema: &Value) -> Vec<&str> {
+    match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => ["anyOf", "oneOf"]
+            .iter()
+            .filter_map(|k| schema.get(*k).and_then(Value::as_array))
+            .flatten()
+            .flat_map(schema_types)
+            .collect(),
+    }
+}
+
+/// `text` as a value of JSON type `t`, when it is one.
+fn convert(text: &str, t: &str) -> Option<Value> {
+    let trimmed = text.trim();
+    match t {
+        "integer" => trimmed
+            .parse::<i64>()
+            .map(Value::from)
+            .or_else(|_| trimmed.parse::<u64>().map(Value::from))
+            .ok(),
+        "number" => match serde_json::from_str::<Value>(trimmed) {
+            Ok(Value::Number(n)) => Some(Value::Number(n)),
+            _ => None,
+        },
+        "boolean" => match trimmed.to_ascii_lowercase().as_str() {
+            "true" => Some(Value::Bool(true)),
+            "false" => Some(Value::Bool(false)),
+            _ => None,
+        },
+        "null" => matches!(trimmed, "null" | "None").then_some(Value::Null),
+        "object" | "array" => {
+            let value: Value = serde_json::from_str(&crate::repair(trimmed).ok()?).ok()?;
+            let fits = if t == "object" {
+                value.is_object()
+            } else {
+                value.is_array()
+            };
+            fits.then_some(value)
+        }
+        _ => None,
+    }
+}
+
+pub(crate) fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

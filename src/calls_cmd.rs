@@ -1,0 +1,107 @@
+//! The `calls` and `prompt` commands: options from the command line, files in, exit code out.
+
+use std::fs::File;
+use std::io::{self, BufReader, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use toolmend::Framing;
+use toolmend::calls::{CallOptions, CallsFilter, CallsFilterOptions, Shape};
+use toolmend::tools::Tools;
+
+use crate::cli::{CallsArgs, InputArg, PromptArgs, ShapeArg};
+
+/// Runs `calls` over every input file.
+pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
+    let tools = match &args.tools {
+        Some(path) => match Tools::from_path(path) {
+            Ok(tools) => Some(Arc::new(tools)),
+            Err(e) => {
+                writeln!(io::stderr(), "toolmend: tools file {e}")?;
+                return Ok(ExitCode::from(2));
+            }
+        },
+        None => None,
+    };
+    let defaults = CallOptions::default();
+    let mut filter = CallsFilter::new(CallsFilterOptions {
+        calls: CallOptions {
+            format: (args.format != "auto").then(|| args.format.clone()),
+            tools,
+            require_terminate: args.require_terminate,
+            strict: args.strict,
+            ..defaults
+        },
+        framing: match args.input {
+            InputArg::Lines => Framing::Lines,
+            InputArg::Jsonl => Framing::Jsonl,
+            InputArg::Whole => Framing::Whole,
+        },
+        records: args.records,
+        line_buffered: args.line_buffered,
+        max_bytes: args.max_bytes,
+        shape: match args.shape {
+            ShapeArg::Native => Shape::Native,
+            ShapeArg::Openai => Shape::OpenAi,
+        },
+    });
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let mut err = io::stderr();
+    let stdin_only = [Path::new("-").to_path_buf()];
+    let files = if args.files.is_empty() {
+        &stdin_only[..]
+    } else {
+        &args.files[..]
+    };
+    let named = files.len() > 1;
+    let (mut failed, mut unreadable) = (false, false);
+    for path in files {
+        let name = path.to_string_lossy();
+        let file = named.then_some(name.as_ref());
+        let summary = if path == Path::new("-") {
+            filter.run(io::stdin().lock(), file, &mut out, &mut err)
+        } else {
+            match File::open(path) {
+                Ok(f) => filter.run(BufReader::new(f), file, &mut out, &mut err),
+                Err(e) => {
+                    writeln!(err, "toolmend: {name}: {e}")?;
+                    unreadable = true;
+                    continue;
+                }
+            }
+        };
+        match summary {
+            Ok(summary) => failed |= summary.failed > 0,
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Err(e.into()),
+            Err(e) => {
+                out.flush().ok();
+                writeln!(err, "toolmend: {name}: {e}")?;
+                unreadable = true;
+            }
+        }
+    }
+    Ok(if unreadable {
+        ExitCode::from(2)
+    } else if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Prints the system prompt of a tools file.
+pub fn prompt(args: &PromptArgs) -> anyhow::Result<ExitCode> {
+    let tools = match Tools::from_path(&args.tools) {
+        Ok(tools) => tools,
+        Err(e) => {
+            writeln!(io::stderr(), "toolmend: tools file {e}")?;
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let mut out = io::stdout().lock();
+    out.write_all(toolmend::system_prompt(&tools).as_bytes())?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

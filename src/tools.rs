@@ -1,0 +1,465 @@
+//! Tools files: the definitions of the tools a model may call, read from JSON or TOML.
+//!
+//! A tools file is a list of tools (in JSON an array, or an object with a `tools` array; in
+//! TOML an array of `[[tools]]` tables). Each tool is written in one of three forms:
+//!
+//! - toolmend's own: `name`, `description`, `parameters` as a JSON Schema object or as a list of
+//!   `{name, type, required, description}` (`required` defaults to false), `read_only`,
+//!   `requires_approval`, and for the loop `command` (argv list) and `timeout` (seconds);
+//! - OpenAI's: `{"type": "function", "function": {"name", "description", "parameters"}}`;
+//! - MCP's: `name`, `description`, `inputSchema` (and `annotations.readOnlyHint`).
+//!
+//! ```
+//! use toolmend::tools::Tools;
+//!
+//! let tools = Tools::from_json_str(r#"[
+//!   {"name": "read_file", "description": "Read a file", "read_only": true,
+//!    "parameters": [{"name": "path", "type": "string", "required": true}]},
+//!   {"type": "function", "function": {"name": "get_weather",
+//!    "parameters": {"type": "object", "properties": {"days": {"type": "integer"}}}}}
+//! ]"#).unwrap();
+//! assert!(tools.get("read_file").unwrap().read_only);
+//! let weather = tools.get("get_weather").unwrap();
+//! assert_eq!(weather.violations(&serde_json::json!({"days": 3})), Vec::<(String, String)>::new());
+//! assert_eq!(weather.violations(&serde_json::json!({"days": "x"}))[0].0, "/days");
+//! ```
+
+use std::fmt;
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+/// Why a tools file could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolsError(pub String);
+
+/// One parameter as shown in the system prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Param {
+    /// The parameter's name.
+    pub name: String,
+    /// Its JSON type (`string`, `integer`, …), or `any` when the schema does not say.
+    pub kind: String,
+    /// Whether a call must give it.
+    pub required: bool,
+    /// What it means (may be empty).
+    pub description: String,
+}
+
+/// One tool definition.
+pub struct Tool {
+    /// The name a call uses.
+    pub name: String,
+    /// What the tool does (may be empty).
+    pub description: String,
+    /// The JSON Schema of its parameters (an object schema).
+    pub schema: Value,
+    /// The parameters, in the order the definition gives them.
+    pub params: Vec<Param>,
+    /// A call needs approval before it runs.
+    pub requires_approval: bool,
+    /// The tool only reads: concatenated arguments become several calls.
+    pub read_only: bool,
+    /// The command the loop runs (argv, never a shell string).
+    pub command: Option<Vec<String>>,
+    /// The command's timeout in seconds.
+    pub timeout: Option<f64>,
+    validator: jsonschema::Validator,
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("schema", &self.schema)
+            .field("read_only", &self.read_only)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tool {
+    /// The JSON Schema type declared for a top-level parameter, when there is one.
+    pub fn param_schema(&self, name: &str) -> Option<&Value> {
+        self.schema.get("properties")?.get(name)
+    }
+
+    /// Every place `parameters` breaks the schema: `(JSON pointer, message)`, in schema order.
+    pub fn violations(&self, parameters: &Value) -> Vec<(String, String)> {
+        self.validator
+            .iter_errors(parameters)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                (
+                    if path.is_empty() {
+                        "/".to_owned()
+                    } else {
+                        path
+                    },
+                    e.to_string(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// The tools of a tools file, in file order.
+#[derive(Debug, Default)]
+pub struct Tools {
+    tools: Vec<Tool>,
+}
+
+impl Tools {
+    /// Reads a tools file: TOML when its name ends in `.toml`, JSON otherwise.
+    ///
+    /// # Errors
+    /// The file cannot be read, does not parse, or defines a tool badly.
+    pub fn from_path(path: &Path) -> Result<Tools, ToolsError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ToolsError(format!("{}: {e}", path.display())))?;
+        let is_toml = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+        let result = if is_toml {
+            Tools::from_toml_str(&text)
+        } else {
+            Tools::from_json_str(&text)
+        };
+        result.map_err(|e| ToolsError(format!("{}: {}", path.display(), e.0)))
+    }
+
+    /// Reads tools from JSON text: an array of tools, or an object with a `tools` array.
+    ///
+    /// # Errors
+    /// The text is not JSON or defines a tool badly.
+    pub fn from_json_str(text: &str) -> Result<Tools, ToolsError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| ToolsError(format!("not valid JSON: {e}")))?;
+        Tools::from_value(value)
+    }
+
+    /// Reads tools from TOML text: `[[tools]]` tables.
+    ///
+    /// # Errors
+    /// The text is not TOML or defines a tool badly.
+    pub fn from_toml_str(text: &str) -> Result<Tools, ToolsError> {
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| ToolsError(format!("not valid TOML: {e}")))?;
+        let value = serde_json::to_value(table)
+            .map_err(|e| ToolsError(format!("TOML value has no JSON form: {e}")))?;
+        Tools::from_value(value)
+    }
+
+    /// Reads tools from a JSON value (an array, or an object with a `tools` array).
+    ///
+    /// # Errors
+    /// A tool is defined badly; the message names it.
+    pub fn from_value(value: Value) -> Result<Tools, ToolsError> {
+        let list = match value {
+            Value::Array(list) => list,
+            Value::Object(mut map) => match map.remove("tools") {
+                Some(Value::Array(list)) => list,
+                _ => {
+                    return Err(ToolsError(
+                        "expected a list of tools or a \"tools\" list".into(),
+                    ));
+                }
+            },
+            _ => return Err(ToolsError("expected a list of tools".into())),
+        };
+        let mut tools = Vec::with_capacity(list.len());
+        for (i, entry) in list.into_iter().enumerate() {
+            let tool =
+                tool_from_value(entry).map_err(|e| ToolsError(format!("tool {}: {e}", i + 1)))?;
+            if tools.iter().any(|t: &Tool| t.name == tool.name) {
+                return Err(ToolsError(format!(
+                    "tool {}: the name {:?} is defined twice",
+                    i + 1,
+                    tool.name
+                )));
+            }
+            tools.push(tool);
+        }
+        Ok(Tools { tools })
+    }
+
+    /// The tool of this name.
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// Every tool, in file order.
+    pub fn iter(&self) -> impl Iterator<Item = &Tool> {
+        self.tools.iter()
+    }
+
+    /// How many tools there are.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+fn tool_from_value(value: Value) -> Result<Tool, String> {
+    let Value::Object(mut map) = value else {
+        return Err("expected an object".into());
+    };
+    // OpenAI: {"type": "function", "function": {...}}; the inner object is the definition.
+    if let Some(Value::Object(inner)) = map.remove("function") {
+        let mut inner = inner;
+        for key in ["read_only", "requires_approval", "command", "timeout"] {
+            if let Some(v) = map.remove(key) {
+                inner.entry(key).or_insert(v);
+            }
+        }
+        map = inner;
+    }
+    let name = match map.remove("name") {
+        Some(Value::String(name)) if !name.trim().is_empty() => name,
+        Some(_) => return Err("\"name\" must be a non-empty string".into()),
+        None => return Err("missing \"name\"".into()),
+    };
+    let at = |what: String| format!("{name:?}: {what}");
+    let description = match map.remove("description") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(d)) => d,
+        Some(_) => return Err(at("\"description\" must be a string".into())),
+    };
+    let read_only_hint = map
+        .get("annotations")
+        .and_then(|a| a.get("readOnlyHint"))
+        .and_then(Value::as_bool);
+    let read_only = flag(&mut map, "read_only")
+        .map_err(at)?
+        .or(read_only_hint)
+        .unwrap_or(false);
+    let requires_approval = flag(&mut map, "requires_approval")
+        .map_err(at)?
+        .unwrap_or(false);
+    let command = match map.remove("command") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) if !items.is_empty() => Some(
+            items
+                .into_iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s),
+                    _ => Err(at("\"command\" must be a list of strings (argv)".into())),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Some(_) => {
+            return Err(at(
+                "\"command\" must be a non-empty list of strings (argv), never a shell string"
+                    .into(),
+            ));
+        }
+    };
+    let timeout = match map.remove("timeout") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => n.as_f64().filter(|t| *t > 0.0),
+        Some(_) => None,
+    };
+    let parameters = map
+        .remove("parameters")
+        .or_else(|| map.remove("inputSchema"))
+        .or_else(|| map.remove("input_schema"));
+    let (schema, params) = match parameters {
+        None | Some(Value::Null) => (json!({"type": "object", "properties": {}}), Vec::new()),
+        Some(Value::Array(list)) => schema_from_list(list).map_err(at)?,
+        Some(Value::Object(schema)) => {
+            let params = params_from_schema(&schema);
+            (Value::Object(schema), params)
+        }
+        Some(_) => {
+            return Err(at(
+                "\"parameters\" must be a JSON Schema object or a list".into()
+            ));
+        }
+    };
+    let validator = jsonschema::options()
+        .build(&schema)
+        .map_err(|e| at(format!("parameters are not a valid JSON Schema: {e}")))?;
+    Ok(Tool {
+        name,
+        description,
+        schema,
+        params,
+        requires_approval,
+        read_only,
+        command,
+        timeout,
+        validator,
+    })
+}
+
+fn flag(map: &mut Map<String, Value>, key: &str) -> Result<Option<bool>, String> {
+    match map.remove(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(b)),
+        Some(_) => Err(format!("{key:?} must be true or false")),
+    }
+}
+
+/// The JSON type for a type name in a parameter list (a few common aliases accepted).
+fn json_type(name: &str) -> Option<&'static str> {
+    Some(match name.trim().to_ascii_lowercase().as_str() {
+        "string" | "str" | "text" => "string",
+        "integer" | "int" => "integer",
+        "number" | "float" | "double" => "number",
+        "boolean" | "bool" => "boolean",
+        "array" | "list" => "array",
+        "object" | "dict" | "map" => "object",
+        "null" => "null",
+        _ => return None,
+    })
+}
+
+fn schema_from_list(list: Vec<Value>) -> Result<(Value, Vec<Param>), String> {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    let mut params = Vec::new();
+    for (i, entry) in list.into_iter().enumerate() {
+        let Value::Object(entry) = entry else {
+            return Err(format!("parameter {} must be an object", i + 1));
+        };
+        let name = match entry.get("name") {
+            Some(Value::String(n)) if !n.is_empty() => n.clone(),
+            _ => return Err(format!("parameter {} needs a \"name\"", i + 1)),
+        };
+        let kind = match entry.get("type") {
+            None => None,
+            Some(Value::String(t)) => Some(
+                json_type(t).ok_or_else(|| format!("parameter {name:?}: unknown type {t:?}"))?,
+            ),
+            Some(_) => return Err(format!("parameter {name:?}: \"type\" must be a string")),
+        };
+        let is_required = match entry.get("required") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                return Err(format!(
+                    "parameter {name:?}: \"required\" must be true or false"
+                ));
+            }
+        };
+        let description = entry
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let mut property = Map::new();
+        if let Some(kind) = kind {
+            property.insert("type".into(), kind.into());
+        }
+        if !description.is_empty() {
+            property.insert("description".into(), description.clone().into());
+        }
+        for key in ["enum", "items", "default", "minimum", "maximum"] {
+            if let Some(v) = entry.get(key) {
+                property.insert(key.into(), v.clone());
+            }
+        }
+        if properties
+            .insert(name.clone(), Value::Object(property))
+            .is_some()
+        {
+            return Err(format!("parameter {name:?} is listed twice"));
+        }
+        if is_required {
+            required.push(Value::String(name.clone()));
+        }
+        params.push(Param {
+            name,
+            kind: kind.unwrap_or("any").to_owned(),
+            required: is_required,
+            description,
+        });
+    }
+    let schema = json!({"type": "object", "properties": properties, "required": required});
+    Ok((schema, params))
+}
+
+fn params_from_schema(schema: &Map<String, Value>) -> Vec<Param> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .map(|(name, property)| Param {
+            name: name.clone(),
+            kind: type_name(property),
+            required: required.contains(&name.as_str()),
+            description: property
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        })
+        .collect()
+}
+
+/// A schema's type as one word for the prompt: `string`, `integer or null`, `any`.
+fn type_name(property: &Value) -> String {
+    match property.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(" or "),
+        _ if property.get("enum").is_some() => "enum".into(),
+        _ => "any".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_forms_and_toml() {
+        let tools = Tools::from_json_str(
+            r#"{"tools": [
+              {"name": "a", "parameters": [{"name": "n", "type": "int", "required": true}]},
+              {"type": "function", "function": {"name": "b", "description": "B"}},
+              {"name": "c", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}},
+               "annotations": {"readOnlyHint": true}}
+            ]}"#,
+        )
+        .unwrap();
+        assert_eq!(tools.len(), 3);
+        let a = tools.get("a").unwrap();
+        assert_eq!(a.params[0].kind, "integer");
+        assert!(a.params[0].required);
+        assert_eq!(a.violations(&json!({}))[0].0, "/");
+        assert!(tools.get("c").unwrap().read_only);
+        let toml = Tools::from_toml_str(
+            "[[tools]]\nname = \"ls\"\nread_only = true\ncommand = [\"ls\"]\n[[tools.parameters]]\nname = \"dir\"\ntype = \"string\"\n",
+        )
+        .unwrap();
+        let ls = toml.get("ls").unwrap();
+        assert_eq!(ls.command.as_deref(), Some(&["ls".to_owned()][..]));
+        assert_eq!(ls.params[0].name, "dir");
+    }
+
+    #[test]
+    fn bad_definitions_are_named() {
+        let e = Tools::from_json_str(r#"[{"name": "x", "command": "rm -rf /"}]"#).unwrap_err();
+        assert!(e.0.contains("never a shell string"), "{e}");
+        let e = Tools::from_json_str(
+            r#"[{"name": "x", "parameters": [{"name": "a", "type": "wat"}]}]"#,
+        )
+        .unwrap_err();
+        assert!(e.0.contains("unknown type"), "{e}");
+        assert!(Tools::from_json_str(r#"[{"description": "no name"}]"#).is_err());
+    }
+}

@@ -1,0 +1,696 @@
+//! `toolmend calls` and `toolmend prompt` through the binary.
+//!
+//! `fixtures/calls/*.txt` hold one case per `=== name` block: optional `--- args:`, the raw
+//! reply, `--- expect` and the record `calls --records` must write for it. Run with `BLESS=1`
+//! to rewrite the expectations (then review the diff by hand).
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::{Value, json};
+
+const TOOLS: &str = "fixtures/calls/tools.json";
+
+fn cmd() -> Command {
+    let mut cmd = Command::cargo_bin("toolmend").unwrap();
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+/// Runs `calls --records ARGS` over `input`; returns the record and the exit code.
+fn record(args: &[&str], input: &str) -> (Value, i32) {
+    let out = cmd()
+        .arg("calls")
+        .arg("--records")
+        .args(args)
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("not one JSON record ({e}): {stdout:?}"));
+    (value, out.status.code().unwrap())
+}
+
+struct Case {
+    name: String,
+    args: Vec<String>,
+    input: String,
+    expect: String,
+}
+
+fn parse_fixture(text: &str) -> (String, Vec<Case>) {
+    let mut preamble = String::new();
+    let mut cases: Vec<Case> = Vec::new();
+    let mut in_expect = false;
+    for line in text.split_inclusive('\n') {
+        if let Some(name) = line.strip_prefix("=== ") {
+            cases.push(Case {
+                name: name.trim().to_owned(),
+                args: Vec::new(),
+                input: String::new(),
+                expect: String::new(),
+            });
+            in_expect = false;
+            continue;
+        }
+        let Some(case) = cases.last_mut() else {
+            preamble.push_str(line);
+            continue;
+        };
+        if let Some(args) = line.strip_prefix("--- args:") {
+            case.args = args.split_whitespace().map(str::to_owned).collect();
+        } else if line.trim_end() == "--- expect" {
+            in_expect = true;
+        } else if in_expect {
+            case.expect.push_str(line);
+        } else {
+            case.input.push_str(line);
+        }
+    }
+    for case in &mut cases {
+        // The line break before `--- expect` is not part of the reply.
+        if case.input.ends_with('\n') {
+            case.input.pop();
+        }
+    }
+    (preamble, cases)
+}
+
+#[test]
+fn fixtures() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calls");
+    let bless = std::env::var_os("BLESS").is_some();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    let mut paths: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let text = fs::read_to_string(&path).unwrap();
+        let (preamble, cases) = parse_fixture(&text);
+        let mut blessed = preamble;
+        for case in cases {
+            count += 1;
+            let args: Vec<&str> = case.args.iter().map(String::as_str).collect();
+            let (got, code) = record(&args, &case.input);
+            let ok = got["ok"] == json!(true);
+            assert_eq!(code, if ok { 0 } else { 1 }, "{}: exit code", case.name);
+            let got_line = serde_json::to_string(&got).unwrap();
+            if bless {
+                blessed.push_str(&format!("=== {}\n", case.name));
+                if !case.args.is_empty() {
+                    blessed.push_str(&format!("--- args: {}\n", case.args.join(" ")));
+                }
+                blessed.push_str(&format!("{}\n--- expect\n{got_line}\n\n", case.input));
+            } else if case.expect.trim() != got_line {
+                failures.push(format!(
+                    "{}: {}\n  expected {}\n  got      {got_line}",
+                    path.file_name().unwrap().to_string_lossy(),
+                    case.name,
+                    case.expect.trim()
+                ));
+            }
+        }
+        if bless {
+            fs::write(&path, blessed).unwrap();
+        }
+    }
+    assert!(count > 100, "only {count} fixture cases found");
+    assert!(
+        failures.is_empty(),
+        "{} failing cases:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+// Issue 5, point 1: the seed envelope, from prose or a fence; --require-terminate; text replies.
+
+#[test]
+fn seed_envelope_from_prose_and_fence() {
+    for reply in [
+        r#"{"tool": "ls", "parameters": {"dir": "/tmp"}, "terminate": false}"#,
+        "Listing it.\n```json\n{\"tool\": \"ls\", \"parameters\": {\"dir\": \"/tmp\"}, \"terminate\": false}\n```\nOK?",
+        r#"I'll run {"tool": "ls", "parameters": {"dir": "/tmp"}, "terminate": false} now."#,
+    ] {
+        let (rec, code) = record(&[], reply);
+        assert_eq!(code, 0);
+        assert_eq!(
+            rec["value"]["calls"],
+            json!([{"tool": "ls", "parameters": {"dir": "/tmp"}, "terminate": false}]),
+            "{reply}"
+        );
+    }
+}
+
+#[test]
+fn require_terminate_names_the_field() {
+    let cases = [
+        (
+            r#"{"tool": "ls", "parameters": {}}"#,
+            "missing_field",
+            "\"terminate\"",
+        ),
+        (
+            r#"{"parameters": {}, "terminate": true, "name": "ls"}"#,
+            "missing_field",
+            "\"tool\"",
+        ),
+        (
+            r#"{"tool": "ls", "terminate": true}"#,
+            "missing_field",
+            "\"parameters\"",
+        ),
+        (
+            r#"{"tool": "ls", "parameters": "{}", "terminate": true}"#,
+            "wrong_type",
+            "\"parameters\"",
+        ),
+        (
+            r#"{"tool": "ls", "parameters": {}, "terminate": 1}"#,
+            "wrong_type",
+            "\"terminate\"",
+        ),
+        (
+            r#"{"tool": 7, "parameters": {}, "terminate": true}"#,
+            "wrong_type",
+            "\"tool\"",
+        ),
+    ];
+    for (reply, code, field) in cases {
+        let (rec, exit) = record(&["--require-terminate"], reply);
+        assert_eq!(exit, 1, "{reply}");
+        assert_eq!(rec["ok"], json!(false));
+        assert_eq!(rec["error"]["code"], json!(code), "{reply}");
+        let message = rec["error"]["message"].as_str().unwrap();
+        assert!(message.contains(field), "{reply}: {message}");
+    }
+    let (rec, exit) = record(
+        &["--require-terminate"],
+        r#"{"tool": "ls", "parameters": {"dir": "."}, "terminate": true}"#,
+    );
+    assert_eq!(exit, 0);
+    assert_eq!(rec["value"]["calls"][0]["terminate"], json!(true));
+}
+
+#[test]
+fn text_reply_has_no_calls() {
+    let (rec, code) = record(&[], "  The capital of Norway is Oslo.\n");
+    assert_eq!(code, 0);
+    assert_eq!(
+        rec["value"],
+        json!({"calls": [], "text": "The capital of Norway is Oslo.", "reasoning": null, "incomplete": []})
+    );
+    // Without --records the value alone is written.
+    cmd()
+        .args(["calls"])
+        .write_stdin("Just words.")
+        .assert()
+        .success()
+        .stdout("{\"calls\":[],\"text\":\"Just words.\",\"reasoning\":null,\"incomplete\":[]}\n");
+}
+
+// Point 2: formats are covered by the fixtures; --format forces one.
+
+#[test]
+fn format_forces_a_decoder() {
+    // Forced glm45 reads a name after <tool_call>; forced hermes would not see a call.
+    let glm =
+        "<tool_call>get_time\n<arg_key>tz</arg_key>\n<arg_value>UTC</arg_value>\n</tool_call>";
+    let (rec, _) = record(&["--format", "glm45"], glm);
+    assert_eq!(
+        rec["value"]["calls"],
+        json!([{"tool": "get_time", "parameters": {"tz": "UTC"}}])
+    );
+    // Forced json does not read Mistral's markers.
+    let (rec, _) = record(
+        &["--format", "json"],
+        "[TOOL_CALLS]get_time[ARGS]{\"tz\": \"UTC\"}",
+    );
+    assert_eq!(rec["value"]["calls"], json!([]));
+    cmd()
+        .args(["calls", "--format", "nonsense"])
+        .write_stdin("x")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown format"));
+}
+
+#[test]
+fn auto_detection_tells_tool_call_bodies_apart() {
+    let replies = [
+        (
+            "<tool_call>{\"name\": \"a\", \"arguments\": {\"x\": 1}}</tool_call>",
+            json!({"x": 1}),
+        ),
+        (
+            "<tool_call><function=a><parameter=x>1</parameter></function></tool_call>",
+            json!({"x": "1"}),
+        ),
+        (
+            "<tool_call>a\n<arg_key>x</arg_key><arg_value>1</arg_value></tool_call>",
+            json!({"x": 1}),
+        ),
+    ];
+    for (reply, parameters) in replies {
+        let (rec, _) = record(&[], reply);
+        assert_eq!(
+            rec["value"]["calls"][0]["parameters"], parameters,
+            "{reply}"
+        );
+    }
+}
+
+// Point 3: reasoning, calls inside reasoning, several calls with ids.
+
+#[test]
+fn calls_inside_reasoning_are_not_calls() {
+    let reply = "<think>I could call <tool_call>{\"name\": \"rm\", \"arguments\": {}}</tool_call> but no.</think>No action needed.";
+    let (rec, code) = record(&[], reply);
+    assert_eq!(code, 0);
+    assert_eq!(rec["value"]["calls"], json!([]));
+    assert_eq!(rec["value"]["text"], json!("No action needed."));
+    assert_eq!(
+        rec["value"]["reasoning"],
+        json!("I could call <tool_call>{\"name\": \"rm\", \"arguments\": {}}</tool_call> but no.")
+    );
+    // An unclosed reasoning block runs to the end: nothing in it is a call.
+    let (rec, _) = record(&[], "<think>plan: [TOOL_CALLS]rm{\"path\": \"/\"}");
+    assert_eq!(rec["value"]["calls"], json!([]));
+}
+
+#[test]
+fn several_calls_in_order_with_ids() {
+    let reply = "<|tool_calls_section_begin|><|tool_call_begin|>functions.b:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_call_begin|>functions.a:1<|tool_call_argument_begin|>{\"n\": 2}<|tool_call_end|><|tool_calls_section_end|>";
+    let (rec, _) = record(&[], reply);
+    assert_eq!(
+        rec["value"]["calls"],
+        json!([
+            {"tool": "b", "parameters": {}, "id": "functions.b:0"},
+            {"tool": "a", "parameters": {"n": 2}, "id": "functions.a:1"}
+        ])
+    );
+}
+
+// Point 4: arguments through the args pipeline; truncated calls are never healed.
+
+#[test]
+fn arguments_are_mended_with_repairs_reported() {
+    let reply = r#"<tool_call>{"name": "w", "arguments": "\"{\\\"path\\\": 'a.txt', \\\"force\\\": True,}\""}</tool_call>"#;
+    let (rec, code) = record(&[], reply);
+    assert_eq!(code, 0);
+    let call = &rec["value"]["calls"][0];
+    assert_eq!(call["parameters"], json!({"path": "a.txt", "force": true}));
+    let kinds: Vec<&str> = call["repairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "unquote",
+            "single_quotes",
+            "python_literal",
+            "trailing_comma"
+        ]
+    );
+    assert_eq!(call["repairs"][0]["layers"], json!(2));
+}
+
+#[test]
+fn truncated_call_is_incomplete_not_healed() {
+    let reply = "Deleting.\n<tool_call>\n{\"name\": \"delete\", \"arguments\": {\"path\": \"/data\", \"dry_run\": tr";
+    let (rec, code) = record(&[], reply);
+    assert_eq!(code, 1);
+    assert_eq!(rec["ok"], json!(false));
+    assert_eq!(rec["error"]["code"], json!("incomplete_call"));
+    assert_eq!(rec["error"]["offset"], json!(22));
+    assert_eq!(rec["value"]["calls"], json!([]));
+    assert_eq!(rec["value"]["text"], json!("Deleting."));
+    assert_eq!(
+        rec["value"]["incomplete"],
+        json!([{"tool": "delete", "offset": 22, "message": "its JSON ends before it is closed"}])
+    );
+    // Without --records the error record goes to stderr and nothing to stdout.
+    cmd()
+        .arg("calls")
+        .write_stdin(reply)
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(predicate::str::contains("\"code\":\"incomplete_call\""));
+}
+
+#[test]
+fn one_complete_and_one_cut_call_fails_the_reply() {
+    let reply = "[TOOL_CALLS]get_time[ARGS]{\"tz\": \"UTC\"}[TOOL_CALLS]rm[ARGS]{\"path\": \"/";
+    let (rec, code) = record(&[], reply);
+    assert_eq!(code, 1);
+    assert_eq!(rec["error"]["code"], json!("incomplete_call"));
+    assert_eq!(rec["value"]["calls"][0]["tool"], json!("get_time"));
+    assert_eq!(rec["value"]["incomplete"][0]["tool"], json!("rm"));
+}
+
+#[test]
+fn mentions_and_examples_are_text() {
+    let reply = "Models use `<tool_call>` tags or [TOOL_CALLS] markers; see functools docs.";
+    let (rec, code) = record(&[], reply);
+    assert_eq!(code, 0);
+    assert_eq!(rec["value"]["calls"], json!([]));
+    assert_eq!(rec["value"]["text"], json!(reply));
+    // With --tools, only known tool names count in marker-less JSON.
+    let example =
+        r#"For example {"name": "frobnicate", "arguments": {"level": 3}} would call a tool."#;
+    let (rec, code) = record(&["--tools", TOOLS], example);
+    assert_eq!(code, 0);
+    assert_eq!(rec["value"]["calls"], json!([]));
+    assert_eq!(rec["value"]["text"], json!(example));
+    let known = r#"Calling {"name": "get_time", "arguments": {"tz": "UTC"}} now."#;
+    let (rec, _) = record(&["--tools", TOOLS], known);
+    assert_eq!(rec["value"]["calls"][0]["tool"], json!("get_time"));
+    assert_eq!(
+        rec["value"]["text"],
+        json!("Calling \nnow.".replace(" \n", "\n"))
+    );
+}
+
+// Point 5: tools files.
+
+#[test]
+fn unknown_tool_and_schema_violations() {
+    let (rec, code) = record(
+        &["--tools", TOOLS],
+        "<tool_call>{\"name\": \"launch\", \"arguments\": {}}</tool_call>",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(rec["error"]["code"], json!("unknown_tool"));
+    assert!(
+        rec["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"launch\"")
+    );
+
+    let (rec, code) = record(
+        &["--tools", TOOLS],
+        "<tool_call>{\"name\": \"search\", \"arguments\": {\"limit\": 0, \"query\": 5}}</tool_call>",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(rec["error"]["code"], json!("invalid_parameters"));
+    let paths: Vec<&str> = rec["error"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["/limit", "/query"]);
+    assert_eq!(rec["value"]["rejected"][0]["tool"], json!("search"));
+}
+
+#[test]
+fn xml_values_are_typed_by_the_schema() {
+    let reply = "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=days>\n20\n</parameter>\n</function>\n</tool_call>";
+    let (rec, _) = record(&["--tools", TOOLS], reply);
+    let call = &rec["value"]["calls"][0];
+    assert_eq!(call["parameters"], json!({"city": "Oslo", "days": 20}));
+    assert_eq!(
+        call["repairs"],
+        json!([{"kind": "schema_type", "key": "days"}])
+    );
+    // Without a schema the value stays the text the model wrote.
+    let (rec, _) = record(&[], reply);
+    assert_eq!(rec["value"]["calls"][0]["parameters"]["days"], json!("20"));
+}
+
+#[test]
+fn read_only_policy_for_concatenated_arguments() {
+    let read = r#"<tool_call>{"name": "read_file", "arguments": "{\"path\": \"a.py\"}{\"path\": \"b.py\"}"}</tool_call>"#;
+    let (rec, code) = record(&["--tools", TOOLS], read);
+    assert_eq!(code, 0);
+    let calls = &rec["value"]["calls"];
+    assert_eq!(calls[0]["parameters"], json!({"path": "a.py"}));
+    assert_eq!(
+        calls[1],
+        json!({"tool": "read_file", "parameters": {"path": "b.py"}})
+    );
+    let write = r#"<tool_call>{"name": "write_file", "arguments": "{\"path\": \"a\", \"content\": \"1\"}{\"path\": \"b\", \"content\": \"2\"}"}</tool_call>"#;
+    let (rec, code) = record(&["--tools", TOOLS], write);
+    assert_eq!(code, 0);
+    let calls = rec["value"]["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["parameters"], json!({"path": "a", "content": "1"}));
+    assert_eq!(calls[0]["dropped"], json!([{"path": "b", "content": "2"}]));
+    // Without tools nothing is known to be read-only: the first is kept.
+    let (rec, _) = record(&[], read);
+    assert_eq!(
+        rec["value"]["calls"][0]["dropped"],
+        json!([{"path": "b.py"}])
+    );
+}
+
+#[test]
+fn tools_file_forms_json_and_toml() {
+    let dir = tempdir();
+    let toml = dir.join("tools.toml");
+    fs::write(
+        &toml,
+        "[[tools]]\nname = \"ls\"\ndescription = \"List a directory\"\nread_only = true\n\n[[tools.parameters]]\nname = \"dir\"\ntype = \"string\"\nrequired = true\n",
+    )
+    .unwrap();
+    let toml_arg = toml.to_str().unwrap();
+    let (rec, code) = record(
+        &["--tools", toml_arg],
+        r#"{"tool": "ls", "parameters": {}, "terminate": false}"#,
+    );
+    assert_eq!(code, 1);
+    assert_eq!(rec["error"]["code"], json!("invalid_parameters"));
+    assert_eq!(rec["error"]["violations"][0]["path"], json!("/"));
+
+    let bad = dir.join("bad.json");
+    fs::write(
+        &bad,
+        r#"[{"name": "x", "parameters": [{"name": "a", "type": "wat"}]}]"#,
+    )
+    .unwrap();
+    cmd()
+        .args(["calls", "--tools", bad.to_str().unwrap()])
+        .write_stdin("hi")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown type \"wat\""));
+    cmd()
+        .args(["calls", "--tools", "no/such/file.json"])
+        .write_stdin("hi")
+        .assert()
+        .code(2);
+}
+
+fn tempdir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "toolmend-calls-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+// Point 6: jsonl messages and --shape openai.
+
+#[test]
+fn jsonl_reply_shapes() {
+    let lines = [
+        json!("<tool_call>{\"name\": \"get_time\", \"arguments\": {\"tz\": \"UTC\"}}</tool_call>"),
+        json!({"id": "r2", "text": "[TOOL_CALLS]get_time[ARGS]{\"tz\": \"UTC\"}"}),
+        json!({"id": "r3", "role": "assistant", "content": "Checking.", "tool_calls": [
+            {"id": "call_9", "type": "function", "function": {"name": "get_time", "arguments": "{\"tz\": 'UTC',}"}},
+            {"id": "call_10", "type": "function", "function": {"name": "get_weather", "arguments": ""}}
+        ]}),
+        json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "Time first."},
+            {"type": "text", "text": "Let me check."},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_time", "input": {"tz": "UTC"}}
+        ]}),
+        json!([{"type": "tool_use", "id": "toolu_2", "name": "get_time", "input": {}}]),
+    ];
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let out = cmd()
+        .args(["calls", "--input", "jsonl", "--records"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let records: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 5);
+    assert_eq!(
+        records[0]["value"]["calls"],
+        json!([{"tool": "get_time", "parameters": {"tz": "UTC"}}])
+    );
+    assert_eq!(records[1]["id"], json!("r2"));
+    assert_eq!(records[1]["line"], json!(2));
+    assert_eq!(
+        records[2]["value"],
+        json!({"calls": [
+            {"tool": "get_time", "parameters": {"tz": "UTC"}, "id": "call_9",
+             "repairs": [{"kind": "single_quotes", "offset": 7}, {"kind": "trailing_comma", "offset": 12}]},
+            {"tool": "get_weather", "parameters": {}, "id": "call_10"}
+        ], "text": "Checking.", "reasoning": null, "incomplete": []})
+    );
+    assert_eq!(
+        records[3]["value"],
+        json!({"calls": [{"tool": "get_time", "parameters": {"tz": "UTC"}, "id": "toolu_1"}],
+               "text": "Let me check.", "reasoning": "Time first.", "incomplete": []})
+    );
+    assert_eq!(
+        records[4]["value"]["calls"],
+        json!([{"tool": "get_time", "parameters": {}, "id": "toolu_2"}])
+    );
+}
+
+#[test]
+fn jsonl_bad_line_is_a_record_and_others_go_on() {
+    let out = cmd()
+        .args(["calls", "--input", "jsonl", "--records"])
+        .write_stdin("{not json\n\"plain text\"\n42\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let records: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records[0]["error"]["code"], json!("invalid_input"));
+    assert_eq!(records[1]["value"]["text"], json!("plain text"));
+    assert_eq!(records[2]["error"]["code"], json!("invalid_input"));
+    assert_eq!(records[2]["line"], json!(3));
+}
+
+#[test]
+fn openai_shape_writes_arguments_as_text() {
+    let (rec, _) = record(
+        &["--shape", "openai"],
+        "[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{\"city\": \"Oslo\", \"days\": 2}",
+    );
+    assert_eq!(
+        rec["value"]["calls"],
+        json!([{"id": "a1b2c3d4e", "name": "get_weather", "arguments": "{\"city\":\"Oslo\",\"days\":2}"}])
+    );
+}
+
+#[test]
+fn empty_and_invalid_utf8_replies() {
+    let (rec, code) = record(&[], "   \n");
+    assert_eq!(code, 1);
+    assert_eq!(rec["error"]["code"], json!("empty_input"));
+    let out = cmd()
+        .args(["calls", "--records"])
+        .write_stdin(&b"ab\xffcd"[..])
+        .output()
+        .unwrap();
+    let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rec["error"]["code"], json!("invalid_utf8"));
+    assert_eq!(rec["error"]["offset"], json!(2));
+}
+
+// Point 7: the system prompt.
+
+#[test]
+fn prompt_text_is_exact_and_deterministic() {
+    let expected = fs::read_to_string("fixtures/calls/prompt.expected.txt").unwrap_or_default();
+    let out = cmd().args(["prompt", "--tools", TOOLS]).output().unwrap();
+    assert!(out.status.success());
+    let got = String::from_utf8(out.stdout).unwrap();
+    if std::env::var_os("BLESS").is_some() {
+        fs::write("fixtures/calls/prompt.expected.txt", &got).unwrap();
+    } else {
+        assert_eq!(got, expected);
+    }
+    for needle in [
+        r#"{"tool": "<tool name>", "parameters": {<parameter name>: <value>, ...}, "terminate": <true or false>}"#,
+        "Exactly one JSON object per tool call. To act on several items, use an array inside \"parameters\"",
+        "true to finish with this tool",
+        "Correct:\n{\"tool\": \"get_weather\", \"parameters\": {\"city\": \"example\"}, \"terminate\": false}\n",
+        "Wrong (two objects glued together):\n{\"tool\": \"get_weather\", \"parameters\": {\"city\": \"example\"}, \"terminate\": false}{\"tool\"",
+        "Wrong (parameters written as a string):\n{\"tool\": \"get_weather\", \"parameters\": \"{\\\"city\\\": \\\"example\\\"}\", \"terminate\": false}",
+        "## get_weather\nCurrent weather for a city\nParameters:\n- city (string, required): City name\n- days (integer, optional): Forecast days\n",
+        "## search\nSearch the web\nParameters:\n- query (string, required)\n- limit (integer, optional)\n",
+    ] {
+        assert!(got.contains(needle), "prompt lacks {needle:?}:\n{got}");
+    }
+    let again = cmd().args(["prompt", "--tools", TOOLS]).output().unwrap();
+    assert_eq!(again.stdout, got.as_bytes());
+}
+
+#[test]
+fn prompt_needs_a_readable_tools_file() {
+    cmd().args(["prompt"]).assert().code(2);
+    cmd()
+        .args(["prompt", "--tools", "missing.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("missing.json"));
+}
+
+#[test]
+fn help_has_examples() {
+    cmd()
+        .args(["calls", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Examples:"))
+        .stdout(predicate::str::contains("qwen3_coder"))
+        .stdout(predicate::str::contains("harmony"));
+    cmd()
+        .args(["prompt", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Examples:"));
+}
+
+#[test]
+fn no_panic_on_hostile_input() {
+    let nasty = [
+        "<tool_call>",
+        "<tool_call></tool_call>",
+        "[TOOL_CALLS]",
+        "<|channel|><|message|>",
+        "<|start|>assistant<|channel|>commentary to=<|message|>",
+        "<function=>",
+        "<function=a",
+        "<｜tool▁call▁begin｜>",
+        "<｜DSML｜function_calls><｜DSML｜invoke",
+        "[f(",
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+        "{\"name\":",
+        ">>>",
+        "functools[",
+        "<tool_call>é\n<arg_key>ü",
+        "\u{FEFF}",
+    ];
+    for input in nasty {
+        let out = cmd()
+            .args(["calls", "--records"])
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        let code = out.status.code().unwrap();
+        assert!(code == 0 || code == 1, "{input:?}: exit {code}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let rec: Value =
+            serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{input:?}: {e}: {text}"));
+        assert!(rec["ok"].is_boolean());
+    }
+}
