@@ -1,0 +1,43 @@
+# toolmend: `make demo` runs the main job, `make test` runs every test.
+CARGO ?= cargo
+BIN := target/release/toolmend
+
+.PHONY: all build release test lint fmt demo ci
+all: build
+
+build:
+	$(CARGO) build
+
+release:
+	$(CARGO) build --release
+
+## Every test: unit, doc, CLI, fixtures (fixtures/**), memory.
+test:
+	$(CARGO) test --all-targets
+	$(CARGO) test --doc
+
+lint:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --all-targets -- -D warnings
+
+fmt:
+	$(CARGO) fmt
+
+## The main job on a realistic mixed file of tool-call arguments.
+demo: release
+	@echo '== toolmend args fixtures/demo/args.txt  (values on stdout, errors on stderr)'
+	@$(BIN) args fixtures/demo/args.txt || true
+	@echo
+	@echo '== the same with --records (one record per input line)'
+	@$(BIN) args --records fixtures/demo/args.txt || true
+	@echo
+	@echo '== toolmend repair: any broken JSON value'
+	@$(BIN) repair --records fixtures/demo/repair.txt || true
+	@echo
+	@echo '== toolmend calls: tool calls in raw model replies'
+	@$(BIN) calls --records --input jsonl fixtures/demo/replies.jsonl || true
+
+ci: lint test
+
+include bench/bench.mk
+include compare/compare.mk
