@@ -21,6 +21,7 @@
 //! [`Filter`] runs the pipeline over a stream of inputs and writes one record per input; it is
 //! what the `toolmend` binary runs.
 
+pub mod agent;
 pub mod calls;
 mod error;
 mod escape;

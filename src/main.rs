@@ -2,6 +2,7 @@
 
 mod calls_cmd;
 mod cli;
+mod loop_cmd;
 
 use std::fs::File;
 use std::io::{self, BufReader, Write};
@@ -33,6 +34,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Repair(args)) => mend(&args, Target::Any),
         Some(Command::Calls(args)) => calls_cmd::run(&args),
         Some(Command::Prompt(args)) => calls_cmd::prompt(&args),
+        Some(Command::Loop(args)) => loop_cmd::run(&args),
         None => mend(&cli.args, Target::Object),
     }
 }

@@ -1,0 +1,336 @@
+//! The loop's configuration file (TOML): `[loop]`, `[llm]`, `[approval]` and `[[tools]]`.
+//!
+//! ```toml
+//! [loop]
+//! max_iterations = 10      # every LLM call counts, retries included
+//! timeout = 300            # seconds, the whole run
+//! max_parse_retries = 3    # malformed replies in a row before the run aborts
+//! max_output = 65536       # bytes kept of a tool's stdout and of its stderr
+//!
+//! [llm]
+//! command = ["python3", "examples/llm/openai_chat.py"]
+//! input = "messages"       # or "text"
+//! timeout = 120
+//! retries = 2              # extra attempts when the command fails
+//! retry_delay = 1          # seconds before the first retry, doubled each time
+//! max_retry_delay = 30
+//!
+//! [approval]
+//! command = ["./approve.sh"]
+//! timeout = 60
+//!
+//! [[tools]]
+//! name = "read_file"
+//! description = "Read a text file"
+//! read_only = true
+//! command = ["cat-param", "path"]
+//! timeout = 10
+//! parameters = [{ name = "path", type = "string", required = true }]
+//! ```
+//!
+//! Unknown keys in `[loop]`, `[llm]` and `[approval]` are refused, so a typo cannot silently
+//! fall back to a default. A tool's `requires_approval` defaults to true unless it is
+//! `read_only`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::tools::Tools;
+
+/// Why a configuration cannot be used; the message names the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// How the conversation is written on the LLM command's stdin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputMode {
+    /// `{"messages": [{"role", "content"}, …]}` as JSON.
+    Messages,
+    /// The conversation flattened to plain text, for CLIs that take a prompt.
+    Text,
+}
+
+/// The LLM command.
+#[derive(Debug, Clone)]
+pub struct LlmConfig {
+    /// argv of the command.
+    pub command: Vec<String>,
+    /// What it reads on stdin.
+    pub input: InputMode,
+    /// Time allowed for one call.
+    pub timeout: Duration,
+    /// Extra attempts after a failing call.
+    pub retries: u32,
+    /// Delay before the first retry; doubled for each next one.
+    pub retry_delay: Duration,
+    /// Upper bound of the delay between retries.
+    pub max_retry_delay: Duration,
+}
+
+/// The approval hook.
+#[derive(Debug, Clone)]
+pub struct ApprovalConfig {
+    /// argv of the command.
+    pub command: Vec<String>,
+    /// Time it has to decide; past it, the call is rejected.
+    pub timeout: Duration,
+}
+
+/// A whole loop configuration, checked.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Most LLM calls per run, retries included.
+    pub max_iterations: u32,
+    /// Time allowed for the whole run.
+    pub timeout: Duration,
+    /// Malformed replies in a row before the run aborts.
+    pub max_parse_retries: u32,
+    /// Bytes kept of each of a tool's output streams.
+    pub max_output: usize,
+    /// Time a tool gets when its definition sets none.
+    pub tool_timeout: Duration,
+    /// The LLM command.
+    pub llm: LlmConfig,
+    /// The approval hook, if any.
+    pub approval: Option<ApprovalConfig>,
+    /// The tools the model may call; each has a `command`.
+    pub tools: Arc<Tools>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default, rename = "loop")]
+    run: RawLoop,
+    llm: Option<RawLlm>,
+    approval: Option<RawApproval>,
+    #[serde(default)]
+    tools: Vec<toml::Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLoop {
+    max_iterations: Option<u32>,
+    timeout: Option<f64>,
+    max_parse_retries: Option<u32>,
+    max_output: Option<usize>,
+    tool_timeout: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLlm {
+    command: Vec<String>,
+    input: Option<InputMode>,
+    timeout: Option<f64>,
+    retries: Option<u32>,
+    retry_delay: Option<f64>,
+    max_retry_delay: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawApproval {
+    command: Vec<String>,
+    timeout: Option<f64>,
+}
+
+impl Config {
+    /// Reads and checks a configuration file.
+    ///
+    /// # Errors
+    /// The file cannot be read, is not valid TOML, or fails a check of [`Config::from_toml_str`].
+    pub fn from_path(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
+        Config::from_toml_str(&text)
+            .map_err(|e| ConfigError(format!("{}: {}", path.display(), e.0)))
+    }
+
+    /// Reads and checks a configuration.
+    ///
+    /// # Errors
+    /// Not TOML; an unknown key; a missing `[llm] command`; a non-positive timeout; a tool
+    /// without a `command`; or a tool that needs approval while no `[approval] command` is set.
+    pub fn from_toml_str(text: &str) -> Result<Config, ConfigError> {
+        let raw: RawFile = toml::from_str(text).map_err(|e| ConfigError(e.to_string()))?;
+        let run = raw.run;
+        let llm = raw
+            .llm
+            .ok_or_else(|| ConfigError("missing [llm] with its command".into()))?;
+        let llm = LlmConfig {
+            command: argv(llm.command, "[llm] command")?,
+            input: llm.input.unwrap_or(InputMode::Messages),
+            timeout: seconds(llm.timeout, 120.0, "[llm] timeout")?,
+            retries: llm.retries.unwrap_or(2),
+            retry_delay: delay(llm.retry_delay, 1.0, "[llm] retry_delay")?,
+            max_retry_delay: delay(llm.max_retry_delay, 30.0, "[llm] max_retry_delay")?,
+        };
+        let approval = match raw.approval {
+            None => None,
+            Some(a) => Some(ApprovalConfig {
+                command: argv(a.command, "[approval] command")?,
+                timeout: seconds(a.timeout, 60.0, "[approval] timeout")?,
+            }),
+        };
+        let tools = tools(raw.tools)?;
+        let unapproved: Vec<&str> = tools
+            .iter()
+            .filter(|t| t.requires_approval)
+            .map(|t| t.name.as_str())
+            .collect();
+        if approval.is_none() && !unapproved.is_empty() {
+            return Err(ConfigError(format!(
+                "tools {} require approval but no [approval] command is set; add one, or mark \
+                 the tools read_only = true or requires_approval = false",
+                unapproved.join(", ")
+            )));
+        }
+        let max_iterations = run.max_iterations.unwrap_or(10);
+        if max_iterations == 0 {
+            return Err(ConfigError(
+                "[loop] max_iterations must be at least 1".into(),
+            ));
+        }
+        let max_parse_retries = run.max_parse_retries.unwrap_or(3);
+        if max_parse_retries == 0 {
+            return Err(ConfigError(
+                "[loop] max_parse_retries must be at least 1".into(),
+            ));
+        }
+        Ok(Config {
+            max_iterations,
+            timeout: seconds(run.timeout, 300.0, "[loop] timeout")?,
+            max_parse_retries,
+            max_output: run.max_output.unwrap_or(64 * 1024).max(1),
+            tool_timeout: seconds(run.tool_timeout, 60.0, "[loop] tool_timeout")?,
+            llm,
+            approval,
+            tools: Arc::new(tools),
+        })
+    }
+}
+
+fn argv(command: Vec<String>, key: &str) -> Result<Vec<String>, ConfigError> {
+    if command.first().is_none_or(|program| program.is_empty()) {
+        return Err(ConfigError(format!(
+            "{key} must be a non-empty list of strings (argv)"
+        )));
+    }
+    Ok(command)
+}
+
+/// A timeout: a positive number of seconds.
+fn seconds(value: Option<f64>, default: f64, key: &str) -> Result<Duration, ConfigError> {
+    Duration::try_from_secs_f64(value.unwrap_or(default))
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| ConfigError(format!("{key} must be a positive number of seconds")))
+}
+
+/// A delay: zero or more seconds.
+fn delay(value: Option<f64>, default: f64, key: &str) -> Result<Duration, ConfigError> {
+    Duration::try_from_secs_f64(value.unwrap_or(default))
+        .map_err(|_| ConfigError(format!("{key} must be zero or more seconds")))
+}
+
+/// The `[[tools]]` tables as [`Tools`], each with a command, `requires_approval` defaulting to
+/// true unless the tool is read-only.
+fn tools(tables: Vec<toml::Value>) -> Result<Tools, ConfigError> {
+    let mut list = Vec::with_capacity(tables.len());
+    for table in tables {
+        let mut value =
+            serde_json::to_value(table).map_err(|e| ConfigError(format!("[[tools]]: {e}")))?;
+        if let Value::Object(map) = &mut value {
+            let inner = map.get("function").and_then(Value::as_object);
+            let field = |key: &str| map.get(key).or_else(|| inner.and_then(|f| f.get(key)));
+            if field("requires_approval").is_none() {
+                let read_only = field("read_only")
+                    .or_else(|| field("annotations").and_then(|a| a.get("readOnlyHint")))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                map.insert("requires_approval".into(), Value::Bool(!read_only));
+            }
+        }
+        list.push(value);
+    }
+    let tools =
+        Tools::from_value(Value::Array(list)).map_err(|e| ConfigError(format!("[[tools]] {e}")))?;
+    if let Some(tool) = tools.iter().find(|t| t.command.is_none()) {
+        return Err(ConfigError(format!(
+            "[[tools]] {:?} has no command (an argv list the loop runs)",
+            tool.name
+        )));
+    }
+    Ok(tools)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LLM: &str = "[llm]\ncommand = [\"model\"]\n";
+
+    #[test]
+    fn defaults() {
+        let config = Config::from_toml_str(LLM).unwrap();
+        assert_eq!(config.max_iterations, 10);
+        assert_eq!(config.timeout, Duration::from_secs(300));
+        assert_eq!(config.max_parse_retries, 3);
+        assert_eq!(config.llm.input, InputMode::Messages);
+        assert!(config.approval.is_none());
+        assert!(config.tools.is_empty());
+    }
+
+    #[test]
+    fn approval_defaults_to_required_unless_read_only() {
+        let text = format!(
+            "{LLM}[approval]\ncommand = [\"hook\"]\n\
+             [[tools]]\nname = \"ls\"\nread_only = true\ncommand = [\"ls\"]\n\
+             [[tools]]\nname = \"rm\"\ncommand = [\"rm\"]\n\
+             [[tools]]\nname = \"touch\"\nrequires_approval = false\ncommand = [\"touch\"]\n"
+        );
+        let config = Config::from_toml_str(&text).unwrap();
+        let needs = |name: &str| config.tools.get(name).unwrap().requires_approval;
+        assert!(!needs("ls"));
+        assert!(needs("rm"));
+        assert!(!needs("touch"));
+    }
+
+    #[test]
+    fn refused() {
+        let cases = [
+            ("[loop]\nmax_iterations = 3\n", "missing [llm]"),
+            ("[llm]\ncommand = []\n", "non-empty list"),
+            ("[llm]\ncommand = \"model --x\"\n", "invalid type"),
+            ("[llm]\ncommand = [\"m\"]\ntimout = 3\n", "unknown field"),
+            (
+                "[llm]\ncommand = [\"m\"]\ntimeout = -1\n",
+                "positive number",
+            ),
+            (
+                "[llm]\ncommand = [\"m\"]\ninput = \"xml\"\n",
+                "unknown variant",
+            ),
+            (
+                "[llm]\ncommand = [\"m\"]\n[[tools]]\nname = \"rm\"\ncommand = [\"rm\"]\n",
+                "require approval",
+            ),
+            (
+                "[llm]\ncommand = [\"m\"]\n[[tools]]\nname = \"ls\"\nread_only = true\n",
+                "has no command",
+            ),
+        ];
+        for (text, expected) in cases {
+            let error = Config::from_toml_str(text).unwrap_err();
+            assert!(error.0.contains(expected), "{text}: {error}");
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! The `loop` agent: runs a tool-calling conversation against any LLM that can be called as a
+//! command.
+//!
+//! One module per concern: [`config`] reads the TOML file; [`conversation`] writes the
+//! conversation for the LLM command; [`process`] runs child commands (process groups,
+//! timeouts, bounded output); [`approval`] asks the approval hook; [`events`] writes the
+//! transcript; [`run`](mod@run) is the loop itself. Replies are read by [`crate::calls`] with
+//! the `{"tool", "parameters", "terminate"}` envelope required, and the system prompt is
+//! [`crate::system_prompt`].
+
+pub mod approval;
+pub mod config;
+pub mod conversation;
+pub mod events;
+pub mod process;
+pub mod run;
+mod sys;
+
+pub use config::{Config, ConfigError, InputMode};
+pub use events::Events;
+pub use run::{Outcome, Status, first_messages, render, run};
+pub use sys::catch_stop_signals;

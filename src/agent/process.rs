@@ -1,0 +1,241 @@
+//! Running one child command: argv (never a shell), input on stdin, in its own process group,
+//! under a deadline, with stdout and stderr read concurrently and kept up to a size bound.
+//!
+//! Both output streams are drained on their own threads, so a child that writes megabytes to
+//! stderr while we wait for stdout cannot deadlock on a full pipe; stdin is written on a thread
+//! too, so a child that never reads it cannot block us. When the child ends, times out or the
+//! run is interrupted, its whole process group is killed: a tool's background children die with
+//! it and cannot hold our pipes open.
+
+use std::io::{self, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::sys;
+
+/// How long to wait for the output threads once the process group is dead. They only wait
+/// on pipes a process outside the group (one that called `setsid`) could still hold.
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// How a child's run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// It exited (or was killed by a signal not of ours).
+    Exited(ExitStatus),
+    /// The deadline passed; its process group was killed.
+    TimedOut,
+    /// SIGINT or SIGTERM reached us; its process group was killed.
+    Interrupted,
+}
+
+/// What a child wrote on one stream: the first bytes up to the bound, and how many it wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Captured {
+    /// The bytes kept (at most the bound).
+    pub bytes: Vec<u8>,
+    /// How many bytes the child wrote in all.
+    pub total: u64,
+}
+
+impl Captured {
+    /// Whether bytes were dropped past the bound.
+    pub fn truncated(&self) -> bool {
+        self.total > self.bytes.len() as u64
+    }
+
+    /// The kept bytes as text (invalid UTF-8 replaced).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes).into_owned()
+    }
+}
+
+/// A finished child run.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    /// How it ended.
+    pub ended: Ended,
+    /// Its standard output.
+    pub stdout: Captured,
+    /// Its standard error.
+    pub stderr: Captured,
+    /// Wall time from spawn to end.
+    pub elapsed: Duration,
+}
+
+impl Finished {
+    /// Whether it exited with status 0.
+    pub fn succeeded(&self) -> bool {
+        matches!(self.ended, Ended::Exited(status) if status.success())
+    }
+
+    /// A few words on how it ended: `exit status 3`, `killed by signal 9`, `timed out`.
+    pub fn describe(&self) -> String {
+        use std::os::unix::process::ExitStatusExt;
+        match self.ended {
+            Ended::Exited(status) => match (status.code(), status.signal()) {
+                (Some(code), _) => format!("exit status {code}"),
+                (None, Some(signal)) => format!("killed by signal {signal}"),
+                (None, None) => "ended".to_owned(),
+            },
+            Ended::TimedOut => "timed out".to_owned(),
+            Ended::Interrupted => "interrupted".to_owned(),
+        }
+    }
+}
+
+/// Runs `argv` with `input` on stdin until it exits, `deadline` passes or a stop signal
+/// arrives, keeping at most `max_output` bytes of each output stream.
+///
+/// # Errors
+/// The command could not be started (not found, not executable, empty argv).
+pub fn run(
+    argv: &[String],
+    input: &[u8],
+    deadline: Instant,
+    max_output: usize,
+) -> io::Result<Finished> {
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
+    let started = Instant::now();
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own group, so one killpg reaches everything it starts, and a Ctrl-C at the
+        // terminal reaches only us: we decide what dies.
+        .process_group(0)
+        .spawn()?;
+    let group = child.id();
+
+    if let Some(mut stdin) = child.stdin.take() {
+        let input = input.to_vec();
+        // A child that exits without reading gives EPIPE here: that is its business.
+        thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+    }
+    let (sender, receiver) = mpsc::channel();
+    let mut streams = 0;
+    if let Some(stdout) = child.stdout.take() {
+        spawn_reader(stdout, 0, max_output, sender.clone());
+        streams += 1;
+    }
+    if let Some(stderr) = child.stderr.take() {
+        spawn_reader(stderr, 1, max_output, sender);
+        streams += 1;
+    }
+
+    let mut pause = Duration::from_millis(1);
+    let ended = loop {
+        if let Some(status) = child.try_wait()? {
+            break Ended::Exited(status);
+        }
+        if sys::stop_requested().is_some() {
+            break Ended::Interrupted;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            break Ended::TimedOut;
+        }
+        thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(20));
+    };
+    // Also after a normal exit: whatever it left running in the background goes with it.
+    sys::kill_group(group);
+    if !matches!(ended, Ended::Exited(_)) {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    let mut outputs = [Captured::default(), Captured::default()];
+    let drain_until = Instant::now() + DRAIN_GRACE;
+    for _ in 0..streams {
+        let wait = drain_until.saturating_duration_since(Instant::now());
+        match receiver.recv_timeout(wait) {
+            Ok((which, captured)) => outputs[which] = captured,
+            Err(_) => break,
+        }
+    }
+    let [stdout, stderr] = outputs;
+    Ok(Finished {
+        ended,
+        stdout,
+        stderr,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Reads a stream to its end on a thread, keeping the first `max` bytes and counting the rest.
+fn spawn_reader(
+    mut stream: impl Read + Send + 'static,
+    which: usize,
+    max: usize,
+    done: mpsc::Sender<(usize, Captured)>,
+) {
+    thread::spawn(move || {
+        let mut captured = Captured::default();
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            match stream.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let room = max.saturating_sub(captured.bytes.len());
+                    captured.bytes.extend_from_slice(&chunk[..n.min(room)]);
+                    captured.total += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        let _ = done.send((which, captured));
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Vec<String> {
+        vec!["sh".into(), "-c".into(), script.into()]
+    }
+
+    fn soon(seconds: f64) -> Instant {
+        Instant::now() + Duration::from_secs_f64(seconds)
+    }
+
+    #[test]
+    fn input_in_output_out() {
+        let done = run(&sh("cat; echo oops >&2; exit 3"), b"hello", soon(10.0), 100).unwrap();
+        assert_eq!(done.stdout.bytes, b"hello");
+        assert_eq!(done.stderr.bytes, b"oops\n");
+        assert_eq!(done.describe(), "exit status 3");
+        assert!(!done.succeeded());
+    }
+
+    #[test]
+    fn output_is_bounded_and_counted() {
+        let done = run(&sh("head -c 100000 /dev/zero"), b"", soon(10.0), 1000).unwrap();
+        assert_eq!(done.stdout.bytes.len(), 1000);
+        assert_eq!(done.stdout.total, 100_000);
+        assert!(done.stdout.truncated());
+    }
+
+    #[test]
+    fn deadline_kills_the_group() {
+        let started = Instant::now();
+        let done = run(&sh("sleep 30 & sleep 30"), b"", soon(0.2), 100).unwrap();
+        assert_eq!(done.ended, Ended::TimedOut);
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn missing_command_is_an_error() {
+        assert!(run(&["/nonexistent/toolmend-test".into()], b"", soon(1.0), 10).is_err());
+        assert!(run(&[], b"", soon(1.0), 10).is_err());
+    }
+}

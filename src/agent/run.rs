@@ -1,0 +1,681 @@
+//! The agent loop: ask the model, read its reply, approve and run the tool it calls, repeat.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use super::approval::{self, Decision, stderr_note};
+use super::config::{Config, InputMode};
+use super::conversation::{self, Message, Role};
+use super::events::Events;
+use super::process::{self, Ended};
+use super::sys;
+use crate::calls::{self, Call, CallOptions};
+use crate::error::Code;
+use crate::mend::{Mender, Options, Target};
+
+/// The most of a reply that is read; a model does not write more.
+const MAX_REPLY: usize = 16 << 20;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Status {
+    /// The model answered in plain text.
+    Answered,
+    /// A tool called with `terminate: true` ran; its output is the answer.
+    Terminated,
+    /// The approval hook denied a call.
+    Denied,
+    /// The approval hook crashed, hung or answered nonsense; the call was rejected.
+    ApprovalFailed,
+    /// `max_iterations` LLM calls were made without an answer.
+    IterationLimit,
+    /// The run's `timeout` passed.
+    Timeout,
+    /// `max_parse_retries` malformed replies in a row.
+    Malformed,
+    /// The LLM command kept failing.
+    LlmFailed,
+    /// SIGINT or SIGTERM.
+    Interrupted,
+    /// Something that should not happen (a bug).
+    Internal,
+}
+
+impl Status {
+    /// The word written in `--json` records and in `run.finished`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Answered => "answered",
+            Status::Terminated => "terminated",
+            Status::Denied => "denied",
+            Status::ApprovalFailed => "approval_failed",
+            Status::IterationLimit => "iteration_limit",
+            Status::Timeout => "timeout",
+            Status::Malformed => "malformed",
+            Status::LlmFailed => "llm_failed",
+            Status::Interrupted => "interrupted",
+            Status::Internal => "internal_error",
+        }
+    }
+
+    /// The process exit status `toolmend loop` ends with.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Status::Answered | Status::Terminated => 0,
+            Status::Internal => 1,
+            Status::Denied => 3,
+            Status::ApprovalFailed => 4,
+            Status::IterationLimit => 5,
+            Status::Timeout => 6,
+            Status::Malformed => 7,
+            Status::LlmFailed => 8,
+            Status::Interrupted => 130,
+        }
+    }
+
+    /// Whether the run produced its answer.
+    pub fn succeeded(self) -> bool {
+        matches!(self, Status::Answered | Status::Terminated)
+    }
+}
+
+/// The result of a run.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// How it ended.
+    pub status: Status,
+    /// The final answer, or the terminating tool's stdout.
+    pub answer: Option<String>,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+    /// LLM calls made, retries included.
+    pub iterations: u32,
+    /// Tool calls the model made (run or rejected).
+    pub tool_calls: u32,
+    /// Wall time of the run.
+    pub elapsed: Duration,
+}
+
+impl Outcome {
+    /// The `--json` record: `{"status", "answer", "iterations", "tool_calls", "elapsed_ms",
+    /// "error"?}`.
+    pub fn to_json(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("status".into(), self.status.as_str().into());
+        map.insert("answer".into(), self.answer.clone().into());
+        map.insert("iterations".into(), self.iterations.into());
+        map.insert("tool_calls".into(), self.tool_calls.into());
+        map.insert(
+            "elapsed_ms".into(),
+            (self.elapsed.as_millis() as u64).into(),
+        );
+        if let Some(error) = &self.error {
+            map.insert("error".into(), error.clone().into());
+        }
+        Value::Object(map)
+    }
+}
+
+/// The conversation a run starts with: the system prompt (tool definitions injected) and the
+/// user's prompt.
+pub fn first_messages(config: &Config, prompt: &str) -> Vec<Message> {
+    vec![
+        Message::new(Role::System, crate::system_prompt(&config.tools)),
+        Message::new(Role::User, prompt),
+    ]
+}
+
+/// The conversation as the LLM command reads it on stdin.
+pub fn render(config: &Config, messages: &[Message]) -> Vec<u8> {
+    match config.llm.input {
+        InputMode::Messages => conversation::to_messages_json(messages),
+        InputMode::Text => conversation::to_text(messages),
+    }
+}
+
+/// Runs the loop for one prompt to its end, writing events as it goes (ending with exactly one
+/// `run.finished`). Never panics on what the model or the commands do.
+pub fn run(config: &Config, prompt: &str, events: &mut Events) -> Outcome {
+    let started = Instant::now();
+    let mut state = Run {
+        config,
+        events,
+        messages: first_messages(config, prompt),
+        deadline: started + config.timeout,
+        iterations: 0,
+        tool_calls: 0,
+        call_options: CallOptions {
+            tools: Some(config.tools.clone()),
+            require_terminate: true,
+            ..CallOptions::default()
+        },
+    };
+    let tools: Vec<&str> = config.tools.iter().map(|t| t.name.as_str()).collect();
+    state.events.emit(
+        "run.started",
+        json!({
+            "prompt": prompt,
+            "tools": tools,
+            "max_iterations": config.max_iterations,
+            "timeout_ms": config.timeout.as_millis() as u64,
+        }),
+    );
+    let (status, answer, error) = match state.steps() {
+        Ok((status, answer)) => (status, Some(answer), None),
+        Err(stop) => (stop.status, None, Some(stop.message)),
+    };
+    let outcome = Outcome {
+        status,
+        answer,
+        error,
+        iterations: state.iterations,
+        tool_calls: state.tool_calls,
+        elapsed: started.elapsed(),
+    };
+    state.events.emit("run.finished", outcome.to_json());
+    outcome
+}
+
+/// Why a run stops early.
+struct Stop {
+    status: Status,
+    message: String,
+}
+
+impl Stop {
+    fn new(status: Status, message: impl Into<String>) -> Stop {
+        Stop {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+/// What a reply is.
+enum Reply {
+    /// The final answer.
+    Answer(String),
+    /// One valid call; `reason` is the text the model wrote beside it.
+    Call {
+        call: Box<Call>,
+        reason: Option<String>,
+    },
+    /// Not usable: the code and what is wrong, to tell the model.
+    Malformed { code: &'static str, message: String },
+}
+
+/// A tool's result as the model sees it, and its stdout for a terminating call.
+struct ToolResult {
+    content: String,
+    stdout: String,
+}
+
+struct Run<'a> {
+    config: &'a Config,
+    events: &'a mut Events,
+    messages: Vec<Message>,
+    deadline: Instant,
+    iterations: u32,
+    tool_calls: u32,
+    call_options: CallOptions,
+}
+
+impl Run<'_> {
+    fn steps(&mut self) -> Result<(Status, String), Stop> {
+        let mut malformed_in_a_row = 0;
+        loop {
+            let reply = self.ask_model()?;
+            self.messages
+                .push(Message::new(Role::Assistant, reply.clone()));
+            match self.read_reply(&reply) {
+                Reply::Answer(answer) => return Ok((Status::Answered, answer)),
+                Reply::Malformed { code, message } => {
+                    malformed_in_a_row += 1;
+                    self.events.emit(
+                        "parse.error",
+                        json!({
+                            "iteration": self.iterations,
+                            "code": code,
+                            "message": message,
+                            "in_a_row": malformed_in_a_row,
+                        }),
+                    );
+                    if malformed_in_a_row >= self.config.max_parse_retries {
+                        return Err(Stop::new(
+                            Status::Malformed,
+                            format!(
+                                "{malformed_in_a_row} malformed replies in a row (max_parse_retries); \
+                                 the last: {code}: {message}"
+                            ),
+                        ));
+                    }
+                    let note = self.correction(code, &message);
+                    self.messages.push(Message::new(Role::User, note));
+                }
+                Reply::Call { call, reason } => {
+                    malformed_in_a_row = 0;
+                    let terminate = call.terminate == Some(true);
+                    let result = self.call_tool(&call, reason)?;
+                    if terminate {
+                        return Ok((Status::Terminated, result.stdout));
+                    }
+                    self.messages
+                        .push(Message::tool(&call.tool, result.content));
+                }
+            }
+        }
+    }
+
+    /// Stops the run when its time is up or a stop signal came.
+    fn check(&self) -> Result<(), Stop> {
+        if let Some(signal) = sys::stop_requested() {
+            return Err(self.interrupted(signal));
+        }
+        if Instant::now() >= self.deadline {
+            return Err(self.timed_out());
+        }
+        Ok(())
+    }
+
+    fn timed_out(&self) -> Stop {
+        Stop::new(
+            Status::Timeout,
+            format!(
+                "the run passed its timeout of {:?}; every child process was killed",
+                self.config.timeout
+            ),
+        )
+    }
+
+    fn interrupted(&self, signal: i32) -> Stop {
+        Stop::new(
+            Status::Interrupted,
+            format!("interrupted by signal {signal}; every child process was killed"),
+        )
+    }
+
+    fn stopped_child(&self) -> Stop {
+        match sys::stop_requested() {
+            Some(signal) => self.interrupted(signal),
+            None => self.timed_out(),
+        }
+    }
+
+    /// One model reply, retrying a failing LLM command with exponential backoff.
+    fn ask_model(&mut self) -> Result<String, Stop> {
+        let llm = &self.config.llm;
+        let mut failures = 0u32;
+        loop {
+            if self.iterations >= self.config.max_iterations {
+                return Err(Stop::new(
+                    Status::IterationLimit,
+                    format!(
+                        "stopped after {} LLM calls (max_iterations) without a final answer",
+                        self.iterations
+                    ),
+                ));
+            }
+            self.check()?;
+            self.iterations += 1;
+            let input = render(self.config, &self.messages);
+            self.events.emit(
+                "llm.request",
+                json!({
+                    "iteration": self.iterations,
+                    "attempt": failures + 1,
+                    "messages": self.messages.len(),
+                    "bytes": input.len(),
+                }),
+            );
+            let deadline = self.deadline.min(Instant::now() + llm.timeout);
+            let problem = match process::run(&llm.command, &input, deadline, MAX_REPLY) {
+                Err(e) => format!("could not start {:?}: {e}", llm.command[0]),
+                Ok(done) => match done.ended {
+                    Ended::Interrupted => return Err(self.stopped_child()),
+                    Ended::TimedOut if Instant::now() >= self.deadline => {
+                        return Err(self.timed_out());
+                    }
+                    Ended::TimedOut => format!("no reply within its timeout of {:?}", llm.timeout),
+                    Ended::Exited(_) if done.succeeded() => {
+                        let reply = done.stdout.text();
+                        self.events.emit(
+                            "llm.response",
+                            json!({
+                                "iteration": self.iterations,
+                                "ok": true,
+                                "elapsed_ms": done.elapsed.as_millis() as u64,
+                                "reply": reply,
+                            }),
+                        );
+                        return Ok(reply);
+                    }
+                    Ended::Exited(_) => format!(
+                        "it ended with {}{}",
+                        done.describe(),
+                        stderr_note(&done.stderr.text())
+                    ),
+                },
+            };
+            failures += 1;
+            self.events.emit(
+                "llm.response",
+                json!({"iteration": self.iterations, "ok": false, "error": problem}),
+            );
+            if failures > llm.retries {
+                return Err(Stop::new(
+                    Status::LlmFailed,
+                    format!("the LLM command failed {failures} times; the last time {problem}"),
+                ));
+            }
+            let backoff = llm
+                .retry_delay
+                .saturating_mul(1 << (failures - 1).min(16))
+                .min(llm.max_retry_delay);
+            self.pause(backoff)?;
+        }
+    }
+
+    /// Sleeps, waking for the deadline and for stop signals.
+    fn pause(&self, length: Duration) -> Result<(), Stop> {
+        let until = Instant::now() + length;
+        loop {
+            self.check()?;
+            let now = Instant::now();
+            if now >= until {
+                return Ok(());
+            }
+            thread::sleep((until - now).min(Duration::from_millis(10)));
+        }
+    }
+
+    fn read_reply(&self, reply: &str) -> Reply {
+        let found = match calls::extract(reply, &self.call_options) {
+            Ok(found) => found,
+            Err(failure) => {
+                return Reply::Malformed {
+                    code: failure.error.code.as_str(),
+                    message: failure.error.message,
+                };
+            }
+        };
+        let count = found.calls.len();
+        if count > 1 {
+            return Reply::Malformed {
+                code: Code::Concatenated.as_str(),
+                message: format!(
+                    "the reply holds {count} tool calls; send exactly one JSON object per reply"
+                ),
+            };
+        }
+        match found.calls.into_iter().next() {
+            Some(call) => Reply::Call {
+                call: Box::new(call),
+                reason: found.text,
+            },
+            None => {
+                let text = found.text.unwrap_or_default();
+                match attempted_call(&text) {
+                    Some((code, message)) => Reply::Malformed { code, message },
+                    None => Reply::Answer(text),
+                }
+            }
+        }
+    }
+
+    /// The note that tells the model what was wrong and how to call a tool.
+    fn correction(&self, code: &str, message: &str) -> String {
+        let names: Vec<&str> = self.config.tools.iter().map(|t| t.name.as_str()).collect();
+        let names = if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(", ")
+        };
+        format!(
+            "Your last reply could not be used as a tool call ({code}): {message}.\n\
+             To call a tool, reply with exactly one JSON object and nothing else: \
+             {{\"tool\": \"<tool name>\", \"parameters\": {{...}}, \"terminate\": true or false}}. \
+             The tools are: {names}. To give your final answer, reply with plain text that \
+             contains no JSON object."
+        )
+    }
+
+    /// Asks for approval when the tool needs it, then runs the tool.
+    fn call_tool(&mut self, call: &Call, reason: Option<String>) -> Result<ToolResult, Stop> {
+        self.tool_calls += 1;
+        let Some(tool) = self.config.tools.get(&call.tool) else {
+            return Err(Stop::new(
+                Status::Internal,
+                format!("the extractor let through an unknown tool {:?}", call.tool),
+            ));
+        };
+        let parameters = Value::Object(call.parameters.clone());
+        self.events.emit(
+            "tool.call",
+            json!({
+                "iteration": self.iterations,
+                "tool": call.tool,
+                "parameters": parameters,
+                "terminate": call.terminate,
+                "requires_approval": tool.requires_approval,
+            }),
+        );
+        if tool.requires_approval {
+            self.approve(call, &parameters, reason)?;
+        }
+        self.check()?;
+        let Some(command) = &tool.command else {
+            return Err(Stop::new(
+                Status::Internal,
+                format!("tool {:?} has no command", call.tool),
+            ));
+        };
+        let timeout = tool
+            .timeout
+            .and_then(|t| Duration::try_from_secs_f64(t).ok())
+            .unwrap_or(self.config.tool_timeout);
+        let deadline = self.deadline.min(Instant::now() + timeout);
+        // The parameters go on stdin as JSON and nowhere else: no shell, nothing in argv.
+        let mut input = serde_json::to_vec(&parameters).unwrap_or_default();
+        input.push(b'\n');
+        let mut result = Map::new();
+        result.insert("tool".into(), call.tool.clone().into());
+        let mut stdout = String::new();
+        let mut elapsed = Duration::ZERO;
+        match process::run(command, &input, deadline, self.config.max_output) {
+            Err(e) => {
+                result.insert("ok".into(), false.into());
+                result.insert(
+                    "error".into(),
+                    format!("could not start {:?}: {e}", command[0]).into(),
+                );
+            }
+            Ok(done) => {
+                match done.ended {
+                    Ended::Interrupted => return Err(self.stopped_child()),
+                    Ended::TimedOut if Instant::now() >= self.deadline => {
+                        return Err(self.timed_out());
+                    }
+                    _ => {}
+                }
+                elapsed = done.elapsed;
+                stdout = done.stdout.text();
+                result.insert("ok".into(), done.succeeded().into());
+                let code = match done.ended {
+                    Ended::Exited(status) => status.code().map(Value::from),
+                    _ => None,
+                };
+                result.insert("exit_code".into(), code.unwrap_or(Value::Null));
+                result.insert("stdout".into(), stdout.clone().into());
+                result.insert("stderr".into(), done.stderr.text().into());
+                for (key, captured) in [
+                    ("stdout_truncated", &done.stdout),
+                    ("stderr_truncated", &done.stderr),
+                ] {
+                    if captured.truncated() {
+                        let note = format!(
+                            "only the first {} of {} bytes are shown",
+                            captured.bytes.len(),
+                            captured.total
+                        );
+                        result.insert(key.into(), note.into());
+                    }
+                }
+                if !done.succeeded() {
+                    let error = match done.ended {
+                        Ended::TimedOut => format!(
+                            "the tool timed out after {timeout:?}; its process group was killed"
+                        ),
+                        _ => format!("the tool failed: {}", done.describe()),
+                    };
+                    result.insert("error".into(), error.into());
+                }
+            }
+        }
+        let result = Value::Object(result);
+        self.events.emit(
+            "tool.result",
+            json!({
+                "iteration": self.iterations,
+                "tool": call.tool,
+                "elapsed_ms": elapsed.as_millis() as u64,
+                "result": result,
+            }),
+        );
+        Ok(ToolResult {
+            content: result.to_string(),
+            stdout,
+        })
+    }
+
+    fn approve(
+        &mut self,
+        call: &Call,
+        parameters: &Value,
+        reason: Option<String>,
+    ) -> Result<(), Stop> {
+        let Some(hook) = &self.config.approval else {
+            return Err(Stop::new(
+                Status::Internal,
+                format!("tool {:?} needs approval and no hook is set", call.tool),
+            ));
+        };
+        self.check()?;
+        let mut request = Map::new();
+        request.insert("tool".into(), call.tool.clone().into());
+        request.insert("parameters".into(), parameters.clone());
+        request.insert("iteration".into(), self.iterations.into());
+        if let Some(reason) = reason {
+            request.insert("reason".into(), reason.into());
+        }
+        let decision = approval::ask(hook, &Value::Object(request), self.deadline);
+        let (word, why) = match &decision {
+            Decision::Allow => ("allow", None),
+            Decision::Deny(reason) => ("deny", reason.clone()),
+            Decision::Failed(why) => ("failed", Some(why.clone())),
+            Decision::RunTimedOut => return Err(self.timed_out()),
+            Decision::Interrupted => return Err(self.stopped_child()),
+        };
+        self.events.emit(
+            "approval.decided",
+            json!({
+                "iteration": self.iterations,
+                "tool": call.tool,
+                "decision": word,
+                "reason": why,
+            }),
+        );
+        match decision {
+            Decision::Allow => Ok(()),
+            Decision::Deny(reason) => Err(Stop::new(
+                Status::Denied,
+                format!(
+                    "the call to {:?} was denied by the approval hook{}; no further tool runs",
+                    call.tool,
+                    reason.map(|r| format!(": {r}")).unwrap_or_default()
+                ),
+            )),
+            _ => Err(Stop::new(
+                Status::ApprovalFailed,
+                format!(
+                    "the approval hook failed, so the call to {:?} was rejected: {}",
+                    call.tool,
+                    why.unwrap_or_default()
+                ),
+            )),
+        }
+    }
+}
+
+/// Whether a reply without a call still tries to be one: it starts with a JSON object (or a
+/// fenced one), or it has a `"tool":` key. The extractor reads such text as prose when the JSON
+/// is too broken or lacks the envelope; the model must hear about it, not have it taken for
+/// its answer.
+fn attempted_call(text: &str) -> Option<(&'static str, String)> {
+    let trimmed = text.trim();
+    let body = trimmed
+        .strip_prefix("```json")
+        .or_else(|| trimmed.strip_prefix("```"))
+        .map_or(trimmed, |rest| rest.trim_end().trim_end_matches("```"))
+        .trim();
+    let has_tool_key = {
+        let mut rest = text;
+        let mut found = false;
+        while let Some(at) = rest.find("\"tool\"") {
+            rest = &rest[at + 6..];
+            if rest.trim_start().starts_with(':') {
+                found = true;
+                break;
+            }
+        }
+        found
+    };
+    if !body.starts_with('{') && !has_tool_key {
+        return None;
+    }
+    let mut strict = Mender::new(Options {
+        target: Target::Object,
+        strict: true,
+        ..Options::default()
+    });
+    Some(match strict.mend(body) {
+        Err(e) if body.starts_with('{') => (
+            Code::InvalidJson.as_str(),
+            format!("the reply is not valid JSON: {}", e.message),
+        ),
+        _ => (
+            Code::MissingField.as_str(),
+            "the reply looks like a tool call but is not {\"tool\": string, \"parameters\": \
+             object, \"terminate\": boolean} with a known tool"
+                .to_owned(),
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attempted_calls() {
+        assert!(attempted_call("The answer is 42.").is_none());
+        assert!(attempted_call("I think {\"a\": 1} is JSON").is_none());
+        let (code, message) =
+            attempted_call("{\"tool\": \"echo\", \"parameters\": {\"text\": \"hi\" @@ }}").unwrap();
+        assert_eq!(code, "invalid_json");
+        assert!(message.contains("byte"), "{message}");
+        let (code, _) =
+            attempted_call("```json\n{\"parameters\": {}, \"terminate\": false}\n```").unwrap();
+        assert_eq!(code, "missing_field");
+        assert!(attempted_call("Calling: \"tool\": echo").is_some());
+    }
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(Status::Answered.exit_code(), 0);
+        assert_eq!(Status::Denied.exit_code(), 3);
+        assert_eq!(Status::LlmFailed.exit_code(), 8);
+    }
+}

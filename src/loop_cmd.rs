@@ -1,0 +1,95 @@
+//! The `loop` command: config and prompt in, the answer (or a `--json` record) out, the run's
+//! status as the exit code.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::process::ExitCode;
+
+use toolmend::agent::{self, Config, Events, Status};
+
+use crate::cli::LoopArgs;
+
+/// Runs the agent loop once.
+pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
+    let mut stderr = io::stderr();
+    let config = match Config::from_path(&args.config) {
+        Ok(config) => config,
+        Err(e) => {
+            writeln!(stderr, "toolmend: config {e}")?;
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let prompt = match args.prompt.as_deref() {
+        Some(prompt) if prompt != "-" => prompt.to_owned(),
+        _ => {
+            let mut text = String::new();
+            if let Err(e) = io::stdin().read_to_string(&mut text) {
+                writeln!(stderr, "toolmend: reading the prompt from stdin: {e}")?;
+                return Ok(ExitCode::from(2));
+            }
+            text
+        }
+    };
+    if prompt.trim().is_empty() {
+        writeln!(
+            stderr,
+            "toolmend: the prompt is empty (give it as an argument or on stdin)"
+        )?;
+        return Ok(ExitCode::from(2));
+    }
+
+    let mut out = io::stdout().lock();
+    if args.dry_run {
+        let messages = agent::first_messages(&config, &prompt);
+        let input = agent::render(&config, &messages);
+        writeln!(out, "# system prompt")?;
+        out.write_all(messages[0].content.as_bytes())?;
+        writeln!(
+            out,
+            "\n# first LLM input (stdin of {:?})",
+            config.llm.command
+        )?;
+        out.write_all(&input)?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let mut sinks: Vec<Box<dyn Write>> = Vec::new();
+    if let Some(path) = &args.transcript {
+        match File::create(path) {
+            Ok(file) => sinks.push(Box::new(BufWriter::new(file))),
+            Err(e) => {
+                writeln!(stderr, "toolmend: transcript {}: {e}", path.display())?;
+                return Ok(ExitCode::from(2));
+            }
+        }
+    }
+    if args.verbose {
+        sinks.push(Box::new(io::stderr()));
+    }
+    let mut events = Events::new(sinks);
+    // Installed only now: while the prompt was read, a Ctrl-C should simply end us.
+    agent::catch_stop_signals()?;
+    let outcome = agent::run(&config, &prompt, &mut events);
+
+    if args.json {
+        writeln!(out, "{}", outcome.to_json())?;
+    } else if let Some(answer) = &outcome.answer {
+        out.write_all(answer.as_bytes())?;
+        if !answer.ends_with('\n') {
+            out.write_all(b"\n")?;
+        }
+    }
+    out.flush()?;
+    if let Some(error) = &outcome.error {
+        let level = match outcome.status {
+            Status::IterationLimit | Status::Timeout => "warning",
+            _ => "error",
+        };
+        writeln!(stderr, "toolmend: {level}: {error}")?;
+    }
+    if let Some(failure) = events.failure() {
+        writeln!(stderr, "toolmend: writing the transcript failed: {failure}")?;
+    }
+    Ok(ExitCode::from(outcome.status.exit_code()))
+}
