@@ -1,0 +1,1019 @@
+//! `toolmend loop` end to end: the real binary against scripted programs in `fixtures/bin/`
+//! (a scripted LLM that replays replies and saves its inputs, recording tools, approval hooks).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command as Cmd;
+use serde_json::{Value, json};
+
+/// A fresh directory for one test, with the scripted LLM's replies, its saved inputs and the
+/// logs of tools and hooks.
+struct Setup {
+    dir: PathBuf,
+}
+
+fn bin(script: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/bin")
+        .join(script)
+        .display()
+        .to_string()
+}
+
+/// A TOML string literal (JSON's escapes are valid TOML basic-string escapes).
+fn quoted(text: &str) -> String {
+    Value::from(text).to_string()
+}
+
+fn call(tool: &str, parameters: Value, terminate: bool) -> String {
+    json!({"tool": tool, "parameters": parameters, "terminate": terminate}).to_string()
+}
+
+fn echo(text: &str, terminate: bool) -> String {
+    call("echo", json!({ "text": text }), terminate)
+}
+
+impl Setup {
+    fn new(name: &str) -> Setup {
+        let dir = std::env::temp_dir().join(format!("toolmend-loop-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Setup { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    fn path_str(&self, name: &str) -> String {
+        self.path(name).display().to_string()
+    }
+
+    /// Writes the replies and a config: `[llm]` runs the scripted model, then `rest` (TOML
+    /// written with `{bin}` for fixtures/bin and `{dir}` for the test's directory).
+    fn config(&self, replies: &[String], llm_extra: &str, rest: &str) -> PathBuf {
+        std::fs::write(self.path("replies.txt"), replies.join("\n=====\n")).unwrap();
+        let llm = format!(
+            "[llm]\ncommand = [\"python3\", {}, {}, {}]\n{llm_extra}\n",
+            quoted(&bin("scripted_llm.py")),
+            quoted(&self.path_str("replies.txt")),
+            quoted(&self.path_str("inputs")),
+        );
+        let rest = rest
+            .replace("{bin}", &bin(""))
+            .replace("{dir}", &self.dir.display().to_string());
+        let path = self.path("agent.toml");
+        std::fs::write(&path, format!("{llm}{rest}")).unwrap();
+        path
+    }
+
+    /// What the scripted model got on stdin, one entry per call.
+    fn inputs(&self) -> Vec<String> {
+        (0..)
+            .map(|n| self.path(&format!("inputs/input-{n}.txt")))
+            .take_while(|p| p.exists())
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect()
+    }
+
+    /// The conversation of the model's call `n` (0-based), in `messages` form.
+    fn messages(&self, n: usize) -> Vec<Value> {
+        let input: Value = serde_json::from_str(&self.inputs()[n]).unwrap();
+        input["messages"].as_array().unwrap().clone()
+    }
+
+    /// Lines of a log written by a tool or a hook, parsed as JSON.
+    fn log(&self, name: &str) -> Vec<Value> {
+        match std::fs::read_to_string(self.path(name)) {
+            Ok(text) => text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    fn run(&self, config: &Path, args: &[&str]) -> Output {
+        toolmend()
+            .arg("loop")
+            .arg("--config")
+            .arg(config)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn toolmend() -> Cmd {
+    let mut cmd = Cmd::new(env!("CARGO_BIN_EXE_toolmend"));
+    cmd.env_clear();
+    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    cmd.timeout(Duration::from_secs(30));
+    cmd
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+fn code(out: &Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+/// The `echo` tool: records its stdin in tool.log and prints `echo: TEXT`; read-only, so no
+/// approval is needed.
+const ECHO_TOOL: &str = r#"
+[[tools]]
+name = "echo"
+description = "Echo a text back"
+read_only = true
+command = ["python3", "{bin}/record_tool.py", "{dir}/tool.log"]
+parameters = [{ name = "text", type = "string", required = true, description = "The text to echo" }]
+"#;
+
+/// `echo` that needs approval, and a hook in the given mode (`{mode}`).
+const APPROVED_ECHO: &str = r#"
+[approval]
+command = ["python3", "{bin}/approval_hook.py", "{mode}", "{dir}/hook.log"]
+timeout = 0.5
+
+[[tools]]
+name = "echo"
+description = "Echo a text back"
+command = ["python3", "{bin}/record_tool.py", "{dir}/tool.log"]
+parameters = [{ name = "text", type = "string", required = true }]
+"#;
+
+// 1. A text reply is the final answer.
+
+#[test]
+fn text_reply_is_the_answer_and_the_model_is_called_once() {
+    let s = Setup::new("text");
+    let config = s.config(&["The answer is 42.".into()], "", ECHO_TOOL);
+    let out = s.run(&config, &["What is six times seven?"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "The answer is 42.\n");
+    assert_eq!(s.inputs().len(), 1);
+    assert!(s.log("tool.log").is_empty());
+}
+
+#[test]
+fn prompt_from_stdin() {
+    let s = Setup::new("stdin");
+    let config = s.config(&["Hello.".into()], "", ECHO_TOOL);
+    let out = toolmend()
+        .args(["loop", "--config"])
+        .arg(&config)
+        .write_stdin("greet me\n")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        s.messages(0)[1],
+        json!({"role": "user", "content": "greet me\n"})
+    );
+}
+
+// 2. Multi-step runs.
+
+#[test]
+fn results_go_back_to_the_model_until_a_text_reply() {
+    let s = Setup::new("multi");
+    let replies = [
+        echo("one", false),
+        echo("two", false),
+        "Both echoed.".into(),
+    ];
+    let config = s.config(&replies, "", ECHO_TOOL);
+    let out = s.run(&config, &["echo one then two"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Both echoed.\n");
+    assert_eq!(s.inputs().len(), 3);
+    let tool_stdin: Vec<Value> = s
+        .log("tool.log")
+        .iter()
+        .map(|l| serde_json::from_str(l["stdin"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(tool_stdin, [json!({"text": "one"}), json!({"text": "two"})]);
+    // The last input holds both replies and both results, in order.
+    let messages = s.messages(2);
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "assistant", "tool"]
+    );
+    assert_eq!(messages[2]["content"], echo("one", false));
+    let result: Value = serde_json::from_str(messages[5]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["stdout"], "echo: two\n");
+    assert_eq!(result["ok"], true);
+    assert_eq!(messages[5]["name"], "echo");
+}
+
+#[test]
+fn terminate_true_ends_the_run_with_the_tool_result() {
+    let s = Setup::new("terminate");
+    let replies = [
+        echo("first", false),
+        echo("final", true),
+        "never sent".into(),
+    ];
+    let config = s.config(&replies, "", ECHO_TOOL);
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "echo: final\n");
+    assert_eq!(
+        s.inputs().len(),
+        2,
+        "the model is not called after terminate"
+    );
+    assert_eq!(s.log("tool.log").len(), 2);
+}
+
+// 3. The first input: tool definitions and the calling convention.
+
+#[test]
+fn first_input_holds_every_tool_and_the_convention() {
+    let s = Setup::new("first");
+    let tools = format!(
+        "{ECHO_TOOL}
+[[tools]]
+name = \"get_weather\"
+description = \"Current weather for a city\"
+read_only = true
+command = [\"true\"]
+[tools.parameters]
+type = \"object\"
+required = [\"city\"]
+[tools.parameters.properties.city]
+type = \"string\"
+description = \"City name\"
+[tools.parameters.properties.days]
+type = \"integer\"
+"
+    );
+    let config = s.config(&["ok".into()], "", &tools);
+    let out = s.run(&config, &["weather in Oslo?"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let messages = s.messages(0);
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[0]["role"], "system");
+    assert_eq!(
+        messages[1],
+        json!({"role": "user", "content": "weather in Oslo?"})
+    );
+    let system = messages[0]["content"].as_str().unwrap();
+    for expected in [
+        "## echo",
+        "Echo a text back",
+        "- text (string, required): The text to echo",
+        "## get_weather",
+        "Current weather for a city",
+        "- city (string, required): City name",
+        "- days (integer, optional)",
+        r#"{"tool": "<tool name>", "parameters": {<parameter name>: <value>, ...}, "terminate": <true or false>}"#,
+        "\"terminate\" (boolean): false to get the tool's result back and continue working; true to finish",
+        "Exactly one JSON object per tool call",
+    ] {
+        assert!(
+            system.contains(expected),
+            "missing {expected:?} in:\n{system}"
+        );
+    }
+}
+
+// 4. Malformed replies.
+
+#[test]
+fn a_malformed_reply_gets_an_error_naming_the_problem_then_a_good_reply_works() {
+    let cases = [
+        (
+            "bad JSON",
+            r#"{"tool": "echo", "parameters": {"text": "hi" @@ }, "terminate": false}"#.to_owned(),
+            "invalid_json",
+        ),
+        (
+            "missing terminate",
+            r#"{"tool": "echo", "parameters": {"text": "hi"}}"#.to_owned(),
+            "tool call has no \"terminate\"",
+        ),
+        (
+            "missing tool",
+            r#"{"parameters": {"text": "hi"}, "terminate": false}"#.to_owned(),
+            "missing_field",
+        ),
+        (
+            "terminate not a boolean",
+            r#"{"tool": "echo", "parameters": {"text": "hi"}, "terminate": "yes"}"#.to_owned(),
+            "\"terminate\" must be true or false",
+        ),
+        (
+            "tool not a string",
+            r#"{"tool": 5, "parameters": {"text": "hi"}, "terminate": false}"#.to_owned(),
+            "\"tool\" must be a string",
+        ),
+        (
+            "parameters as a string",
+            r#"{"tool": "echo", "parameters": "{\"text\": \"hi\"}", "terminate": false}"#
+                .to_owned(),
+            "\"parameters\" must be an object",
+        ),
+        (
+            "unknown tool",
+            call("rm_rf", json!({}), false),
+            "unknown tool \"rm_rf\"",
+        ),
+        (
+            "schema violation",
+            call("echo", json!({"text": 5}), false),
+            "/text: 5 is not of type",
+        ),
+        (
+            "truncated call",
+            r#"{"tool": "echo", "parameters": {"text": "hi"#.to_owned(),
+            "incomplete_call",
+        ),
+        (
+            "two calls glued",
+            format!("{}{}", echo("a", false), echo("b", false)),
+            "2 tool calls",
+        ),
+    ];
+    for (name, bad, expected) in cases {
+        let s = Setup::new("malformed");
+        let config = s.config(&[bad, "Recovered.".into()], "", ECHO_TOOL);
+        let out = s.run(&config, &["go"]);
+        assert_eq!(code(&out), 0, "{name}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "Recovered.\n", "{name}");
+        assert!(s.log("tool.log").is_empty(), "{name}: no tool runs");
+        let inputs = s.inputs();
+        assert_eq!(inputs.len(), 2, "{name}");
+        let messages = s.messages(1);
+        let last = messages.last().unwrap();
+        assert_eq!(last["role"], "user", "{name}");
+        let note = last["content"].as_str().unwrap();
+        assert!(
+            note.contains(expected),
+            "{name}: {expected:?} not in the note: {note}"
+        );
+        assert!(
+            note.contains("reply with exactly one JSON object"),
+            "{name}: {note}"
+        );
+    }
+}
+
+#[test]
+fn three_malformed_replies_in_a_row_abort_with_7() {
+    let s = Setup::new("malformed3");
+    let bad = r#"{"tool": "echo", "parameters": {"text": "hi"}}"#.to_owned();
+    let replies = [bad.clone(), bad.clone(), bad, "never".into()];
+    let config = s.config(&replies, "", ECHO_TOOL);
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 7, "{}", stderr(&out));
+    assert_eq!(s.inputs().len(), 3);
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains("3 malformed replies in a row"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_good_call_resets_the_malformed_count() {
+    let s = Setup::new("malformed-reset");
+    let bad = r#"{"tool": "echo", "parameters": {"text": "hi"}}"#.to_owned();
+    let replies = [
+        bad.clone(),
+        bad.clone(),
+        echo("fine", false),
+        bad.clone(),
+        bad,
+        "Done.".into(),
+    ];
+    let config = s.config(&replies, "", ECHO_TOOL);
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Done.\n");
+}
+
+// 5. Limits.
+
+#[test]
+fn max_iterations_stops_with_5_and_a_warning() {
+    let s = Setup::new("iterations");
+    let replies: Vec<String> = (0..6).map(|i| echo(&i.to_string(), false)).collect();
+    let config = s.config(
+        &replies,
+        "",
+        &format!("[loop]\nmax_iterations = 3\n{ECHO_TOOL}"),
+    );
+    let out = s.run(&config, &["loop forever"]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert_eq!(s.inputs().len(), 3);
+    assert_eq!(s.log("tool.log").len(), 3);
+    assert!(stderr(&out).contains("warning"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("max_iterations"), "{}", stderr(&out));
+}
+
+/// A tool that starts a background child which would create `marker` after 1.5 s.
+fn background_tool(marker: &Path, timeout: &str) -> String {
+    format!(
+        "[[tools]]\nname = \"slow\"\nread_only = true\n{timeout}\
+         command = [\"sh\", {}, {}]\n",
+        quoted(&bin("background_tool.sh")),
+        quoted(&marker.display().to_string())
+    )
+}
+
+/// Waits until 2.5 s after `start` (past the background child's 1.5 s), so a survivor would
+/// have written its marker.
+fn wait_for_survivors(start: Instant) {
+    let until = start + Duration::from_millis(2500);
+    let now = Instant::now();
+    if now < until {
+        std::thread::sleep(until - now);
+    }
+}
+
+#[test]
+fn run_timeout_exits_6_promptly_and_kills_the_tool_group() {
+    let s = Setup::new("timeout");
+    let marker = s.path("survivor");
+    let replies = [call("slow", json!({}), false), "never".into()];
+    let config = s.config(
+        &replies,
+        "",
+        &format!("[loop]\ntimeout = 1\n{}", background_tool(&marker, "")),
+    );
+    let start = Instant::now();
+    let out = s.run(&config, &["go"]);
+    let took = start.elapsed();
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(stderr(&out).contains("warning"), "{}", stderr(&out));
+    wait_for_survivors(start);
+    assert!(!marker.exists(), "the tool's background child survived");
+}
+
+#[test]
+fn run_timeout_also_stops_a_hanging_model() {
+    let s = Setup::new("timeout-llm");
+    let config = s.config(&["!sleep 30".into()], "", "[loop]\ntimeout = 0.5\n");
+    let start = Instant::now();
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(start.elapsed() < Duration::from_secs(3));
+}
+
+#[test]
+fn a_tool_past_its_own_timeout_is_killed_and_reported_and_the_loop_goes_on() {
+    let s = Setup::new("tool-timeout");
+    let marker = s.path("survivor");
+    let replies = [call("slow", json!({}), false), "It was too slow.".into()];
+    let config = s.config(&replies, "", &background_tool(&marker, "timeout = 0.3\n"));
+    let start = Instant::now();
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "It was too slow.\n");
+    let result: Value =
+        serde_json::from_str(s.messages(1)[3]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["ok"], false);
+    assert!(
+        result["error"].as_str().unwrap().contains("timed out"),
+        "{result}"
+    );
+    wait_for_survivors(start);
+    assert!(!marker.exists(), "the tool's background child survived");
+}
+
+// 6. Approval.
+
+fn approved_echo(mode: &str) -> String {
+    APPROVED_ECHO.replace("{mode}", mode)
+}
+
+#[test]
+fn approval_allow_runs_the_tool_and_the_hook_sees_the_call() {
+    let s = Setup::new("allow");
+    let replies = [
+        format!("Let me echo.\n{}", echo("hi", false)),
+        "Echoed.".into(),
+    ];
+    let config = s.config(&replies, "", &approved_echo("allow"));
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Echoed.\n");
+    assert_eq!(s.log("tool.log").len(), 1);
+    assert_eq!(
+        s.log("hook.log"),
+        [
+            json!({"tool": "echo", "parameters": {"text": "hi"}, "iteration": 1, "reason": "Let me echo."})
+        ]
+    );
+}
+
+#[test]
+fn approval_deny_exits_3_and_nothing_more_runs() {
+    let s = Setup::new("deny");
+    let replies = [echo("hi", false), "never".into()];
+    let config = s.config(&replies, "", &approved_echo("deny"));
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(s.log("tool.log").is_empty(), "the tool must not run");
+    assert_eq!(s.inputs().len(), 1);
+    assert_eq!(s.log("hook.log").len(), 1);
+    assert!(stderr(&out).contains("denied"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not on a Sunday"), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn a_failing_hook_fails_closed_with_4() {
+    for (mode, expected) in [
+        ("crash", "exit status 1"),
+        ("hang", "timeout"),
+        ("garbage", "yes please"),
+        ("allow-exit-1", "exit status 1"),
+        ("maybe", "maybe"),
+    ] {
+        let s = Setup::new(&format!("hook-{mode}"));
+        let replies = [echo("hi", false), "never".into()];
+        let config = s.config(&replies, "", &approved_echo(mode));
+        let start = Instant::now();
+        let out = s.run(&config, &["go"]);
+        assert_eq!(code(&out), 4, "{mode}: {}", stderr(&out));
+        assert!(start.elapsed() < Duration::from_secs(5), "{mode}");
+        assert!(
+            s.log("tool.log").is_empty(),
+            "{mode}: the tool must not run"
+        );
+        assert_eq!(s.log("hook.log").len(), 1, "{mode}");
+        assert_eq!(s.inputs().len(), 1, "{mode}");
+        assert!(stderr(&out).contains(expected), "{mode}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_hook_that_cannot_start_fails_closed() {
+    let s = Setup::new("hook-missing");
+    let replies = [echo("hi", false), "never".into()];
+    let rest = approved_echo("allow").replace(
+        "\"python3\", \"{bin}/approval_hook.py\"",
+        "\"/nonexistent/hook\"",
+    );
+    let config = s.config(&replies, "", &rest);
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(s.log("tool.log").is_empty());
+}
+
+#[test]
+fn a_tool_needing_approval_without_a_hook_is_a_config_error() {
+    let s = Setup::new("no-hook");
+    let rest = r#"
+[[tools]]
+name = "rm"
+command = ["rm", "-rf", "/nonexistent/toolmend"]
+"#;
+    let config = s.config(&["never".into()], "", rest);
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("rm require approval"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(s.inputs().is_empty(), "the model must not be called");
+}
+
+// 7. Tools: stdin only, bounded output, failures reported.
+
+#[test]
+fn shell_syntax_in_parameters_reaches_the_tool_unchanged_and_runs_nothing() {
+    let s = Setup::new("injection");
+    let pwned = s.path_str("pwned");
+    let text = format!("$(touch {pwned}); touch {pwned}2 && `touch {pwned}3` | x > y");
+    let replies = [echo(&text, false), "Done.".into()];
+    let config = s.config(&replies, "", &approved_echo("allow"));
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let log = s.log("tool.log");
+    assert_eq!(log.len(), 1);
+    let got: Value = serde_json::from_str(log[0]["stdin"].as_str().unwrap()).unwrap();
+    assert_eq!(got, json!({ "text": text }));
+    // argv is the config's, untouched by the model.
+    assert_eq!(log[0]["argv"], json!([s.path_str("tool.log")]));
+    assert_eq!(s.log("hook.log")[0]["parameters"]["text"], text.as_str());
+    for suffix in ["", "2", "3"] {
+        assert!(!Path::new(&format!("{pwned}{suffix}")).exists());
+    }
+}
+
+#[test]
+fn a_chatty_tool_does_not_deadlock_and_its_output_is_bounded() {
+    let s = Setup::new("chatty");
+    let rest = r#"
+[loop]
+max_output = 4096
+
+[[tools]]
+name = "chatty"
+read_only = true
+command = ["python3", "{bin}/chatty_tool.py"]
+"#;
+    let replies = [call("chatty", json!({}), false), "Quiet now.".into()];
+    let config = s.config(&replies, "", rest);
+    let start = Instant::now();
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(start.elapsed() < Duration::from_secs(20));
+    let result: Value =
+        serde_json::from_str(s.messages(1)[3]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["ok"], true);
+    assert_eq!(result["stdout"].as_str().unwrap().len(), 4096);
+    assert_eq!(result["stderr"].as_str().unwrap().len(), 4096);
+    assert_eq!(
+        result["stderr_truncated"],
+        "only the first 4096 of 8388608 bytes are shown"
+    );
+    assert_eq!(
+        result["stdout_truncated"],
+        "only the first 4096 of 1048581 bytes are shown"
+    );
+}
+
+#[test]
+fn a_failing_tool_is_reported_to_the_model_and_the_loop_goes_on() {
+    let s = Setup::new("failing-tool");
+    let rest = format!(
+        "{ECHO_TOOL}
+[[tools]]
+name = \"broken\"
+read_only = true
+command = [\"sh\", \"{{bin}}/failing_tool.sh\"]
+
+[[tools]]
+name = \"missing\"
+read_only = true
+command = [\"/nonexistent/toolmend-tool\"]
+"
+    );
+    let replies = [
+        call("broken", json!({}), false),
+        call("missing", json!({}), false),
+        echo("still here", false),
+        "Done despite failures.".into(),
+    ];
+    let config = s.config(&replies, "", &rest);
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Done despite failures.\n");
+    let messages = s.messages(3);
+    let broken: Value = serde_json::from_str(messages[3]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(broken["ok"], false);
+    assert_eq!(broken["exit_code"], 3);
+    assert_eq!(broken["stderr"], "failing_tool: disk on fire\n");
+    assert_eq!(broken["error"], "the tool failed: exit status 3");
+    let missing: Value = serde_json::from_str(messages[5]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(missing["ok"], false);
+    assert!(
+        missing["error"]
+            .as_str()
+            .unwrap()
+            .contains("could not start"),
+        "{missing}"
+    );
+    assert_eq!(s.log("tool.log").len(), 1);
+}
+
+// 8. A failing LLM command.
+
+#[test]
+fn a_failing_model_is_retried_with_backoff() {
+    let s = Setup::new("llm-retry");
+    let replies = ["!fail".into(), "!fail".into(), "Recovered.".into()];
+    let config = s.config(
+        &replies,
+        "retries = 2\nretry_delay = 0.2\nmax_retry_delay = 0.3",
+        "",
+    );
+    let start = Instant::now();
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Recovered.\n");
+    assert_eq!(s.inputs().len(), 3);
+    // Backoff: 0.2 s, then 0.4 s capped at 0.3 s.
+    assert!(
+        start.elapsed() >= Duration::from_millis(500),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn a_model_that_keeps_failing_exits_8() {
+    let s = Setup::new("llm-fail");
+    let replies: Vec<String> = (0..5).map(|_| "!fail".into()).collect();
+    let config = s.config(&replies, "retries = 2\nretry_delay = 0.01", "");
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 8, "{}", stderr(&out));
+    assert_eq!(s.inputs().len(), 3, "one call and two retries");
+    assert!(stderr(&out).contains("failed 3 times"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("failing as scripted"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_model_command_that_cannot_start_exits_8() {
+    let s = Setup::new("llm-missing");
+    let config = s.path("agent.toml");
+    std::fs::write(
+        &config,
+        "[llm]\ncommand = [\"/nonexistent/model\"]\nretries = 1\nretry_delay = 0\n",
+    )
+    .unwrap();
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 8, "{}", stderr(&out));
+    assert!(stderr(&out).contains("could not start"), "{}", stderr(&out));
+}
+
+// 9. Text input.
+
+#[test]
+fn text_input_flattens_the_conversation() {
+    let s = Setup::new("text-input");
+    let replies = [echo("hi", false), "Done.".into()];
+    let config = s.config(&replies, "input = \"text\"", ECHO_TOOL);
+    let out = s.run(&config, &["say hi"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let inputs = s.inputs();
+    assert!(
+        inputs[0].starts_with("System:\nYou can call tools."),
+        "{}",
+        inputs[0]
+    );
+    assert!(inputs[0].contains("## echo"));
+    assert!(
+        inputs[0].ends_with("\n\nUser:\nsay hi\n\nAssistant:\n"),
+        "{}",
+        inputs[0]
+    );
+    let second = &inputs[1];
+    let tail = format!(
+        "User:\nsay hi\n\nAssistant:\n{}\n\nTool result (echo):\n",
+        echo("hi", false)
+    );
+    assert!(second.contains(&tail), "{second}");
+    assert!(second.contains("\"stdout\":\"echo: hi\\n\""), "{second}");
+    assert!(second.ends_with("\n\nAssistant:\n"));
+}
+
+// 10. Transcript, --json, --dry-run, --verbose.
+
+fn events(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn types(events: &[Value]) -> Vec<&str> {
+    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn transcript_records_every_event_and_exactly_one_finish() {
+    let s = Setup::new("transcript");
+    let replies = [
+        "{\"tool\": \"echo\"".into(),
+        echo("hi", false),
+        "Done.".into(),
+    ];
+    let config = s.config(&replies, "", &approved_echo("allow"));
+    let transcript = s.path("run.jsonl");
+    let out = s.run(
+        &config,
+        &["go", "--transcript", &transcript.display().to_string()],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let events = events(&std::fs::read_to_string(&transcript).unwrap());
+    assert_eq!(
+        types(&events),
+        [
+            "run.started",
+            "llm.request",
+            "llm.response",
+            "parse.error",
+            "llm.request",
+            "llm.response",
+            "tool.call",
+            "approval.decided",
+            "tool.result",
+            "llm.request",
+            "llm.response",
+            "run.finished",
+        ]
+    );
+    assert_eq!(events[3]["data"]["code"], "incomplete_call");
+    assert_eq!(events[7]["data"]["decision"], "allow");
+    assert_eq!(events[8]["data"]["result"]["stdout"], "echo: hi\n");
+    let finished = &events[11]["data"];
+    assert_eq!(finished["status"], "answered");
+    assert_eq!(finished["answer"], "Done.");
+    assert_eq!(finished["iterations"], 3);
+    assert_eq!(finished["tool_calls"], 1);
+    for event in &events {
+        assert!(event["elapsed_ms"].is_u64(), "{event}");
+    }
+}
+
+#[test]
+fn a_failed_run_also_ends_its_transcript_with_one_finish() {
+    let s = Setup::new("transcript-deny");
+    let replies = [echo("hi", false)];
+    let config = s.config(&replies, "", &approved_echo("deny"));
+    let transcript = s.path("run.jsonl");
+    let out = s.run(
+        &config,
+        &["go", "--transcript", &transcript.display().to_string()],
+    );
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let events = events(&std::fs::read_to_string(&transcript).unwrap());
+    assert_eq!(
+        types(&events),
+        [
+            "run.started",
+            "llm.request",
+            "llm.response",
+            "tool.call",
+            "approval.decided",
+            "run.finished",
+        ]
+    );
+    assert_eq!(events[4]["data"]["decision"], "deny");
+    assert_eq!(events[5]["data"]["status"], "denied");
+}
+
+#[test]
+fn verbose_writes_events_to_stderr() {
+    let s = Setup::new("verbose");
+    let config = s.config(&["Hi.".into()], "", ECHO_TOOL);
+    let out = s.run(&config, &["go", "--verbose"]);
+    assert_eq!(code(&out), 0);
+    let events = events(&stderr(&out));
+    assert_eq!(events.first().unwrap()["type"], "run.started");
+    assert_eq!(events.last().unwrap()["type"], "run.finished");
+}
+
+#[test]
+fn json_prints_one_final_record() {
+    let s = Setup::new("json");
+    let replies = [echo("x", false), "All good.".into()];
+    let config = s.config(&replies, "", ECHO_TOOL);
+    let out = s.run(&config, &["go", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let record: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let keys: Vec<&String> = record.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        ["status", "answer", "iterations", "tool_calls", "elapsed_ms"]
+    );
+    assert_eq!(record["status"], "answered");
+    assert_eq!(record["answer"], "All good.");
+    assert_eq!(record["iterations"], 2);
+    assert_eq!(record["tool_calls"], 1);
+
+    let s = Setup::new("json-fail");
+    let replies: Vec<String> = (0..3).map(|_| "!fail".into()).collect();
+    let config = s.config(&replies, "retries = 0", "");
+    let out = s.run(&config, &["go", "--json"]);
+    assert_eq!(code(&out), 8);
+    let record: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(record["status"], "llm_failed");
+    assert_eq!(record["answer"], Value::Null);
+    assert!(record["error"].as_str().unwrap().contains("failed 1 times"));
+}
+
+#[test]
+fn dry_run_prints_the_prompt_and_first_input_and_runs_nothing() {
+    let s = Setup::new("dry-run");
+    let config = s.config(&[echo("hi", true)], "", &approved_echo("allow"));
+    let out = s.run(&config, &["say hi", "--dry-run"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("# system prompt\nYou can call tools."),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n# first LLM input (stdin of [\"python3\""),
+        "{text}"
+    );
+    let input_line = text.lines().last().unwrap();
+    let input: Value = serde_json::from_str(input_line).unwrap();
+    assert_eq!(input["messages"][1]["content"], "say hi");
+    assert!(s.inputs().is_empty(), "the model must not be called");
+    assert!(s.log("hook.log").is_empty());
+    assert!(s.log("tool.log").is_empty());
+}
+
+// Config and usage errors.
+
+#[test]
+fn config_and_usage_errors_exit_2() {
+    let s = Setup::new("config-errors");
+    let typo = s.config(&["x".into()], "timout = 3", "");
+    let out = s.run(&typo, &["go"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("unknown field `timout`"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = s.run(&s.path("missing.toml"), &["go"]);
+    assert_eq!(code(&out), 2);
+
+    let shell_string = s.path("shell.toml");
+    std::fs::write(&shell_string, "[llm]\ncommand = \"llm -m x\"\n").unwrap();
+    assert_eq!(code(&s.run(&shell_string, &["go"])), 2);
+
+    let good = s.config(&["x".into()], "", "");
+    let out = s.run(&good, &["   "]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("prompt is empty"), "{}", stderr(&out));
+    assert!(s.inputs().is_empty());
+}
+
+// Signals.
+
+fn interrupt(signal: i32) {
+    let s = Setup::new(&format!("signal-{signal}"));
+    let marker = s.path("survivor");
+    let replies = [call("slow", json!({}), false), "never".into()];
+    let config = s.config(&replies, "", &background_tool(&marker, ""));
+    let transcript = s.path("run.jsonl");
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+        .args(["loop", "--config"])
+        .arg(&config)
+        .arg("--transcript")
+        .arg(&transcript)
+        .arg("go")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the tool runs.
+    while !std::fs::read_to_string(&transcript)
+        .unwrap_or_default()
+        .contains("tool.call")
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the tool never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: sends a signal to the child we spawned.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, signal);
+    }
+    let sent = Instant::now();
+    let status = child.wait().unwrap();
+    assert!(sent.elapsed() < Duration::from_secs(3));
+    assert_eq!(status.code(), Some(130));
+    let events = events(&std::fs::read_to_string(&transcript).unwrap());
+    assert_eq!(events.last().unwrap()["data"]["status"], "interrupted");
+    wait_for_survivors(start);
+    assert!(!marker.exists(), "the tool's background child survived");
+}
+
+#[test]
+fn sigint_kills_the_children_and_exits_130() {
+    interrupt(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_kills_the_children_and_exits_130() {
+    interrupt(libc::SIGTERM);
+}
