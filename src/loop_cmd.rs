@@ -83,7 +83,7 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
     out.flush()?;
     if let Some(error) = &outcome.error {
         let level = match outcome.status {
-            Status::IterationLimit | Status::Timeout => "warning",
+            Status::IterationLimit | Status::Timeout | Status::Terminated => "warning",
             _ => "error",
         };
         writeln!(stderr, "toolmend: {level}: {error}")?;

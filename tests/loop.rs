@@ -244,6 +244,29 @@ fn terminate_true_ends_the_run_with_the_tool_result() {
     assert_eq!(s.log("tool.log").len(), 2);
 }
 
+#[test]
+fn a_terminating_call_to_a_failing_tool_still_ends_the_run_with_a_warning() {
+    let s = Setup::new("terminate-fail");
+    let rest = r#"
+[[tools]]
+name = "broken"
+read_only = true
+command = ["sh", "{bin}/failing_tool.sh"]
+"#;
+    let config = s.config(&[call("broken", json!({}), true), "never".into()], "", rest);
+    let out = s.run(&config, &["go", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(s.inputs().len(), 1);
+    let record: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(record["status"], "terminated");
+    assert_eq!(record["answer"], "");
+    assert_eq!(
+        record["error"],
+        "the terminating call to \"broken\" failed: the tool failed: exit status 3"
+    );
+    assert!(stderr(&out).contains("warning"), "{}", stderr(&out));
+}
+
 // 3. The first input: tool definitions and the calling convention.
 
 #[test]

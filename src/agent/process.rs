@@ -132,8 +132,15 @@ pub fn run(
 
     let mut pause = Duration::from_millis(1);
     let ended = loop {
-        if let Some(status) = child.try_wait()? {
-            break Ended::Exited(status);
+        match child.try_wait() {
+            Ok(Some(status)) => break Ended::Exited(status),
+            Ok(None) => {}
+            Err(e) => {
+                sys::kill_group(group);
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
+            }
         }
         if sys::stop_requested().is_some() {
             break Ended::Interrupted;

@@ -89,7 +89,8 @@ pub struct Outcome {
     pub status: Status,
     /// The final answer, or the terminating tool's stdout.
     pub answer: Option<String>,
-    /// Why it failed, when it did.
+    /// Why it failed, when it did; for a terminating call to a tool that failed, why the tool
+    /// failed (the status is still [`Status::Terminated`]).
     pub error: Option<String>,
     /// LLM calls made, retries included.
     pub iterations: u32,
@@ -164,7 +165,7 @@ pub fn run(config: &Config, prompt: &str, events: &mut Events) -> Outcome {
         }),
     );
     let (status, answer, error) = match state.steps() {
-        Ok((status, answer)) => (status, Some(answer), None),
+        Ok((status, answer, warning)) => (status, Some(answer), warning),
         Err(stop) => (stop.status, None, Some(stop.message)),
     };
     let outcome = Outcome {
@@ -211,6 +212,8 @@ enum Reply {
 struct ToolResult {
     content: String,
     stdout: String,
+    /// Why the tool failed, when it did.
+    failure: Option<String>,
 }
 
 struct Run<'a> {
@@ -224,14 +227,16 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    fn steps(&mut self) -> Result<(Status, String), Stop> {
+    /// The loop; ends with the status, the answer and, for a terminating call to a tool that
+    /// failed, a warning.
+    fn steps(&mut self) -> Result<(Status, String, Option<String>), Stop> {
         let mut malformed_in_a_row = 0;
         loop {
             let reply = self.ask_model()?;
             self.messages
                 .push(Message::new(Role::Assistant, reply.clone()));
             match self.read_reply(&reply) {
-                Reply::Answer(answer) => return Ok((Status::Answered, answer)),
+                Reply::Answer(answer) => return Ok((Status::Answered, answer, None)),
                 Reply::Malformed { code, message } => {
                     malformed_in_a_row += 1;
                     self.events.emit(
@@ -260,7 +265,10 @@ impl Run<'_> {
                     let terminate = call.terminate == Some(true);
                     let result = self.call_tool(&call, reason)?;
                     if terminate {
-                        return Ok((Status::Terminated, result.stdout));
+                        let warning = result.failure.map(|why| {
+                            format!("the terminating call to {:?} failed: {why}", call.tool)
+                        });
+                        return Ok((Status::Terminated, result.stdout, warning));
                     }
                     self.messages
                         .push(Message::tool(&call.tool, result.content));
@@ -544,9 +552,20 @@ impl Run<'_> {
                 "result": result,
             }),
         );
+        let failure = match result.get("ok") {
+            Some(Value::Bool(true)) => None,
+            _ => Some(
+                result
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("it failed")
+                    .to_owned(),
+            ),
+        };
         Ok(ToolResult {
             content: result.to_string(),
             stdout,
+            failure,
         })
     }
 
