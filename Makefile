@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/toolmend
 
-.PHONY: all build release test lint fmt demo ci
+.PHONY: all build release test lint fmt demo demo-loop ci
 all: build
 
 build:
@@ -36,6 +36,20 @@ demo: release
 	@echo
 	@echo '== toolmend calls: tool calls in raw model replies'
 	@$(BIN) calls --records --input jsonl fixtures/demo/replies.jsonl || true
+	@echo
+	@$(MAKE) --no-print-directory demo-loop
+
+LOOP_PROMPT := Count the words of: the quick brown fox jumps over the lazy dog. Save the answer as a note.
+
+## toolmend loop offline: a scripted model (fixtures/demo/loop), one malformed reply, a read-only
+## tool, then a tool that needs approval and ends the run (terminate: true).
+demo-loop: release
+	@rm -rf target/demo-loop && mkdir -p target/demo-loop
+	@echo '== toolmend loop: answer on stdout ($(LOOP_PROMPT))'
+	@$(BIN) loop --config fixtures/demo/loop/agent.toml --transcript target/demo-loop/run.jsonl "$(LOOP_PROMPT)"
+	@echo
+	@echo '== its transcript, target/demo-loop/run.jsonl (lines cut at 150 characters)'
+	@cut -c1-150 target/demo-loop/run.jsonl
 
 ci: lint test
 

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""An LLM command for `toolmend loop`: sends the conversation to an OpenAI-compatible
+chat-completions endpoint (llama.cpp's llama-server, Ollama, vLLM, LM Studio, or a hosted API)
+and prints the reply. Python standard library only.
+
+stdin:  {"messages": [{"role": "system"|"user"|"assistant"|"tool", "content": "...", "name"?}]}
+stdout: the model's reply text
+exit:   0 on a reply; 1 on an HTTP or network error (toolmend retries with backoff)
+
+usage: openai_chat.py --model MODEL [--base-url URL] [--api-key-env VAR]
+                      [--temperature T] [--max-tokens N] [--timeout SECONDS]
+
+The base URL defaults to $OPENAI_BASE_URL, else http://localhost:8080/v1 (llama-server;
+Ollama is http://localhost:11434/v1). The API key is read from the environment variable named
+by --api-key-env (default OPENAI_API_KEY); local servers need none.
+
+toolmend's `tool` messages carry no tool_call_id (the calling convention is plain JSON in the
+reply, not the API's tools feature), which many servers refuse, so they are sent as `user`
+messages that say which tool the result is from.
+"""
+import argparse
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+
+
+def to_api_messages(messages):
+    out = []
+    for m in messages:
+        role, content = m.get("role"), m.get("content", "")
+        if role == "tool":
+            role = "user"
+            content = "Result of the tool %s:\n%s" % (m.get("name", "?"), content)
+        out.append({"role": role, "content": content})
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True)
+    parser.add_argument(
+        "--base-url", default=os.environ.get("OPENAI_BASE_URL", "http://localhost:8080/v1")
+    )
+    parser.add_argument("--api-key-env", default="OPENAI_API_KEY")
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--max-tokens", type=int, default=None)
+    parser.add_argument("--timeout", type=float, default=300.0)
+    args = parser.parse_args()
+
+    try:
+        conversation = json.load(sys.stdin)
+        messages = to_api_messages(conversation["messages"])
+    except (ValueError, KeyError, TypeError) as e:
+        sys.stderr.write("openai_chat: stdin is not {\"messages\": [...]}: %s\n" % e)
+        return 2
+    body = {"model": args.model, "messages": messages, "temperature": args.temperature}
+    if args.max_tokens:
+        body["max_tokens"] = args.max_tokens
+    headers = {"Content-Type": "application/json"}
+    key = os.environ.get(args.api_key_env)
+    if key:
+        headers["Authorization"] = "Bearer " + key
+    request = urllib.request.Request(
+        args.base_url.rstrip("/") + "/chat/completions",
+        data=json.dumps(body).encode("utf-8"),
+        headers=headers,
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=args.timeout) as response:
+            reply = json.load(response)
+    except urllib.error.HTTPError as e:
+        detail = e.read().decode("utf-8", "replace")[:500]
+        sys.stderr.write("openai_chat: HTTP %d from %s: %s\n" % (e.code, args.base_url, detail))
+        return 1
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        sys.stderr.write("openai_chat: %s: %s\n" % (args.base_url, e))
+        return 1
+    try:
+        content = reply["choices"][0]["message"].get("content") or ""
+    except (KeyError, IndexError, TypeError, AttributeError):
+        sys.stderr.write("openai_chat: unexpected response: %s\n" % json.dumps(reply)[:500])
+        return 1
+    sys.stdout.write(content)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
