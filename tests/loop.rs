@@ -593,6 +593,23 @@ fn a_failing_hook_fails_closed_with_4() {
 }
 
 #[test]
+fn a_terminal_hook_runs_in_toolmends_process_group_others_in_their_own() {
+    for (mode, terminal, expected) in [
+        ("own-group", "", 0),
+        ("toolmend-group", "", 3),
+        ("toolmend-group", "terminal = true\n", 0),
+    ] {
+        let s = Setup::new(&format!("hook-{mode}"));
+        let replies = [echo("hi", true)];
+        let rest =
+            approved_echo(mode).replace("timeout = 0.5\n", &format!("timeout = 5\n{terminal}"));
+        let config = s.config(&replies, "", &rest);
+        let out = s.run(&config, &["go"]);
+        assert_eq!(code(&out), expected, "{mode} {terminal}: {}", stderr(&out));
+    }
+}
+
+#[test]
 fn a_hook_that_cannot_start_fails_closed() {
     let s = Setup::new("hook-missing");
     let replies = [echo("hi", false), "never".into()];

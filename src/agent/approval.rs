@@ -12,7 +12,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::config::ApprovalConfig;
-use super::process::{self, Ended};
+use super::process::{self, Ended, Group};
 
 /// Enough for any honest answer; more is garbage anyway.
 const MAX_ANSWER: usize = 64 * 1024;
@@ -37,7 +37,12 @@ pub fn ask(hook: &ApprovalConfig, request: &Value, run_deadline: Instant) -> Dec
     let mut input = serde_json::to_vec(request).unwrap_or_default();
     input.push(b'\n');
     let deadline = run_deadline.min(Instant::now() + hook.timeout);
-    let done = match process::run(&hook.command, &input, deadline, MAX_ANSWER) {
+    let group = if hook.terminal {
+        Group::Shared
+    } else {
+        Group::Own
+    };
+    let done = match process::run(&hook.command, &input, deadline, MAX_ANSWER, group) {
         Ok(done) => done,
         Err(e) => {
             return Decision::Failed(format!("could not start {:?}: {e}", hook.command[0]));

@@ -18,6 +18,7 @@
 //! [approval]
 //! command = ["./approve.sh"]
 //! timeout = 60
+//! terminal = false         # true: the hook asks at the terminal (see ApprovalConfig)
 //!
 //! [[tools]]
 //! name = "read_file"
@@ -80,6 +81,9 @@ pub struct ApprovalConfig {
     pub command: Vec<String>,
     /// Time it has to decide; past it, the call is rejected.
     pub timeout: Duration,
+    /// It asks the person at the terminal: it runs in toolmend's process group, where it may
+    /// read `/dev/tty`, and a timeout kills only the hook itself.
+    pub terminal: bool,
 }
 
 /// A whole loop configuration, checked.
@@ -140,6 +144,7 @@ struct RawLlm {
 struct RawApproval {
     command: Vec<String>,
     timeout: Option<f64>,
+    terminal: Option<bool>,
 }
 
 impl Config {
@@ -178,6 +183,7 @@ impl Config {
             Some(a) => Some(ApprovalConfig {
                 command: argv(a.command, "[approval] command")?,
                 timeout: seconds(a.timeout, 60.0, "[approval] timeout")?,
+                terminal: a.terminal.unwrap_or(false),
             }),
         };
         let tools = tools(raw.tools)?;

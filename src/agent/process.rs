@@ -20,6 +20,16 @@ use super::sys;
 /// on pipes a process outside the group (one that called `setsid`) could still hold.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
+/// Which process group a child runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// A new group of its own: a timeout or a stop kills everything it started.
+    Own,
+    /// Ours, so it may use the terminal (a process in a background group that reads the
+    /// terminal is stopped by SIGTTIN); a timeout kills only the child itself.
+    Shared,
+}
+
 /// How a child's run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
@@ -96,21 +106,30 @@ pub fn run(
     input: &[u8],
     deadline: Instant,
     max_output: usize,
+    group: Group,
 ) -> io::Result<Finished> {
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
     let started = Instant::now();
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::piped());
+    if group == Group::Own {
         // Its own group, so one killpg reaches everything it starts, and a Ctrl-C at the
         // terminal reaches only us: we decide what dies.
-        .process_group(0)
-        .spawn()?;
-    let group = child.id();
+        command.process_group(0);
+    }
+    let mut child = command.spawn()?;
+    let child_id = child.id();
+    let kill_group = || {
+        if group == Group::Own {
+            sys::kill_group(child_id);
+        }
+    };
 
     if let Some(mut stdin) = child.stdin.take() {
         let input = input.to_vec();
@@ -136,7 +155,7 @@ pub fn run(
             Ok(Some(status)) => break Ended::Exited(status),
             Ok(None) => {}
             Err(e) => {
-                sys::kill_group(group);
+                kill_group();
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(e);
@@ -153,7 +172,7 @@ pub fn run(
         pause = (pause * 2).min(Duration::from_millis(20));
     };
     // Also after a normal exit: whatever it left running in the background goes with it.
-    sys::kill_group(group);
+    kill_group();
     if !matches!(ended, Ended::Exited(_)) {
         let _ = child.kill();
         let _ = child.wait();
@@ -217,7 +236,14 @@ mod tests {
 
     #[test]
     fn input_in_output_out() {
-        let done = run(&sh("cat; echo oops >&2; exit 3"), b"hello", soon(10.0), 100).unwrap();
+        let done = run(
+            &sh("cat; echo oops >&2; exit 3"),
+            b"hello",
+            soon(10.0),
+            100,
+            Group::Own,
+        )
+        .unwrap();
         assert_eq!(done.stdout.bytes, b"hello");
         assert_eq!(done.stderr.bytes, b"oops\n");
         assert_eq!(done.describe(), "exit status 3");
@@ -226,7 +252,14 @@ mod tests {
 
     #[test]
     fn output_is_bounded_and_counted() {
-        let done = run(&sh("head -c 100000 /dev/zero"), b"", soon(10.0), 1000).unwrap();
+        let done = run(
+            &sh("head -c 100000 /dev/zero"),
+            b"",
+            soon(10.0),
+            1000,
+            Group::Own,
+        )
+        .unwrap();
         assert_eq!(done.stdout.bytes.len(), 1000);
         assert_eq!(done.stdout.total, 100_000);
         assert!(done.stdout.truncated());
@@ -235,14 +268,23 @@ mod tests {
     #[test]
     fn deadline_kills_the_group() {
         let started = Instant::now();
-        let done = run(&sh("sleep 30 & sleep 30"), b"", soon(0.2), 100).unwrap();
+        let done = run(&sh("sleep 30 & sleep 30"), b"", soon(0.2), 100, Group::Own).unwrap();
         assert_eq!(done.ended, Ended::TimedOut);
         assert!(started.elapsed() < Duration::from_secs(5));
     }
 
     #[test]
     fn missing_command_is_an_error() {
-        assert!(run(&["/nonexistent/toolmend-test".into()], b"", soon(1.0), 10).is_err());
-        assert!(run(&[], b"", soon(1.0), 10).is_err());
+        assert!(
+            run(
+                &["/nonexistent/toolmend-test".into()],
+                b"",
+                soon(1.0),
+                10,
+                Group::Own
+            )
+            .is_err()
+        );
+        assert!(run(&[], b"", soon(1.0), 10, Group::Own).is_err());
     }
 }

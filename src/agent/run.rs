@@ -9,7 +9,7 @@ use super::approval::{self, Decision, stderr_note};
 use super::config::{Config, InputMode};
 use super::conversation::{self, Message, Role};
 use super::events::Events;
-use super::process::{self, Ended};
+use super::process::{self, Ended, Group};
 use super::sys;
 use crate::calls::{self, Call, CallOptions};
 use crate::error::Code;
@@ -339,7 +339,8 @@ impl Run<'_> {
                 }),
             );
             let deadline = self.deadline.min(Instant::now() + llm.timeout);
-            let problem = match process::run(&llm.command, &input, deadline, MAX_REPLY) {
+            let problem = match process::run(&llm.command, &input, deadline, MAX_REPLY, Group::Own)
+            {
                 Err(e) => format!("could not start {:?}: {e}", llm.command[0]),
                 Ok(done) => match done.ended {
                     Ended::Interrupted => return Err(self.stopped_child()),
@@ -492,7 +493,13 @@ impl Run<'_> {
         result.insert("tool".into(), call.tool.clone().into());
         let mut stdout = String::new();
         let mut elapsed = Duration::ZERO;
-        match process::run(command, &input, deadline, self.config.max_output) {
+        match process::run(
+            command,
+            &input,
+            deadline,
+            self.config.max_output,
+            Group::Own,
+        ) {
             Err(e) => {
                 result.insert("ok".into(), false.into());
                 result.insert(
