@@ -104,7 +104,7 @@ pub struct LoopArgs {
     #[arg(long, value_name = "FILE")]
     pub config: PathBuf,
 
-    /// The prompt (default, or `-`: read stdin)
+    /// The prompt (read from stdin when absent or `-`)
     #[arg(value_name = "PROMPT")]
     pub prompt: Option<String>,
 

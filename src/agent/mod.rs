@@ -3,8 +3,8 @@
 //!
 //! One module per concern: [`config`] reads the TOML file; [`conversation`] writes the
 //! conversation for the LLM command; [`process`] runs child commands (process groups,
-//! timeouts, bounded output); [`approval`] asks the approval hook; [`events`] writes the
-//! transcript; [`run`](mod@run) is the loop itself. Replies are read by [`crate::calls`] with
+//! timeouts, bounded output); [`tool`] runs a tool call; [`approval`] asks the approval hook;
+//! [`events`] writes the transcript; [`run`](mod@run) is the loop itself. Replies are read by [`crate::calls`] with
 //! the `{"tool", "parameters", "terminate"}` envelope required, and the system prompt is
 //! [`crate::system_prompt`].
 
@@ -15,6 +15,7 @@ pub mod events;
 pub mod process;
 pub mod run;
 mod sys;
+pub mod tool;
 
 pub use config::{Config, ConfigError, InputMode};
 pub use events::Events;

@@ -11,6 +11,7 @@ use super::conversation::{self, Message, Role};
 use super::events::Events;
 use super::process::{self, Ended, Group};
 use super::sys;
+use super::tool::{self, ToolResult, ToolRun};
 use crate::calls::{self, Call, CallOptions};
 use crate::error::Code;
 use crate::mend::{Mender, Options, Target};
@@ -208,14 +209,6 @@ enum Reply {
     Malformed { code: &'static str, message: String },
 }
 
-/// A tool's result as the model sees it, and its stdout for a terminating call.
-struct ToolResult {
-    content: String,
-    stdout: String,
-    /// Why the tool failed, when it did.
-    failure: Option<String>,
-}
-
 struct Run<'a> {
     config: &'a Config,
     events: &'a mut Events,
@@ -271,7 +264,7 @@ impl Run<'_> {
                         return Ok((Status::Terminated, result.stdout, warning));
                     }
                     self.messages
-                        .push(Message::tool(&call.tool, result.content));
+                        .push(Message::tool(&call.tool, result.value.to_string()));
                 }
             }
         }
@@ -485,95 +478,29 @@ impl Run<'_> {
             .timeout
             .and_then(|t| Duration::try_from_secs_f64(t).ok())
             .unwrap_or(self.config.tool_timeout);
-        let deadline = self.deadline.min(Instant::now() + timeout);
-        // The parameters go on stdin as JSON and nowhere else: no shell, nothing in argv.
-        let mut input = serde_json::to_vec(&parameters).unwrap_or_default();
-        input.push(b'\n');
-        let mut result = Map::new();
-        result.insert("tool".into(), call.tool.clone().into());
-        let mut stdout = String::new();
-        let mut elapsed = Duration::ZERO;
-        match process::run(
+        let max_output = self.config.max_output;
+        let result = match tool::run(
+            &call.tool,
             command,
-            &input,
-            deadline,
-            self.config.max_output,
-            Group::Own,
+            &parameters,
+            timeout,
+            self.deadline,
+            max_output,
         ) {
-            Err(e) => {
-                result.insert("ok".into(), false.into());
-                result.insert(
-                    "error".into(),
-                    format!("could not start {:?}: {e}", command[0]).into(),
-                );
-            }
-            Ok(done) => {
-                match done.ended {
-                    Ended::Interrupted => return Err(self.stopped_child()),
-                    Ended::TimedOut if Instant::now() >= self.deadline => {
-                        return Err(self.timed_out());
-                    }
-                    _ => {}
-                }
-                elapsed = done.elapsed;
-                stdout = done.stdout.text();
-                result.insert("ok".into(), done.succeeded().into());
-                let code = match done.ended {
-                    Ended::Exited(status) => status.code().map(Value::from),
-                    _ => None,
-                };
-                result.insert("exit_code".into(), code.unwrap_or(Value::Null));
-                result.insert("stdout".into(), stdout.clone().into());
-                result.insert("stderr".into(), done.stderr.text().into());
-                for (key, captured) in [
-                    ("stdout_truncated", &done.stdout),
-                    ("stderr_truncated", &done.stderr),
-                ] {
-                    if captured.truncated() {
-                        let note = format!(
-                            "only the first {} of {} bytes are shown",
-                            captured.bytes.len(),
-                            captured.total
-                        );
-                        result.insert(key.into(), note.into());
-                    }
-                }
-                if !done.succeeded() {
-                    let error = match done.ended {
-                        Ended::TimedOut => format!(
-                            "the tool timed out after {timeout:?}; its process group was killed"
-                        ),
-                        _ => format!("the tool failed: {}", done.describe()),
-                    };
-                    result.insert("error".into(), error.into());
-                }
-            }
-        }
-        let result = Value::Object(result);
+            ToolRun::Done(result) => result,
+            ToolRun::RunTimedOut => return Err(self.timed_out()),
+            ToolRun::Interrupted => return Err(self.stopped_child()),
+        };
         self.events.emit(
             "tool.result",
             json!({
                 "iteration": self.iterations,
                 "tool": call.tool,
-                "elapsed_ms": elapsed.as_millis() as u64,
-                "result": result,
+                "elapsed_ms": result.elapsed.as_millis() as u64,
+                "result": result.value,
             }),
         );
-        let failure = match result.get("ok") {
-            Some(Value::Bool(true)) => None,
-            _ => Some(
-                result
-                    .get("error")
-                    .and_then(Value::as_str)
-                    .unwrap_or("it failed")
-                    .to_owned(),
-            ),
-        };
-        Ok(ToolResult {
-            content: result.to_string(),
-            stdout,
-            failure,
-        })
+        Ok(result)
     }
 
     fn approve(

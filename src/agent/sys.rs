@@ -29,8 +29,8 @@ extern "C" fn on_stop_signal(signal: libc::c_int) {
 }
 
 /// Catches SIGINT and SIGTERM from now on: instead of dying (and leaving our children, which
-/// run in their own process groups, behind), the process records the signal for
-/// [`stop_requested`].
+/// run in their own process groups, behind), the process records the signal; the loop then
+/// kills the running child's group and ends with [`Status::Interrupted`](super::Status).
 ///
 /// # Errors
 /// The handler could not be installed.

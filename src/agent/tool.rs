@@ -1,0 +1,110 @@
+//! Running one tool call: the parameters as JSON on stdin (no shell, nothing in argv), in its
+//! own process group under its timeout, and the result as the model will see it.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+
+use super::process::{self, Captured, Ended, Group};
+
+/// A tool's result.
+#[derive(Debug, Clone)]
+pub struct ToolResult {
+    /// What the model is sent: `{"tool", "ok", "exit_code", "stdout", "stderr", "error"?,
+    /// "stdout_truncated"?, "stderr_truncated"?}` (only `tool`, `ok` and `error` when the
+    /// command could not start).
+    pub value: Value,
+    /// The kept stdout as text: the output of a terminating call.
+    pub stdout: String,
+    /// Why the tool failed, when it did.
+    pub failure: Option<String>,
+    /// How long it ran.
+    pub elapsed: Duration,
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone)]
+pub enum ToolRun {
+    /// It ran (successfully or not, or past its own timeout): its result.
+    Done(ToolResult),
+    /// The run's deadline passed while it ran; its group was killed.
+    RunTimedOut,
+    /// A stop signal arrived while it ran; its group was killed.
+    Interrupted,
+}
+
+/// Runs `command` with `parameters` on stdin for at most `timeout`, and no later than
+/// `run_deadline`, keeping `max_output` bytes of each output stream.
+pub fn run(
+    name: &str,
+    command: &[String],
+    parameters: &Value,
+    timeout: Duration,
+    run_deadline: Instant,
+    max_output: usize,
+) -> ToolRun {
+    let deadline = run_deadline.min(Instant::now() + timeout);
+    let mut input = serde_json::to_vec(parameters).unwrap_or_default();
+    input.push(b'\n');
+    let mut result = Map::new();
+    result.insert("tool".into(), name.into());
+    let done = match process::run(command, &input, deadline, max_output, Group::Own) {
+        Ok(done) => done,
+        Err(e) => {
+            let error = format!("could not start {:?}: {e}", command[0]);
+            result.insert("ok".into(), false.into());
+            result.insert("error".into(), error.clone().into());
+            return ToolRun::Done(ToolResult {
+                value: Value::Object(result),
+                stdout: String::new(),
+                failure: Some(error),
+                elapsed: Duration::ZERO,
+            });
+        }
+    };
+    let code = match done.ended {
+        Ended::Interrupted => return ToolRun::Interrupted,
+        Ended::TimedOut if Instant::now() >= run_deadline => return ToolRun::RunTimedOut,
+        Ended::TimedOut => None,
+        Ended::Exited(status) => status.code(),
+    };
+    let stdout = done.stdout.text();
+    result.insert("ok".into(), done.succeeded().into());
+    result.insert("exit_code".into(), code.map_or(Value::Null, Value::from));
+    result.insert("stdout".into(), stdout.clone().into());
+    result.insert("stderr".into(), done.stderr.text().into());
+    for (key, captured) in [
+        ("stdout_truncated", &done.stdout),
+        ("stderr_truncated", &done.stderr),
+    ] {
+        if let Some(note) = truncation(captured) {
+            result.insert(key.into(), note.into());
+        }
+    }
+    let failure = (!done.succeeded()).then(|| match done.ended {
+        Ended::TimedOut => {
+            format!("the tool timed out after {timeout:?}; its process group was killed")
+        }
+        _ => format!("the tool failed: {}", done.describe()),
+    });
+    if let Some(error) = &failure {
+        result.insert("error".into(), error.clone().into());
+    }
+    ToolRun::Done(ToolResult {
+        value: Value::Object(result),
+        stdout,
+        failure,
+        elapsed: done.elapsed,
+    })
+}
+
+/// What the model is told about output past the bound.
+fn truncation(captured: &Captured) -> Option<String> {
+    captured.truncated().then(|| {
+        format!(
+            "only the first {} of {} bytes are shown",
+            captured.bytes.len(),
+            captured.total
+        )
+    })
+}
