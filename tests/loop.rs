@@ -147,7 +147,7 @@ parameters = [{ name = "text", type = "string", required = true, description = "
 const APPROVED_ECHO: &str = r#"
 [approval]
 command = ["python3", "{bin}/approval_hook.py", "{mode}", "{dir}/hook.log"]
-timeout = 0.5
+timeout = 5
 
 [[tools]]
 name = "echo"
@@ -464,14 +464,19 @@ fn background_tool(marker: &Path, timeout: &str) -> String {
     )
 }
 
-/// Waits until 2.5 s after `start` (past the background child's 1.5 s), so a survivor would
-/// have written its marker.
-fn wait_for_survivors(start: Instant) {
-    let until = start + Duration::from_millis(2500);
-    let now = Instant::now();
-    if now < until {
-        std::thread::sleep(until - now);
+/// Checks that the background tool ran and that its child did not survive: waits until 2.5 s
+/// after the tool started (past the child's 1.5 s), when a survivor would have written its
+/// marker.
+fn assert_no_survivor(marker: &Path) {
+    let started = PathBuf::from(format!("{}.started", marker.display()));
+    let Ok(at) = std::fs::metadata(&started).and_then(|m| m.modified()) else {
+        panic!("the background tool never ran");
+    };
+    let until = at + Duration::from_millis(2500);
+    if let Ok(left) = until.duration_since(std::time::SystemTime::now()) {
+        std::thread::sleep(left);
     }
+    assert!(!marker.exists(), "the tool's background child survived");
 }
 
 #[test]
@@ -482,7 +487,7 @@ fn run_timeout_exits_6_promptly_and_kills_the_tool_group() {
     let config = s.config(
         &replies,
         "",
-        &format!("[loop]\ntimeout = 1\n{}", background_tool(&marker, "")),
+        &format!("[loop]\ntimeout = 1.5\n{}", background_tool(&marker, "")),
     );
     let start = Instant::now();
     let out = s.run(&config, &["go"]);
@@ -490,8 +495,7 @@ fn run_timeout_exits_6_promptly_and_kills_the_tool_group() {
     assert_eq!(code(&out), 6, "{}", stderr(&out));
     assert!(took < Duration::from_secs(3), "took {took:?}");
     assert!(stderr(&out).contains("warning"), "{}", stderr(&out));
-    wait_for_survivors(start);
-    assert!(!marker.exists(), "the tool's background child survived");
+    assert_no_survivor(&marker);
 }
 
 #[test]
@@ -514,6 +518,10 @@ fn a_tool_past_its_own_timeout_is_killed_and_reported_and_the_loop_goes_on() {
     let out = s.run(&config, &["go"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(stdout(&out), "It was too slow.\n");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "the tool ran its 30 s"
+    );
     let result: Value =
         serde_json::from_str(s.messages(1)[3]["content"].as_str().unwrap()).unwrap();
     assert_eq!(result["ok"], false);
@@ -521,8 +529,7 @@ fn a_tool_past_its_own_timeout_is_killed_and_reported_and_the_loop_goes_on() {
         result["error"].as_str().unwrap().contains("timed out"),
         "{result}"
     );
-    wait_for_survivors(start);
-    assert!(!marker.exists(), "the tool's background child survived");
+    assert_no_survivor(&marker);
 }
 
 // 6. Approval.
@@ -577,7 +584,12 @@ fn a_failing_hook_fails_closed_with_4() {
     ] {
         let s = Setup::new(&format!("hook-{mode}"));
         let replies = [echo("hi", false), "never".into()];
-        let config = s.config(&replies, "", &approved_echo(mode));
+        // The hanging hook gets 1 s; the others the usual 5 s, which they do not need.
+        let rest = match mode {
+            "hang" => approved_echo(mode).replace("timeout = 5\n", "timeout = 1\n"),
+            _ => approved_echo(mode),
+        };
+        let config = s.config(&replies, "", &rest);
         let start = Instant::now();
         let out = s.run(&config, &["go"]);
         assert_eq!(code(&out), 4, "{mode}: {}", stderr(&out));
@@ -602,7 +614,7 @@ fn a_terminal_hook_runs_in_toolmends_process_group_others_in_their_own() {
         let s = Setup::new(&format!("hook-{mode}"));
         let replies = [echo("hi", true)];
         let rest =
-            approved_echo(mode).replace("timeout = 0.5\n", &format!("timeout = 5\n{terminal}"));
+            approved_echo(mode).replace("timeout = 5\n", &format!("timeout = 5\n{terminal}"));
         let config = s.config(&replies, "", &rest);
         let out = s.run(&config, &["go"]);
         assert_eq!(code(&out), expected, "{mode} {terminal}: {}", stderr(&out));
@@ -1144,8 +1156,7 @@ fn interrupt(signal: i32) {
     assert_eq!(status.code(), Some(130));
     let events = events(&std::fs::read_to_string(&transcript).unwrap());
     assert_eq!(events.last().unwrap()["data"]["status"], "interrupted");
-    wait_for_survivors(start);
-    assert!(!marker.exists(), "the tool's background child survived");
+    assert_no_survivor(&marker);
 }
 
 #[test]
