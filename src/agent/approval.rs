@@ -36,7 +36,7 @@ pub enum Decision {
 pub fn ask(hook: &ApprovalConfig, request: &Value, run_deadline: Instant) -> Decision {
     let mut input = serde_json::to_vec(request).unwrap_or_default();
     input.push(b'\n');
-    let deadline = run_deadline.min(Instant::now() + hook.timeout);
+    let deadline = process::deadline(hook.timeout, run_deadline);
     let group = if hook.terminal {
         Group::Shared
     } else {

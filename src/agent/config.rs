@@ -233,18 +233,31 @@ fn argv(command: Vec<String>, key: &str) -> Result<Vec<String>, ConfigError> {
     Ok(command)
 }
 
+/// The longest time a key may give (about 31 years), so that deadlines stay representable.
+const MAX_SECONDS: f64 = 1e9;
+
 /// A timeout: a positive number of seconds.
 fn seconds(value: Option<f64>, default: f64, key: &str) -> Result<Duration, ConfigError> {
     Duration::try_from_secs_f64(value.unwrap_or(default))
         .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| ConfigError(format!("{key} must be a positive number of seconds")))
+        .filter(|d| !d.is_zero() && d.as_secs_f64() <= MAX_SECONDS)
+        .ok_or_else(|| {
+            ConfigError(format!(
+                "{key} must be a positive number of seconds, at most {MAX_SECONDS:e}"
+            ))
+        })
 }
 
 /// A delay: zero or more seconds.
 fn delay(value: Option<f64>, default: f64, key: &str) -> Result<Duration, ConfigError> {
     Duration::try_from_secs_f64(value.unwrap_or(default))
-        .map_err(|_| ConfigError(format!("{key} must be zero or more seconds")))
+        .ok()
+        .filter(|d| d.as_secs_f64() <= MAX_SECONDS)
+        .ok_or_else(|| {
+            ConfigError(format!(
+                "{key} must be zero or more seconds, at most {MAX_SECONDS:e}"
+            ))
+        })
 }
 
 /// The `[[tools]]` tables as [`Tools`], each with a command, `requires_approval` defaulting to
@@ -317,6 +330,15 @@ mod tests {
             ("[llm]\ncommand = []\n", "non-empty list"),
             ("[llm]\ncommand = \"model --x\"\n", "invalid type"),
             ("[llm]\ncommand = [\"m\"]\ntimout = 3\n", "unknown field"),
+            ("[llm]\ncommand = [\"m\"]\ntimeout = 1e300\n", "at most 1e9"),
+            (
+                "[llm]\ncommand = [\"m\"]\nretry_delay = nan\n",
+                "zero or more",
+            ),
+            (
+                "[loop]\ntimeout = inf\n[llm]\ncommand = [\"m\"]\n",
+                "positive number",
+            ),
             (
                 "[llm]\ncommand = [\"m\"]\ntimeout = -1\n",
                 "positive number",

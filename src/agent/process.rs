@@ -96,6 +96,13 @@ impl Finished {
     }
 }
 
+/// The earlier of `timeout` from now and `limit` (a huge timeout cannot overflow).
+pub fn deadline(timeout: Duration, limit: Instant) -> Instant {
+    Instant::now()
+        .checked_add(timeout)
+        .map_or(limit, |end| end.min(limit))
+}
+
 /// Runs `argv` with `input` on stdin until it exits, `deadline` passes or a stop signal
 /// arrives, keeping at most `max_output` bytes of each output stream.
 ///

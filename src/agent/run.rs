@@ -331,7 +331,7 @@ impl Run<'_> {
                     "bytes": input.len(),
                 }),
             );
-            let deadline = self.deadline.min(Instant::now() + llm.timeout);
+            let deadline = process::deadline(llm.timeout, self.deadline);
             let problem = match process::run(&llm.command, &input, deadline, MAX_REPLY, Group::Own)
             {
                 Err(e) => format!("could not start {:?}: {e}", llm.command[0]),
@@ -382,7 +382,7 @@ impl Run<'_> {
 
     /// Sleeps, waking for the deadline and for stop signals.
     fn pause(&self, length: Duration) -> Result<(), Stop> {
-        let until = Instant::now() + length;
+        let until = process::deadline(length, self.deadline);
         loop {
             self.check()?;
             let now = Instant::now();

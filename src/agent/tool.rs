@@ -43,7 +43,7 @@ pub fn run(
     run_deadline: Instant,
     max_output: usize,
 ) -> ToolRun {
-    let deadline = run_deadline.min(Instant::now() + timeout);
+    let deadline = process::deadline(timeout, run_deadline);
     let mut input = serde_json::to_vec(parameters).unwrap_or_default();
     input.push(b'\n');
     let mut result = Map::new();
