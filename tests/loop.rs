@@ -371,6 +371,12 @@ fn a_malformed_reply_gets_an_error_naming_the_problem_then_a_good_reply_works() 
             "incomplete_call",
         ),
         (
+            "only reasoning",
+            "<think>The user wants an echo. I should call echo.</think>".to_owned(),
+            "no text besides its reasoning",
+        ),
+        ("empty reply", "  \n".to_owned(), "empty_input"),
+        (
             "two calls glued",
             format!("{}{}", echo("a", false), echo("b", false)),
             "2 tool calls",

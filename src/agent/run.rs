@@ -419,6 +419,13 @@ impl Run<'_> {
             },
             None => {
                 let text = found.text.unwrap_or_default();
+                if text.trim().is_empty() {
+                    // Only reasoning: no answer to give, so the model is asked again.
+                    return Reply::Malformed {
+                        code: Code::EmptyInput.as_str(),
+                        message: "the reply has no text besides its reasoning".to_owned(),
+                    };
+                }
                 match attempted_call(&text) {
                     Some((code, message)) => Reply::Malformed { code, message },
                     None => Reply::Answer(text),
