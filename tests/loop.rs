@@ -565,6 +565,27 @@ fn approval_allow_runs_the_tool_and_the_hook_sees_the_call() {
 }
 
 #[test]
+fn an_allow_may_carry_a_reason_which_goes_to_the_transcript() {
+    let s = Setup::new("allow-reason");
+    let replies = [echo("hi", true)];
+    let config = s.config(&replies, "", &approved_echo("allow-reason"));
+    let transcript = s.path("run.jsonl");
+    let out = s.run(
+        &config,
+        &["go", "--transcript", &transcript.display().to_string()],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "echo: hi\n");
+    let events = events(&std::fs::read_to_string(&transcript).unwrap());
+    let decided = events
+        .iter()
+        .find(|e| e["type"] == "approval.decided")
+        .unwrap();
+    assert_eq!(decided["data"]["decision"], "allow");
+    assert_eq!(decided["data"]["reason"], "looks safe");
+}
+
+#[test]
 fn approval_deny_exits_3_and_nothing_more_runs() {
     let s = Setup::new("deny");
     let replies = [echo("hi", false), "never".into()];

@@ -20,8 +20,8 @@ const MAX_ANSWER: usize = 64 * 1024;
 /// What the hook decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
-    /// Run the call.
-    Allow,
+    /// Run the call; the hook's reason, if it gave one.
+    Allow(Option<String>),
     /// The hook said no, with its reason if it gave one.
     Deny(Option<String>),
     /// The hook did not give a usable answer; the call is rejected.
@@ -76,7 +76,7 @@ pub fn ask(hook: &ApprovalConfig, request: &Value, run_deadline: Instant) -> Dec
             done.describe(),
             stderr_note(&done.stderr.text())
         )),
-        Some(Value::String(d)) if d == "allow" => Decision::Allow,
+        Some(Value::String(d)) if d == "allow" => Decision::Allow(reason),
         _ => Decision::Failed(format!(
             "its answer {:?} is not {{\"decision\":\"allow\"}} or {{\"decision\":\"deny\"}}",
             crate::cut(answer.trim(), 100)

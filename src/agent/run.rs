@@ -532,7 +532,7 @@ impl Run<'_> {
         }
         let decision = approval::ask(hook, &Value::Object(request), self.deadline);
         let (word, why) = match &decision {
-            Decision::Allow => ("allow", None),
+            Decision::Allow(reason) => ("allow", reason.clone()),
             Decision::Deny(reason) => ("deny", reason.clone()),
             Decision::Failed(why) => ("failed", Some(why.clone())),
             Decision::RunTimedOut => return Err(self.timed_out()),
@@ -548,7 +548,7 @@ impl Run<'_> {
             }),
         );
         match decision {
-            Decision::Allow => Ok(()),
+            Decision::Allow(_) => Ok(()),
             Decision::Deny(reason) => Err(Stop::new(
                 Status::Denied,
                 format!(
