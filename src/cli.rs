@@ -80,51 +80,6 @@ pub enum Command {
     Loop(LoopArgs),
 }
 
-const LOOP_HELP: &str = "\
-Examples:
-  toolmend loop --config agent.toml \"What is in notes.txt?\"
-  echo \"Summarize the repo\" | toolmend loop --config agent.toml --transcript run.jsonl
-  toolmend loop --config agent.toml --dry-run \"hello\"
-
-Exit status:
-  0    the model answered, or a tool called with terminate ran
-  1    internal error
-  2    usage or config error
-  3    denied by the approval hook
-  4    the approval hook failed (crash, timeout, bad answer): the call was rejected
-  5    max_iterations LLM calls without an answer
-  6    the run's timeout passed
-  7    max_parse_retries malformed replies in a row
-  8    the LLM command kept failing
-  130  interrupted (SIGINT or SIGTERM); every child process was killed";
-
-#[derive(Debug, Args)]
-pub struct LoopArgs {
-    /// The loop's config file (TOML: [loop], [llm], [approval], [[tools]])
-    #[arg(long, value_name = "FILE")]
-    pub config: PathBuf,
-
-    /// The prompt (read from stdin when absent or `-`)
-    #[arg(value_name = "PROMPT")]
-    pub prompt: Option<String>,
-
-    /// Write the events as JSON Lines to this file
-    #[arg(long, value_name = "FILE")]
-    pub transcript: Option<PathBuf>,
-
-    /// Write the events to stderr too
-    #[arg(long)]
-    pub verbose: bool,
-
-    /// Print one JSON record (status, answer, ...) instead of the answer
-    #[arg(long)]
-    pub json: bool,
-
-    /// Print the system prompt and the first LLM input; run nothing
-    #[arg(long)]
-    pub dry_run: bool,
-}
-
 const CALLS_EXAMPLES: &str = "\
 Examples:
   ollama run qwen3 \"...\" | toolmend calls
@@ -323,6 +278,51 @@ fn parse_size(text: &str) -> Result<usize, String> {
     n.checked_mul(1 << shift)
         .filter(|&n| n > 0)
         .ok_or_else(|| format!("size out of range: {text:?}"))
+}
+
+const LOOP_HELP: &str = "\
+Examples:
+  toolmend loop --config agent.toml \"What is in notes.txt?\"
+  echo \"Summarize the repo\" | toolmend loop --config agent.toml --transcript run.jsonl
+  toolmend loop --config agent.toml --dry-run \"hello\"
+
+Exit status:
+  0    the model answered, or a tool called with terminate ran
+  1    internal error
+  2    usage or config error
+  3    denied by the approval hook
+  4    the approval hook failed (crash, timeout, bad answer): the call was rejected
+  5    max_iterations LLM calls without an answer
+  6    the run's timeout passed
+  7    max_parse_retries malformed replies in a row
+  8    the LLM command kept failing
+  130  interrupted (SIGINT or SIGTERM); every child process was killed";
+
+#[derive(Debug, Args)]
+pub struct LoopArgs {
+    /// The loop's config file (TOML: [loop], [llm], [approval], [[tools]])
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+
+    /// The prompt (read from stdin when absent or `-`)
+    #[arg(value_name = "PROMPT")]
+    pub prompt: Option<String>,
+
+    /// Write the events as JSON Lines to this file
+    #[arg(long, value_name = "FILE")]
+    pub transcript: Option<PathBuf>,
+
+    /// Write the events to stderr too
+    #[arg(long)]
+    pub verbose: bool,
+
+    /// Print one JSON record (status, answer, ...) instead of the answer
+    #[arg(long)]
+    pub json: bool,
+
+    /// Print the system prompt and the first LLM input; run nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[cfg(test)]
