@@ -205,13 +205,73 @@ impl<'a> Parser<'a> {
                         }
                     }
                     Some(_) if !self.strict => {
-                        self.note_prose(at, self.src.len());
-                        self.pos = self.src.len();
-                        return Ok(());
+                        if !self.skip_to_next_value(at) {
+                            return Ok(());
+                        }
+                        break;
                     }
                     Some(_) => return Err(self.invalid(at, "unexpected text after the value")),
                 }
             }
+        }
+    }
+
+    /// Reads the values in text after the first value's region (the text after a closing code
+    /// fence), skipping what is not JSON.
+    pub(crate) fn more_values(
+        &mut self,
+        parts: &mut Vec<Range<usize>>,
+        jsonp: bool,
+    ) -> Result<(), Error> {
+        if self.skip_to_next_value(self.pos) {
+            self.document(parts, jsonp)?;
+        }
+        Ok(())
+    }
+
+    /// Text after a value that is not JSON: `{"a":1}, {"b":2}`, `{"a":1}. Also {"b":2}`, a
+    /// second fenced block. A later value that clearly opens is read as one more value (so it
+    /// reaches `dropped`, or the array with `--concat all`, instead of vanishing into prose);
+    /// the text before it is recorded. Returns whether a value follows.
+    fn skip_to_next_value(&mut self, at: usize) -> bool {
+        match crate::locate::next_clear_json_start(self.src, at) {
+            Some(start) => {
+                self.note_gap(at, start);
+                self.pos = start;
+                true
+            }
+            None => {
+                self.note_gap(at, self.src.len());
+                self.pos = self.src.len();
+                false
+            }
+        }
+    }
+
+    /// Records the text between values, except a code fence that closes the block the value
+    /// was in (its opening was recorded already).
+    fn note_gap(&mut self, from: usize, to: usize) {
+        let gap = &self.src[from..to];
+        let fence = from + (gap.len() - gap.trim_ascii_start().len());
+        let mut from = fence;
+        if self.src[fence..to].starts_with(b"```") {
+            let run = self.src[fence..to]
+                .iter()
+                .take_while(|&&b| b == b'`')
+                .count();
+            let rest = self.src[fence + run..to].trim_ascii();
+            if rest.is_empty() {
+                return; // the fence that closes the value's block
+            }
+            if rest.starts_with(b"```") || rest.iter().all(u8::is_ascii_alphanumeric) {
+                // A closing fence and the next block's opening one ("```json").
+                self.repairs.push(Repair::at(RepairKind::CodeFence, fence));
+                return;
+            }
+            from = to - self.src[fence + run..to].trim_ascii_start().len();
+        }
+        if !self.src[from..to].trim_ascii().is_empty() {
+            self.note_prose(from, to);
         }
     }
 
@@ -322,8 +382,14 @@ impl<'a> Parser<'a> {
             }
             b'"' => self.string_value(Quote::Double, 1).map(|()| false),
             b'-' | b'0'..=b'9' => self.number().map(|()| false),
-            b'+' | b'.' if !self.strict && self.src[at..].starts_with(b"...") => {
-                Err(self.invalid(at, "expected a value, found '...'"))
+            _ if !self.strict && self.ellipsis_at(at).is_some() => {
+                // `{"a": ...}`: both json_repair and jsonrepair keep the text, so the reader
+                // sees that something was elided rather than a made-up value.
+                let len = self.ellipsis_at(at).unwrap_or(3);
+                self.fix(RepairKind::Ellipsis, at)?;
+                self.out.extend_from_slice(b"\"...\"");
+                self.pos = at + len;
+                Ok(false)
             }
             b'+' | b'.' if !self.strict => self.number().map(|()| false),
             b',' | b'}' | b']' if !self.strict && !self.scratch.frames.is_empty() => {
@@ -340,6 +406,14 @@ impl<'a> Parser<'a> {
                 }
                 if b.is_ascii_alphabetic() || b == b'_' || b == b'$' {
                     return self.word().map(|()| false);
+                }
+                if !self.strict
+                    && !self.scratch.frames.is_empty()
+                    && !matches!(b, b':' | b',' | b'{' | b'}' | b'[' | b']' | b'(' | b')')
+                {
+                    // `{path: /tmp/x}`, `{ключ: значение}`: text no JSON value starts with is
+                    // kept as a string.
+                    return self.bare_string().map(|()| false);
                 }
                 Err(self.invalid(at, "expected a value"))
             }
@@ -411,7 +485,7 @@ impl<'a> Parser<'a> {
                     self.pos += 1;
                     comma = Some(at);
                 }
-                Some(b'.') if !self.strict && self.src[at..].starts_with(b"...") => {
+                Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
                     comma = self.skip_ellipsis(at)?;
                 }
                 Some(_) => {
@@ -452,7 +526,7 @@ impl<'a> Parser<'a> {
                     self.pos += 1;
                     comma = Some(at);
                 }
-                Some(b'.') if !self.strict && self.src[at..].starts_with(b"...") => {
+                Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
                     comma = self.skip_ellipsis(at)?;
                 }
                 Some(_) => {
@@ -467,13 +541,22 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Skips `...` standing for elided items, and the comma after it.
+    /// The length of an ellipsis (`...` or `…`) at `at`, if one is there.
+    fn ellipsis_at(&self, at: usize) -> Option<usize> {
+        let s = &self.src[at..];
+        if s.starts_with(b"...") {
+            Some(3 + s[3..].iter().take_while(|&&b| b == b'.').count())
+        } else if s.starts_with("\u{2026}".as_bytes()) {
+            Some(3)
+        } else {
+            None
+        }
+    }
+
+    /// Skips `...` (or `…`) standing for elided items, and the comma after it.
     fn skip_ellipsis(&mut self, at: usize) -> Result<Option<usize>, Error> {
         self.fix(RepairKind::Ellipsis, at)?;
-        self.pos = at + 3;
-        while self.peek() == Some(b'.') {
-            self.pos += 1;
-        }
+        self.pos = at + self.ellipsis_at(at).unwrap_or(3);
         self.skip_ws()?;
         if self.peek() == Some(b',') {
             self.pos += 1;
@@ -506,9 +589,24 @@ impl<'a> Parser<'a> {
                         return Ok(false);
                     }
                 }
-                Some(b'.') if !self.strict && self.src[at..].starts_with(b"...") => {
+                Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
                     // `[1, 2 ...]`: the elision stands where a comma would.
                     self.skip_ellipsis(at)?;
+                }
+                Some(b'+') if !self.strict => {
+                    // `{"a": 1 + 2}`, `{"msg": "Hi " + name}`: an expression. Its first operand
+                    // is the value; the rest cannot be evaluated and is recorded, not made a key.
+                    let closer = match top {
+                        Container::Object => b'}',
+                        Container::Array => b']',
+                    };
+                    let rest = &self.src[at..];
+                    let len = rest
+                        .iter()
+                        .position(|&b| b == b',' || b == closer || b == b'\n')
+                        .unwrap_or(rest.len());
+                    self.note_prose(at, at + len);
+                    self.pos = at + len;
                 }
                 Some(_) if !self.strict && self.starts_value(at) => {
                     self.fix(RepairKind::MissingComma, at)?;
@@ -557,8 +655,17 @@ impl<'a> Parser<'a> {
             Container::Array => self.open_arrays,
         };
         if open_of_kind > 0 {
-            // `{"a": [1, 2}`: the brace closes the array it skipped, then the object.
             self.fix(RepairKind::MismatchedBracket, at)?;
+            let frames = &self.scratch.frames;
+            let parent_is_object =
+                frames.len() >= 2 && frames[frames.len() - 2].kind == Container::Object;
+            if wanted == Container::Object && parent_is_object && self.key_follows(at + 1) {
+                // `{"a": [1, 2}, "b": 4}`: more members follow, so the brace was written for
+                // the array's `]` (json_repair's reading; closing the object too would leave
+                // `"b"` outside it).
+                self.pos += 1;
+            }
+            // Otherwise `{"a": [1, 2}`: the brace closes the array it skipped, then the object.
             self.close_frame();
             Ok(true)
         } else {
@@ -566,6 +673,22 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             Ok(false)
         }
+    }
+
+    /// Whether `, key:` follows at `at` (past spaces): a member of an object comes next.
+    fn key_follows(&self, at: usize) -> bool {
+        let comma = self.skip_spaces_from(at);
+        if self.src.get(comma) != Some(&b',') {
+            return false;
+        }
+        let key = self.skip_spaces_from(comma + 1);
+        let ahead = &self.src[key..(key + 128).min(self.src.len())];
+        let end = match ahead.first() {
+            Some(&q @ (b'"' | b'\'')) => ahead[1..].iter().position(|&b| b == q).map(|i| i + 2),
+            Some(&b) if is_bare_key_byte(b) => ahead.iter().position(|&b| !is_bare_key_byte(b)),
+            _ => None,
+        };
+        end.is_some_and(|end| self.src.get(self.skip_spaces_from(key + end)) == Some(&b':'))
     }
 
     /// The input ended with containers open: close them all (recorded once).
@@ -650,15 +773,34 @@ impl<'a> Parser<'a> {
             if quote != Quote::Double {
                 self.fix(quote.repair().expect("not a double quote"), at)?;
             }
-            self.out.push(b'"');
-            self.string_body(quote, len, true)?;
-            self.out.push(b'"');
+            if let Some(close) = self.mismatched_key_quote(quote, at + len) {
+                // `{"a': 1}`, `{'a": 1}`, `{“a": 1}`: closed by the other kind of quote.
+                if quote == Quote::Double {
+                    self.fix(RepairKind::SingleQuotes, close)?;
+                }
+                push_json_string(self.out, &self.src[at + len..close]);
+                self.pos = close + 1;
+            } else {
+                self.out.push(b'"');
+                self.string_body(quote, len, true)?;
+                self.out.push(b'"');
+            }
         } else if !self.strict && is_bare_key_byte(self.src[at]) {
             self.fix(RepairKind::UnquotedKey, at)?;
-            let len = self.src[at..]
+            let word = self.src[at..]
                 .iter()
                 .position(|&b| !is_bare_key_byte(b))
                 .unwrap_or(self.src.len() - at);
+            // `{with space: 1}`: words up to a colon on the same line are one key. The look
+            // ahead is bounded so a long run of words without a colon stays linear.
+            let ahead = &self.src[at..(at + 64).min(self.src.len())];
+            let len = match ahead
+                .iter()
+                .position(|&b| !is_bare_key_byte(b) && b != b' ')
+            {
+                Some(colon) if ahead[colon] == b':' => ahead[..colon].trim_ascii_end().len(),
+                _ => word,
+            };
             push_json_string(self.out, &self.src[at..at + len]);
             self.pos = at + len;
         } else {
@@ -666,6 +808,27 @@ impl<'a> Parser<'a> {
         }
         self.note_key(start, at);
         Ok(())
+    }
+
+    /// Where a key opened by `quote` (its text starting at `from`) is closed by the other kind
+    /// of ASCII quote followed by a colon, when that comes before any quote of its own kind on
+    /// the same line. The look ahead is bounded, so keys stay linear.
+    fn mismatched_key_quote(&self, quote: Quote, from: usize) -> Option<usize> {
+        if self.strict {
+            return None;
+        }
+        let other = match quote {
+            Quote::Double => b'\'',
+            Quote::Single | Quote::CurlyDouble => b'"',
+            Quote::CurlySingle => return None,
+        };
+        let ahead = &self.src[from..(from + 256).min(self.src.len())];
+        let i = ahead
+            .iter()
+            .position(|&b| b == b'"' || b == b'\'' || b == b'\\' || b == b'\n' || b == 0xE2)?;
+        let close = from + i;
+        let next = self.skip_spaces_from(close + 1);
+        (ahead[i] == other && self.src.get(next) == Some(&b':')).then_some(close)
     }
 
     /// Remembers the key just written at `out[start..]`, and notes a duplicate.
@@ -716,10 +879,27 @@ impl<'a> Parser<'a> {
 
     fn colon(&mut self) -> Result<(), Error> {
         self.skip_ws()?;
-        if self.peek() == Some(b':') {
+        let at = self.pos;
+        let rest = &self.src[at..];
+        if rest.first() == Some(&b':') {
+            self.pos += 1;
+            if !self.strict {
+                // `{"a":: 1}`, `{"a": : 1}`: a doubled colon.
+                let next = self.skip_spaces_from(self.pos);
+                if self.src.get(next) == Some(&b':') {
+                    self.fix(RepairKind::MissingColon, next)?;
+                    self.pos = next + 1;
+                }
+            }
+        } else if !self.strict && (rest.starts_with(b"=>") || rest.starts_with(b":=")) {
+            self.fix(RepairKind::MissingColon, at)?;
+            self.pos += 2;
+        } else if !self.strict && matches!(rest.first(), Some(b'=' | b';')) {
+            // `{"a" = 1}`, `{"a";1}`: another separator written for the colon.
+            self.fix(RepairKind::MissingColon, at)?;
             self.pos += 1;
         } else {
-            self.fix(RepairKind::MissingColon, self.pos)?;
+            self.fix(RepairKind::MissingColon, at)?;
         }
         self.out.push(b':');
         Ok(())
@@ -909,6 +1089,21 @@ impl<'a> Parser<'a> {
             b'-' => {
                 self.out.push(b'-');
                 p += 1;
+                if !self.strict {
+                    let digit = self.skip_spaces_from(p);
+                    if digit > p && src.get(digit).is_some_and(u8::is_ascii_digit) {
+                        // `[- 1]`: the sign belongs to the number after the space.
+                        self.fix(RepairKind::NumberFormat, p)?;
+                        p = digit;
+                    } else if is_delimiter(&src[p..]) {
+                        // `{"n": -}` or input cut off after the sign: no number was written.
+                        self.out.truncate(out_start);
+                        self.fix(RepairKind::MissingValue, start)?;
+                        self.out.extend_from_slice(b"null");
+                        self.pos = p;
+                        return Ok(());
+                    }
+                }
             }
             b'+' => {
                 self.fix(RepairKind::NumberFormat, start)?;
@@ -932,8 +1127,14 @@ impl<'a> Parser<'a> {
             if src.get(p) == Some(&b'.') && src.get(p + 1).is_some_and(u8::is_ascii_digit) {
                 self.fix(RepairKind::NumberFormat, start)?;
                 self.out.push(b'0');
-            } else {
+            } else if self.strict {
                 return Err(self.invalid(p, "expected a digit"));
+            } else {
+                // `--1`, `.e5`: not a number; the text is kept.
+                self.out.truncate(out_start);
+                self.repairs.truncate(repairs_before);
+                self.pos = start;
+                return self.bare_string();
             }
         } else if int.len() > 1 && int[0] == b'0' {
             self.fix(RepairKind::NumberFormat, int_start)?;
@@ -978,12 +1179,15 @@ impl<'a> Parser<'a> {
             p = q;
         }
         self.pos = p;
-        if !self.strict
-            && src
-                .get(p)
-                .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
-        {
-            // `12px`: a bare word that starts with digits, not a number.
+        if !self.strict && int.len() > 1 && int[0] == b'0' && p == int_start + int.len() {
+            // `0012345`: an integer with leading zeros is an id or a code more often than a
+            // count; the string keeps every digit (jsonrepair's reading; json_repair drops them).
+            self.out.truncate(out_start);
+            push_json_string(self.out, &src[start..p]);
+            return Ok(());
+        }
+        if !self.strict && !is_delimiter(&src[p..]) {
+            // `12px`, `1.2.3`, `50%`, `1/2`: text that starts with digits, not a number.
             self.out.truncate(out_start);
             self.repairs.truncate(repairs_before);
             self.pos = start;
@@ -1073,6 +1277,18 @@ fn surrogate_pair_or_bmp(src: &[u8], p: usize) -> Option<usize> {
         0xDC00..=0xDFFF => None,
         _ => Some(p + 6),
     }
+}
+
+/// Whether `b` (`None` at the end) may follow a number: whitespace, punctuation that ends a
+/// value, or the start of a comment.
+fn is_delimiter(rest: &[u8]) -> bool {
+    matches!(
+        rest,
+        [] | [
+            b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']' | b':' | b')' | b'#',
+            ..
+        ] | [b'/', b'/' | b'*', ..]
+    )
 }
 
 /// Bytes an unquoted key may hold: anything but whitespace and JSON punctuation.
