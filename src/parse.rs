@@ -953,6 +953,10 @@ impl<'a> Parser<'a> {
         let mut p = open + open_len;
         let mut run = p;
         let mut noted = Noted::default();
+        // Places an unterminated string may really have ended, as (source, output) offsets:
+        // its last raw newline and its last `\"`.
+        let mut last_newline = None;
+        let mut last_escaped_quote = None;
         loop {
             while p < src.len() && !stops[src[p] as usize] {
                 p += 1;
@@ -960,6 +964,9 @@ impl<'a> Parser<'a> {
             let Some(&c) = src.get(p) else {
                 self.out.extend_from_slice(&src[run..p]);
                 self.pos = p;
+                if !key {
+                    self.end_unterminated(last_newline, last_escaped_quote);
+                }
                 return self.fix(RepairKind::UnterminatedString, open);
             };
             if let Some(close_len) = quote.closing(&src[p..]) {
@@ -998,6 +1005,12 @@ impl<'a> Parser<'a> {
                 }
                 0xE2 => p += 1,
                 b'\\' => match src.get(p + 1) {
+                    Some(b'"') if !self.strict && !key => {
+                        p += 2;
+                        self.out.extend_from_slice(&src[run..p]);
+                        run = p;
+                        last_escaped_quote = Some((p, self.out.len()));
+                    }
                     Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => p += 2,
                     Some(b'u') if hex4(src, p + 2).is_some() => {
                         if let Some(end) = surrogate_pair_or_bmp(src, p) {
@@ -1023,6 +1036,17 @@ impl<'a> Parser<'a> {
                         p += 2;
                         run = p;
                     }
+                    _ if !self.strict && is_cut_escape(&src[p..]) => {
+                        // `"abc\u00` or `"abc\` at the end of the input: half an escape names
+                        // nothing; it is left out (and the string recorded as unterminated).
+                        if !noted.escape {
+                            noted.escape = true;
+                            self.fix(RepairKind::InvalidEscape, p)?;
+                        }
+                        self.out.extend_from_slice(&src[run..p]);
+                        p = src.len();
+                        run = p;
+                    }
                     _ => {
                         // Keep the backslash as written: the text after it stays as it was.
                         if !noted.escape {
@@ -1036,6 +1060,16 @@ impl<'a> Parser<'a> {
                     }
                 },
                 _ => {
+                    if c == b'\n' && !key && !self.strict {
+                        if self.member_follows(p) {
+                            // `{"a": "first⏎"b": 2}`: a raw newline and then a member; the
+                            // string was never closed.
+                            self.out.extend_from_slice(&src[run..p]);
+                            self.pos = p;
+                            return self.fix(RepairKind::UnterminatedString, open);
+                        }
+                        last_newline = Some((p, self.out.len() + (p - run)));
+                    }
                     if !noted.control {
                         noted.control = true;
                         self.fix(RepairKind::ControlCharacter, p)?;
@@ -1047,6 +1081,46 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+    }
+
+    /// A string ran to the end of the input. When all that follows its last raw newline (or its
+    /// last `\"`) is closing brackets, commas and fences, those belong to the structure and the
+    /// string ended there: `{"msg": "unterminated⏎}`, `{"a": "ends with \"}`.
+    fn end_unterminated(
+        &mut self,
+        last_newline: Option<(usize, usize)>,
+        last_escaped_quote: Option<(usize, usize)>,
+    ) {
+        let structural = |tail: &[u8]| {
+            tail.iter().any(|&b| matches!(b, b'}' | b']' | b'`'))
+                && tail
+                    .iter()
+                    .all(|&b| matches!(b, b'}' | b']' | b',' | b'`' | b' ' | b'\t' | b'\r' | b'\n'))
+        };
+        for (at, out_len) in [last_escaped_quote, last_newline].into_iter().flatten() {
+            if structural(&self.src[at..]) {
+                self.out.truncate(out_len);
+                self.pos = at;
+                return;
+            }
+        }
+    }
+
+    /// Whether a member (`"key":`) starts on the line after the raw newline at `newline`. The
+    /// look ahead is bounded.
+    fn member_follows(&self, newline: usize) -> bool {
+        let ahead = &self.src[newline..(newline + 160).min(self.src.len())];
+        let start = ahead.len() - ahead.trim_ascii_start().len();
+        let Some(rest) = ahead[start..].strip_prefix(b"\"") else {
+            return false;
+        };
+        let Some(close) = rest.iter().position(|&b| b == b'"' || b == b'\n') else {
+            return false;
+        };
+        if rest[close] != b'"' || close == 0 {
+            return false;
+        }
+        rest[close + 1..].trim_ascii_start().first() == Some(&b':')
     }
 
     /// Whether a quote that ends at `after` is inside the string rather than closing it: it
@@ -1064,9 +1138,10 @@ impl<'a> Parser<'a> {
                     None | Some(b',' | b'}' | b']' | b':' | b'\n' | b'\r')
                 )
             }
+            // A value's string is never followed by a colon: `"{"inner": 1}"` holds one.
+            Some(b':') => true,
             Some(
-                b',' | b'}' | b']' | b':' | b'\n' | b'\r' | b'+' | b'/' | b'#' | b')' | b';' | b'{'
-                | b'[',
+                b',' | b'}' | b']' | b'\n' | b'\r' | b'+' | b'/' | b'#' | b')' | b';' | b'{' | b'[',
             ) => false,
             Some(_) => true,
         }
@@ -1276,6 +1351,15 @@ fn surrogate_pair_or_bmp(src: &[u8], p: usize) -> Option<usize> {
         }
         0xDC00..=0xDFFF => None,
         _ => Some(p + 6),
+    }
+}
+
+/// `\` or `\u` with fewer than four hex digits, at the end of the input.
+fn is_cut_escape(rest: &[u8]) -> bool {
+    match rest {
+        [b'\\'] => true,
+        [b'\\', b'u', digits @ ..] => digits.len() < 4 && digits.iter().all(u8::is_ascii_hexdigit),
+        _ => false,
     }
 }
 
