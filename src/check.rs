@@ -10,14 +10,17 @@
 //!   they would be written on the command line (`["--concat", "all"]`). Relative paths in them
 //!   (`--tools`) are taken from the fixture file's folder.
 //! - `input` is the raw text (a string), or an object that is one `--input jsonl` line as it is
-//!   (`{"arguments": …}`, an OpenAI-style message for `calls`).
+//!   (`{"arguments": …}`, an OpenAI-style message for `calls`). A `calls` text is read as a
+//!   whole document, the way `toolmend calls FILE` reads it.
 //! - `expect` is the value the case must give, compared as compact JSON text: key order, the
 //!   text of numbers and escapes count, whitespace between tokens does not. `dropped` lists the
 //!   values left out (`--concat first`); absent means none, so nothing is lost unnoticed.
 //!   `repairs` (a list of `{kind, offset?, layers?, text?, key?}`) is compared the same way,
 //!   when present.
-//! - `error` is the error code the case must fail with, `offset` its byte offset (compared when
-//!   present).
+//! - `error` is the error code the case must fail with, or the whole error object (`code`,
+//!   `message`, `original`, `offset`?, …) compared like `expect`; `offset` is its byte offset
+//!   (compared when present). With `error`, `expect` is the value the failure record carries
+//!   (`calls` writes the calls it found and the ones it rejected).
 //! - `strict` is the outcome of the same input under `--strict` (`"ok"` or an error code). When
 //!   present it is compared, and the rule that ties the two runs together is checked: an input
 //!   that needed a repair fails under `--strict`, and one that needed none passes.
@@ -53,18 +56,18 @@ const SHOW_CHARS: usize = 300;
 
 /// Runs a batch of inputs through a command, the way the binary would.
 pub trait Runner {
-    /// Runs `lines` (one `--input jsonl` line per input) through `command` with `options`,
-    /// as `toolmend COMMAND --records --input jsonl OPTIONS…`, and returns what it writes on
-    /// stdout: one record per input. `dir` is the fixture file's folder, for relative paths.
+    /// Runs `toolmend COMMAND ARGS…` over `input` (its stdin) and returns what it writes on
+    /// stdout. `args` always holds `--records` and an `--input` framing, then the case's
+    /// options. `dir` is the fixture file's folder, for the relative paths in options.
     ///
     /// # Errors
-    /// A message when the options are not valid for the command.
+    /// A message when the arguments are not valid for the command.
     fn run(
         &mut self,
         command: &str,
-        options: &[String],
+        args: &[String],
         dir: &Path,
-        lines: &[u8],
+        input: &[u8],
     ) -> Result<Vec<u8>, String>;
 }
 
@@ -246,6 +249,8 @@ struct Case {
     input_shown: String,
     /// The input as one `--input jsonl` line.
     jsonl: String,
+    /// The input text, for a case run as a whole document (`calls` with a text input).
+    whole: Option<String>,
 }
 
 /// A fixture file and its cases; `lines` keeps every line, to write the file back.
@@ -324,18 +329,28 @@ fn parse_case(line: usize, text: &str) -> Result<Case, String> {
         .get("input")
         .ok_or("a case needs an \"input\"")?
         .get();
-    let jsonl = match input.as_bytes()[0] {
+    let (jsonl, whole) = match input.as_bytes()[0] {
         b'"' => {
             let text: String = serde_json::from_str(input).map_err(|e| e.to_string())?;
-            serde_json::json!({ "text": text }).to_string()
+            let jsonl = serde_json::json!({ "text": text }).to_string();
+            (jsonl, (command == "calls").then_some(text))
         }
-        b'{' => input.to_owned(),
+        b'{' => (input.to_owned(), None),
         _ => return Err("\"input\" must be a string (the raw text) or an object".into()),
     };
-    if fields.has("expect") && fields.has("error") {
-        return Err("a case has \"expect\" or \"error\", not both".into());
+    if let Some(error) = fields.get("error") {
+        let code = match error.get().as_bytes()[0] {
+            b'{' => serde_json::from_str::<Value>(error.get())
+                .ok()
+                .and_then(|e| e.get("code").cloned()),
+            _ => serde_json::from_str::<Value>(error.get()).ok(),
+        };
+        if !code.as_ref().is_some_and(Value::is_string) {
+            return Err(
+                "\"error\" must be an error code, or a whole error object with a \"code\"".into(),
+            );
+        }
     }
-    string("error")?;
     string("strict")?;
     for key in ["repairs", "dropped"] {
         if let Some(v) = fields.get(key)
@@ -355,6 +370,7 @@ fn parse_case(line: usize, text: &str) -> Result<Case, String> {
         options,
         input_shown: cut(input, SHOW_CHARS),
         jsonl,
+        whole,
         fields,
     })
 }
@@ -372,6 +388,10 @@ enum Outcome {
         code: String,
         offset: Option<u64>,
         message: String,
+        /// The whole error object.
+        raw: String,
+        /// The value a failure record may carry (`calls`: the calls found, the rejected ones).
+        value: Option<String>,
     },
 }
 
@@ -386,7 +406,7 @@ struct Record {
     #[serde(default)]
     dropped: Option<Box<RawValue>>,
     #[serde(default)]
-    error: Option<RecordError>,
+    error: Option<Box<RawValue>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -416,11 +436,15 @@ impl Outcome {
                     .filter(|d| d != "[]"),
             })
         } else {
-            let error = record.error.ok_or("a failure record without an error")?;
+            let raw = record.error.ok_or("a failure record without an error")?;
+            let error: RecordError = serde_json::from_str(raw.get())
+                .map_err(|e| format!("unreadable error ({e}): {line}"))?;
             Ok(Outcome::Error {
                 code: error.code,
                 offset: error.offset,
                 message: error.message,
+                raw: raw.get().to_owned(),
+                value: record.value.map(|v| v.get().to_owned()),
             })
         }
     }
@@ -433,8 +457,8 @@ impl Outcome {
         }
     }
 
-    /// The outcome fields of a blessed case, as (field, JSON text).
-    fn fields(&self) -> Vec<(&'static str, String)> {
+    /// The outcome fields of a blessed case, as (field, JSON text), in the form `case` uses.
+    fn fields(&self, case: &Fields) -> Vec<(&'static str, String)> {
         match self {
             Outcome::Value {
                 value,
@@ -448,9 +472,24 @@ impl Outcome {
                 fields.push(("repairs", repairs.clone()));
                 fields
             }
-            Outcome::Error { code, offset, .. } => {
-                let mut fields = vec![("error", Value::from(code.as_str()).to_string())];
-                if let Some(offset) = offset {
+            Outcome::Error {
+                code,
+                offset,
+                raw,
+                value,
+                ..
+            } => {
+                let whole = case.get("error").is_some_and(|e| e.get().starts_with('{'));
+                let mut fields = Vec::new();
+                if let Some(value) = value.as_ref().filter(|_| case.has("expect")) {
+                    fields.push(("expect", value.clone()));
+                }
+                if whole {
+                    fields.push(("error", raw.clone()));
+                } else {
+                    fields.push(("error", Value::from(code.as_str()).to_string()));
+                }
+                if let Some(offset) = offset.filter(|_| !whole || case.has("offset")) {
                     fields.push(("offset", offset.to_string()));
                 }
                 fields
@@ -483,46 +522,65 @@ fn run_fixture(
         (0..fixture.cases.len()).map(|_| None).collect();
     let mut problems = Vec::new();
     for ((command, case_options), indexes) in groups {
-        let first = &fixture.cases[indexes[0]];
-        let location = format!("{}:{}", fixture.path.display(), first.line);
-        let lines: String = indexes
-            .iter()
-            .map(|&i| format!("{}\n", fixture.cases[i].jsonl))
-            .collect();
-        let normal = run_batch(runner, command, case_options, &dir, &lines, indexes.len());
         let wants_strict = indexes
             .iter()
             .any(|&i| fixture.cases[i].fields.has("strict"))
             || (options.bless && file_has_strict);
-        let strict = if wants_strict {
-            let mut strict_options = case_options.to_vec();
-            if !strict_options.iter().any(|o| o == "--strict") {
-                strict_options.push("--strict".into());
-            }
-            run_batch(
-                runner,
-                command,
-                &strict_options,
-                &dir,
-                &lines,
-                indexes.len(),
-            )
-            .map(Some)
-        } else {
-            Ok(None)
-        };
-        match (normal, strict) {
-            (Ok(normal), Ok(strict)) => {
-                let mut strict = strict.map(Vec::into_iter);
-                for (&i, outcome) in indexes.iter().zip(normal) {
-                    let strict = strict.as_mut().and_then(Iterator::next);
-                    results[i] = Some((outcome, strict));
+        // Inputs given as jsonl lines run in one batch; a `calls` reply runs as a whole
+        // document, as `toolmend calls FILE` would read it.
+        let (whole, jsonl): (Vec<usize>, Vec<usize>) = indexes
+            .iter()
+            .partition(|&&i| fixture.cases[i].whole.is_some());
+        let batches = whole
+            .into_iter()
+            .map(|i| vec![i])
+            .chain((!jsonl.is_empty()).then_some(jsonl));
+        for batch in batches {
+            let location = format!(
+                "{}:{}",
+                fixture.path.display(),
+                fixture.cases[batch[0]].line
+            );
+            let (framing, input) = match &fixture.cases[batch[0]].whole {
+                Some(text) => ("whole", text.clone()),
+                None => (
+                    "jsonl",
+                    batch
+                        .iter()
+                        .map(|&i| format!("{}\n", fixture.cases[i].jsonl))
+                        .collect(),
+                ),
+            };
+            let mut args: Vec<String> = ["--records", "--input", framing]
+                .into_iter()
+                .map(str::to_owned)
+                .chain(case_options.iter().cloned())
+                .collect();
+            let normal = run_batch(runner, command, &args, &dir, &input, batch.len());
+            let strict = if wants_strict {
+                if !case_options.iter().any(|o| o == "--strict") {
+                    args.push("--strict".into());
+                }
+                run_batch(runner, command, &args, &dir, &input, batch.len()).map(Some)
+            } else {
+                Ok(None)
+            };
+            match (normal, strict) {
+                (Ok(normal), Ok(strict)) => {
+                    let mut strict = strict.map(Vec::into_iter);
+                    for (&i, outcome) in batch.iter().zip(normal) {
+                        let strict = strict.as_mut().and_then(Iterator::next);
+                        results[i] = Some((outcome, strict));
+                    }
+                }
+                (Err(message), _) | (_, Err(message)) => {
+                    problems.push(Problem {
+                        location,
+                        message: format!("{command} {}: {message}", case_options.join(" ")),
+                    });
+                    break;
                 }
             }
-            (Err(message), _) | (_, Err(message)) => problems.push(Problem {
-                location,
-                message: format!("{command} {}: {message}", case_options.join(" ")),
-            }),
         }
     }
     if !problems.is_empty() {
@@ -570,22 +628,19 @@ fn run_fixture(
 fn run_batch(
     runner: &mut dyn Runner,
     command: &str,
-    options: &[String],
+    args: &[String],
     dir: &Path,
-    lines: &str,
+    input: &str,
     count: usize,
 ) -> Result<Vec<Outcome>, String> {
-    let output = runner.run(command, options, dir, lines.as_bytes())?;
+    let output = runner.run(command, args, dir, input.as_bytes())?;
     let output = String::from_utf8(output).map_err(|e| format!("output is not UTF-8: {e}"))?;
     let outcomes = output
         .lines()
         .map(Outcome::from_record)
         .collect::<Result<Vec<_>, _>>()?;
     if outcomes.len() != count {
-        return Err(format!(
-            "{count} inputs gave {} records (options that change the output, like --shape, are fine; ones that change the framing are not)",
-            outcomes.len()
-        ));
+        return Err(format!("{count} inputs gave {} records", outcomes.len()));
     }
     Ok(outcomes)
 }
@@ -634,21 +689,41 @@ fn compare(case: &Case, got: &Outcome, strict: Option<&Outcome>) -> Vec<String> 
                 ));
             }
         }
-        (Some(expect), _, Outcome::Error { .. }) => mismatches.push(format!(
+        (Some(expect), None, Outcome::Error { .. }) => mismatches.push(format!(
             "expect:\n    expected {}\n    got      an error (below)",
             show(expect.get())
         )),
-        (_, Some(_), Outcome::Value { value, .. }) => mismatches.push(format!(
+        (_, Some(want), Outcome::Value { value, .. }) => mismatches.push(format!(
             "error:\n    expected {}\n    got      a value: {}",
-            show(fields.get("error").map_or("", RawValue::get)),
+            show(want.get()),
             show(value)
         )),
-        (_, Some(want), Outcome::Error { code, offset, .. }) => {
-            let want: String = serde_json::from_str(want.get()).unwrap_or_default();
-            if want != *code {
-                mismatches.push(format!(
-                    "error:\n    expected {want:?}\n    got      {code:?}"
-                ));
+        (
+            expect,
+            Some(want),
+            Outcome::Error {
+                code,
+                offset,
+                raw,
+                value,
+                ..
+            },
+        ) => {
+            if want.get().starts_with('{') {
+                if let Some(diff) = json_text_diff(want.get(), raw) {
+                    mismatches.push(format!(
+                        "error:\n    expected {}\n    got      {}\n    {diff}",
+                        show(want.get()),
+                        show(raw)
+                    ));
+                }
+            } else {
+                let want: String = serde_json::from_str(want.get()).unwrap_or_default();
+                if want != *code {
+                    mismatches.push(format!(
+                        "error:\n    expected {want:?}\n    got      {code:?}"
+                    ));
+                }
             }
             if let Some(want_offset) = fields.get("offset") {
                 let got_offset = offset.map_or_else(|| "(none)".into(), |o| o.to_string());
@@ -656,6 +731,17 @@ fn compare(case: &Case, got: &Outcome, strict: Option<&Outcome>) -> Vec<String> 
                     mismatches.push(format!(
                         "offset:\n    expected {}\n    got      {got_offset}",
                         want_offset.get()
+                    ));
+                }
+            }
+            // The value written with the error (`calls`: the calls found, the rejected ones).
+            if let Some(expect) = expect {
+                let got = value.as_deref().unwrap_or("(none)");
+                if let Some(diff) = json_text_diff(expect.get(), got) {
+                    mismatches.push(format!(
+                        "expect (the value written with the error):\n    expected {}\n    got      {}\n    {diff}",
+                        show(expect.get()),
+                        show(got)
                     ));
                 }
             }
@@ -723,6 +809,7 @@ fn write_failure(
         code,
         offset,
         message,
+        ..
     } = got
     {
         let at = offset.map_or_else(String::new, |o| format!(" at byte {o}"));
@@ -867,7 +954,7 @@ fn short(value: &Value) -> String {
 
 /// The line of a blessed case, or `None` when its expectations already hold.
 fn bless_line(case: &Case, outcome: &Outcome, strict: Option<&Outcome>) -> Option<String> {
-    let mut new_fields = outcome.fields();
+    let mut new_fields = outcome.fields(&case.fields);
     if let Some(strict) = strict {
         new_fields.push(("strict", strict.strict_text()));
     }
@@ -945,6 +1032,8 @@ mod tests {
             code: "invalid_json".into(),
             offset: Some(6),
             message: String::new(),
+            raw: String::new(),
+            value: None,
         };
         let ok = value("[]");
         let comma = r#"[{"kind":"trailing_comma","offset":6}]"#;
@@ -973,7 +1062,8 @@ mod tests {
         assert!(err(r#"{"expect":{}}"#).contains("\"input\""));
         assert!(err(r#"{"input":"x","command":"nope"}"#).contains("unknown command"));
         assert!(err(r#"{"input":"x","options":"--strict"}"#).contains("list of strings"));
-        assert!(err(r#"{"input":"x","expect":{},"error":"e"}"#).contains("not both"));
+        assert!(err(r#"{"input":"x","error":{"message":"m"}}"#).contains("\"code\""));
+        assert!(err(r#"{"input":"x","error":7}"#).contains("error code"));
         assert!(err(r#"{"input":"x","input":"y"}"#).contains("duplicate field"));
         assert!(err(r#"{"input":"x","offset":-1}"#).contains("offset"));
     }

@@ -35,14 +35,14 @@ impl Runner for CliRunner {
     fn run(
         &mut self,
         command: &str,
-        options: &[String],
+        args: &[String],
         dir: &Path,
-        lines: &[u8],
+        input: &[u8],
     ) -> Result<Vec<u8>, String> {
-        let argv = ["toolmend", command, "--records", "--input", "jsonl"]
+        let argv = ["toolmend", command]
             .into_iter()
             .map(str::to_owned)
-            .chain(options.iter().cloned());
+            .chain(args.iter().cloned());
         let cli = Cli::try_parse_from(argv).map_err(|e| {
             // Only clap's first line: the rest is usage text for a command line nobody typed.
             let text = e.to_string();
@@ -56,17 +56,17 @@ impl Runner for CliRunner {
                 Err(no_files.into())
             }
             Some(Command::Args(args)) => Filter::new(args.filter_options(Target::Object))
-                .run(lines, None, &mut out, &mut err)
+                .run(input, None, &mut out, &mut err)
                 .map(|_| out)
                 .map_err(|e| e.to_string()),
             Some(Command::Repair(args)) => Filter::new(args.filter_options(Target::Any))
-                .run(lines, None, &mut out, &mut err)
+                .run(input, None, &mut out, &mut err)
                 .map(|_| out)
                 .map_err(|e| e.to_string()),
             Some(Command::Calls(args)) if !args.files.is_empty() => Err(no_files.into()),
             Some(Command::Calls(args)) => {
                 CallsFilter::new(calls_cmd::filter_options(&args, Some(dir))?)
-                    .run(lines, None, &mut out, &mut err)
+                    .run(input, None, &mut out, &mut err)
                     .map(|_| out)
                     .map_err(|e| e.to_string())
             }

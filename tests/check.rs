@@ -279,3 +279,51 @@ fn missing_paths_and_empty_folders_exit_2() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn calls_cases_compare_the_whole_error_and_its_value() {
+    let dir = scratch("calls-errors");
+    let rejected = r#"{"calls":[],"text":null,"reasoning":null,"incomplete":[],"rejected":[{"tool":"ls","code":"missing_field","message":"tool call has no \"terminate\" (--require-terminate)"}]}"#;
+    let error = r#"{"code":"missing_field","message":"tool call has no \"terminate\" (--require-terminate)","original":"{\"tool\": \"ls\", \"parameters\": {}}"}"#;
+    let wrong_message = error.replace("has no", "lacks");
+    let message = r#"{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{'dir': '/'}"}}]}"#;
+    let path = write(
+        &dir,
+        "calls.jsonl",
+        &[
+            &format!(
+                r#"{{"command":"calls","options":["--require-terminate"],"input":"{{\"tool\": \"ls\", \"parameters\": {{}}}}","expect":{rejected},"error":{error}}}"#
+            ),
+            &format!(
+                r#"{{"name":"wrong message","command":"calls","options":["--require-terminate"],"input":"{{\"tool\": \"ls\", \"parameters\": {{}}}}","expect":{rejected},"error":{wrong_message}}}"#
+            ),
+            &format!(
+                r#"{{"name":"an OpenAI message","command":"calls","input":{message},"expect":{{"calls":[{{"tool":"ls","parameters":{{"dir":"/"}},"id":"c1","repairs":[{{"kind":"single_quotes","offset":1}},{{"kind":"single_quotes","offset":8}}]}}],"text":null,"reasoning":null,"incomplete":[]}}}}"#
+            ),
+        ],
+    );
+    check(&dir)
+        .arg("calls.jsonl")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("FAIL calls.jsonl:2 wrong message"))
+        .stdout(predicate::str::contains("first difference: $.message"))
+        .stdout(predicate::str::ends_with("2 passed, 1 failed\n"));
+    check(&dir)
+        .args(["--bless", "calls.jsonl"])
+        .assert()
+        .code(0)
+        .stdout("2 cases blessed in 1 files\n");
+    let text = fs::read_to_string(&path).unwrap();
+    // The error keeps its whole-object form; the line that passed keeps its own text.
+    assert!(text.lines().nth(1).unwrap().contains(error), "{text}");
+    assert!(
+        text.lines().nth(2).unwrap().contains(r#""repairs":[]"#),
+        "{text}"
+    );
+    check(&dir)
+        .arg("calls.jsonl")
+        .assert()
+        .code(0)
+        .stdout("3 passed, 0 failed\n");
+}
