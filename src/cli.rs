@@ -82,8 +82,9 @@ pub enum Command {
     /// Each line of a fixture is a case: {"input": "...", "expect": <value>} or {"input": "...",
     /// "error": "<code>"}, with optional "name", "command" (args, repair or calls), "options"
     /// (a list of flags), "repairs", "dropped", "offset" and "strict" (the outcome under
-    /// --strict). Folders are searched for *.jsonl. Every failing case is shown with a diff,
-    /// then a summary line.
+    /// --strict). "error" may also be the whole error object. Values are compared as compact
+    /// JSON text (key order and number spelling count). Folders are searched for *.jsonl.
+    /// Every failing case is shown with a diff, then a summary line.
     #[command(after_long_help = format!("{CHECK_EXAMPLES}\n\n{CHECK_EXIT}"))]
     Check(CheckArgs),
     /// Print shell completions

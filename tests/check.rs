@@ -214,6 +214,21 @@ fn a_malformed_fixture_exits_2_with_its_location() {
 }
 
 #[test]
+fn a_fixture_that_is_not_utf8_exits_2() {
+    let dir = scratch("not-utf8");
+    fs::write(
+        dir.join("bytes.jsonl"),
+        b"{\"input\": \"\xff\", \"expect\": {}}\n",
+    )
+    .unwrap();
+    check(&dir)
+        .arg("bytes.jsonl")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bytes.jsonl: not UTF-8 (byte 11)"));
+}
+
+#[test]
 fn options_the_command_does_not_take_exit_2() {
     let dir = scratch("bad-options");
     write(
