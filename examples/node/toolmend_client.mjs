@@ -67,7 +67,11 @@ export class CoProcess {
       this.pending.delete(record.id);
       waiting.resolve(record);
     });
-    child.on("error", (e) => this.failAll(new Error(`cannot start ${this.argv[0]}: ${e.message}`)));
+    child.on("error", (e) => {
+      // The child never ran: the next request starts one again.
+      if (this.child === child) this.child = null;
+      this.failAll(new Error(`cannot start ${this.argv[0]}: ${e.message}`));
+    });
     child.on("exit", () => {
       if (this.child !== child) return;
       this.child = null;
@@ -316,7 +320,10 @@ async function selfTest() {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (process.argv.slice(2).join(" ") === "--self-test") {
-    await selfTest();
+    await selfTest().catch((e) => {
+      console.error(`self-test FAILED: ${e.message}`);
+      process.exit(1);
+    });
   } else {
     console.error(`usage: node ${process.argv[1]} --self-test   (import { Toolmend } to use it)`);
     process.exit(2);

@@ -315,6 +315,9 @@ def self_test():
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--self-test"]:
-        self_test()
+        try:
+            self_test()
+        except ToolmendError as e:
+            sys.exit(f"self-test FAILED: {e}")
     else:
         sys.exit(f"usage: {sys.argv[0]} --self-test   (import Toolmend to use it)")
