@@ -22,6 +22,7 @@
 //! what the `toolmend` binary runs.
 
 pub mod calls;
+pub mod check;
 mod error;
 mod escape;
 mod filter;
