@@ -58,6 +58,21 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
         if after.first() == Some(&b'(') {
             let open = text.len() - after.len();
             repairs.push(Repair::at(RepairKind::Jsonp, from));
+            // With its closing `)` (and `;`) at the end, the call's argument is the text
+            // between; otherwise the parser drops a `)` where it finds one.
+            let trimmed = text[open + 1..].trim_ascii_end();
+            let trimmed = trimmed
+                .strip_suffix(b";")
+                .unwrap_or(trimmed)
+                .trim_ascii_end();
+            if let Some(inner) = trimmed.strip_suffix(b")") {
+                return Located {
+                    start: open + 1 + (inner.len() - inner.trim_ascii_start().len()),
+                    end: open + 1 + inner.len(),
+                    jsonp: false,
+                    tail: None,
+                };
+            }
             return Located {
                 start: open + 1,
                 end: text.len(),

@@ -265,7 +265,7 @@ impl Mender {
                 break;
             }
             let bare = is_bare_escaped(body);
-            if body[0] != b'"' && !bare {
+            if !matches!(body[0], b'"' | b'\'') && !bare {
                 break;
             }
             let Some(layer) = decode(body, bare, strict, next) else {
@@ -301,6 +301,9 @@ impl Mender {
             if bare {
                 self.repairs.push(Repair::at(RepairKind::Unescape, lo));
             } else {
+                if body[0] == b'\'' {
+                    self.repairs.push(Repair::at(RepairKind::SingleQuotes, lo));
+                }
                 quoted_layers += 1;
             }
             if layer.unterminated {
