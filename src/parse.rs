@@ -30,6 +30,8 @@ struct Frame {
     /// Where this object's keys start in `Scratch::keys`.
     keys_base: usize,
     has_duplicate: bool,
+    /// An array opened by `(` (a Python tuple): `)` closes it.
+    paren: bool,
     /// The keys are also in `Scratch::key_index` (a large object).
     indexed: bool,
 }
@@ -62,6 +64,8 @@ enum Quote {
     CurlyDouble,
     /// ‘…’ (either curly single quote closes it).
     CurlySingle,
+    /// `…` (a JavaScript template literal).
+    Backtick,
 }
 
 impl Quote {
@@ -72,6 +76,9 @@ impl Quote {
             [b'\'', ..] => Some((Quote::Single, 1)),
             [0xE2, 0x80, 0x9C | 0x9D, ..] => Some((Quote::CurlyDouble, 3)),
             [0xE2, 0x80, 0x98 | 0x99, ..] => Some((Quote::CurlySingle, 3)),
+            // Three backticks open a code fence, not a string.
+            [b'`', b'`', b'`', ..] => None,
+            [b'`', ..] => Some((Quote::Backtick, 1)),
             _ => None,
         }
     }
@@ -82,6 +89,7 @@ impl Quote {
             (Quote::Double, [b'"', ..]) | (Quote::Single, [b'\'', ..]) => Some(1),
             (Quote::CurlyDouble, [0xE2, 0x80, 0x9C | 0x9D, ..]) => Some(3),
             (Quote::CurlySingle, [0xE2, 0x80, 0x98 | 0x99, ..]) => Some(3),
+            (Quote::Backtick, [b'`', ..]) => Some(1),
             _ => None,
         }
     }
@@ -89,7 +97,7 @@ impl Quote {
     fn repair(self) -> Option<RepairKind> {
         match self {
             Quote::Double => None,
-            Quote::Single => Some(RepairKind::SingleQuotes),
+            Quote::Single | Quote::Backtick => Some(RepairKind::SingleQuotes),
             Quote::CurlyDouble | Quote::CurlySingle => Some(RepairKind::TypographicQuotes),
         }
     }
@@ -100,6 +108,7 @@ impl Quote {
             Quote::Double => &STOPS_DOUBLE,
             Quote::Single => &STOPS_SINGLE,
             Quote::CurlyDouble | Quote::CurlySingle => &STOPS_CURLY,
+            Quote::Backtick => &STOPS_BACKTICK,
         }
     }
 }
@@ -124,6 +133,7 @@ const fn stops(extra: &[u8]) -> [bool; 256] {
 static STOPS_DOUBLE: [bool; 256] = stops(&[]);
 static STOPS_SINGLE: [bool; 256] = stops(b"'");
 static STOPS_CURLY: [bool; 256] = stops(&[0xE2]);
+static STOPS_BACKTICK: [bool; 256] = stops(b"`");
 
 /// Per string, the repairs already recorded, so a long string full of raw newlines is one
 /// repair record, not thousands (the offset is the first one's).
@@ -380,6 +390,16 @@ impl<'a> Parser<'a> {
                 self.open(Container::Array, at)?;
                 self.begin_element(None)
             }
+            b'(' if !self.strict => {
+                // `{"a": (1, 2)}`: a Python tuple is an array.
+                self.fix(RepairKind::Parentheses, at)?;
+                self.pos += 1;
+                self.open(Container::Array, at)?;
+                if let Some(frame) = self.scratch.frames.last_mut() {
+                    frame.paren = true;
+                }
+                self.begin_element(None)
+            }
             b'"' => self.string_value(Quote::Double, 1).map(|()| false),
             b'-' | b'0'..=b'9' => self.number().map(|()| false),
             _ if !self.strict && self.ellipsis_at(at).is_some() => {
@@ -434,6 +454,7 @@ impl<'a> Parser<'a> {
             count: 0,
             keys_base: self.scratch.keys.len(),
             has_duplicate: false,
+            paren: false,
             indexed: false,
         });
         match kind {
@@ -521,6 +542,10 @@ impl<'a> Parser<'a> {
                         return Ok(false);
                     }
                 }
+                Some(b')') if !self.strict => {
+                    self.close_paren(at)?;
+                    return Ok(false);
+                }
                 Some(b',') if !self.strict => {
                     self.fix(RepairKind::ExtraComma, at)?;
                     self.pos += 1;
@@ -588,6 +613,10 @@ impl<'a> Parser<'a> {
                     if self.closer(c, at)? {
                         return Ok(false);
                     }
+                }
+                Some(b')') if !self.strict && top == Container::Array => {
+                    self.close_paren(at)?;
+                    return Ok(false);
                 }
                 Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
                     // `[1, 2 ...]`: the elision stands where a comma would.
@@ -673,6 +702,17 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             Ok(false)
         }
+    }
+
+    /// `)` closing the open array: the end of a tuple, or (`[1, 2)`) a mismatched bracket.
+    fn close_paren(&mut self, at: usize) -> Result<(), Error> {
+        let paren = self.scratch.frames.last().is_some_and(|f| f.paren);
+        if !paren {
+            self.fix(RepairKind::MismatchedBracket, at)?;
+        }
+        self.pos = at + 1;
+        self.close_frame();
+        Ok(())
     }
 
     /// Whether `, key:` follows at `at` (past spaces): a member of an object comes next.
@@ -820,7 +860,7 @@ impl<'a> Parser<'a> {
         let other = match quote {
             Quote::Double => b'\'',
             Quote::Single | Quote::CurlyDouble => b'"',
-            Quote::CurlySingle => return None,
+            Quote::CurlySingle | Quote::Backtick => return None,
         };
         let ahead = &self.src[from..(from + 256).min(self.src.len())];
         let i = ahead
