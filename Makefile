@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/toolmend
 
-.PHONY: all build release test lint fmt demo demo-loop ci
+.PHONY: all build release test test-clients bless lint fmt demo demo-loop ci
 all: build
 
 build:
@@ -11,10 +11,21 @@ build:
 release:
 	$(CARGO) build --release
 
-## Every test: unit, doc, CLI, fixtures (fixtures/**), memory.
+## Every test: unit, doc, CLI, fixtures (fixtures/**), memory, then the example clients.
 test:
 	$(CARGO) test --all-targets
 	$(CARGO) test --doc
+	$(MAKE) test-clients
+
+## The Python and Node clients' self-tests, against the debug build.
+test-clients:
+	$(CARGO) build
+	TOOLMEND=target/debug/toolmend python3 examples/python/toolmend_client.py --self-test
+	TOOLMEND=target/debug/toolmend node examples/node/toolmend_client.mjs --self-test
+
+## Rewrite the fixtures' expectations from what toolmend does now; review the diff by hand.
+bless: build
+	target/debug/toolmend check --bless fixtures/args fixtures/repair fixtures/calls
 
 lint:
 	$(CARGO) fmt --check

@@ -10,7 +10,8 @@ Inputs
   compare/cases/NAME.multiline  cases separated by a line that is exactly "----"; a case is the
                                 text between separators, without the newline that ends it. Lines
                                 starting with "#::" are skipped. Use it for inputs with raw newlines.
-  fixtures/**/*.in*             toolmend's fixtures, when present: *.jsonl / *.in.jsonl one JSON
+  fixtures/{args,repair,fuzz}/**/*.jsonl  toolmend's `check` fixtures (each case's "input").
+  fixtures/**/*.in*             other inputs, when present: *.jsonl / *.in.jsonl one JSON
                                 value per line (a string, or an object with input/text/content/
                                 arguments); *.txt / *.lines one input per line; anything else is
                                 one input per file (one final newline dropped).
@@ -111,7 +112,12 @@ def load_cases(root, only):
                     block.append(line)
     fdir = os.path.join(root, "fixtures")
     if os.path.isdir(fdir) and (not only or "fixtures" in only):
-        for path in sorted(glob.glob(os.path.join(fdir, "**", "*.in*"), recursive=True)):
+        # toolmend check fixtures (args, repair, fuzz: JSONL cases with an "input"), and any
+        # *.in* files.
+        paths = set(glob.glob(os.path.join(fdir, "**", "*.in*"), recursive=True))
+        for group in ("args", "repair", "fuzz"):
+            paths.update(glob.glob(os.path.join(fdir, group, "**", "*.jsonl"), recursive=True))
+        for path in sorted(paths):
             if not os.path.isfile(path):
                 continue
             rel = os.path.relpath(path, root)

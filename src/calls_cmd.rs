@@ -14,38 +14,14 @@ use crate::cli::{CallsArgs, InputArg, PromptArgs, ShapeArg};
 
 /// Runs `calls` over every input file.
 pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
-    let tools = match &args.tools {
-        Some(path) => match Tools::from_path(path) {
-            Ok(tools) => Some(Arc::new(tools)),
-            Err(e) => {
-                writeln!(io::stderr(), "toolmend: tools file {e}")?;
-                return Ok(ExitCode::from(2));
-            }
-        },
-        None => None,
+    let options = match filter_options(args, None) {
+        Ok(options) => options,
+        Err(e) => {
+            writeln!(io::stderr(), "toolmend: {e}")?;
+            return Ok(ExitCode::from(2));
+        }
     };
-    let defaults = CallOptions::default();
-    let mut filter = CallsFilter::new(CallsFilterOptions {
-        calls: CallOptions {
-            format: (args.format != "auto").then(|| args.format.clone()),
-            tools,
-            require_terminate: args.require_terminate,
-            strict: args.strict,
-            ..defaults
-        },
-        framing: match args.input {
-            InputArg::Lines => Framing::Lines,
-            InputArg::Jsonl => Framing::Jsonl,
-            InputArg::Whole => Framing::Whole,
-        },
-        records: args.records,
-        line_buffered: args.line_buffered,
-        max_bytes: args.max_bytes,
-        shape: match args.shape {
-            ShapeArg::Native => Shape::Native,
-            ShapeArg::Openai => Shape::OpenAi,
-        },
-    });
+    let mut filter = CallsFilter::new(options);
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut err = io::stderr();
@@ -88,6 +64,40 @@ pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// The filter's settings from the command line; a relative tools path is taken from `dir`
+/// when given (a fixture's folder).
+pub fn filter_options(args: &CallsArgs, dir: Option<&Path>) -> Result<CallsFilterOptions, String> {
+    let tools = match &args.tools {
+        Some(path) => {
+            let path = dir.map_or_else(|| path.clone(), |dir| dir.join(path));
+            let tools = Tools::from_path(&path).map_err(|e| format!("tools file {e}"))?;
+            Some(Arc::new(tools))
+        }
+        None => None,
+    };
+    Ok(CallsFilterOptions {
+        calls: CallOptions {
+            format: (args.format != "auto").then(|| args.format.clone()),
+            tools,
+            require_terminate: args.require_terminate,
+            strict: args.strict,
+            ..CallOptions::default()
+        },
+        framing: match args.input {
+            InputArg::Lines => Framing::Lines,
+            InputArg::Jsonl => Framing::Jsonl,
+            InputArg::Whole => Framing::Whole,
+        },
+        records: args.records,
+        line_buffered: args.line_buffered,
+        max_bytes: args.max_bytes,
+        shape: match args.shape {
+            ShapeArg::Native => Shape::Native,
+            ShapeArg::Openai => Shape::OpenAi,
+        },
     })
 }
 

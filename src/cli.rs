@@ -11,6 +11,13 @@ Exit status:
   1  at least one input failed (all others were still processed and written)
   2  usage error or unreadable file";
 
+const TOP_EXAMPLES: &str = "\
+Examples:
+  echo '{\"path\": \"a.txt\",}' | toolmend
+  toolmend calls --records reply.txt
+  toolmend check fixtures/
+  toolmend <command> --help   # more examples for each command";
+
 const ARGS_EXAMPLES: &str = "\
 Examples:
   echo '\"{\\\"command\\\":\\\"ls\\\"}\"' | toolmend args
@@ -30,7 +37,8 @@ Examples:
 /// error record that says what was wrong and where. With no command, runs `args`.
 #[derive(Debug, Parser)]
 #[command(name = "toolmend", version, max_term_width = 98)]
-#[command(args_conflicts_with_subcommands = true, after_long_help = EXIT_CODES)]
+#[command(args_conflicts_with_subcommands = true)]
+#[command(after_long_help = format!("{TOP_EXAMPLES}\n\n{EXIT_CODES}"))]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -78,6 +86,72 @@ pub enum Command {
     /// with "terminate": true, or a limit. See docs/loop.md for the protocols.
     #[command(name = "loop", after_long_help = LOOP_HELP)]
     Loop(LoopArgs),
+    /// Run fixture files (JSONL cases with expected results) as regression tests
+    ///
+    /// Each line of a fixture is a case: {"input": "...", "expect": <value>} or {"input": "...",
+    /// "error": "<code>"}, with optional "name", "command" (args, repair or calls), "options"
+    /// (a list of flags), "repairs", "dropped", "offset" and "strict" (the outcome under
+    /// --strict). "error" may also be the whole error object. Values are compared as compact
+    /// JSON text (key order and number spelling count). Folders are searched for *.jsonl.
+    /// Every failing case is shown with a diff, then a summary line.
+    #[command(after_long_help = format!("{CHECK_EXAMPLES}\n\n{CHECK_EXIT}"))]
+    Check(CheckArgs),
+    /// Print shell completions
+    #[command(after_long_help = COMPLETIONS_EXAMPLES)]
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) of toolmend or of one command
+    #[command(after_long_help = MAN_EXAMPLES)]
+    Man(ManArgs),
+}
+
+const CHECK_EXAMPLES: &str = "\
+Examples:
+  toolmend check fixtures/
+  toolmend check tests/tool_calls.jsonl
+  toolmend check --bless fixtures/   # record what every case gives now; review the diff
+  echo '{\"input\":\"{a: 1,}\",\"expect\":{\"a\":1}}' > case.jsonl && toolmend check case.jsonl";
+
+const CHECK_EXIT: &str = "\
+Exit status:
+  0  every case passed (or, with --bless, the results were written)
+  1  at least one case failed
+  2  usage error, unreadable file, or malformed fixture (its file:line is shown)";
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  toolmend completions bash > ~/.local/share/bash-completion/completions/toolmend
+  toolmend completions zsh > ~/.zfunc/_toolmend
+  toolmend completions fish > ~/.config/fish/completions/toolmend.fish";
+
+const MAN_EXAMPLES: &str = "\
+Examples:
+  toolmend man > toolmend.1
+  toolmend man check > toolmend-check.1
+  toolmend man | man -l -";
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Fixture files, or folders to search for *.jsonl
+    #[arg(value_name = "FILE|DIR", required = true)]
+    pub paths: Vec<PathBuf>,
+
+    /// Write the current results into the fixtures (keeps other fields and their order)
+    #[arg(long)]
+    pub bless: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print (default: toolmend's own page)
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to write completions for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 const CALLS_EXAMPLES: &str = "\

@@ -23,6 +23,7 @@
 
 pub mod agent;
 pub mod calls;
+pub mod check;
 mod error;
 mod escape;
 mod filter;
@@ -44,3 +45,8 @@ pub use mend::{Concat, Mended, Mender, Options, Target, mend_args, repair};
 pub use prompt::system_prompt;
 pub use record::{Origin, cut, original_text, write_error, write_ok, write_repairs};
 pub use repair::{Repair, RepairKind};
+
+/// The README's Rust examples run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

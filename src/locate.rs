@@ -9,6 +9,9 @@ pub(crate) struct Located {
     pub end: usize,
     /// The value is wrapped in `callback(...)`; the parser drops the closing `)`.
     pub jsonp: bool,
+    /// Where text after a closing code fence starts, when there is any: it may hold more
+    /// values (a second fenced block), which the parser reads after the first.
+    pub tail: Option<usize>,
 }
 
 /// Finds the JSON in `text[from..]` (`from` is at its first non-whitespace byte), recording
@@ -18,6 +21,7 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
         start: from,
         end: text.len(),
         jsonp: false,
+        tail: None,
     };
     let rest = &text[from..];
     if let Some(fence) = memchr::memmem::find(rest, b"```").map(|i| from + i) {
@@ -27,7 +31,7 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
         }
     }
     let first = rest[0];
-    if starts_json(rest) {
+    if starts_json(rest) && !starts_with_marker(rest) {
         return whole;
     }
     if first.is_ascii_alphabetic() || first == b'_' || first == b'$' {
@@ -54,10 +58,26 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
         if after.first() == Some(&b'(') {
             let open = text.len() - after.len();
             repairs.push(Repair::at(RepairKind::Jsonp, from));
+            // With its closing `)` (and `;`) at the end, the call's argument is the text
+            // between; otherwise the parser drops a `)` where it finds one.
+            let trimmed = text[open + 1..].trim_ascii_end();
+            let trimmed = trimmed
+                .strip_suffix(b";")
+                .unwrap_or(trimmed)
+                .trim_ascii_end();
+            if let Some(inner) = trimmed.strip_suffix(b")") {
+                return Located {
+                    start: open + 1 + (inner.len() - inner.trim_ascii_start().len()),
+                    end: open + 1 + inner.len(),
+                    jsonp: false,
+                    tail: None,
+                };
+            }
             return Located {
                 start: open + 1,
                 end: text.len(),
                 jsonp: true,
+                tail: None,
             };
         }
     }
@@ -71,6 +91,7 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
                 start,
                 end: text.len(),
                 jsonp: false,
+                tail: None,
             }
         }
         None => whole,
@@ -98,19 +119,13 @@ fn fenced(text: &[u8], from: usize, fence: usize, repairs: &mut Vec<Repair>) -> 
             after_ticks + info
         }
     };
-    let end = match memchr::memmem::find(&text[start..], b"```") {
-        Some(i) => {
-            let close = start + i;
-            let tail = &text[close + 3..];
-            if !tail.trim_ascii().is_empty() {
-                let mut repair = Repair::at(RepairKind::Prose, close + 3);
-                let prose = String::from_utf8_lossy(tail);
-                repair.text = Some(crate::record::cut(prose.trim(), 100));
-                repairs.push(repair);
-            }
-            close
+    let (end, tail) = match closing_fence(text, start) {
+        Some(close) => {
+            let after = close + 3;
+            let tail = (!text[after..].trim_ascii().is_empty()).then_some(after);
+            (close, tail)
         }
-        None => text.len(),
+        None => (text.len(), None),
     };
     let body = &text[start..end];
     let skip = body.len() - body.trim_ascii_start().len();
@@ -118,7 +133,66 @@ fn fenced(text: &[u8], from: usize, fence: usize, repairs: &mut Vec<Repair>) -> 
         start: (start + skip).min(end),
         end,
         jsonp: false,
+        tail,
     }
+}
+
+/// The fence that closes a block whose body starts at `start`: the first ``` alone on its line
+/// (a fence inside a string, "```bash" opening an example, or "```\"}" is not one), else the
+/// last ``` in the text (a fence on one line: "```json {...} ```").
+fn closing_fence(text: &[u8], start: usize) -> Option<usize> {
+    let mut last = None;
+    // The start of the line the candidate is on, found incrementally so many fences on one
+    // long line stay linear. A body starts at a line start unless the fence is on one line.
+    let mut line_start = if text[..start].ends_with(b"\n") {
+        start
+    } else {
+        usize::MAX
+    };
+    let mut scanned = start;
+    for i in memchr::memmem::find_iter(&text[start..], b"```") {
+        let at = start + i;
+        if last.is_some_and(|l| at < l + 3) {
+            continue; // inside a longer run of backticks
+        }
+        last = Some(at);
+        if let Some(n) = memchr::memrchr(b'\n', &text[scanned..at]) {
+            line_start = scanned + n + 1;
+        }
+        scanned = at;
+        // Indentation and trailing spaces are bounded, so each candidate costs O(1).
+        let indented = line_start != usize::MAX
+            && at - line_start <= 16
+            && text[line_start..at]
+                .iter()
+                .all(|&b| b == b' ' || b == b'\t');
+        if !indented {
+            continue;
+        }
+        let after = &text[at..];
+        let run = after.iter().take(16).take_while(|&&b| b == b'`').count();
+        let rest = &after[run..(run + 16).min(after.len())];
+        let alone = match rest.iter().position(|&b| b == b'\n') {
+            Some(n) => rest[..n].trim_ascii().is_empty(),
+            None => rest.len() < 16 && rest.trim_ascii().is_empty(),
+        };
+        if alone {
+            return Some(at);
+        }
+    }
+    last
+}
+
+/// `[TOOL_CALLS]`, `[ANSWER]`: a bracketed marker in capitals before the JSON, not an array.
+fn starts_with_marker(s: &[u8]) -> bool {
+    let Some(inner) = s.strip_prefix(b"[") else {
+        return false;
+    };
+    let len = inner
+        .iter()
+        .take_while(|&&b| b.is_ascii_uppercase() || b == b'_')
+        .count();
+    len >= 2 && inner.get(len) == Some(&b']')
 }
 
 /// Whether `s` opens like a JSON value (or something repair reads as one).
@@ -130,34 +204,77 @@ fn starts_json(s: &[u8]) -> bool {
             ..
         ] | [b'/', b'/' | b'*', ..]
             | [b'.', b'0'..=b'9', ..]
+            | [b'(', b'0'..=b'9' | b'"' | b'\'' | b'[' | b'{' | b'-', ..]
             | [0xE2, 0x80, 0x98 | 0x99 | 0x9C | 0x9D, ..]
     )
 }
 
 /// The first `{` or `[` after `from` that opens something JSON-like: prose such as
-/// "see [docs]" is passed over.
+/// "see [docs]" is passed over, and one that opens clearly (`{"`, `[1`) is preferred to an
+/// earlier one that would need an unquoted key ("the {braces} below: {\"a\": 1}").
 fn json_start(text: &[u8], from: usize) -> Option<usize> {
+    let mut weak = None;
     let mut at = from;
     while let Some(i) = memchr::memchr2(b'{', b'[', &text[at..]) {
         let open = at + i;
-        let next = text[open + 1..].trim_ascii_start();
-        let plausible = match (text[open], next.first()) {
-            (_, None) => true,
-            (b'{', Some(&b)) => {
-                matches!(b, b'"' | b'\'' | b'}' | b'\\') || b.is_ascii_alphabetic() || b == b'_'
-            }
-            (_, Some(&b)) => {
-                matches!(b, b'"' | b'\'' | b'{' | b'[' | b']' | b'-' | b'\\')
-                    || b.is_ascii_digit()
-                    || next.starts_with(b"true")
-                    || next.starts_with(b"false")
-                    || next.starts_with(b"null")
-            }
-        };
-        if plausible {
+        match opening_strength(text, open) {
+            Strength::Clear => return Some(open),
+            Strength::Weak if weak.is_none() => weak = Some(open),
+            _ => {}
+        }
+        at = open + 1;
+    }
+    weak
+}
+
+/// The first `{` or `[` at or after `from` that clearly opens JSON: where the parser looks for
+/// more values in the text after the first.
+pub(crate) fn next_clear_json_start(text: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    while let Some(i) = memchr::memchr2(b'{', b'[', &text[at..]) {
+        let open = at + i;
+        if opening_strength(text, open) == Strength::Clear {
             return Some(open);
         }
         at = open + 1;
     }
     None
+}
+
+#[derive(PartialEq, Eq)]
+enum Strength {
+    /// Not JSON: "see [docs]".
+    None,
+    /// JSON only after repair: `{name: 1}`, or an opening bracket at the very end.
+    Weak,
+    /// `{"`, `{'`, `{}`, `[1`, `["`, `[{`, `[true`...
+    Clear,
+}
+
+fn opening_strength(text: &[u8], open: usize) -> Strength {
+    let next = text[open + 1..].trim_ascii_start();
+    let clear = match (text[open], next.first()) {
+        (_, None) => return Strength::Weak,
+        (b'{', Some(&b)) => {
+            if matches!(b, b'"' | b'\'' | b'}' | b'\\') {
+                true
+            } else if b.is_ascii_alphabetic() || b == b'_' {
+                return Strength::Weak;
+            } else {
+                false
+            }
+        }
+        (_, Some(&b)) => {
+            matches!(b, b'"' | b'\'' | b'{' | b'[' | b']' | b'-' | b'\\')
+                || b.is_ascii_digit()
+                || next.starts_with(b"true")
+                || next.starts_with(b"false")
+                || next.starts_with(b"null")
+        }
+    };
+    if clear {
+        Strength::Clear
+    } else {
+        Strength::None
+    }
 }

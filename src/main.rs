@@ -1,7 +1,9 @@
 //! The `toolmend` binary: parses the command line, runs the library, owns the exit code.
 
 mod calls_cmd;
+mod check_cmd;
 mod cli;
+mod generate_cmd;
 mod loop_cmd;
 
 use std::fs::File;
@@ -35,6 +37,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Calls(args)) => calls_cmd::run(&args),
         Some(Command::Prompt(args)) => calls_cmd::prompt(&args),
         Some(Command::Loop(args)) => loop_cmd::run(&args),
+        Some(Command::Check(args)) => check_cmd::run(&args),
+        Some(Command::Completions(args)) => generate_cmd::completions(args.shell),
+        Some(Command::Man(args)) => generate_cmd::man(args.command.as_deref()),
         None => mend(&cli.args, Target::Object),
     }
 }

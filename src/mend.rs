@@ -248,23 +248,24 @@ impl Mender {
         let mut layers = 0u32;
         let mut quoted_layers = 0u32;
         let mut jsonp = false;
+        let mut tail = None;
         // Where the input's own text was found, to go back to if the layers hold no JSON.
         let mut outer = None;
         loop {
             let text: &[u8] = if in_buffer { cur } else { input };
             if !strict {
                 let found = locate(&text[..hi], lo, &mut self.repairs);
-                (lo, hi, jsonp) = (found.start, found.end, found.jsonp);
+                (lo, hi, jsonp, tail) = (found.start, found.end, found.jsonp, found.tail);
                 let body = text[lo..hi].trim_ascii_end();
                 hi = lo + body.len();
             }
-            outer.get_or_insert((lo, hi, jsonp, self.repairs.len()));
+            outer.get_or_insert((lo, hi, jsonp, tail, self.repairs.len()));
             let body = &text[lo..hi];
             if body.is_empty() {
                 break;
             }
             let bare = is_bare_escaped(body);
-            if body[0] != b'"' && !bare {
+            if !matches!(body[0], b'"' | b'\'') && !bare {
                 break;
             }
             let Some(layer) = decode(body, bare, strict, next) else {
@@ -300,6 +301,9 @@ impl Mender {
             if bare {
                 self.repairs.push(Repair::at(RepairKind::Unescape, lo));
             } else {
+                if body[0] == b'\'' {
+                    self.repairs.push(Repair::at(RepairKind::SingleQuotes, lo));
+                }
                 quoted_layers += 1;
             }
             if layer.unterminated {
@@ -325,10 +329,10 @@ impl Mender {
         {
             // The layers end in a plain string: the value is the string as the input wrote
             // it, not its contents (`"\"hi\""` stays that string).
-            let (outer_lo, outer_hi, outer_jsonp, outer_repairs) =
+            let (outer_lo, outer_hi, outer_jsonp, outer_tail, outer_repairs) =
                 outer.expect("the loop ran once");
             self.repairs.truncate(outer_repairs);
-            (lo, hi, jsonp) = (outer_lo, outer_hi, outer_jsonp);
+            (lo, hi, jsonp, tail) = (outer_lo, outer_hi, outer_jsonp, outer_tail);
             (in_buffer, layers, quoted_layers) = (false, 0, 0);
         }
         if quoted_layers > 0 {
@@ -361,10 +365,25 @@ impl Mender {
             strict,
             options.max_nesting,
         );
-        parser.document(&mut self.parts, jsonp).map_err(|mut err| {
+        let note = |mut err: Error| {
             err.message.push_str(&layer_note(layers));
             err
-        })?;
+        };
+        parser.document(&mut self.parts, jsonp).map_err(note)?;
+        if let Some(tail) = tail {
+            // Text after a closing code fence: prose, or more fenced values.
+            Parser::new(
+                text,
+                tail,
+                &mut self.out,
+                &mut self.repairs,
+                &mut self.scratch,
+                strict,
+                options.max_nesting,
+            )
+            .more_values(&mut self.parts, false)
+            .map_err(note)?;
+        }
         Ok(layers)
     }
 

@@ -30,6 +30,8 @@ struct Frame {
     /// Where this object's keys start in `Scratch::keys`.
     keys_base: usize,
     has_duplicate: bool,
+    /// An array opened by `(` (a Python tuple): `)` closes it.
+    paren: bool,
     /// The keys are also in `Scratch::key_index` (a large object).
     indexed: bool,
 }
@@ -62,6 +64,8 @@ enum Quote {
     CurlyDouble,
     /// ‘…’ (either curly single quote closes it).
     CurlySingle,
+    /// `…` (a JavaScript template literal).
+    Backtick,
 }
 
 impl Quote {
@@ -72,6 +76,9 @@ impl Quote {
             [b'\'', ..] => Some((Quote::Single, 1)),
             [0xE2, 0x80, 0x9C | 0x9D, ..] => Some((Quote::CurlyDouble, 3)),
             [0xE2, 0x80, 0x98 | 0x99, ..] => Some((Quote::CurlySingle, 3)),
+            // Three backticks open a code fence, not a string.
+            [b'`', b'`', b'`', ..] => None,
+            [b'`', ..] => Some((Quote::Backtick, 1)),
             _ => None,
         }
     }
@@ -82,6 +89,7 @@ impl Quote {
             (Quote::Double, [b'"', ..]) | (Quote::Single, [b'\'', ..]) => Some(1),
             (Quote::CurlyDouble, [0xE2, 0x80, 0x9C | 0x9D, ..]) => Some(3),
             (Quote::CurlySingle, [0xE2, 0x80, 0x98 | 0x99, ..]) => Some(3),
+            (Quote::Backtick, [b'`', ..]) => Some(1),
             _ => None,
         }
     }
@@ -89,7 +97,7 @@ impl Quote {
     fn repair(self) -> Option<RepairKind> {
         match self {
             Quote::Double => None,
-            Quote::Single => Some(RepairKind::SingleQuotes),
+            Quote::Single | Quote::Backtick => Some(RepairKind::SingleQuotes),
             Quote::CurlyDouble | Quote::CurlySingle => Some(RepairKind::TypographicQuotes),
         }
     }
@@ -100,6 +108,7 @@ impl Quote {
             Quote::Double => &STOPS_DOUBLE,
             Quote::Single => &STOPS_SINGLE,
             Quote::CurlyDouble | Quote::CurlySingle => &STOPS_CURLY,
+            Quote::Backtick => &STOPS_BACKTICK,
         }
     }
 }
@@ -124,6 +133,7 @@ const fn stops(extra: &[u8]) -> [bool; 256] {
 static STOPS_DOUBLE: [bool; 256] = stops(&[]);
 static STOPS_SINGLE: [bool; 256] = stops(b"'");
 static STOPS_CURLY: [bool; 256] = stops(&[0xE2]);
+static STOPS_BACKTICK: [bool; 256] = stops(b"`");
 
 /// Per string, the repairs already recorded, so a long string full of raw newlines is one
 /// repair record, not thousands (the offset is the first one's).
@@ -205,13 +215,73 @@ impl<'a> Parser<'a> {
                         }
                     }
                     Some(_) if !self.strict => {
-                        self.note_prose(at, self.src.len());
-                        self.pos = self.src.len();
-                        return Ok(());
+                        if !self.skip_to_next_value(at) {
+                            return Ok(());
+                        }
+                        break;
                     }
                     Some(_) => return Err(self.invalid(at, "unexpected text after the value")),
                 }
             }
+        }
+    }
+
+    /// Reads the values in text after the first value's region (the text after a closing code
+    /// fence), skipping what is not JSON.
+    pub(crate) fn more_values(
+        &mut self,
+        parts: &mut Vec<Range<usize>>,
+        jsonp: bool,
+    ) -> Result<(), Error> {
+        if self.skip_to_next_value(self.pos) {
+            self.document(parts, jsonp)?;
+        }
+        Ok(())
+    }
+
+    /// Text after a value that is not JSON: `{"a":1}, {"b":2}`, `{"a":1}. Also {"b":2}`, a
+    /// second fenced block. A later value that clearly opens is read as one more value (so it
+    /// reaches `dropped`, or the array with `--concat all`, instead of vanishing into prose);
+    /// the text before it is recorded. Returns whether a value follows.
+    fn skip_to_next_value(&mut self, at: usize) -> bool {
+        match crate::locate::next_clear_json_start(self.src, at) {
+            Some(start) => {
+                self.note_gap(at, start);
+                self.pos = start;
+                true
+            }
+            None => {
+                self.note_gap(at, self.src.len());
+                self.pos = self.src.len();
+                false
+            }
+        }
+    }
+
+    /// Records the text between values, except a code fence that closes the block the value
+    /// was in (its opening was recorded already).
+    fn note_gap(&mut self, from: usize, to: usize) {
+        let gap = &self.src[from..to];
+        let fence = from + (gap.len() - gap.trim_ascii_start().len());
+        let mut from = fence;
+        if self.src[fence..to].starts_with(b"```") {
+            let run = self.src[fence..to]
+                .iter()
+                .take_while(|&&b| b == b'`')
+                .count();
+            let rest = self.src[fence + run..to].trim_ascii();
+            if rest.is_empty() {
+                return; // the fence that closes the value's block
+            }
+            if rest.starts_with(b"```") || rest.iter().all(u8::is_ascii_alphanumeric) {
+                // A closing fence and the next block's opening one ("```json").
+                self.repairs.push(Repair::at(RepairKind::CodeFence, fence));
+                return;
+            }
+            from = to - self.src[fence + run..to].trim_ascii_start().len();
+        }
+        if !self.src[from..to].trim_ascii().is_empty() {
+            self.note_prose(from, to);
         }
     }
 
@@ -320,10 +390,26 @@ impl<'a> Parser<'a> {
                 self.open(Container::Array, at)?;
                 self.begin_element(None)
             }
+            b'(' if !self.strict => {
+                // `{"a": (1, 2)}`: a Python tuple is an array.
+                self.fix(RepairKind::Parentheses, at)?;
+                self.pos += 1;
+                self.open(Container::Array, at)?;
+                if let Some(frame) = self.scratch.frames.last_mut() {
+                    frame.paren = true;
+                }
+                self.begin_element(None)
+            }
             b'"' => self.string_value(Quote::Double, 1).map(|()| false),
             b'-' | b'0'..=b'9' => self.number().map(|()| false),
-            b'+' | b'.' if !self.strict && self.src[at..].starts_with(b"...") => {
-                Err(self.invalid(at, "expected a value, found '...'"))
+            _ if !self.strict && self.ellipsis_at(at).is_some() => {
+                // `{"a": ...}`: both json_repair and jsonrepair keep the text, so the reader
+                // sees that something was elided rather than a made-up value.
+                let len = self.ellipsis_at(at).unwrap_or(3);
+                self.fix(RepairKind::Ellipsis, at)?;
+                self.out.extend_from_slice(b"\"...\"");
+                self.pos = at + len;
+                Ok(false)
             }
             b'+' | b'.' if !self.strict => self.number().map(|()| false),
             b',' | b'}' | b']' if !self.strict && !self.scratch.frames.is_empty() => {
@@ -340,6 +426,14 @@ impl<'a> Parser<'a> {
                 }
                 if b.is_ascii_alphabetic() || b == b'_' || b == b'$' {
                     return self.word().map(|()| false);
+                }
+                if !self.strict
+                    && !self.scratch.frames.is_empty()
+                    && !matches!(b, b':' | b',' | b'{' | b'}' | b'[' | b']' | b'(' | b')')
+                {
+                    // `{path: /tmp/x}`, `{ключ: значение}`: text no JSON value starts with is
+                    // kept as a string.
+                    return self.bare_string().map(|()| false);
                 }
                 Err(self.invalid(at, "expected a value"))
             }
@@ -360,6 +454,7 @@ impl<'a> Parser<'a> {
             count: 0,
             keys_base: self.scratch.keys.len(),
             has_duplicate: false,
+            paren: false,
             indexed: false,
         });
         match kind {
@@ -411,7 +506,7 @@ impl<'a> Parser<'a> {
                     self.pos += 1;
                     comma = Some(at);
                 }
-                Some(b'.') if !self.strict && self.src[at..].starts_with(b"...") => {
+                Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
                     comma = self.skip_ellipsis(at)?;
                 }
                 Some(_) => {
@@ -447,12 +542,16 @@ impl<'a> Parser<'a> {
                         return Ok(false);
                     }
                 }
+                Some(b')') if !self.strict => {
+                    self.close_paren(at)?;
+                    return Ok(false);
+                }
                 Some(b',') if !self.strict => {
                     self.fix(RepairKind::ExtraComma, at)?;
                     self.pos += 1;
                     comma = Some(at);
                 }
-                Some(b'.') if !self.strict && self.src[at..].starts_with(b"...") => {
+                Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
                     comma = self.skip_ellipsis(at)?;
                 }
                 Some(_) => {
@@ -467,13 +566,22 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Skips `...` standing for elided items, and the comma after it.
+    /// The length of an ellipsis (`...` or `…`) at `at`, if one is there.
+    fn ellipsis_at(&self, at: usize) -> Option<usize> {
+        let s = &self.src[at..];
+        if s.starts_with(b"...") {
+            Some(3 + s[3..].iter().take_while(|&&b| b == b'.').count())
+        } else if s.starts_with("\u{2026}".as_bytes()) {
+            Some(3)
+        } else {
+            None
+        }
+    }
+
+    /// Skips `...` (or `…`) standing for elided items, and the comma after it.
     fn skip_ellipsis(&mut self, at: usize) -> Result<Option<usize>, Error> {
         self.fix(RepairKind::Ellipsis, at)?;
-        self.pos = at + 3;
-        while self.peek() == Some(b'.') {
-            self.pos += 1;
-        }
+        self.pos = at + self.ellipsis_at(at).unwrap_or(3);
         self.skip_ws()?;
         if self.peek() == Some(b',') {
             self.pos += 1;
@@ -506,9 +614,28 @@ impl<'a> Parser<'a> {
                         return Ok(false);
                     }
                 }
-                Some(b'.') if !self.strict && self.src[at..].starts_with(b"...") => {
+                Some(b')') if !self.strict && top == Container::Array => {
+                    self.close_paren(at)?;
+                    return Ok(false);
+                }
+                Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
                     // `[1, 2 ...]`: the elision stands where a comma would.
                     self.skip_ellipsis(at)?;
+                }
+                Some(b'+') if !self.strict => {
+                    // `{"a": 1 + 2}`, `{"msg": "Hi " + name}`: an expression. Its first operand
+                    // is the value; the rest cannot be evaluated and is recorded, not made a key.
+                    let closer = match top {
+                        Container::Object => b'}',
+                        Container::Array => b']',
+                    };
+                    let rest = &self.src[at..];
+                    let len = rest
+                        .iter()
+                        .position(|&b| b == b',' || b == closer || b == b'\n')
+                        .unwrap_or(rest.len());
+                    self.note_prose(at, at + len);
+                    self.pos = at + len;
                 }
                 Some(_) if !self.strict && self.starts_value(at) => {
                     self.fix(RepairKind::MissingComma, at)?;
@@ -557,8 +684,17 @@ impl<'a> Parser<'a> {
             Container::Array => self.open_arrays,
         };
         if open_of_kind > 0 {
-            // `{"a": [1, 2}`: the brace closes the array it skipped, then the object.
             self.fix(RepairKind::MismatchedBracket, at)?;
+            let frames = &self.scratch.frames;
+            let parent_is_object =
+                frames.len() >= 2 && frames[frames.len() - 2].kind == Container::Object;
+            if wanted == Container::Object && parent_is_object && self.key_follows(at + 1) {
+                // `{"a": [1, 2}, "b": 4}`: more members follow, so the brace was written for
+                // the array's `]` (json_repair's reading; closing the object too would leave
+                // `"b"` outside it).
+                self.pos += 1;
+            }
+            // Otherwise `{"a": [1, 2}`: the brace closes the array it skipped, then the object.
             self.close_frame();
             Ok(true)
         } else {
@@ -566,6 +702,33 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             Ok(false)
         }
+    }
+
+    /// `)` closing the open array: the end of a tuple, or (`[1, 2)`) a mismatched bracket.
+    fn close_paren(&mut self, at: usize) -> Result<(), Error> {
+        let paren = self.scratch.frames.last().is_some_and(|f| f.paren);
+        if !paren {
+            self.fix(RepairKind::MismatchedBracket, at)?;
+        }
+        self.pos = at + 1;
+        self.close_frame();
+        Ok(())
+    }
+
+    /// Whether `, key:` follows at `at` (past spaces): a member of an object comes next.
+    fn key_follows(&self, at: usize) -> bool {
+        let comma = self.skip_spaces_from(at);
+        if self.src.get(comma) != Some(&b',') {
+            return false;
+        }
+        let key = self.skip_spaces_from(comma + 1);
+        let ahead = &self.src[key..(key + 128).min(self.src.len())];
+        let end = match ahead.first() {
+            Some(&q @ (b'"' | b'\'')) => ahead[1..].iter().position(|&b| b == q).map(|i| i + 2),
+            Some(&b) if is_bare_key_byte(b) => ahead.iter().position(|&b| !is_bare_key_byte(b)),
+            _ => None,
+        };
+        end.is_some_and(|end| self.src.get(self.skip_spaces_from(key + end)) == Some(&b':'))
     }
 
     /// The input ended with containers open: close them all (recorded once).
@@ -650,15 +813,34 @@ impl<'a> Parser<'a> {
             if quote != Quote::Double {
                 self.fix(quote.repair().expect("not a double quote"), at)?;
             }
-            self.out.push(b'"');
-            self.string_body(quote, len, true)?;
-            self.out.push(b'"');
+            if let Some(close) = self.mismatched_key_quote(quote, at + len) {
+                // `{"a': 1}`, `{'a": 1}`, `{“a": 1}`: closed by the other kind of quote.
+                if quote == Quote::Double {
+                    self.fix(RepairKind::SingleQuotes, close)?;
+                }
+                push_json_string(self.out, &self.src[at + len..close]);
+                self.pos = close + 1;
+            } else {
+                self.out.push(b'"');
+                self.string_body(quote, len, true)?;
+                self.out.push(b'"');
+            }
         } else if !self.strict && is_bare_key_byte(self.src[at]) {
             self.fix(RepairKind::UnquotedKey, at)?;
-            let len = self.src[at..]
+            let word = self.src[at..]
                 .iter()
                 .position(|&b| !is_bare_key_byte(b))
                 .unwrap_or(self.src.len() - at);
+            // `{with space: 1}`: words up to a colon on the same line are one key. The look
+            // ahead is bounded so a long run of words without a colon stays linear.
+            let ahead = &self.src[at..(at + 64).min(self.src.len())];
+            let len = match ahead
+                .iter()
+                .position(|&b| !is_bare_key_byte(b) && b != b' ')
+            {
+                Some(colon) if ahead[colon] == b':' => ahead[..colon].trim_ascii_end().len(),
+                _ => word,
+            };
             push_json_string(self.out, &self.src[at..at + len]);
             self.pos = at + len;
         } else {
@@ -666,6 +848,27 @@ impl<'a> Parser<'a> {
         }
         self.note_key(start, at);
         Ok(())
+    }
+
+    /// Where a key opened by `quote` (its text starting at `from`) is closed by the other kind
+    /// of ASCII quote followed by a colon, when that comes before any quote of its own kind on
+    /// the same line. The look ahead is bounded, so keys stay linear.
+    fn mismatched_key_quote(&self, quote: Quote, from: usize) -> Option<usize> {
+        if self.strict {
+            return None;
+        }
+        let other = match quote {
+            Quote::Double => b'\'',
+            Quote::Single | Quote::CurlyDouble => b'"',
+            Quote::CurlySingle | Quote::Backtick => return None,
+        };
+        let ahead = &self.src[from..(from + 256).min(self.src.len())];
+        let i = ahead
+            .iter()
+            .position(|&b| b == b'"' || b == b'\'' || b == b'\\' || b == b'\n' || b == 0xE2)?;
+        let close = from + i;
+        let next = self.skip_spaces_from(close + 1);
+        (ahead[i] == other && self.src.get(next) == Some(&b':')).then_some(close)
     }
 
     /// Remembers the key just written at `out[start..]`, and notes a duplicate.
@@ -716,10 +919,27 @@ impl<'a> Parser<'a> {
 
     fn colon(&mut self) -> Result<(), Error> {
         self.skip_ws()?;
-        if self.peek() == Some(b':') {
+        let at = self.pos;
+        let rest = &self.src[at..];
+        if rest.first() == Some(&b':') {
+            self.pos += 1;
+            if !self.strict {
+                // `{"a":: 1}`, `{"a": : 1}`: a doubled colon.
+                let next = self.skip_spaces_from(self.pos);
+                if self.src.get(next) == Some(&b':') {
+                    self.fix(RepairKind::MissingColon, next)?;
+                    self.pos = next + 1;
+                }
+            }
+        } else if !self.strict && (rest.starts_with(b"=>") || rest.starts_with(b":=")) {
+            self.fix(RepairKind::MissingColon, at)?;
+            self.pos += 2;
+        } else if !self.strict && matches!(rest.first(), Some(b'=' | b';')) {
+            // `{"a" = 1}`, `{"a";1}`: another separator written for the colon.
+            self.fix(RepairKind::MissingColon, at)?;
             self.pos += 1;
         } else {
-            self.fix(RepairKind::MissingColon, self.pos)?;
+            self.fix(RepairKind::MissingColon, at)?;
         }
         self.out.push(b':');
         Ok(())
@@ -773,6 +993,10 @@ impl<'a> Parser<'a> {
         let mut p = open + open_len;
         let mut run = p;
         let mut noted = Noted::default();
+        // Places an unterminated string may really have ended, as (source, output) offsets:
+        // its last raw newline and its last `\"`.
+        let mut last_newline = None;
+        let mut last_escaped_quote = None;
         loop {
             while p < src.len() && !stops[src[p] as usize] {
                 p += 1;
@@ -780,6 +1004,9 @@ impl<'a> Parser<'a> {
             let Some(&c) = src.get(p) else {
                 self.out.extend_from_slice(&src[run..p]);
                 self.pos = p;
+                if !key {
+                    self.end_unterminated(last_newline, last_escaped_quote);
+                }
                 return self.fix(RepairKind::UnterminatedString, open);
             };
             if let Some(close_len) = quote.closing(&src[p..]) {
@@ -818,6 +1045,12 @@ impl<'a> Parser<'a> {
                 }
                 0xE2 => p += 1,
                 b'\\' => match src.get(p + 1) {
+                    Some(b'"') if !self.strict && !key => {
+                        p += 2;
+                        self.out.extend_from_slice(&src[run..p]);
+                        run = p;
+                        last_escaped_quote = Some((p, self.out.len()));
+                    }
                     Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => p += 2,
                     Some(b'u') if hex4(src, p + 2).is_some() => {
                         if let Some(end) = surrogate_pair_or_bmp(src, p) {
@@ -843,6 +1076,17 @@ impl<'a> Parser<'a> {
                         p += 2;
                         run = p;
                     }
+                    _ if !self.strict && is_cut_escape(&src[p..]) => {
+                        // `"abc\u00` or `"abc\` at the end of the input: half an escape names
+                        // nothing; it is left out (and the string recorded as unterminated).
+                        if !noted.escape {
+                            noted.escape = true;
+                            self.fix(RepairKind::InvalidEscape, p)?;
+                        }
+                        self.out.extend_from_slice(&src[run..p]);
+                        p = src.len();
+                        run = p;
+                    }
                     _ => {
                         // Keep the backslash as written: the text after it stays as it was.
                         if !noted.escape {
@@ -856,6 +1100,16 @@ impl<'a> Parser<'a> {
                     }
                 },
                 _ => {
+                    if c == b'\n' && !key && !self.strict {
+                        if self.member_follows(p) {
+                            // `{"a": "first⏎"b": 2}`: a raw newline and then a member; the
+                            // string was never closed.
+                            self.out.extend_from_slice(&src[run..p]);
+                            self.pos = p;
+                            return self.fix(RepairKind::UnterminatedString, open);
+                        }
+                        last_newline = Some((p, self.out.len() + (p - run)));
+                    }
                     if !noted.control {
                         noted.control = true;
                         self.fix(RepairKind::ControlCharacter, p)?;
@@ -867,6 +1121,46 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+    }
+
+    /// A string ran to the end of the input. When all that follows its last raw newline (or its
+    /// last `\"`) is closing brackets, commas and fences, those belong to the structure and the
+    /// string ended there: `{"msg": "unterminated⏎}`, `{"a": "ends with \"}`.
+    fn end_unterminated(
+        &mut self,
+        last_newline: Option<(usize, usize)>,
+        last_escaped_quote: Option<(usize, usize)>,
+    ) {
+        let structural = |tail: &[u8]| {
+            tail.iter().any(|&b| matches!(b, b'}' | b']' | b'`'))
+                && tail
+                    .iter()
+                    .all(|&b| matches!(b, b'}' | b']' | b',' | b'`' | b' ' | b'\t' | b'\r' | b'\n'))
+        };
+        for (at, out_len) in [last_escaped_quote, last_newline].into_iter().flatten() {
+            if structural(&self.src[at..]) {
+                self.out.truncate(out_len);
+                self.pos = at;
+                return;
+            }
+        }
+    }
+
+    /// Whether a member (`"key":`) starts on the line after the raw newline at `newline`. The
+    /// look ahead is bounded.
+    fn member_follows(&self, newline: usize) -> bool {
+        let ahead = &self.src[newline..(newline + 160).min(self.src.len())];
+        let start = ahead.len() - ahead.trim_ascii_start().len();
+        let Some(rest) = ahead[start..].strip_prefix(b"\"") else {
+            return false;
+        };
+        let Some(close) = rest.iter().position(|&b| b == b'"' || b == b'\n') else {
+            return false;
+        };
+        if rest[close] != b'"' || close == 0 {
+            return false;
+        }
+        rest[close + 1..].trim_ascii_start().first() == Some(&b':')
     }
 
     /// Whether a quote that ends at `after` is inside the string rather than closing it: it
@@ -884,9 +1178,10 @@ impl<'a> Parser<'a> {
                     None | Some(b',' | b'}' | b']' | b':' | b'\n' | b'\r')
                 )
             }
+            // A value's string is never followed by a colon: `"{"inner": 1}"` holds one.
+            Some(b':') => true,
             Some(
-                b',' | b'}' | b']' | b':' | b'\n' | b'\r' | b'+' | b'/' | b'#' | b')' | b';' | b'{'
-                | b'[',
+                b',' | b'}' | b']' | b'\n' | b'\r' | b'+' | b'/' | b'#' | b')' | b';' | b'{' | b'[',
             ) => false,
             Some(_) => true,
         }
@@ -909,6 +1204,21 @@ impl<'a> Parser<'a> {
             b'-' => {
                 self.out.push(b'-');
                 p += 1;
+                if !self.strict {
+                    let digit = self.skip_spaces_from(p);
+                    if digit > p && src.get(digit).is_some_and(u8::is_ascii_digit) {
+                        // `[- 1]`: the sign belongs to the number after the space.
+                        self.fix(RepairKind::NumberFormat, p)?;
+                        p = digit;
+                    } else if is_delimiter(&src[p..]) {
+                        // `{"n": -}` or input cut off after the sign: no number was written.
+                        self.out.truncate(out_start);
+                        self.fix(RepairKind::MissingValue, start)?;
+                        self.out.extend_from_slice(b"null");
+                        self.pos = p;
+                        return Ok(());
+                    }
+                }
             }
             b'+' => {
                 self.fix(RepairKind::NumberFormat, start)?;
@@ -932,8 +1242,14 @@ impl<'a> Parser<'a> {
             if src.get(p) == Some(&b'.') && src.get(p + 1).is_some_and(u8::is_ascii_digit) {
                 self.fix(RepairKind::NumberFormat, start)?;
                 self.out.push(b'0');
-            } else {
+            } else if self.strict {
                 return Err(self.invalid(p, "expected a digit"));
+            } else {
+                // `--1`, `.e5`: not a number; the text is kept.
+                self.out.truncate(out_start);
+                self.repairs.truncate(repairs_before);
+                self.pos = start;
+                return self.bare_string();
             }
         } else if int.len() > 1 && int[0] == b'0' {
             self.fix(RepairKind::NumberFormat, int_start)?;
@@ -978,12 +1294,15 @@ impl<'a> Parser<'a> {
             p = q;
         }
         self.pos = p;
-        if !self.strict
-            && src
-                .get(p)
-                .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
-        {
-            // `12px`: a bare word that starts with digits, not a number.
+        if !self.strict && int.len() > 1 && int[0] == b'0' && p == int_start + int.len() {
+            // `0012345`: an integer with leading zeros is an id or a code more often than a
+            // count; the string keeps every digit (jsonrepair's reading; json_repair drops them).
+            self.out.truncate(out_start);
+            push_json_string(self.out, &src[start..p]);
+            return Ok(());
+        }
+        if !self.strict && !is_delimiter(&src[p..]) {
+            // `12px`, `1.2.3`, `50%`, `1/2`: text that starts with digits, not a number.
             self.out.truncate(out_start);
             self.repairs.truncate(repairs_before);
             self.pos = start;
@@ -1073,6 +1392,27 @@ fn surrogate_pair_or_bmp(src: &[u8], p: usize) -> Option<usize> {
         0xDC00..=0xDFFF => None,
         _ => Some(p + 6),
     }
+}
+
+/// `\` or `\u` with fewer than four hex digits, at the end of the input.
+fn is_cut_escape(rest: &[u8]) -> bool {
+    match rest {
+        [b'\\'] => true,
+        [b'\\', b'u', digits @ ..] => digits.len() < 4 && digits.iter().all(u8::is_ascii_hexdigit),
+        _ => false,
+    }
+}
+
+/// Whether `b` (`None` at the end) may follow a number: whitespace, punctuation that ends a
+/// value, or the start of a comment.
+fn is_delimiter(rest: &[u8]) -> bool {
+    matches!(
+        rest,
+        [] | [
+            b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']' | b':' | b')' | b'#',
+            ..
+        ] | [b'/', b'/' | b'*', ..]
+    )
 }
 
 /// Bytes an unquoted key may hold: anything but whitespace and JSON punctuation.

@@ -66,6 +66,8 @@ pub enum RepairKind {
     MismatchedBracket,
     /// A closing bracket with nothing open was removed.
     ExtraBracket,
+    /// A Python tuple `(1, 2)` was written as an array.
+    Parentheses,
     /// A parameter value written as text (XML-style call formats) was given the JSON type its
     /// tool's schema declares (`"20"` to `20`); `text` holds the parameter's name.
     SchemaType,
@@ -107,6 +109,7 @@ impl RepairKind {
             Ellipsis => "ellipsis",
             MismatchedBracket => "mismatched_bracket",
             ExtraBracket => "extra_bracket",
+            Parentheses => "parentheses",
             SchemaType => "schema_type",
         }
     }
@@ -139,6 +142,7 @@ impl RepairKind {
             Ellipsis => "expected a value, found '...'",
             MismatchedBracket => "mismatched closing bracket",
             ExtraBracket => "unexpected closing bracket",
+            Parentheses => "expected a value, found '('",
             SchemaType => "expected a JSON value of the schema's type",
         }
     }

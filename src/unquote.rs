@@ -20,11 +20,20 @@ pub(crate) fn decode(text: &[u8], bare: bool, strict: bool, out: &mut Vec<u8>) -
     if strict && !bare && text.trim_ascii_end()[1..].iter().any(|&b| b < 0x20) {
         return None;
     }
+    // `'{"a": 1}'` (a Python or JavaScript literal) is decoded the same way when repairing.
+    let quote = if !bare && text[0] == b'\'' {
+        if strict {
+            return None;
+        }
+        b'\''
+    } else {
+        b'"'
+    };
     let mut layer = Layer::default();
     let mut p = usize::from(!bare);
     let mut run = p;
     loop {
-        let Some(i) = memchr::memchr2(b'"', b'\\', &text[p..]).map(|i| p + i) else {
+        let Some(i) = memchr::memchr2(quote, b'\\', &text[p..]).map(|i| p + i) else {
             if !bare {
                 if strict {
                     return None;
@@ -34,7 +43,7 @@ pub(crate) fn decode(text: &[u8], bare: bool, strict: bool, out: &mut Vec<u8>) -
             out.extend_from_slice(&text[run..]);
             break;
         };
-        if text[i] == b'"' {
+        if text[i] == quote {
             // Bare text holding a raw quote is not escaped JSON; a literal must end here.
             if bare || !text[i + 1..].iter().all(u8::is_ascii_whitespace) {
                 return None;
@@ -56,6 +65,7 @@ pub(crate) fn decode(text: &[u8], bare: bool, strict: bool, out: &mut Vec<u8>) -
         p = i + 2;
         match e {
             b'"' | b'\\' | b'/' => out.push(e),
+            b'\'' if quote == b'\'' => out.push(e),
             b'b' => out.push(0x08),
             b'f' => out.push(0x0c),
             b'n' => out.push(b'\n'),

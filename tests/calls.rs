@@ -1,8 +1,9 @@
 //! `toolmend calls` and `toolmend prompt` through the binary.
 //!
-//! `fixtures/calls/*.txt` hold one case per `=== name` block: optional `--- args:`, the raw
-//! reply, `--- expect` and the record `calls --records` must write for it. Run with `BLESS=1`
-//! to rewrite the expectations (then review the diff by hand).
+//! `fixtures/calls/*.jsonl` are run by `toolmend check`: each case is a raw reply (`input`),
+//! the options, and the record `calls --records` must write for it (`expect` and `repairs`, or
+//! the whole `error` and the `expect`ed value written with it). Run with `BLESS=1` to rewrite
+//! the expectations (then review the diff by hand).
 
 use std::fs;
 use std::path::Path;
@@ -34,100 +35,71 @@ fn record(args: &[&str], input: &str) -> (Value, i32) {
     (value, out.status.code().unwrap())
 }
 
-struct Case {
-    name: String,
-    args: Vec<String>,
-    input: String,
-    expect: String,
-}
-
-fn parse_fixture(text: &str) -> (String, Vec<Case>) {
-    let mut preamble = String::new();
-    let mut cases: Vec<Case> = Vec::new();
-    let mut in_expect = false;
-    for line in text.split_inclusive('\n') {
-        if let Some(name) = line.strip_prefix("=== ") {
-            cases.push(Case {
-                name: name.trim().to_owned(),
-                args: Vec::new(),
-                input: String::new(),
-                expect: String::new(),
-            });
-            in_expect = false;
-            continue;
-        }
-        let Some(case) = cases.last_mut() else {
-            preamble.push_str(line);
-            continue;
-        };
-        if let Some(args) = line.strip_prefix("--- args:") {
-            case.args = args.split_whitespace().map(str::to_owned).collect();
-        } else if line.trim_end() == "--- expect" {
-            in_expect = true;
-        } else if in_expect {
-            case.expect.push_str(line);
-        } else {
-            case.input.push_str(line);
-        }
+/// Runs `toolmend check` (with `--bless` when BLESS is set) on `dir`; returns its stdout.
+fn check(dir: &Path, bless: bool) -> String {
+    let mut command = cmd();
+    command.arg("check");
+    if bless {
+        command.arg("--bless");
     }
-    for case in &mut cases {
-        // The line break before `--- expect` is not part of the reply.
-        if case.input.ends_with('\n') {
-            case.input.pop();
-        }
-    }
-    (preamble, cases)
+    let out = command.arg(dir).output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "toolmend check {}:\n{stdout}{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
 }
 
 #[test]
 fn fixtures() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calls");
     let bless = std::env::var_os("BLESS").is_some();
-    let mut failures = Vec::new();
-    let mut count = 0;
-    let mut paths: Vec<_> = fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    paths.sort();
-    for path in paths {
-        let text = fs::read_to_string(&path).unwrap();
-        let (preamble, cases) = parse_fixture(&text);
-        let mut blessed = preamble;
-        for case in cases {
-            count += 1;
-            let args: Vec<&str> = case.args.iter().map(String::as_str).collect();
-            let (got, code) = record(&args, &case.input);
-            let ok = got["ok"] == json!(true);
-            assert_eq!(code, if ok { 0 } else { 1 }, "{}: exit code", case.name);
-            let got_line = serde_json::to_string(&got).unwrap();
-            if bless {
-                blessed.push_str(&format!("=== {}\n", case.name));
-                if !case.args.is_empty() {
-                    blessed.push_str(&format!("--- args: {}\n", case.args.join(" ")));
-                }
-                blessed.push_str(&format!("{}\n--- expect\n{got_line}\n\n", case.input));
-            } else if case.expect.trim() != got_line {
-                failures.push(format!(
-                    "{}: {}\n  expected {}\n  got      {got_line}",
-                    path.file_name().unwrap().to_string_lossy(),
-                    case.name,
-                    case.expect.trim()
-                ));
-            }
-        }
-        if bless {
-            fs::write(&path, blessed).unwrap();
+    let stdout = check(&dir, bless);
+    if bless {
+        return;
+    }
+    let passed: usize = stdout
+        .trim_end()
+        .strip_suffix(" passed, 0 failed")
+        .unwrap_or_else(|| panic!("no summary line: {stdout}"))
+        .parse()
+        .unwrap();
+    assert!(passed > 100, "only {passed} fixture cases found");
+}
+
+/// `check` compares the fields a case has: blessing a copy must change nothing, so every case
+/// records its whole record (the value, the repairs, the whole error with its message).
+#[test]
+fn fixtures_record_their_whole_outcome() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calls");
+    let copy = Path::new(env!("CARGO_TARGET_TMPDIR")).join("calls-bless-copy");
+    let _ = fs::remove_dir_all(&copy);
+    fs::create_dir_all(&copy).unwrap();
+    let mut files = Vec::new();
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        // tools.json too: the cases name it.
+        if path
+            .extension()
+            .is_some_and(|e| e == "jsonl" || e == "json")
+        {
+            fs::copy(&path, copy.join(path.file_name().unwrap())).unwrap();
+            files.push(path);
         }
     }
-    assert!(count > 100, "only {count} fixture cases found");
-    assert!(
-        failures.is_empty(),
-        "{} failing cases:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    check(&copy, true);
+    for path in files {
+        assert_eq!(
+            fs::read_to_string(copy.join(path.file_name().unwrap())).unwrap(),
+            fs::read_to_string(&path).unwrap(),
+            "--bless would change {}",
+            path.display()
+        );
+    }
 }
 
 // Issue 5, point 1: the seed envelope, from prose or a fence; --require-terminate; text replies.

@@ -1,234 +1,114 @@
-//! Runs every case in `fixtures/**/*.jsonl` through the real binary.
+//! Runs toolmend's own fixtures (`fixtures/args`, `fixtures/repair`) through `toolmend check`.
 //!
 //! A fixture file holds one behaviour; each line is a case:
 //! `{"name", "command"?, "options"?, "input", "expect"?, "dropped"?, "repairs"?, "error"?,
-//! "offset"?, "strict"}`. `expect` and `dropped` are compared as compact JSON text, so key order
-//! and the text of numbers count. `strict` is the outcome of the same input under `--strict`
-//! (`"ok"` or an error code), and the rule is checked for every case: an input that needed a
-//! repair fails under `--strict`, one that needed none passes.
+//! "offset"?, "strict"}` (the format is documented in `src/check.rs`). Every case here records
+//! `strict`, the outcome under `--strict`, so `check` also holds each case to the rule: an input
+//! that needed a repair fails under `--strict`, one that needed none passes.
 //!
 //! `BLESS=1 cargo test --test fixtures` rewrites the expectations from what the binary does
-//! now; review the diff by hand before committing it.
+//! now (`toolmend check --bless`); review the diff by hand before committing it.
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
 
-/// Repairs that strict mode also performs: they change the form, never the JSON grammar.
-const ALLOWED_IN_STRICT: &[&str] = &["unquote", "unescape", "duplicate_key"];
+const DIRS: &[&str] = &["fixtures/args", "fixtures/repair"];
 
-/// The fields of a case that hold expectations, in the order they are written.
-const OUTCOME_FIELDS: &[&str] = &["expect", "dropped", "repairs", "error", "offset", "strict"];
+fn toolmend() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolmend"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
 
-type Case = BTreeMap<String, Box<RawValue>>;
-
-fn fixture_files(dir: &Path, found: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
+fn jsonl_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            fixture_files(&path, found);
+            jsonl_files(&path, found);
         } else if path.extension().is_some_and(|e| e == "jsonl") {
             found.push(path);
         }
     }
 }
 
-/// Runs `inputs` (cases with the same command and options) in one process, one jsonl line
-/// each, and returns the output records as text, one per input.
-fn run(command: &str, options: &[String], inputs: &[String]) -> Vec<String> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
-        .arg(command)
-        .args(["--records", "--input", "jsonl"])
-        .args(options)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let lines: String = inputs
-        .iter()
-        .map(|input| format!("{}\n", json!({ "text": input })))
-        .collect();
-    let writer = std::thread::spawn(move || stdin.write_all(lines.as_bytes()).unwrap());
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    let records: Vec<String> = String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect();
+#[test]
+fn fixtures_pass_under_check() {
+    let bless = std::env::var_os("BLESS").is_some();
+    let mut cmd = toolmend();
+    cmd.arg("check");
+    if bless {
+        cmd.arg("--bless");
+    }
+    let output = cmd.args(DIRS).output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(
-        records.len(),
-        inputs.len(),
-        "one record per input ({command} {options:?}); stderr: {}",
+        output.status.code(),
+        Some(0),
+        "toolmend check failed:\n{stdout}{stderr}"
+    );
+    if bless {
+        return;
+    }
+    let summary = stdout.lines().last().unwrap_or_default();
+    let (passed, failed) = summary
+        .split_once(" passed, ")
+        .unwrap_or_else(|| panic!("no summary line: {stdout}"));
+    let passed: usize = passed.parse().unwrap();
+    assert!(passed >= 100, "only {passed} fixture cases");
+    assert_eq!(failed, "0 failed");
+}
+
+/// `check` compares only the fields a case has; blessing a copy must leave every file as it is,
+/// so each case records its whole outcome (an error's offset, the dropped values, the repairs).
+#[test]
+fn fixtures_record_their_whole_outcome() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let copy = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures-bless-copy");
+    let _ = fs::remove_dir_all(&copy);
+    let mut originals = Vec::new();
+    for dir in DIRS {
+        jsonl_files(&root.join(dir), &mut originals);
+    }
+    assert!(originals.len() >= 10, "fixtures missing");
+    for original in &originals {
+        let target = copy.join(original.strip_prefix(root).unwrap());
+        fs::create_dir_all(target.parent().unwrap()).unwrap();
+        fs::copy(original, &target).unwrap();
+        // Every case says what --strict gives, so the strict rule is checked for all of them.
+        for (i, line) in fs::read_to_string(original).unwrap().lines().enumerate() {
+            // Raw values: some numbers here (1E400) are past what f64 can hold.
+            let case: BTreeMap<String, Box<RawValue>> = serde_json::from_str(line).unwrap();
+            assert!(
+                case.contains_key("strict"),
+                "{}:{}: no \"strict\"",
+                original.display(),
+                i + 1
+            );
+        }
+    }
+    let output = toolmend()
+        .args(["check", "--bless"])
+        .arg(&copy)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    records
-}
-
-/// A record as written, with the value and dropped values kept as their exact text.
-#[derive(Deserialize)]
-struct Record {
-    ok: bool,
-    #[serde(default)]
-    value: Option<Box<RawValue>>,
-    #[serde(default)]
-    repairs: Option<Box<RawValue>>,
-    #[serde(default)]
-    dropped: Option<Box<RawValue>>,
-    #[serde(default)]
-    error: Option<Value>,
-}
-
-fn raw(text: impl Into<String>) -> Box<RawValue> {
-    RawValue::from_string(text.into()).unwrap()
-}
-
-/// The outcome of one record, in the fixture's own fields, as exact JSON text.
-fn outcome(line: &str) -> Case {
-    let record: Record = serde_json::from_str(line).unwrap();
-    let mut got = Case::new();
-    if record.ok {
-        // An absent `value` reads as None only when it was `null`.
-        let value = record.value.unwrap_or_else(|| raw("null"));
-        got.insert("expect".into(), value);
-        got.insert("repairs".into(), record.repairs.unwrap());
-        if let Some(dropped) = record.dropped.filter(|d| d.get() != "[]") {
-            got.insert("dropped".into(), dropped);
-        }
-    } else {
-        let error = record.error.unwrap();
-        got.insert("error".into(), raw(error["code"].to_string()));
-        if let Some(offset) = error.get("offset") {
-            got.insert("offset".into(), raw(offset.to_string()));
-        }
+    for original in &originals {
+        let blessed = copy.join(original.strip_prefix(root).unwrap());
+        assert_eq!(
+            fs::read_to_string(&blessed).unwrap(),
+            fs::read_to_string(original).unwrap(),
+            "--bless would change {}",
+            original.display()
+        );
     }
-    got
-}
-
-fn text_field(case: &Case, key: &str) -> Option<String> {
-    case.get(key)
-        .map(|v| serde_json::from_str(v.get()).unwrap())
-}
-
-#[test]
-fn fixtures() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let mut files = Vec::new();
-    fixture_files(&root, &mut files);
-    files.sort();
-    assert!(files.len() >= 10, "fixtures missing");
-    let bless = std::env::var_os("BLESS").is_some();
-    let mut failures = Vec::new();
-    let mut count = 0;
-    for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        let mut cases: Vec<Case> = text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| {
-                serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}: {l}", file.display()))
-            })
-            .collect();
-        // One process per command and options.
-        let mut groups: BTreeMap<(String, Vec<String>), Vec<usize>> = BTreeMap::new();
-        for (i, case) in cases.iter().enumerate() {
-            let command = text_field(case, "command").unwrap_or_else(|| "args".into());
-            let options: Vec<String> = case
-                .get("options")
-                .map(|o| serde_json::from_str(o.get()).unwrap())
-                .unwrap_or_default();
-            groups.entry((command, options)).or_default().push(i);
-        }
-        for ((command, options), indexes) in groups {
-            let inputs: Vec<String> = indexes
-                .iter()
-                .map(|&i| text_field(&cases[i], "input").expect("a case has an input"))
-                .collect();
-            let records = run(&command, &options, &inputs);
-            let mut strict_options = options.clone();
-            if !strict_options.iter().any(|o| o == "--strict") {
-                strict_options.push("--strict".into());
-            }
-            let strict_records = run(&command, &strict_options, &inputs);
-            for (k, &i) in indexes.iter().enumerate() {
-                count += 1;
-                let mut got = outcome(&records[k]);
-                let strict = outcome(&strict_records[k]);
-                let strict = strict.get("error").map_or("\"ok\"", |e| e.get());
-                got.insert("strict".into(), raw(strict));
-                let case = &mut cases[i];
-                let name = text_field(case, "name").unwrap_or_default();
-                if let Some(problem) = strict_rule(&got) {
-                    failures.push(format!("{}: {name:?}: {problem}", file.display()));
-                }
-                if bless {
-                    for key in OUTCOME_FIELDS {
-                        case.remove(*key);
-                    }
-                    case.extend(got);
-                    continue;
-                }
-                for key in OUTCOME_FIELDS {
-                    let want = case.get(*key).map(|v| v.get());
-                    let have = got.get(*key).map(|v| v.get());
-                    if want != have {
-                        failures.push(format!(
-                            "{}: {name:?}: {key}\n  input:    {}\n  expected: {}\n  got:      {}",
-                            file.display(),
-                            case["input"],
-                            want.unwrap_or("(absent)"),
-                            have.unwrap_or("(absent)"),
-                        ));
-                    }
-                }
-            }
-        }
-        if bless {
-            std::fs::write(file, cases.iter().map(write_case).collect::<String>()).unwrap();
-        }
-    }
-    assert!(count >= 100, "only {count} fixture cases");
-    assert!(
-        failures.is_empty(),
-        "{} of {count} fixture cases failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-}
-
-/// One case as a line, its fields in a fixed order.
-fn write_case(case: &Case) -> String {
-    let order = ["name", "command", "options", "input"]
-        .iter()
-        .chain(OUTCOME_FIELDS);
-    let fields: Vec<String> = order
-        .filter_map(|key| {
-            case.get(*key)
-                .map(|v| format!("{}:{}", json!(key), v.get()))
-        })
-        .collect();
-    format!("{{{}}}\n", fields.join(","))
-}
-
-/// A case that needed a repair must fail under `--strict`; one that needed none must pass.
-fn strict_rule(got: &Case) -> Option<String> {
-    let repairs: Vec<Value> = serde_json::from_str(got.get("repairs")?.get()).unwrap();
-    let needs_repair = repairs
-        .iter()
-        .any(|r| !ALLOWED_IN_STRICT.contains(&r["kind"].as_str().unwrap_or("")));
-    let strict_ok = got["strict"].get() == "\"ok\"";
-    (needs_repair == strict_ok).then(|| {
-        format!(
-            "repairs {} but --strict gave {}",
-            got["repairs"].get(),
-            got["strict"].get()
-        )
-    })
 }

@@ -327,7 +327,12 @@ fn a_malformed_reply_gets_an_error_naming_the_problem_then_a_good_reply_works() 
         (
             "bad JSON",
             r#"{"tool": "echo", "parameters": {"text": "hi" @@ }, "terminate": false}"#.to_owned(),
-            "invalid_json",
+            "expected ',' or '}' at byte 45",
+        ),
+        (
+            "junk before the end",
+            r#"{"tool": "echo", "parameters": {"text": "hi"}, "terminate": false @@}"#.to_owned(),
+            "(invalid_json): the reply is not valid JSON: expected ',' or '}' at byte 66",
         ),
         (
             "missing terminate",
@@ -368,7 +373,7 @@ fn a_malformed_reply_gets_an_error_naming_the_problem_then_a_good_reply_works() 
         (
             "truncated call",
             r#"{"tool": "echo", "parameters": {"text": "hi"#.to_owned(),
-            "incomplete_call",
+            "(incomplete_call): call to \"echo\" starting at byte 0 was cut off",
         ),
         (
             "only reasoning",

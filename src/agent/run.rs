@@ -397,9 +397,19 @@ impl Run<'_> {
         let found = match calls::extract(reply, &self.call_options) {
             Ok(found) => found,
             Err(failure) => {
+                let mut message = failure.error.message;
+                if failure.error.code == Code::IncompleteCall {
+                    // "Cut off" also covers JSON that breaks before its end; the strict
+                    // parser says exactly where, which is what the model needs to fix it.
+                    let call = failure.error.offset.and_then(|at| reply.get(at..));
+                    if let Some(Err(e)) = call.map(strict_parse) {
+                        message
+                            .push_str(&format!(" (as JSON, from the call's start: {})", e.message));
+                    }
+                }
                 return Reply::Malformed {
                     code: failure.error.code.as_str(),
-                    message: failure.error.message,
+                    message,
                 };
             }
         };
@@ -595,12 +605,7 @@ fn attempted_call(text: &str) -> Option<(&'static str, String)> {
     if !body.starts_with('{') && !has_tool_key {
         return None;
     }
-    let mut strict = Mender::new(Options {
-        target: Target::Object,
-        strict: true,
-        ..Options::default()
-    });
-    Some(match strict.mend(body) {
+    Some(match strict_parse(body) {
         Err(e) if body.starts_with('{') => (
             Code::InvalidJson.as_str(),
             format!("the reply is not valid JSON: {}", e.message),
@@ -612,6 +617,16 @@ fn attempted_call(text: &str) -> Option<(&'static str, String)> {
                 .to_owned(),
         ),
     })
+}
+
+/// Parses `text` as one JSON object, without repairs: `Err` says what breaks and where.
+fn strict_parse(text: &str) -> Result<(), crate::Error> {
+    let mut strict = Mender::new(Options {
+        target: Target::Object,
+        strict: true,
+        ..Options::default()
+    });
+    strict.mend(text).map(|_| ())
 }
 
 #[cfg(test)]

@@ -1,0 +1,76 @@
+//! The `check` command: runs fixture cases in-process through the same argument parser and
+//! filters as the commands themselves.
+
+use std::io::{self, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Parser;
+use toolmend::Filter;
+use toolmend::Target;
+use toolmend::calls::CallsFilter;
+use toolmend::check::{CheckOptions, Runner, check};
+
+use crate::calls_cmd;
+use crate::cli::{CheckArgs, Cli, Command};
+
+/// Runs every fixture case and reports; exit 0, 1 (a case failed) or 2 (a problem).
+pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let options = CheckOptions { bless: args.bless };
+    let report = check(&args.paths, options, &mut CliRunner, &mut out)?;
+    out.flush()?;
+    let mut err = io::stderr();
+    for problem in &report.problems {
+        writeln!(err, "toolmend: {problem}")?;
+    }
+    Ok(ExitCode::from(report.exit_code()))
+}
+
+/// Parses a case's command and options exactly as `toolmend COMMAND OPTIONS…` would.
+struct CliRunner;
+
+impl Runner for CliRunner {
+    fn run(
+        &mut self,
+        command: &str,
+        args: &[String],
+        dir: &Path,
+        input: &[u8],
+    ) -> Result<Vec<u8>, String> {
+        let argv = ["toolmend", command]
+            .into_iter()
+            .map(str::to_owned)
+            .chain(args.iter().cloned());
+        let cli = Cli::try_parse_from(argv).map_err(|e| {
+            // Only clap's first line: the rest is usage text for a command line nobody typed.
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            first.strip_prefix("error: ").unwrap_or(first).to_owned()
+        })?;
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let no_files = "options may not name input files: the input is the case's";
+        match cli.command {
+            Some(Command::Args(args) | Command::Repair(args)) if !args.files.is_empty() => {
+                Err(no_files.into())
+            }
+            Some(Command::Args(args)) => Filter::new(args.filter_options(Target::Object))
+                .run(input, None, &mut out, &mut err)
+                .map(|_| out)
+                .map_err(|e| e.to_string()),
+            Some(Command::Repair(args)) => Filter::new(args.filter_options(Target::Any))
+                .run(input, None, &mut out, &mut err)
+                .map(|_| out)
+                .map_err(|e| e.to_string()),
+            Some(Command::Calls(args)) if !args.files.is_empty() => Err(no_files.into()),
+            Some(Command::Calls(args)) => {
+                CallsFilter::new(calls_cmd::filter_options(&args, Some(dir))?)
+                    .run(input, None, &mut out, &mut err)
+                    .map(|_| out)
+                    .map_err(|e| e.to_string())
+            }
+            _ => Err(format!("{command} cannot be checked")),
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! `completions` and `man`: text generated from the command-line definition, so it never
+//! falls out of step with the flags.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::CommandFactory;
+use clap_complete::Shell;
+
+use crate::cli::Cli;
+
+/// Prints completions for `shell`.
+pub fn completions(shell: Shell) -> anyhow::Result<ExitCode> {
+    let mut out = io::stdout().lock();
+    clap_complete::generate(shell, &mut Cli::command(), "toolmend", &mut out);
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the man page of toolmend, or of one command (`toolmend-check(1)`), as roff.
+pub fn man(command: Option<&str>) -> anyhow::Result<ExitCode> {
+    let mut page = Cli::command();
+    if let Some(name) = command {
+        let Some(sub) = page.find_subcommand(name) else {
+            let names: Vec<&str> = page.get_subcommands().map(|s| s.get_name()).collect();
+            writeln!(
+                io::stderr(),
+                "toolmend: no command {name:?}; expected one of: {}",
+                names.join(", ")
+            )?;
+            return Ok(ExitCode::from(2));
+        };
+        let full = format!("toolmend-{name}");
+        page = sub
+            .clone()
+            .display_name(full)
+            .version(env!("CARGO_PKG_VERSION"))
+            .bin_name(format!("toolmend {name}"));
+    }
+    let mut out = io::stdout().lock();
+    clap_mangen::Man::new(page).render(&mut out)?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,154 @@
+//! Every example in `docs/cookbook.md` runs as written.
+//!
+//! The code blocks run in order, in one scratch folder (so a block can use the files an
+//! earlier one made), with the debug `toolmend` first on PATH and the two example clients
+//! copied in. `sh` blocks run under `bash -euo pipefail`, `python` blocks with python3, `js`
+//! blocks with node (as ES modules). A `text` block right after one is the stdout it must
+//! print, exactly. Blocks marked `no-run` (the loop, which is built elsewhere) and blocks in
+//! other languages (toml, yaml) are not run.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Block {
+    line: usize,
+    info: String,
+    code: String,
+    expected: Option<String>,
+}
+
+fn blocks(markdown: &str) -> Vec<Block> {
+    let mut found: Vec<Block> = Vec::new();
+    let mut open: Option<Block> = None;
+    let mut since_last = String::new();
+    for (i, line) in markdown.lines().enumerate() {
+        if let Some(block) = open.as_mut() {
+            if line.trim_start() == "```" {
+                let block = open.take().unwrap();
+                let follows_code = !found.is_empty() && since_last.trim().is_empty();
+                if block.info == "text" && follows_code {
+                    let last = found.last_mut().unwrap();
+                    if last.expected.is_none() {
+                        last.expected = Some(block.code);
+                        since_last.clear();
+                        continue;
+                    }
+                }
+                found.push(block);
+                since_last.clear();
+            } else {
+                block.code.push_str(line);
+                block.code.push('\n');
+            }
+        } else if let Some(info) = line.trim_start().strip_prefix("```") {
+            open = Some(Block {
+                line: i + 1,
+                info: info.trim().to_owned(),
+                code: String::new(),
+                expected: None,
+            });
+        } else {
+            since_last.push_str(line);
+            since_last.push('\n');
+        }
+    }
+    assert!(open.is_none(), "an unclosed code block");
+    found
+}
+
+fn on_path(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn cookbook_examples_run_as_written() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let markdown = fs::read_to_string(root.join("docs/cookbook.md")).unwrap();
+    let dir: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cookbook");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    for client in [
+        "examples/python/toolmend_client.py",
+        "examples/node/toolmend_client.mjs",
+    ] {
+        let name = Path::new(client).file_name().unwrap();
+        fs::copy(root.join(client), dir.join(name)).unwrap();
+    }
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_toolmend")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let has_jq = on_path("jq");
+    let mut ran = 0;
+    for block in blocks(&markdown) {
+        let language = block.info.split_whitespace().next().unwrap_or_default();
+        if block.info.contains("no-run") {
+            continue;
+        }
+        let mut cmd = match language {
+            "sh" => {
+                let mut cmd = Command::new("bash");
+                cmd.args(["-euo", "pipefail", "-c", &block.code]);
+                cmd
+            }
+            "python" => {
+                fs::write(dir.join("snippet.py"), &block.code).unwrap();
+                let mut cmd = Command::new("python3");
+                cmd.arg("snippet.py");
+                cmd
+            }
+            "js" => {
+                fs::write(dir.join("snippet.mjs"), &block.code).unwrap();
+                let mut cmd = Command::new("node");
+                cmd.arg("snippet.mjs");
+                cmd
+            }
+            _ => continue,
+        };
+        if block.code.contains("jq ") && !has_jq {
+            // CI installs jq (.ci/run); elsewhere a missing jq only skips these blocks.
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "docs/cookbook.md:{}: jq is not installed",
+                block.line
+            );
+            eprintln!(
+                "docs/cookbook.md:{}: skipped, jq is not installed",
+                block.line
+            );
+            continue;
+        }
+        let output = cmd
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .env_remove("TOOLMEND")
+            .output()
+            .unwrap_or_else(|e| panic!("docs/cookbook.md:{}: {e}", block.line));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "docs/cookbook.md:{}: {} exited with {}\n--- code\n{}--- stdout\n{stdout}--- stderr\n{}",
+            block.line,
+            language,
+            output.status,
+            block.code,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        if let Some(expected) = &block.expected {
+            assert_eq!(
+                stdout,
+                expected.as_str(),
+                "docs/cookbook.md:{}: the output shown is not what it prints",
+                block.line
+            );
+        }
+        ran += 1;
+    }
+    assert!(ran >= 10, "only {ran} cookbook blocks ran");
+}
