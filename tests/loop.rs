@@ -940,6 +940,27 @@ fn the_openai_example_talks_to_a_chat_completions_endpoint() {
 }
 
 #[test]
+fn the_example_configs_are_valid() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (config, input_starts) in [
+        ("examples/openai.toml", "{\"messages\":"),
+        ("examples/llm-cli.toml", "System:\n"),
+    ] {
+        let out = toolmend()
+            .current_dir(root)
+            .args(["loop", "--config", config, "--dry-run", "hi"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{config}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains("## read_file"), "{config}");
+        let (_, input) = text.split_once("\n# first LLM input").unwrap();
+        let input = input.split_once('\n').unwrap().1;
+        assert!(input.starts_with(input_starts), "{config}: {input}");
+    }
+}
+
+#[test]
 fn the_offline_demo_runs() {
     // The same run as `make demo-loop`; its paths are relative to the repository root.
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
