@@ -170,6 +170,17 @@ fn text_reply_is_the_answer_and_the_model_is_called_once() {
 }
 
 #[test]
+fn a_json_document_without_call_keys_is_an_answer_too() {
+    let s = Setup::new("json-answer");
+    let answer = "```json\n{\"name\": \"demo\", \"version\": 2}\n```";
+    let config = s.config(&[answer.into()], "", ECHO_TOOL);
+    let out = s.run(&config, &["Write a package.json stub"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("{answer}\n"));
+    assert_eq!(s.inputs().len(), 1);
+}
+
+#[test]
 fn prompt_from_stdin() {
     let s = Setup::new("stdin");
     let config = s.config(&["Hello.".into()], "", ECHO_TOOL);

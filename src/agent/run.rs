@@ -579,32 +579,27 @@ impl Run<'_> {
     }
 }
 
-/// Whether a reply without a call still tries to be one: it starts with a JSON object (or a
-/// fenced one), or it has a `"tool":` key. The extractor reads such text as prose when the JSON
-/// is too broken or lacks the envelope; the model must hear about it, not have it taken for
-/// its answer.
+/// Whether a reply without a call still tries to be one: it has a `"tool"`, `"parameters"` or
+/// `"terminate"` key. The extractor reads such text as prose when the JSON is too broken or
+/// lacks the envelope; the model must hear about it, not have it taken for its answer. Other
+/// JSON (an answer that is a JSON document) stays an answer.
 fn attempted_call(text: &str) -> Option<(&'static str, String)> {
+    let has_key = |key: &str| {
+        text.match_indices(key)
+            .any(|(at, _)| text[at + key.len()..].trim_start().starts_with(':'))
+    };
+    if !["\"tool\"", "\"parameters\"", "\"terminate\""]
+        .into_iter()
+        .any(has_key)
+    {
+        return None;
+    }
     let trimmed = text.trim();
     let body = trimmed
         .strip_prefix("```json")
         .or_else(|| trimmed.strip_prefix("```"))
         .map_or(trimmed, |rest| rest.trim_end().trim_end_matches("```"))
         .trim();
-    let has_tool_key = {
-        let mut rest = text;
-        let mut found = false;
-        while let Some(at) = rest.find("\"tool\"") {
-            rest = &rest[at + 6..];
-            if rest.trim_start().starts_with(':') {
-                found = true;
-                break;
-            }
-        }
-        found
-    };
-    if !body.starts_with('{') && !has_tool_key {
-        return None;
-    }
     Some(match strict_parse(body) {
         Err(e) if body.starts_with('{') => (
             Code::InvalidJson.as_str(),
@@ -637,6 +632,9 @@ mod tests {
     fn attempted_calls() {
         assert!(attempted_call("The answer is 42.").is_none());
         assert!(attempted_call("I think {\"a\": 1} is JSON").is_none());
+        assert!(attempted_call("```json\n{\"name\": \"config\", \"tool\": 1}\n```").is_some());
+        assert!(attempted_call("```json\n{\"name\": \"config\", \"tools\": []}\n```").is_none());
+        assert!(attempted_call("{\"answer\": 42}").is_none());
         let (code, message) =
             attempted_call("{\"tool\": \"echo\", \"parameters\": {\"text\": \"hi\" @@ }}").unwrap();
         assert_eq!(code, "invalid_json");
