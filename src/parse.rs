@@ -1015,6 +1015,13 @@ impl<'a> Parser<'a> {
                     self.pos = p + close_len;
                     return Ok(());
                 }
+                if let Some(comma) = self.unclosed_before_member(run, p) {
+                    // `{"a": "x', "b": 2}`: this quote opens the next member's key, so the
+                    // string ended, unclosed, at the comma before it.
+                    self.out.extend_from_slice(src[run..comma].trim_ascii_end());
+                    self.pos = comma;
+                    return self.fix(RepairKind::UnterminatedString, open);
+                }
                 // `"he said "hi" twice"`: a quote that is not followed by what can follow a
                 // string is part of it.
                 if !noted.quote {
@@ -1144,6 +1151,48 @@ impl<'a> Parser<'a> {
                 return;
             }
         }
+        // `{"a": "x", then more}`: closing brackets at the very end close the containers, not
+        // the string (written as is, so they are its last bytes in the output too).
+        let body = self.src.trim_ascii_end();
+        let closers = body
+            .iter()
+            .rev()
+            .take_while(|&&b| matches!(b, b'}' | b']'))
+            .count();
+        let at = body.len() - closers;
+        if closers > 0 && !self.scratch.frames.is_empty() && self.out.ends_with(&self.src[at..]) {
+            let written = self.src.len() - at;
+            self.out.truncate(self.out.len() - written);
+            self.pos = at;
+        }
+    }
+
+    /// When the double quote at `quote` opens a member's key (`"b": ...`) and only spaces
+    /// separate it from a comma in the string's unwritten text `src[run..quote]`: that comma.
+    fn unclosed_before_member(&self, run: usize, quote: usize) -> Option<usize> {
+        if self.src[quote] != b'"'
+            || !self
+                .scratch
+                .frames
+                .last()
+                .is_some_and(|f| f.kind == Container::Object)
+        {
+            return None;
+        }
+        let before = self.src[run..quote].trim_ascii_end();
+        if before.last() != Some(&b',') {
+            return None;
+        }
+        let ahead = &self.src[quote + 1..(quote + 65).min(self.src.len())];
+        let close = ahead.iter().position(|&b| b == b'"' || b == b'\n')?;
+        let key = &ahead[..close];
+        let is_key = ahead[close] == b'"'
+            && !key.is_empty()
+            && key
+                .iter()
+                .all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        let next = self.skip_spaces_from(quote + 1 + close + 1);
+        (is_key && self.src.get(next) == Some(&b':')).then_some(run + before.len() - 1)
     }
 
     /// Whether a member (`"key":`) starts on the line after the raw newline at `newline`. The
@@ -1180,11 +1229,38 @@ impl<'a> Parser<'a> {
             }
             // A value's string is never followed by a colon: `"{"inner": 1}"` holds one.
             Some(b':') => true,
-            Some(
-                b',' | b'}' | b']' | b'\n' | b'\r' | b'+' | b'/' | b'#' | b')' | b';' | b'{' | b'[',
-            ) => false,
+            // `"say "x", then "y""`: in an object, a comma must lead to a member; a bare word
+            // that is not a key means the comma is the string's own.
+            Some(b',') => self.prose_follows_comma(next + 1),
+            Some(b'}' | b']' | b'\n' | b'\r' | b'+' | b'/' | b'#' | b')' | b';' | b'{' | b'[') => {
+                false
+            }
             Some(_) => true,
         }
+    }
+
+    /// In an object, whether the text after a comma at `at - 1` is a word that is not a key
+    /// (no colon after it). The look ahead is bounded.
+    fn prose_follows_comma(&self, at: usize) -> bool {
+        if !self
+            .scratch
+            .frames
+            .last()
+            .is_some_and(|f| f.kind == Container::Object)
+        {
+            return false;
+        }
+        let start = self.skip_spaces_from(at);
+        let ahead = &self.src[start..(start + 64).min(self.src.len())];
+        let word = ahead
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || b == b'_')
+            .count();
+        if word == 0 || word == ahead.len() {
+            return false;
+        }
+        let after = self.skip_spaces_from(start + word);
+        self.src.get(after) != Some(&b':')
     }
 
     fn skip_spaces_from(&self, mut at: usize) -> usize {
