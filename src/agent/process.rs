@@ -10,7 +10,7 @@
 use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -146,13 +146,17 @@ pub fn run(
         });
     }
     let (sender, receiver) = mpsc::channel();
+    let outputs = [
+        Arc::new(Mutex::new(Captured::default())),
+        Arc::new(Mutex::new(Captured::default())),
+    ];
     let mut streams = 0;
     if let Some(stdout) = child.stdout.take() {
-        spawn_reader(stdout, 0, max_output, sender.clone());
+        spawn_reader(stdout, max_output, outputs[0].clone(), sender.clone());
         streams += 1;
     }
     if let Some(stderr) = child.stderr.take() {
-        spawn_reader(stderr, 1, max_output, sender);
+        spawn_reader(stderr, max_output, outputs[1].clone(), sender);
         streams += 1;
     }
 
@@ -185,16 +189,20 @@ pub fn run(
         let _ = child.wait();
     }
 
-    let mut outputs = [Captured::default(), Captured::default()];
     let drain_until = Instant::now() + DRAIN_GRACE;
     for _ in 0..streams {
         let wait = drain_until.saturating_duration_since(Instant::now());
-        match receiver.recv_timeout(wait) {
-            Ok((which, captured)) => outputs[which] = captured,
-            Err(_) => break,
+        if receiver.recv_timeout(wait).is_err() {
+            // Kept what was read so far; the reader ends when the pipe's last holder does.
+            break;
         }
     }
-    let [stdout, stderr] = outputs;
+    let [stdout, stderr] = outputs.map(|shared| {
+        shared
+            .lock()
+            .map(|captured| captured.clone())
+            .unwrap_or_default()
+    });
     Ok(Finished {
         ended,
         stdout,
@@ -203,20 +211,21 @@ pub fn run(
     })
 }
 
-/// Reads a stream to its end on a thread, keeping the first `max` bytes and counting the rest.
+/// Reads a stream to its end on a thread into `into`, keeping the first `max` bytes and
+/// counting the rest, then says so on `done`.
 fn spawn_reader(
     mut stream: impl Read + Send + 'static,
-    which: usize,
     max: usize,
-    done: mpsc::Sender<(usize, Captured)>,
+    into: Arc<Mutex<Captured>>,
+    done: mpsc::Sender<()>,
 ) {
     thread::spawn(move || {
-        let mut captured = Captured::default();
         let mut chunk = vec![0u8; 64 * 1024];
         loop {
             match stream.read(&mut chunk) {
                 Ok(0) => break,
                 Ok(n) => {
+                    let Ok(mut captured) = into.lock() else { break };
                     let room = max.saturating_sub(captured.bytes.len());
                     captured.bytes.extend_from_slice(&chunk[..n.min(room)]);
                     captured.total += n as u64;
@@ -225,7 +234,7 @@ fn spawn_reader(
                 Err(_) => break,
             }
         }
-        let _ = done.send((which, captured));
+        let _ = done.send(());
     });
 }
 
@@ -278,6 +287,28 @@ mod tests {
         let done = run(&sh("sleep 30 & sleep 30"), b"", soon(0.2), 100, Group::Own).unwrap();
         assert_eq!(done.ended, Ended::TimedOut);
         assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn output_read_before_an_escaped_child_holds_the_pipe_is_kept() {
+        // setsid puts the sleeper outside the group, so it keeps stdout open past the kill.
+        let pid_file =
+            std::env::temp_dir().join(format!("toolmend-escaped-{}", std::process::id()));
+        let script = format!(
+            "echo early; setsid sh -c 'echo $$ > {}; exec sleep 5' &",
+            pid_file.display()
+        );
+        let started = Instant::now();
+        let done = run(&sh(&script), b"", soon(10.0), 100, Group::Own).unwrap();
+        let took = started.elapsed();
+        // The escaped sleeper is ours to end.
+        let pid = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        let _ = std::fs::remove_file(&pid_file);
+        if let Ok(pid) = pid.trim().parse::<u32>() {
+            sys::kill_group(pid);
+        }
+        assert!(took < Duration::from_secs(2), "{took:?}");
+        assert_eq!(done.stdout.bytes, b"early\n");
     }
 
     #[test]
