@@ -1004,8 +1004,8 @@ impl<'a> Parser<'a> {
             let Some(&c) = src.get(p) else {
                 self.out.extend_from_slice(&src[run..p]);
                 self.pos = p;
-                if !key {
-                    self.end_unterminated(last_newline, last_escaped_quote);
+                if !key && self.end_unterminated(last_newline, last_escaped_quote) {
+                    return self.fix(RepairKind::MissingQuote, open);
                 }
                 return self.fix(RepairKind::UnterminatedString, open);
             };
@@ -1020,7 +1020,7 @@ impl<'a> Parser<'a> {
                     // string ended, unclosed, at the comma before it.
                     self.out.extend_from_slice(src[run..comma].trim_ascii_end());
                     self.pos = comma;
-                    return self.fix(RepairKind::UnterminatedString, open);
+                    return self.fix(RepairKind::MissingQuote, open);
                 }
                 // `"he said "hi" twice"`: a quote that is not followed by what can follow a
                 // string is part of it.
@@ -1113,7 +1113,7 @@ impl<'a> Parser<'a> {
                             // string was never closed.
                             self.out.extend_from_slice(&src[run..p]);
                             self.pos = p;
-                            return self.fix(RepairKind::UnterminatedString, open);
+                            return self.fix(RepairKind::MissingQuote, open);
                         }
                         last_newline = Some((p, self.out.len() + (p - run)));
                     }
@@ -1133,11 +1133,12 @@ impl<'a> Parser<'a> {
     /// A string ran to the end of the input. When all that follows its last raw newline (or its
     /// last `\"`) is closing brackets, commas and fences, those belong to the structure and the
     /// string ended there: `{"msg": "unterminated⏎}`, `{"a": "ends with \"}`.
+    /// Returns whether it found where the string ended.
     fn end_unterminated(
         &mut self,
         last_newline: Option<(usize, usize)>,
         last_escaped_quote: Option<(usize, usize)>,
-    ) {
+    ) -> bool {
         let structural = |tail: &[u8]| {
             tail.iter().any(|&b| matches!(b, b'}' | b']' | b'`'))
                 && tail
@@ -1148,7 +1149,7 @@ impl<'a> Parser<'a> {
             if structural(&self.src[at..]) {
                 self.out.truncate(out_len);
                 self.pos = at;
-                return;
+                return true;
             }
         }
         // `{"a": "x", then more}`: closing brackets at the very end close the containers, not
@@ -1164,7 +1165,9 @@ impl<'a> Parser<'a> {
             let written = self.src.len() - at;
             self.out.truncate(self.out.len() - written);
             self.pos = at;
+            return true;
         }
+        false
     }
 
     /// When the double quote at `quote` opens a member's key (`"b": ...`) and only spaces

@@ -68,6 +68,10 @@ pub enum RepairKind {
     ExtraBracket,
     /// A Python tuple `(1, 2)` was written as an array.
     Parentheses,
+    /// A string's closing quote was missing before the text that follows it (a comma and the
+    /// next member, or the closing brackets at the end); it was closed there. Unlike
+    /// `unterminated_string`, the input was not cut off.
+    MissingQuote,
     /// A parameter value written as text (XML-style call formats) was given the JSON type its
     /// tool's schema declares (`"20"` to `20`); `text` holds the parameter's name.
     SchemaType,
@@ -110,6 +114,7 @@ impl RepairKind {
             MismatchedBracket => "mismatched_bracket",
             ExtraBracket => "extra_bracket",
             Parentheses => "parentheses",
+            MissingQuote => "missing_quote",
             SchemaType => "schema_type",
         }
     }
@@ -143,6 +148,7 @@ impl RepairKind {
             MismatchedBracket => "mismatched closing bracket",
             ExtraBracket => "unexpected closing bracket",
             Parentheses => "expected a value, found '('",
+            MissingQuote => "unterminated string",
             SchemaType => "expected a JSON value of the schema's type",
         }
     }
