@@ -147,12 +147,22 @@ impl CallsFilter {
                 return false;
             }
         };
+        // An error record's `original` is the reply's text where the line carries one as text,
+        // as for `args`; an assistant message or content list is shown as its line.
+        let mut reply_text = None;
         let result = if self.options.framing == Framing::Jsonl {
             match serde_json::from_str::<Value>(text) {
                 Ok(message) => {
                     if let Some(id) = message.get("id") {
                         head.insert("id".into(), id.clone());
                     }
+                    reply_text = match &message {
+                        Value::String(s) => Some(s.clone()),
+                        Value::Object(o) => ["text", "content", "arguments"]
+                            .iter()
+                            .find_map(|k| o.get(*k).and_then(Value::as_str).map(str::to_owned)),
+                        _ => None,
+                    };
                     extract_message(&message, &self.options.calls)
                 }
                 Err(e) => Err(Failure {
@@ -182,7 +192,7 @@ impl CallsFilter {
                     buf,
                     head,
                     &failure.error,
-                    bytes,
+                    reply_text.as_deref().map_or(bytes, str::as_bytes),
                     failure
                         .extracted
                         .as_deref()
