@@ -666,3 +666,16 @@ fn no_panic_on_hostile_input() {
         assert!(rec["ok"].is_boolean());
     }
 }
+
+#[test]
+fn jsonl_error_original_is_the_reply_text() {
+    let line = json!({"id": "r1", "text": "<tool_call>\n{\"name\": \"rm\", \"arguments\": {\"path\": \"/x\""});
+    let (record, code) = record(&["--input", "jsonl"], &format!("{line}\n"));
+    assert_eq!(code, 1);
+    assert_eq!(record["id"], "r1");
+    assert_eq!(record["error"]["code"], "incomplete_call");
+    assert_eq!(
+        record["error"]["original"],
+        "<tool_call>\n{\"name\": \"rm\", \"arguments\": {\"path\": \"/x\""
+    );
+}
