@@ -637,6 +637,17 @@ impl<'a> Parser<'a> {
                     self.note_prose(at, at + len);
                     self.pos = at + len;
                 }
+                Some(_)
+                    if !self.strict && top == Container::Object && self.scalar_ends_item(at) =>
+                {
+                    // `{"b": "x" true}`: a second value where a member should be.
+                    let len = self.src[at..]
+                        .iter()
+                        .position(|&b| matches!(b, b',' | b'}' | b']' | b'\n'))
+                        .unwrap_or(self.src.len() - at);
+                    self.note_prose(at, at + len);
+                    self.pos = at + len;
+                }
                 Some(_) if !self.strict && self.starts_value(at) => {
                     self.fix(RepairKind::MissingComma, at)?;
                     return match top {
@@ -843,6 +854,11 @@ impl<'a> Parser<'a> {
             };
             push_json_string(self.out, &self.src[at..at + len]);
             self.pos = at + len;
+            if let Some(&(b'"' | b'\'')) = self.src.get(self.pos) {
+                // `{a":"foo"}`: the key's closing quote is there, its opening one is not.
+                self.fix(RepairKind::MissingQuote, self.pos)?;
+                self.pos += 1;
+            }
         } else {
             return Err(self.invalid(at, "expected a string key"));
         }
@@ -995,7 +1011,6 @@ impl<'a> Parser<'a> {
         let mut noted = Noted::default();
         // Places an unterminated string may really have ended, as (source, output) offsets:
         // its last raw newline and its last `\"`.
-        let mut last_newline = None;
         let mut last_escaped_quote = None;
         loop {
             while p < src.len() && !stops[src[p] as usize] {
@@ -1004,7 +1019,7 @@ impl<'a> Parser<'a> {
             let Some(&c) = src.get(p) else {
                 self.out.extend_from_slice(&src[run..p]);
                 self.pos = p;
-                if !key && self.end_unterminated(last_newline, last_escaped_quote) {
+                if !key && self.end_unterminated(open + open_len, last_escaped_quote) {
                     return self.fix(RepairKind::MissingQuote, open);
                 }
                 return self.fix(RepairKind::UnterminatedString, open);
@@ -1107,15 +1122,15 @@ impl<'a> Parser<'a> {
                     }
                 },
                 _ => {
-                    if c == b'\n' && !key && !self.strict {
-                        if self.member_follows(p) {
-                            // `{"a": "first⏎"b": 2}`: a raw newline and then a member; the
-                            // string was never closed.
-                            self.out.extend_from_slice(&src[run..p]);
-                            self.pos = p;
-                            return self.fix(RepairKind::MissingQuote, open);
-                        }
-                        last_newline = Some((p, self.out.len() + (p - run)));
+                    if c == b'\n' && !key && !self.strict && self.item_follows(p) {
+                        // `{"a": "first⏎"b": 2}`, `["abc,⏎"def"]`: a raw newline and then a
+                        // member or an element; the string was never closed (a comma that
+                        // ended its line was meant to follow it).
+                        let text = src[run..p].trim_ascii_end();
+                        let text = text.strip_suffix(b",").unwrap_or(text).trim_ascii_end();
+                        self.out.extend_from_slice(text);
+                        self.pos = p;
+                        return self.fix(RepairKind::MissingQuote, open);
                     }
                     if !noted.control {
                         noted.control = true;
@@ -1130,44 +1145,53 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// A string ran to the end of the input. When all that follows its last raw newline (or its
-    /// last `\"`) is closing brackets, commas and fences, those belong to the structure and the
-    /// string ended there: `{"msg": "unterminated⏎}`, `{"a": "ends with \"}`.
-    /// Returns whether it found where the string ended.
+    /// A string whose text starts at `content` ran to the end of the input. When the input
+    /// ends with closing brackets or a fence (with spaces, newlines and commas among them), or
+    /// they follow its last `\"`, they belong to the structure and the string ended before
+    /// them: `{"msg": "unterminated⏎}`, `["abc  ]`, `{"a": "x", then more}`,
+    /// `{"a": "ends with \"}`. Returns whether it found where the string ended.
     fn end_unterminated(
         &mut self,
-        last_newline: Option<(usize, usize)>,
+        content: usize,
         last_escaped_quote: Option<(usize, usize)>,
     ) -> bool {
-        let structural = |tail: &[u8]| {
-            tail.iter().any(|&b| matches!(b, b'}' | b']' | b'`'))
-                && tail
-                    .iter()
-                    .all(|&b| matches!(b, b'}' | b']' | b',' | b'`' | b' ' | b'\t' | b'\r' | b'\n'))
-        };
-        for (at, out_len) in [last_escaped_quote, last_newline].into_iter().flatten() {
-            if structural(&self.src[at..]) {
+        let is_structural =
+            |b: u8| matches!(b, b'}' | b']' | b',' | b'`' | b' ' | b'\t' | b'\r' | b'\n');
+        let closes = |tail: &[u8]| tail.iter().any(|&b| matches!(b, b'}' | b']' | b'`'));
+        if let Some((at, out_len)) = last_escaped_quote {
+            let tail = &self.src[at..];
+            if closes(tail) && tail.iter().all(|&b| is_structural(b)) {
                 self.out.truncate(out_len);
                 self.pos = at;
                 return true;
             }
         }
-        // `{"a": "x", then more}`: closing brackets at the very end close the containers, not
-        // the string (written as is, so they are its last bytes in the output too).
-        let body = self.src.trim_ascii_end();
-        let closers = body
+        let tail_len = self.src[content..]
             .iter()
             .rev()
-            .take_while(|&&b| matches!(b, b'}' | b']'))
+            .take_while(|&&b| is_structural(b))
             .count();
-        let at = body.len() - closers;
-        if closers > 0 && !self.scratch.frames.is_empty() && self.out.ends_with(&self.src[at..]) {
-            let written = self.src.len() - at;
-            self.out.truncate(self.out.len() - written);
-            self.pos = at;
-            return true;
+        let at = self.src.len() - tail_len;
+        let tail = &self.src[at..];
+        let fenced = tail.contains(&b'`');
+        if !closes(tail) || (self.scratch.frames.is_empty() && !fenced) {
+            return false;
         }
-        false
+        // The tail was written into the string as is, but for raw tabs and line breaks, which
+        // were escaped as two bytes.
+        let written: usize = tail
+            .iter()
+            .map(|&b| {
+                if matches!(b, b'\t' | b'\r' | b'\n') {
+                    2
+                } else {
+                    1
+                }
+            })
+            .sum();
+        self.out.truncate(self.out.len() - written);
+        self.pos = at;
+        true
     }
 
     /// When the double quote at `quote` opens a member's key (`"b": ...`) and only spaces
@@ -1198,9 +1222,9 @@ impl<'a> Parser<'a> {
         (is_key && self.src.get(next) == Some(&b':')).then_some(run + before.len() - 1)
     }
 
-    /// Whether a member (`"key":`) starts on the line after the raw newline at `newline`. The
-    /// look ahead is bounded.
-    fn member_follows(&self, newline: usize) -> bool {
+    /// Whether the next line starts a member (`"key":`) of the open object or an element
+    /// (`"text",`) of the open array. The look ahead is bounded.
+    fn item_follows(&self, newline: usize) -> bool {
         let ahead = &self.src[newline..(newline + 160).min(self.src.len())];
         let start = ahead.len() - ahead.trim_ascii_start().len();
         let Some(rest) = ahead[start..].strip_prefix(b"\"") else {
@@ -1212,7 +1236,12 @@ impl<'a> Parser<'a> {
         if rest[close] != b'"' || close == 0 {
             return false;
         }
-        rest[close + 1..].trim_ascii_start().first() == Some(&b':')
+        let next = rest[close + 1..].trim_ascii_start().first().copied();
+        match self.scratch.frames.last().map(|f| f.kind) {
+            Some(Container::Object) => next == Some(b':'),
+            Some(Container::Array) => matches!(next, None | Some(b',' | b']')),
+            None => false,
+        }
     }
 
     /// Whether a quote that ends at `after` is inside the string rather than closing it: it
@@ -1238,8 +1267,36 @@ impl<'a> Parser<'a> {
             Some(b'}' | b']' | b'\n' | b'\r' | b'+' | b'/' | b'#' | b')' | b';' | b'{' | b'[') => {
                 false
             }
-            Some(_) => true,
+            // `["a" 2]`, `{"b": "x" true}`: a whole number or literal that ends the item
+            // means a comma is missing after a closed string; `"say "hi" there"` holds words.
+            Some(_) => !self.scalar_ends_item(next),
         }
+    }
+
+    /// Whether a number or `true`/`false`/`null` at `at` is followed (past spaces) by what ends
+    /// an item: a comma, a closing bracket, a line break or the end. Bounded look ahead.
+    fn scalar_ends_item(&self, at: usize) -> bool {
+        let ahead = &self.src[at..(at + 64).min(self.src.len())];
+        let len = ahead
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+'))
+            .count();
+        let token = &ahead[..len];
+        let scalar = matches!(token, b"true" | b"false" | b"null")
+            || (token
+                .first()
+                .is_some_and(|b| b.is_ascii_digit() || *b == b'-')
+                && token[1..]
+                    .iter()
+                    .all(|&b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+')));
+        if !scalar || (len == ahead.len() && at + len < self.src.len()) {
+            return false;
+        }
+        let next = self.skip_spaces_from(at + len);
+        matches!(
+            self.src.get(next),
+            None | Some(b',' | b'}' | b']' | b'\n' | b'\r')
+        )
     }
 
     /// In an object, whether the text after a comma at `at - 1` is a word that is not a key
@@ -1262,7 +1319,11 @@ impl<'a> Parser<'a> {
         if word == 0 || word == ahead.len() {
             return false;
         }
-        let after = self.skip_spaces_from(start + word);
+        // `b:` is a key, and so is `b":` (its opening quote missing).
+        let mut after = self.skip_spaces_from(start + word);
+        if self.src.get(after) == Some(&b'"') {
+            after = self.skip_spaces_from(after + 1);
+        }
         self.src.get(after) != Some(&b':')
     }
 
@@ -1439,14 +1500,58 @@ impl<'a> Parser<'a> {
             None => b'\n',
         };
         let rest = &self.src[start..];
-        let len = rest
-            .iter()
-            .position(|&b| b == b',' || b == closer || b == b'\n')
-            .unwrap_or(rest.len());
-        let text = rest[..len].trim_ascii_end();
+        // Brackets the text opens itself are its own (`{text: words{in brackets}}`); in an
+        // object, a quoted key after a space starts the next member (`{"a":value "b":1}`).
+        let in_object = closer == b'}';
+        let mut depth = 0usize;
+        let mut len = rest.len();
+        for (i, &b) in rest.iter().enumerate() {
+            match b {
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' if depth > 0 => depth -= 1,
+                b'\n' => {
+                    len = i;
+                    break;
+                }
+                b',' if depth == 0 => {
+                    len = i;
+                    break;
+                }
+                b'"' if in_object
+                    && depth == 0
+                    && i > 0
+                    && rest[i - 1].is_ascii_whitespace()
+                    && self.quoted_key_at(start + i) =>
+                {
+                    len = i;
+                    break;
+                }
+                _ if b == closer && depth == 0 => {
+                    len = i;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let mut text = rest[..len].trim_ascii_end();
+        // `abc"`: a closing quote whose opening one is missing.
+        if let [body @ .., q @ (b'"' | b'\'')] = text
+            && !body.contains(q)
+        {
+            text = body;
+        }
         push_json_string(self.out, text);
         self.pos = start + len;
         Ok(())
+    }
+
+    /// Whether `"key":` starts at `at`. Bounded look ahead.
+    fn quoted_key_at(&self, at: usize) -> bool {
+        let ahead = &self.src[at + 1..(at + 65).min(self.src.len())];
+        let Some(close) = ahead.iter().position(|&b| b == b'"' || b == b'\n') else {
+            return false;
+        };
+        ahead[close] == b'"' && self.src.get(self.skip_spaces_from(at + 2 + close)) == Some(&b':')
     }
 }
 
