@@ -17,6 +17,28 @@ pub(crate) struct Located {
 /// Finds the JSON in `text[from..]` (`from` is at its first non-whitespace byte), recording
 /// what is left out.
 pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Located {
+    // Comments before the JSON are left out first, so `/* c */ callback({...})` and
+    // `// note⏎```json ...` are found like the same text without them.
+    let mut from = from;
+    let mut comments = Vec::new();
+    loop {
+        let rest = &text[from..];
+        let end = if rest.starts_with(b"/*") {
+            memchr::memmem::find(&rest[2..], b"*/").map(|i| from + 2 + i + 2)
+        } else if rest.starts_with(b"//") || rest.starts_with(b"#") {
+            memchr::memchr(b'\n', rest).map(|i| from + i + 1)
+        } else {
+            None
+        };
+        let Some(end) = end else { break };
+        let next = end + (text[end..].len() - text[end..].trim_ascii_start().len());
+        if next >= text.len() {
+            break;
+        }
+        comments.push(Repair::at(RepairKind::Comment, from));
+        from = next;
+    }
+    repairs.extend(comments);
     let whole = Located {
         start: from,
         end: text.len(),
@@ -107,7 +129,8 @@ fn fenced(text: &[u8], from: usize, fence: usize, repairs: &mut Vec<Repair>) -> 
         repairs.push(repair);
     }
     repairs.push(Repair::at(RepairKind::CodeFence, fence));
-    let after_ticks = fence + 3;
+    // "````": a longer run of backticks opens the fence too.
+    let after_ticks = fence + text[fence..].iter().take_while(|&&b| b == b'`').count();
     // The info string (`json`) runs to the end of the fence's line.
     let start = match memchr::memchr(b'\n', &text[after_ticks..]) {
         Some(i) => after_ticks + i + 1,

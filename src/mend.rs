@@ -273,6 +273,12 @@ impl Mender {
             };
             let decoded = next.trim_ascii();
             let holds_json = match decoded.first() {
+                // `repair` takes a string for the JSON it holds only when that is JSON as it
+                // stands: `"["` or `"{a:b}"` stay strings (as json_repair and jsonrepair keep
+                // them), while `args`, which needs an object, also mends what a string holds.
+                Some(b'{' | b'[') if options.target == Target::Any => {
+                    is_json(decoded, options.max_nesting)
+                }
                 Some(b'{' | b'[' | b'"') => true,
                 // A string that decodes to code-fenced or prose-wrapped JSON.
                 Some(_) => !strict && decoded.starts_with(b"```"),
@@ -398,6 +404,25 @@ impl Mender {
         let text = if in_buffer { cur } else { input };
         text[lo..hi].first().copied()
     }
+}
+
+/// Whether `text` is one JSON value as it stands (a strict parse into scratch buffers; used only
+/// for strings that decode to something that opens like JSON).
+fn is_json(text: &[u8], max_nesting: usize) -> bool {
+    let (mut out, mut repairs, mut parts) = (Vec::new(), Vec::new(), Vec::new());
+    let mut scratch = Scratch::default();
+    Parser::new(
+        text,
+        0,
+        &mut out,
+        &mut repairs,
+        &mut scratch,
+        true,
+        max_nesting,
+    )
+    .document(&mut parts, false)
+    .is_ok()
+        && parts.len() == 1
 }
 
 fn layer_note(layers: u32) -> String {

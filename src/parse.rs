@@ -214,6 +214,18 @@ impl<'a> Parser<'a> {
                             self.pos += 1;
                         }
                     }
+                    // `1 2`, `"a" "b"`: more values, which reach `dropped` (or the array).
+                    Some(_) if !self.strict && self.scalar_starts(at) => break,
+                    Some(b',')
+                        if !self.strict && {
+                            let next = self.skip_spaces_from(at + 1);
+                            next < self.src.len() && self.scalar_starts(next)
+                        } =>
+                    {
+                        // `1,2,3`: values separated by commas.
+                        self.note_prose(at, at + 1);
+                        self.pos = at + 1;
+                    }
                     Some(_) if !self.strict => {
                         if !self.skip_to_next_value(at) {
                             return Ok(());
@@ -223,6 +235,23 @@ impl<'a> Parser<'a> {
                     Some(_) => return Err(self.invalid(at, "unexpected text after the value")),
                 }
             }
+        }
+    }
+
+    /// Whether a scalar that can stand as a value of its own starts at `at`: a double-quoted
+    /// string, a number, or `true`/`false`/`null` as a whole word (prose words are not).
+    fn scalar_starts(&self, at: usize) -> bool {
+        let rest = &self.src[at..];
+        match rest.first() {
+            Some(b'"') => true,
+            Some(b'0'..=b'9') => true,
+            Some(b'-') => rest.get(1).is_some_and(u8::is_ascii_digit),
+            _ => [&b"true"[..], b"false", b"null"].iter().any(|w| {
+                rest.starts_with(w)
+                    && !rest
+                        .get(w.len())
+                        .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            }),
         }
     }
 
