@@ -214,8 +214,9 @@ impl<'a> Parser<'a> {
                             self.pos += 1;
                         }
                     }
-                    // `1 2`, `"a" "b"`: more values, which reach `dropped` (or the array).
-                    Some(_) if !self.strict && self.scalar_starts(at) => break,
+                    // `1 2`, `"a" "b"`: more values, which reach `dropped` (or the array),
+                    // like `{..}{..}` (splitting is not a repair, so also under `strict`).
+                    Some(_) if self.scalar_starts(at) => break,
                     Some(b',')
                         if !self.strict && {
                             let next = self.skip_spaces_from(at + 1);
