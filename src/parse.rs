@@ -89,7 +89,9 @@ impl Quote {
             (Quote::Double, [b'"', ..]) | (Quote::Single, [b'\'', ..]) => Some(1),
             (Quote::CurlyDouble, [0xE2, 0x80, 0x9C | 0x9D, ..]) => Some(3),
             (Quote::CurlySingle, [0xE2, 0x80, 0x98 | 0x99, ..]) => Some(3),
-            (Quote::Backtick, [b'`', ..]) => Some(1),
+            // `foo´ and `foo': a backtick closed by an acute accent or an apostrophe.
+            (Quote::Backtick, [b'`' | b'\'', ..]) => Some(1),
+            (Quote::Backtick, [0xC2, 0xB4, ..]) => Some(2),
             _ => None,
         }
     }
@@ -133,7 +135,7 @@ const fn stops(extra: &[u8]) -> [bool; 256] {
 static STOPS_DOUBLE: [bool; 256] = stops(&[]);
 static STOPS_SINGLE: [bool; 256] = stops(b"'");
 static STOPS_CURLY: [bool; 256] = stops(&[0xE2]);
-static STOPS_BACKTICK: [bool; 256] = stops(b"`");
+static STOPS_BACKTICK: [bool; 256] = stops(b"`'\xC2");
 
 /// Per string, the repairs already recorded, so a long string full of raw newlines is one
 /// repair record, not thousands (the offset is the first one's).
@@ -380,6 +382,13 @@ impl<'a> Parser<'a> {
                 Some(b'#') if !self.strict => {
                     self.fix(RepairKind::Comment, self.pos)?;
                     self.skip_line();
+                }
+                Some(0xC2 | 0xE2 | 0xE3 | 0xEF) if !self.strict => {
+                    let Some(len) = unicode_space(&self.src[self.pos..]) else {
+                        return Ok(());
+                    };
+                    self.fix(RepairKind::UnicodeSpace, self.pos)?;
+                    self.pos += len;
                 }
                 _ => return Ok(()),
             }
@@ -1055,7 +1064,13 @@ impl<'a> Parser<'a> {
                 return self.fix(RepairKind::UnterminatedString, open);
             };
             if let Some(close_len) = quote.closing(&src[p..]) {
-                if self.strict || key || !self.quote_is_inner(p + close_len) {
+                // A backtick key closed by an apostrophe or an acute accent only before a colon
+                // (`{`it's`: 1}`).
+                let closes_key = key
+                    && (quote != Quote::Backtick
+                        || c == b'`'
+                        || self.src.get(self.skip_spaces_from(p + close_len)) == Some(&b':'));
+                if self.strict || closes_key || (!key && !self.quote_is_inner(p + close_len)) {
                     self.out.extend_from_slice(&src[run..p]);
                     self.pos = p + close_len;
                     return Ok(());
@@ -1605,6 +1620,17 @@ fn surrogate_pair_or_bmp(src: &[u8], p: usize) -> Option<usize> {
         }
         0xDC00..=0xDFFF => None,
         _ => Some(p + 6),
+    }
+}
+
+/// The length of a Unicode space at the start of `s` that JSON does not count as whitespace:
+/// U+00A0, U+2000 to U+200B, U+202F, U+205F, U+3000 and U+FEFF.
+fn unicode_space(s: &[u8]) -> Option<usize> {
+    match s {
+        [0xC2, 0xA0, ..] => Some(2),
+        [0xE2, 0x80, 0x80..=0x8B | 0xAF, ..] | [0xE2, 0x81, 0x9F, ..] => Some(3),
+        [0xE3, 0x80, 0x80, ..] | [0xEF, 0xBB, 0xBF, ..] => Some(3),
+        _ => None,
     }
 }
 

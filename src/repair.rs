@@ -72,6 +72,11 @@ pub enum RepairKind {
     /// next member, or the closing brackets at the end); it was closed there. Unlike
     /// `unterminated_string`, the input was not cut off.
     MissingQuote,
+    /// A Unicode space that JSON does not allow between tokens (no-break space, ideographic
+    /// space, ...) was left out.
+    UnicodeSpace,
+    /// A closing bracket was missing before the next value (`[{"a":1{"b":2}]`); it was added.
+    MissingBracket,
     /// A parameter value written as text (XML-style call formats) was given the JSON type its
     /// tool's schema declares (`"20"` to `20`); `text` holds the parameter's name.
     SchemaType,
@@ -115,6 +120,8 @@ impl RepairKind {
             ExtraBracket => "extra_bracket",
             Parentheses => "parentheses",
             MissingQuote => "missing_quote",
+            UnicodeSpace => "unicode_space",
+            MissingBracket => "missing_bracket",
             SchemaType => "schema_type",
         }
     }
@@ -149,6 +156,8 @@ impl RepairKind {
             ExtraBracket => "unexpected closing bracket",
             Parentheses => "expected a value, found '('",
             MissingQuote => "unterminated string",
+            UnicodeSpace => "expected a value, found a Unicode space",
+            MissingBracket => "expected ',' or a closing bracket",
             SchemaType => "expected a JSON value of the schema's type",
         }
     }
