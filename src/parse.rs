@@ -1479,9 +1479,10 @@ impl<'a> Parser<'a> {
             p = q;
         }
         self.pos = p;
-        if !self.strict && int.len() > 1 && int[0] == b'0' && p == int_start + int.len() {
-            // `0012345`: an integer with leading zeros is an id or a code more often than a
-            // count; the string keeps every digit (jsonrepair's reading; json_repair drops them).
+        if !self.strict && int.len() > 1 && int[0] == b'0' && is_delimiter(&src[p..]) {
+            // `0012345`, `001.2`: a number with leading zeros is an id or a code more often
+            // than a count; the string keeps every digit (jsonrepair's reading; json_repair
+            // drops the zeros).
             self.out.truncate(out_start);
             push_json_string(self.out, &src[start..p]);
             return Ok(());
