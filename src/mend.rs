@@ -249,6 +249,7 @@ impl Mender {
         let mut quoted_layers = 0u32;
         let mut jsonp = false;
         let mut tail = None;
+        let mut escaped_string = false;
         // Where the input's own text was found, to go back to if the layers hold no JSON.
         let mut outer = None;
         loop {
@@ -265,6 +266,8 @@ impl Mender {
                 break;
             }
             let bare = is_bare_escaped(body);
+            // `\"hello world\"`: a string written with escaped quotes; its value is the string.
+            let bare_string = bare && body[0] == b'\\';
             if !matches!(body[0], b'"' | b'\'') && !bare {
                 break;
             }
@@ -326,8 +329,13 @@ impl Mender {
             hi = lead + decoded.len();
             std::mem::swap(cur, next);
             in_buffer = true;
+            if bare_string {
+                escaped_string = true;
+                break;
+            }
         }
         if layers > 0
+            && !escaped_string
             && !matches!(
                 self.text_at(in_buffer, input, cur, lo, hi),
                 Some(b'{' | b'[')

@@ -44,7 +44,14 @@ pub(crate) fn decode(text: &[u8], bare: bool, strict: bool, out: &mut Vec<u8>) -
             break;
         };
         if text[i] == quote {
-            // Bare text holding a raw quote is not escaped JSON; a literal must end here.
+            // Bare text holding a raw quote is not escaped JSON (but for a string written with
+            // escaped quotes, `\"hello"`, where it is the closing one); a literal must end here.
+            if bare && text.starts_with(b"\\\"") {
+                out.extend_from_slice(&text[run..=i]);
+                p = i + 1;
+                run = p;
+                continue;
+            }
             if bare || !text[i + 1..].iter().all(u8::is_ascii_whitespace) {
                 return None;
             }
@@ -121,9 +128,12 @@ pub(crate) fn decode(text: &[u8], bare: bool, strict: bool, out: &mut Vec<u8>) -
     Some(layer)
 }
 
-/// Whether `text` is an object or array written with escaped quotes and no outer quotes:
-/// `{\"a\":1}` or `[\"x\"]`.
+/// Whether `text` is an object, an array or a string written with escaped quotes and no outer
+/// quotes: `{\"a\":1}`, `[\"x\"]` or `\"text\"`.
 pub(crate) fn is_bare_escaped(text: &[u8]) -> bool {
+    if text.starts_with(b"\\\"") {
+        return true;
+    }
     let Some((&(b'{' | b'['), rest)) = text.split_first() else {
         return false;
     };
