@@ -46,7 +46,7 @@ pub(crate) fn decode(text: &[u8], bare: bool, strict: bool, out: &mut Vec<u8>) -
         if text[i] == quote {
             // Bare text holding a raw quote is not escaped JSON (but for a string written with
             // escaped quotes, `\"hello"`, where it is the closing one); a literal must end here.
-            if bare && text.starts_with(b"\\\"") {
+            if bare && !strict && text.starts_with(b"\\\"") {
                 out.extend_from_slice(&text[run..=i]);
                 p = i + 1;
                 run = p;
