@@ -319,6 +319,10 @@ impl Mender {
                 self.repairs
                     .push(Repair::at(RepairKind::UnterminatedString, lo));
             }
+            if let Some(at) = layer.raw_quote {
+                self.repairs
+                    .push(Repair::at(RepairKind::UnescapedQuote, lo + at));
+            }
             if let Some(at) = layer.lone_surrogate {
                 self.repairs
                     .push(Repair::at(RepairKind::LoneSurrogate, lo + at));

@@ -9,6 +9,9 @@ pub(crate) struct Layer {
     pub unterminated: bool,
     /// Offset of the first `\u` escape naming half a surrogate pair (written as U+FFFD).
     pub lone_surrogate: Option<usize>,
+    /// Offset of the first raw quote kept in a string written with escaped quotes
+    /// (`\"hello"`; repair mode only).
+    pub raw_quote: Option<usize>,
 }
 
 /// Decodes `text` into `out` if all of it is one JSON string literal (or, with `bare`, the
@@ -47,6 +50,7 @@ pub(crate) fn decode(text: &[u8], bare: bool, strict: bool, out: &mut Vec<u8>) -
             // Bare text holding a raw quote is not escaped JSON (but for a string written with
             // escaped quotes, `\"hello"`, where it is the closing one); a literal must end here.
             if bare && !strict && text.starts_with(b"\\\"") {
+                layer.raw_quote.get_or_insert(i);
                 out.extend_from_slice(&text[run..=i]);
                 p = i + 1;
                 run = p;
