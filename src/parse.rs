@@ -216,6 +216,30 @@ impl<'a> Parser<'a> {
                             self.pos += 1;
                         }
                     }
+                    Some(b',') if !self.strict && self.members_follow_object(at) => {
+                        // `{"a": 1}, "b": 2}`: the object was closed too early and its
+                        // members go on; they are read into it.
+                        let brace = self.src[..at].trim_ascii_end().len() - 1;
+                        self.fix(RepairKind::ExtraBracket, brace)?;
+                        self.out.pop();
+                        self.scratch.frames.push(Frame {
+                            kind: Container::Object,
+                            open: brace,
+                            count: 1,
+                            keys_base: self.scratch.keys.len(),
+                            has_duplicate: false,
+                            paren: false,
+                            indexed: false,
+                        });
+                        self.open_objects += 1;
+                        self.pos = at + 1;
+                        if self.begin_member(Some(at))? {
+                            self.one_value()?;
+                        }
+                        if let Some(part) = parts.last_mut() {
+                            part.end = self.out.len();
+                        }
+                    }
                     // `1 2`, `"a" "b"`: more values, which reach `dropped` (or the array),
                     // like `{..}{..}` (splitting is not a repair, so also under `strict`).
                     Some(_) if self.scalar_starts(at) => break,
@@ -239,6 +263,16 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+    }
+
+    /// After a value that is an object, whether a comma at `at` is followed by a member
+    /// (`"key":`).
+    fn members_follow_object(&self, at: usize) -> bool {
+        if self.out.last() != Some(&b'}') || !self.src[..at].trim_ascii_end().ends_with(b"}") {
+            return false;
+        }
+        let key = self.skip_spaces_from(at + 1);
+        self.src.get(key) == Some(&b'"') && self.quoted_key_at(key)
     }
 
     /// Whether a scalar that can stand as a value of its own starts at `at`: a double-quoted
@@ -409,6 +443,23 @@ impl<'a> Parser<'a> {
         let at = self.pos;
         let Some(b) = self.peek() else {
             return match self.scratch.frames.last() {
+                Some(_) if self.strict => Err(self.invalid(at, "unexpected end of input")),
+                Some(frame) if frame.kind == Container::Object && self.last_key_repeats() => {
+                    // `{"a": 1, "a` cut off: a repeated key with no value must not replace the
+                    // value the key already has; the member is left out.
+                    let entry = self.scratch.keys.pop().expect("the member's key");
+                    let key_at = self
+                        .repairs
+                        .iter()
+                        .rposition(|r| r.kind == RepairKind::DuplicateKey);
+                    let offset = key_at.map_or(at, |i| self.repairs.remove(i).offset.unwrap_or(at));
+                    self.out.truncate(entry.start - 1);
+                    if let Some(frame) = self.scratch.frames.last_mut() {
+                        frame.count -= 1;
+                    }
+                    self.note_prose(offset, at);
+                    Ok(false)
+                }
                 // `{"a":` cut off: the key is kept, with null for the value it never got.
                 Some(_) => {
                     self.fix(RepairKind::MissingValue, at)?;
@@ -548,6 +599,15 @@ impl<'a> Parser<'a> {
                 Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
                     comma = self.skip_ellipsis(at)?;
                 }
+                Some(b'{') if !self.strict && self.object_in_array() => {
+                    // `[{"i":1,{"i":2}]`: the next element starts before the object closed.
+                    if let Some(comma) = comma {
+                        self.fix(RepairKind::TrailingComma, comma)?;
+                    }
+                    self.fix(RepairKind::MissingBracket, at)?;
+                    self.close_frame();
+                    return Ok(false);
+                }
                 Some(_) => {
                     self.key()?;
                     self.colon()?;
@@ -661,6 +721,12 @@ impl<'a> Parser<'a> {
                     // `[1, 2 ...]`: the elision stands where a comma would.
                     self.skip_ellipsis(at)?;
                 }
+                Some(b'{') if !self.strict && self.object_in_array() => {
+                    // `[{"i":1{"i":2}]`: the next element starts before the object closed.
+                    self.fix(RepairKind::MissingBracket, at)?;
+                    self.close_frame();
+                    return Ok(false);
+                }
                 Some(b'+') if !self.strict => {
                     // `{"a": 1 + 2}`, `{"msg": "Hi " + name}`: an expression. Its first operand
                     // is the value; the rest cannot be evaluated and is recorded, not made a key.
@@ -752,6 +818,27 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             Ok(false)
         }
+    }
+
+    /// Whether the last key of the open object appeared earlier in it.
+    fn last_key_repeats(&self) -> bool {
+        let Some(frame) = self.scratch.frames.last() else {
+            return false;
+        };
+        let keys = &self.scratch.keys[frame.keys_base..];
+        let Some((last, earlier)) = keys.split_last() else {
+            return false;
+        };
+        let key = &self.out[last.start..last.end];
+        frame.has_duplicate && earlier.iter().any(|e| &self.out[e.start..e.end] == key)
+    }
+
+    /// Whether the open container is an object directly inside an array.
+    fn object_in_array(&self) -> bool {
+        let frames = &self.scratch.frames;
+        frames.len() >= 2
+            && frames[frames.len() - 1].kind == Container::Object
+            && frames[frames.len() - 2].kind == Container::Array
     }
 
     /// `)` closing the open array: the end of a tuple, or (`[1, 2)`) a mismatched bracket.
@@ -1650,7 +1737,18 @@ fn is_delimiter(rest: &[u8]) -> bool {
     matches!(
         rest,
         [] | [
-            b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']' | b':' | b')' | b'#',
+            b' ' | b'\t'
+                | b'\n'
+                | b'\r'
+                | b','
+                | b'}'
+                | b']'
+                | b':'
+                | b')'
+                | b'#'
+                | b'{'
+                | b'['
+                | b'"',
             ..
         ] | [b'/', b'/' | b'*', ..]
     )
