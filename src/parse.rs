@@ -1097,13 +1097,12 @@ impl<'a> Parser<'a> {
         self.string_body(quote, len, false)?;
         while !self.strict {
             let before = self.pos;
-            self.skip_spaces();
+            self.pos = self.skip_blank_from(self.pos);
             if self.peek() != Some(b'+') {
                 self.pos = before;
                 break;
             }
-            self.pos += 1;
-            self.skip_spaces();
+            self.pos = self.skip_blank_from(self.pos + 1);
             let Some((next, len)) = Quote::opening(&self.src[self.pos..]) else {
                 self.pos = before;
                 break;
@@ -1118,9 +1117,22 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    fn skip_spaces(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.pos += 1;
+    /// Past whitespace and comments from `at`, without recording them (`"a" + /* c */ "b"`:
+    /// the joined string is the repair).
+    fn skip_blank_from(&self, mut at: usize) -> usize {
+        loop {
+            let rest = &self.src[at..];
+            match rest {
+                [b' ' | b'\t' | b'\n' | b'\r', ..] => at += 1,
+                [b'/', b'*', ..] => {
+                    at = memchr::memmem::find(&rest[2..], b"*/")
+                        .map_or(self.src.len(), |i| at + i + 4);
+                }
+                [b'/', b'/', ..] => {
+                    at = memchr::memchr(b'\n', rest).map_or(self.src.len(), |i| at + i + 1);
+                }
+                _ => return at,
+            }
         }
     }
 
@@ -1593,6 +1605,9 @@ impl<'a> Parser<'a> {
             .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'$'))
             .unwrap_or(self.src.len() - start);
         let end = start + len;
+        if !self.strict && self.src.get(end) == Some(&b'(') && self.constructor(start, end)? {
+            return Ok(());
+        }
         let w = &self.src[start..end];
         let at_end = end == self.src.len();
         let (text, kind): (&[u8], Option<RepairKind>) = match w {
@@ -1620,6 +1635,39 @@ impl<'a> Parser<'a> {
         self.out.extend_from_slice(text);
         self.pos = end;
         Ok(())
+    }
+
+    /// `ObjectId("123")`, `NumberLong(2)`, `ISODate("...")`: a constructor call around one
+    /// string or number (MongoDB shell output) is that value, recorded like a JSONP wrapper.
+    /// Returns `false`, having read nothing, when the call is not of that form.
+    fn constructor(&mut self, start: usize, open: usize) -> Result<bool, Error> {
+        let arg = self.skip_spaces_from(open + 1);
+        let is_scalar = match self.src.get(arg) {
+            Some(b'"' | b'\'' | b'-' | b'0'..=b'9') => true,
+            _ => false,
+        };
+        if !is_scalar {
+            return Ok(false);
+        }
+        let (out_len, repairs_len) = (self.out.len(), self.repairs.len());
+        self.pos = arg;
+        match self.src[arg] {
+            b'"' => self.string_value(Quote::Double, 1)?,
+            b'\'' => self.string_value(Quote::Single, 1)?,
+            _ => self.number()?,
+        }
+        let close = self.skip_spaces_from(self.pos);
+        if self.src.get(close) != Some(&b')') {
+            // Not a call of one value after all: read the text as before.
+            self.out.truncate(out_len);
+            self.repairs.truncate(repairs_len);
+            self.pos = start;
+            return Ok(false);
+        }
+        self.repairs
+            .insert(repairs_len, Repair::at(RepairKind::Jsonp, start));
+        self.pos = close + 1;
+        Ok(true)
     }
 
     /// Writes the bare text from here to the end of the value (`,`, the closing bracket of the
