@@ -1642,10 +1642,7 @@ impl<'a> Parser<'a> {
     /// Returns `false`, having read nothing, when the call is not of that form.
     fn constructor(&mut self, start: usize, open: usize) -> Result<bool, Error> {
         let arg = self.skip_spaces_from(open + 1);
-        let is_scalar = match self.src.get(arg) {
-            Some(b'"' | b'\'' | b'-' | b'0'..=b'9') => true,
-            _ => false,
-        };
+        let is_scalar = matches!(self.src.get(arg), Some(b'"' | b'\'' | b'-' | b'0'..=b'9'));
         if !is_scalar {
             return Ok(false);
         }
