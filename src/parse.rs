@@ -417,6 +417,22 @@ impl<'a> Parser<'a> {
                     self.fix(RepairKind::Comment, self.pos)?;
                     self.skip_line();
                 }
+                Some(b'`') if !self.strict && self.src[self.pos..].starts_with(b"```") => {
+                    // `{"a": "b"```: a code fence inside the value is not part of it (recorded
+                    // unless it ends the input: a closing fence, counted with its opening one).
+                    let fence = self.pos;
+                    self.pos += self.src[self.pos..]
+                        .iter()
+                        .take_while(|&&b| b == b'`')
+                        .count();
+                    self.pos += self.src[self.pos..]
+                        .iter()
+                        .take_while(|b| b.is_ascii_alphanumeric())
+                        .count();
+                    if !self.src[self.pos..].trim_ascii().is_empty() {
+                        self.fix(RepairKind::CodeFence, fence)?;
+                    }
+                }
                 Some(0xC2 | 0xE2 | 0xE3 | 0xEF) if !self.strict => {
                     let Some(len) = unicode_space(&self.src[self.pos..]) else {
                         return Ok(());
@@ -1408,9 +1424,10 @@ impl<'a> Parser<'a> {
             // `"say "x", then "y""`: in an object, a comma must lead to a member; a bare word
             // that is not a key means the comma is the string's own.
             Some(b',') => self.prose_follows_comma(next + 1),
-            Some(b'}' | b']' | b'\n' | b'\r' | b'+' | b'/' | b'#' | b')' | b';' | b'{' | b'[') => {
-                false
-            }
+            Some(b'`') if self.src[next..].starts_with(b"```") => false,
+            // `"[LINK]("https://x")"`: a parenthesis with a quote after it is text.
+            Some(b')') => self.src.get(self.skip_spaces_from(next + 1)) == Some(&b'"'),
+            Some(b'}' | b']' | b'\n' | b'\r' | b'+' | b'/' | b'#' | b';' | b'{' | b'[') => false,
             // `["a" 2]`, `{"b": "x" true}`: a whole number or literal that ends the item
             // means a comma is missing after a closed string; `"say "hi" there"` holds words.
             Some(_) => !self.scalar_ends_item(next),
