@@ -279,7 +279,7 @@ impl Mender {
                 // `repair` takes a string for the JSON it holds only when that is JSON as it
                 // stands: `"["` or `"{a:b}"` stay strings (as json_repair and jsonrepair keep
                 // them), while `args`, which needs an object, also mends what a string holds.
-                Some(b'{' | b'[') if options.target == Target::Any => {
+                Some(b'{' | b'[') if options.target == Target::Any && !bare => {
                     is_json(decoded, options.max_nesting)
                 }
                 Some(b'{' | b'[' | b'"') => true,
