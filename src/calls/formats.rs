@@ -39,6 +39,9 @@ pub(crate) enum Body {
     Pythonic,
     /// Python calls or JSON, whichever the body starts with.
     PythonicOrJson,
+    /// Gemma: `call:NAME{key:value,...}` with strings between a quote token (`<escape>`,
+    /// `<|"|>`) and bare keys, numbers, booleans and enum words.
+    Gemma(&'static str),
 }
 
 #[derive(Debug)]
@@ -290,6 +293,20 @@ pub(crate) const TABLE: &[Spec] = &[
         },
     },
     Spec {
+        name: "functiongemma",
+        models: "Google FunctionGemma (<start_function_call>call:NAME{k:<escape>v<escape>}<end_function_call>)",
+        kind: block(
+            &["<start_function_call>"],
+            &["<end_function_call>"],
+            Body::Gemma("<escape>"),
+        ),
+    },
+    Spec {
+        name: "gemma4",
+        models: "Gemma 4 (<|tool_call>call:NAME{k:<|\"|>v<|\"|>}<tool_call|>)",
+        kind: block(&["<|tool_call>"], &["<tool_call|>"], Body::Gemma("<|\"|>")),
+    },
+    Spec {
         name: "pythonic",
         models: "Llama 3.2 pythonic, ToolACE ([f(a=1), g(b=2)] as the whole reply)",
         kind: Kind::BarePythonic,
@@ -472,6 +489,7 @@ fn decode(
         Body::Glm => glm(text, range, closed, out),
         Body::Invoke(prefix) => invokes(text, range, closed, prefix, out),
         Body::Pythonic => pythonic(text, range, out),
+        Body::Gemma(quote) => gemma(text, range, quote, out),
         Body::PythonicOrJson => {
             let n = ident_len(text, at);
             if Py::looks_like_list(text, at) || (n > 0 && text[at + n..].starts_with(['(', '.'])) {
@@ -790,6 +808,117 @@ fn xml_value(raw: &str) -> String {
 }
 
 /// `<function=NAME>…</function>` tags in `range`.
+/// Gemma calls in `range`: each `call:NAME{...}` is rewritten as JSON text (strings between
+/// `quote` tokens escaped, bare keys and enum words quoted) for the args pipeline. A call whose
+/// braces or strings are not closed is incomplete.
+fn gemma(text: &str, range: Range<usize>, quote: &str, out: &mut Out) -> Option<usize> {
+    let mut pos = range.start;
+    let mut any = false;
+    while let Some(i) = text[pos..range.end].find("call:") {
+        let start = pos + i;
+        let name_start = start + "call:".len();
+        let name_len = text.as_bytes()[name_start..range.end]
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+            .count();
+        let brace = name_start + name_len;
+        if name_len == 0 || !text[brace..range.end].starts_with('{') {
+            pos = name_start;
+            continue;
+        }
+        any = true;
+        let name = &text[name_start..brace];
+        match gemma_args(&text[..range.end], brace, quote) {
+            Some((json, end)) => {
+                out.items.push(Item::Call(Raw {
+                    name: Some(name.to_owned()),
+                    args: Args::Text(json),
+                    offset: start,
+                    ..Raw::default()
+                }));
+                pos = end;
+            }
+            None => {
+                out.items.push(Item::Incomplete(Incomplete {
+                    tool: Some(bare_name(name).0),
+                    id: None,
+                    offset: start,
+                    message: "it ends before its arguments are closed".into(),
+                }));
+                return Some(range.end);
+            }
+        }
+    }
+    any.then_some(range.end)
+}
+
+/// The Gemma arguments opening at `brace`, as JSON text, and where they end; `None` when the
+/// text ends first.
+fn gemma_args(text: &str, brace: usize, quote: &str) -> Option<(String, usize)> {
+    let bytes = text.as_bytes();
+    let mut json = Vec::new();
+    // For each open container, whether it is an object (its entries start with a key).
+    let mut stack: Vec<bool> = Vec::new();
+    let mut at_key = false;
+    let mut j = brace;
+    while j < bytes.len() {
+        if text[j..].starts_with(quote) {
+            let s = j + quote.len();
+            let len = text[s..].find(quote)?;
+            crate::escape::push_json_string(&mut json, &bytes[s..s + len]);
+            j = s + len + quote.len();
+            at_key = false;
+            continue;
+        }
+        let b = bytes[j];
+        match b {
+            b'{' | b'[' => {
+                stack.push(b == b'{');
+                at_key = b == b'{';
+                json.push(b);
+                j += 1;
+            }
+            b'}' | b']' => {
+                stack.pop();
+                json.push(b);
+                j += 1;
+                if stack.is_empty() {
+                    return Some((String::from_utf8(json).ok()?, j));
+                }
+            }
+            b',' => {
+                at_key = stack.last() == Some(&true);
+                json.push(b);
+                j += 1;
+            }
+            b':' => {
+                at_key = false;
+                json.push(b);
+                j += 1;
+            }
+            _ if b.is_ascii_whitespace() => j += 1,
+            _ => {
+                // A bare word: a key, or a value (number and literals as they are, an enum
+                // word as a string).
+                let len = bytes[j..]
+                    .iter()
+                    .take_while(|&&c| !matches!(c, b',' | b':' | b'{' | b'}' | b'[' | b']'))
+                    .count();
+                let word = text[j..j + len].trim_end();
+                let literal = matches!(word, "true" | "false" | "null")
+                    || serde_json::from_str::<serde_json::Number>(word).is_ok();
+                if at_key || !literal {
+                    crate::escape::push_json_string(&mut json, word.as_bytes());
+                } else {
+                    json.extend_from_slice(word.as_bytes());
+                }
+                j += len;
+            }
+        }
+    }
+    None
+}
+
 fn function_tags(text: &str, range: Range<usize>, closed: bool, out: &mut Out) -> Option<usize> {
     let mut pos = range.start;
     let mut any = false;
