@@ -42,6 +42,8 @@ struct KeyEntry {
     start: usize,
     /// Output offset just past the key's closing quote.
     end: usize,
+    /// [`key_tag`] of the key: most keys differ here, without comparing their bytes.
+    tag: u64,
 }
 
 /// Objects with more keys than this look keys up by hash instead of by scanning.
@@ -103,39 +105,52 @@ impl Quote {
             Quote::CurlyDouble | Quote::CurlySingle => Some(RepairKind::TypographicQuotes),
         }
     }
+}
 
-    /// Bytes that end a run of plain string content for this quote.
-    fn stops(self) -> &'static [bool; 256] {
-        match self {
-            Quote::Double => &STOPS_DOUBLE,
-            Quote::Single => &STOPS_SINGLE,
-            Quote::CurlyDouble | Quote::CurlySingle => &STOPS_CURLY,
-            Quote::Backtick => &STOPS_BACKTICK,
+/// The first position from `p` that holds one of `quote`'s stop bytes (or the end): a double
+/// quote, a backslash or a control character, and the bytes that may close this quote.
+fn skip_plain(src: &[u8], p: usize, quote: Quote) -> usize {
+    // Constant bytes per call, so the scan for a double quote tests two bytes, not three.
+    match quote {
+        Quote::Double => find_any(src, p, [b'"', b'\\', b'"'], true),
+        Quote::Single => find_any(src, p, [b'"', b'\\', b'\''], true),
+        Quote::CurlyDouble | Quote::CurlySingle => find_any(src, p, [b'"', b'\\', 0xE2], true),
+        // Five stop bytes (`, ' and the acute accent's lead byte close it): a byte loop, as
+        // backtick strings are rare.
+        Quote::Backtick => src[p..]
+            .iter()
+            .position(|&b| b < 0x20 || matches!(b, b'"' | b'\\' | b'`' | b'\'' | 0xC2))
+            .map_or(src.len(), |i| p + i),
+    }
+}
+
+/// The first position from `p` holding one of `bytes` or, with `control`, a byte below 0x20;
+/// `src.len()` when there is none. String content is mostly plain, so it is tested eight
+/// bytes at a time (a byte loop here was a quarter of the profile, and memchr's set-up costs
+/// more than it saves on runs this short).
+#[inline(always)]
+pub(crate) fn find_any(src: &[u8], mut p: usize, bytes: [u8; 3], control: bool) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    // Lowest set high bit = first zero byte (bits above it may be false hits, never below).
+    let zero = |x: u64| x.wrapping_sub(LO) & !x & HI;
+    let [a, b, c] = bytes.map(|byte| LO * u64::from(byte));
+    let below = if control { LO * 0x20 } else { 0 };
+    let stop = |byte: u8| bytes.contains(&byte) || control && byte < 0x20;
+    while let Some(chunk) = src.get(p..p + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        // The last term marks bytes below 0x20 (none when `below` is 0).
+        let hits = zero(w ^ a) | zero(w ^ b) | zero(w ^ c) | (w.wrapping_sub(below) & !w & HI);
+        if hits != 0 {
+            return p + (hits.trailing_zeros() / 8) as usize;
         }
+        p += 8;
     }
+    while p < src.len() && !stop(src[p]) {
+        p += 1;
+    }
+    p
 }
-
-const fn stops(extra: &[u8]) -> [bool; 256] {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        table[b] = true;
-        b += 1;
-    }
-    table[b'"' as usize] = true;
-    table[b'\\' as usize] = true;
-    let mut i = 0;
-    while i < extra.len() {
-        table[extra[i] as usize] = true;
-        i += 1;
-    }
-    table
-}
-
-static STOPS_DOUBLE: [bool; 256] = stops(&[]);
-static STOPS_SINGLE: [bool; 256] = stops(b"'");
-static STOPS_CURLY: [bool; 256] = stops(&[0xE2]);
-static STOPS_BACKTICK: [bool; 256] = stops(b"`'\xC2");
 
 /// Per string, the repairs already recorded, so a long string full of raw newlines is one
 /// repair record, not thousands (the offset is the first one's).
@@ -393,8 +408,24 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    /// Skips whitespace and, when repairing, comments.
+    /// Skips whitespace and, when repairing, comments (and stray fences and Unicode spaces).
+    #[inline(always)]
     fn skip_ws(&mut self) -> Result<(), Error> {
+        // Most calls find nothing to skip, or one space after a comma or colon: those are
+        // answered here, inlined, without the loop (skip_ws was a tenth of the profile).
+        if self.peek() == Some(b' ') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b' ' | b'\t' | b'\n' | b'\r' | b'/' | b'#' | b'`' | 0xC2 | 0xE2 | 0xE3 | 0xEF) => {
+                self.skip_ws_more()
+            }
+            _ => Ok(()),
+        }
+    }
+
+    #[inline(never)]
+    fn skip_ws_more(&mut self) -> Result<(), Error> {
         loop {
             match self.peek() {
                 Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
@@ -962,7 +993,18 @@ impl<'a> Parser<'a> {
         }
         frame.count += 1;
         let start = self.out.len();
-        if let Some((quote, len)) = Quote::opening(&self.src[at..]) {
+        let plain_end = match self.src[at] {
+            b'"' => Some(skip_plain(self.src, at + 1, Quote::Double)),
+            _ => None,
+        };
+        if let Some(end) = plain_end.filter(|&end| {
+            self.src.get(end) == Some(&b'"')
+                && (self.strict || self.src.get(self.skip_spaces_from(end + 1)) == Some(&b':'))
+        }) {
+            // Most keys: nothing to escape before the closing quote, and a colon after it.
+            self.out.extend_from_slice(&self.src[at..=end]);
+            self.pos = end + 1;
+        } else if let Some((quote, len)) = Quote::opening(&self.src[at..]) {
             if quote != Quote::Double {
                 self.fix(quote.repair().expect("not a double quote"), at)?;
             }
@@ -1036,9 +1078,12 @@ impl<'a> Parser<'a> {
         let scratch = &mut *self.scratch;
         let frame = scratch.frames.last_mut().expect("an open object");
         let key = &self.out[start..end];
+        let tag = key_tag(key);
         let entries = &scratch.keys[frame.keys_base..];
         let duplicate = if entries.len() < LINEAR_KEYS {
-            entries.iter().any(|e| &self.out[e.start..e.end] == key)
+            entries
+                .iter()
+                .any(|e| e.tag == tag && &self.out[e.start..e.end] == key)
         } else {
             if !frame.indexed {
                 frame.indexed = true;
@@ -1072,7 +1117,7 @@ impl<'a> Parser<'a> {
             repair.text = Some(text);
             self.repairs.push(repair);
         }
-        scratch.keys.push(KeyEntry { start, end });
+        scratch.keys.push(KeyEntry { start, end, tag });
     }
 
     fn colon(&mut self) -> Result<(), Error> {
@@ -1109,8 +1154,20 @@ impl<'a> Parser<'a> {
         if let Some(kind) = quote.repair() {
             self.fix(kind, at)?;
         }
-        self.out.push(b'"');
-        self.string_body(quote, len, false)?;
+        let plain_end = match quote {
+            Quote::Double => Some(skip_plain(self.src, at + 1, quote)),
+            _ => None,
+        };
+        if let Some(end) = plain_end.filter(|&end| {
+            self.src.get(end) == Some(&b'"') && (self.strict || !self.quote_is_inner(end + 1))
+        }) {
+            // Most strings: nothing to escape before the quote that closes them.
+            self.out.extend_from_slice(&self.src[at..end]);
+            self.pos = end + 1;
+        } else {
+            self.out.push(b'"');
+            self.string_body(quote, len, false)?;
+        }
         while !self.strict {
             let before = self.pos;
             self.pos = self.skip_blank_from(self.pos);
@@ -1159,7 +1216,6 @@ impl<'a> Parser<'a> {
     fn string_body(&mut self, quote: Quote, open_len: usize, key: bool) -> Result<(), Error> {
         let open = self.pos;
         let src = self.src;
-        let stops = quote.stops();
         let mut p = open + open_len;
         let mut run = p;
         let mut noted = Noted::default();
@@ -1167,8 +1223,9 @@ impl<'a> Parser<'a> {
         // its last raw newline and its last `\"`.
         let mut last_escaped_quote = None;
         loop {
-            while p < src.len() && !stops[src[p] as usize] {
-                p += 1;
+            // Escapes come in runs (`\\\\`, `\n\n`): the next one needs no word-wide scan.
+            if src.get(p) != Some(&b'\\') {
+                p = skip_plain(src, p, quote);
             }
             let Some(&c) = src.get(p) else {
                 self.out.extend_from_slice(&src[run..p]);
@@ -1824,6 +1881,18 @@ fn is_bare_key_byte(b: u8) -> bool {
     )
 }
 
+/// A cheap fingerprint of a key (with its quotes): its length and its first and last eight
+/// bytes. Equal keys have equal tags; different keys rarely do.
+fn key_tag(key: &[u8]) -> u64 {
+    let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
+    // Whole words only: a copy of a variable length would be a memcpy call per key.
+    let bits = match key.len() {
+        0..8 => key.iter().fold(0, |tag, &b| tag << 8 | u64::from(b)),
+        len => word(&key[..8]) ^ word(&key[len - 8..]).rotate_left(29),
+    };
+    bits ^ (key.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
 /// FNV-1a: a fast hash for short keys; collisions are checked by comparing the keys.
 fn fnv(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -1832,4 +1901,46 @@ fn fnv(bytes: &[u8]) -> u64 {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The word-at-a-time scan against a byte loop, at every alignment and for every byte.
+    #[test]
+    fn find_any_matches_a_byte_loop() {
+        let slow = |src: &[u8], p: usize, bytes: [u8; 3], control: bool| {
+            (p..src.len())
+                .find(|&i| bytes.contains(&src[i]) || control && src[i] < 0x20)
+                .unwrap_or(src.len())
+        };
+        for target in 0..=255u8 {
+            for len in 0..20 {
+                for at in 0..=len {
+                    let mut src = vec![b'a'; len];
+                    if at < len {
+                        src[at] = target;
+                    }
+                    // Bytes that could trip the borrow of a neighbouring lane.
+                    src.extend_from_slice(&[0x00, 0x80, 0xff, 0x21, 0x1f, b'"']);
+                    for p in 0..3.min(src.len()) {
+                        for (bytes, control) in
+                            [([b'"', b'\\', b'\''], true), ([b'"', b'\\', b'\\'], false)]
+                        {
+                            let end = slow(&src, p, bytes, control);
+                            assert_eq!(find_any(&src, p, bytes, control), end, "{src:?} {p}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn key_tags_of_equal_keys_are_equal() {
+        assert_eq!(key_tag(br#""content_5""#), key_tag(br#""content_5""#));
+        assert_ne!(key_tag(br#""content_5""#), key_tag(br#""content_7""#));
+        assert_ne!(key_tag(br#""""#), key_tag(br#""a""#));
+    }
 }
