@@ -286,6 +286,10 @@ pub struct MendArgs {
     /// Refuse arrays and objects nested deeper than this
     #[arg(long, default_value_t = 1000, help_heading = "Pipeline")]
     pub max_nesting: usize,
+
+    /// Threads that mend inputs (0: one per core, at most 8); output order is kept
+    #[arg(long, default_value_t = 0, value_name = "N", help_heading = "Pipeline")]
+    pub threads: usize,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -330,6 +334,7 @@ impl MendArgs {
             records: self.records,
             line_buffered: self.line_buffered,
             max_bytes: self.max_bytes,
+            threads: self.threads,
         }
     }
 }

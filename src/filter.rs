@@ -1,7 +1,15 @@
 //! The `args` and `repair` commands as a stream filter: inputs in, one record (or value) out
 //! per input, in order.
+//!
+//! With several threads, the calling thread reads the stream into batches of inputs, worker
+//! threads mend whole batches, and the calling thread writes their output back in the order it
+//! read them. Batches and their output buffers are handed back and forth and reused, so a long
+//! run allocates nothing per line once they have grown.
 
+use std::collections::VecDeque;
 use std::io::{self, BufRead, Write};
+use std::sync::mpsc;
+use std::thread;
 
 use crate::error::{Code, Error};
 use crate::input::{Framing, InputReader, RawInput, decode_input};
@@ -21,6 +29,9 @@ pub struct FilterOptions {
     pub line_buffered: bool,
     /// Inputs longer than this fail with `too_large`.
     pub max_bytes: usize,
+    /// Threads that mend inputs; 0 picks one per available core. Output order never depends
+    /// on it. One thread is used anyway when line-buffered or reading one whole input.
+    pub threads: usize,
 }
 
 impl Default for FilterOptions {
@@ -31,6 +42,7 @@ impl Default for FilterOptions {
             records: false,
             line_buffered: false,
             max_bytes: 64 << 20,
+            threads: 1,
         }
     }
 }
@@ -46,6 +58,17 @@ pub struct Summary {
 
 /// Output is handed to the writer in blocks of about this size (unless line-buffered).
 const BLOCK: usize = 64 << 10;
+
+/// A batch for a worker holds about this many input bytes: large enough that handing it over
+/// costs little next to mending it, small enough that both cores get work early.
+const BATCH_BYTES: usize = 128 << 10;
+
+/// An input at least this long is mended by the reading thread itself, straight from the
+/// reader's buffer, rather than copied into a batch.
+const HUGE: usize = 4 << 20;
+
+/// Batches in flight per worker: one being mended, one waiting.
+const IN_FLIGHT: usize = 2;
 
 /// Mends every input of a stream and writes the results.
 ///
@@ -63,19 +86,28 @@ const BLOCK: usize = 64 << 10;
 /// ```
 pub struct Filter {
     options: FilterOptions,
-    mender: Mender,
-    out: Vec<u8>,
-    err: Vec<u8>,
+    worker: Worker,
+    batches: Vec<Batch>,
 }
 
 impl Filter {
     /// A filter with these settings.
     pub fn new(options: FilterOptions) -> Filter {
         Filter {
-            mender: Mender::new(options.mend.clone()),
+            worker: Worker::new(&options),
             options,
-            out: Vec::with_capacity(BLOCK + 4096),
-            err: Vec::new(),
+            batches: Vec::new(),
+        }
+    }
+
+    /// How many threads mend inputs in a run.
+    fn threads(&self) -> usize {
+        if self.options.line_buffered || self.options.framing == Framing::Whole {
+            return 1;
+        }
+        match self.options.threads {
+            0 => thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+            n => n,
         }
     }
 
@@ -92,35 +124,272 @@ impl Filter {
         out: &mut W,
         err: &mut E,
     ) -> io::Result<Summary> {
+        let inputs = InputReader::new(reader, self.options.framing, self.options.max_bytes);
+        match self.threads() {
+            1 => self.run_here(inputs, file, out, err),
+            n => self.run_threaded(n, inputs, file, out, err),
+        }
+    }
+
+    /// The one-thread run: each input is mended and written in turn.
+    fn run_here<R: BufRead, W: Write, E: Write>(
+        &mut self,
+        mut inputs: InputReader<R>,
+        file: Option<&str>,
+        out: &mut W,
+        err: &mut E,
+    ) -> io::Result<Summary> {
+        let worker = &mut self.worker;
         let mut summary = Summary::default();
-        let mut inputs = InputReader::new(reader, self.options.framing, self.options.max_bytes);
         while let Some((line, raw)) = inputs.next_input()? {
             summary.inputs += 1;
-            let ok = self.one(line, file, raw);
-            if !ok {
+            if !worker.one(line, file, raw) {
                 summary.failed += 1;
-                if !self.err.is_empty() {
+                if !worker.err.is_empty() {
                     // Error records on stderr go out at once, in step with the values.
-                    out.write_all(&self.out)?;
-                    self.out.clear();
+                    worker.write_out(out)?;
                     out.flush()?;
-                    err.write_all(&self.err)?;
-                    self.err.clear();
+                    err.write_all(&worker.err)?;
+                    worker.err.clear();
                     err.flush()?;
                 }
             }
-            if self.options.line_buffered || self.out.len() >= BLOCK {
-                out.write_all(&self.out)?;
-                self.out.clear();
-                if self.options.line_buffered {
+            if worker.options.line_buffered || worker.out.len() >= BLOCK {
+                worker.write_out(out)?;
+                if worker.options.line_buffered {
                     out.flush()?;
                 }
             }
         }
-        out.write_all(&self.out)?;
-        self.out.clear();
+        worker.write_out(out)?;
         out.flush()?;
         Ok(summary)
+    }
+
+    /// The run over `n` worker threads. Batch `k` goes to worker `k % n`, and results are
+    /// taken back in the order batches were sent, which is the input order.
+    fn run_threaded<R: BufRead, W: Write, E: Write>(
+        &mut self,
+        n: usize,
+        mut inputs: InputReader<R>,
+        file: Option<&str>,
+        out: &mut W,
+        err: &mut E,
+    ) -> io::Result<Summary> {
+        let options = &self.options;
+        let pool = &mut self.batches;
+        let here = &mut self.worker;
+        thread::scope(|scope| {
+            let mut jobs = Vec::with_capacity(n);
+            let mut results = Vec::with_capacity(n);
+            for _ in 0..n {
+                let (job_tx, job_rx) = mpsc::channel::<Batch>();
+                let (done_tx, done_rx) = mpsc::channel::<Batch>();
+                let mut worker = Worker::new(options);
+                scope.spawn(move || {
+                    for mut batch in job_rx {
+                        batch.mend(&mut worker, file);
+                        if done_tx.send(batch).is_err() {
+                            break;
+                        }
+                    }
+                });
+                jobs.push(job_tx);
+                results.push(done_rx);
+            }
+            // Which worker holds each batch in flight, oldest first.
+            let mut pending: VecDeque<usize> = VecDeque::new();
+            let mut next_worker = 0;
+            let mut summary = Summary::default();
+            let mut batch = pool.pop().unwrap_or_default();
+            batch.reset();
+            loop {
+                let framed = inputs.read_into(&mut batch.data)?;
+                let end = framed.is_none();
+                if let Some((line, too_large)) = framed {
+                    let start = batch.ends.last().map_or(0, |e| e.end);
+                    if batch.ends.is_empty() {
+                        batch.first_line = line;
+                    }
+                    let size = batch.data.len() - start;
+                    if too_large.is_none() && size >= HUGE {
+                        // Written straight out once everything before it is.
+                        let whole = std::mem::take(&mut batch.data);
+                        batch.data.extend_from_slice(&whole[..start]);
+                        let bytes = &whole[start..];
+                        send(&mut batch, pool, &jobs, &mut pending, &mut next_worker, n);
+                        while let Some(w) = pending.pop_front() {
+                            let done = take(&results[w])?;
+                            summary = done.write(out, err, summary)?;
+                            pool.push(done);
+                        }
+                        summary.inputs += 1;
+                        if !here.one(line, file, RawInput::Bytes(bytes)) {
+                            summary.failed += 1;
+                        }
+                        here.write_out(out)?;
+                        err.write_all(&here.err)?;
+                        here.err.clear();
+                        continue;
+                    }
+                    batch.ends.push(Entry {
+                        end: batch.data.len(),
+                        too_large,
+                    });
+                }
+                if !batch.ends.is_empty() && (end || batch.data.len() >= BATCH_BYTES) {
+                    if pending.len() >= n * IN_FLIGHT {
+                        let w = pending.pop_front().expect("batches are in flight");
+                        let done = take(&results[w])?;
+                        summary = done.write(out, err, summary)?;
+                        pool.push(done);
+                    }
+                    send(&mut batch, pool, &jobs, &mut pending, &mut next_worker, n);
+                }
+                if end {
+                    break;
+                }
+            }
+            while let Some(w) = pending.pop_front() {
+                let done = take(&results[w])?;
+                summary = done.write(out, err, summary)?;
+                pool.push(done);
+            }
+            out.flush()?;
+            Ok(summary)
+        })
+    }
+}
+
+/// Hands `batch` to the next worker (when it holds anything) and starts a fresh one.
+fn send(
+    batch: &mut Batch,
+    pool: &mut Vec<Batch>,
+    jobs: &[mpsc::Sender<Batch>],
+    pending: &mut VecDeque<usize>,
+    next_worker: &mut usize,
+    n: usize,
+) {
+    if batch.ends.is_empty() {
+        return;
+    }
+    let mut fresh = pool.pop().unwrap_or_default();
+    fresh.reset();
+    let full = std::mem::replace(batch, fresh);
+    // A worker only stops when its channel closes, so this cannot fail while we hold it.
+    jobs[*next_worker]
+        .send(full)
+        .expect("a worker thread stopped early");
+    pending.push_back(*next_worker);
+    *next_worker = (*next_worker + 1) % n;
+}
+
+/// The next mended batch from a worker.
+fn take(results: &mpsc::Receiver<Batch>) -> io::Result<Batch> {
+    results
+        .recv()
+        .map_err(|_| io::Error::other("a worker thread stopped early"))
+}
+
+/// Where one input of a batch ends, and its length when it was over the limit (the batch then
+/// holds only its first bytes).
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    end: usize,
+    too_large: Option<u64>,
+}
+
+/// Inputs read together, and once mended, their output.
+#[derive(Default)]
+struct Batch {
+    first_line: u64,
+    data: Vec<u8>,
+    ends: Vec<Entry>,
+    out: Vec<u8>,
+    err: Vec<u8>,
+    /// Without records: after each error, how much of `out` and `err` had been written, so the
+    /// two streams are written in step.
+    steps: Vec<(usize, usize)>,
+    failed: u64,
+}
+
+impl Batch {
+    fn reset(&mut self) {
+        self.data.clear();
+        self.ends.clear();
+        self.out.clear();
+        self.err.clear();
+        self.steps.clear();
+        self.failed = 0;
+    }
+
+    /// Mends every input of the batch with `worker`, keeping the output in the batch.
+    fn mend(&mut self, worker: &mut Worker, file: Option<&str>) {
+        std::mem::swap(&mut worker.out, &mut self.out);
+        std::mem::swap(&mut worker.err, &mut self.err);
+        let mut start = 0;
+        for (i, entry) in self.ends.iter().enumerate() {
+            let bytes = &self.data[start..entry.end];
+            start = entry.end;
+            let raw = match entry.too_large {
+                Some(len) => RawInput::TooLarge { head: bytes, len },
+                None => RawInput::Bytes(bytes),
+            };
+            if !worker.one(self.first_line + i as u64, file, raw) {
+                self.failed += 1;
+                if !worker.err.is_empty() {
+                    self.steps.push((worker.out.len(), worker.err.len()));
+                }
+            }
+        }
+        std::mem::swap(&mut worker.out, &mut self.out);
+        std::mem::swap(&mut worker.err, &mut self.err);
+    }
+
+    /// Writes the batch's output and adds its counts to `summary`.
+    fn write<W: Write, E: Write>(
+        &self,
+        out: &mut W,
+        err: &mut E,
+        mut summary: Summary,
+    ) -> io::Result<Summary> {
+        let (mut out_at, mut err_at) = (0, 0);
+        for &(out_end, err_end) in &self.steps {
+            out.write_all(&self.out[out_at..out_end])?;
+            out.flush()?;
+            err.write_all(&self.err[err_at..err_end])?;
+            err.flush()?;
+            (out_at, err_at) = (out_end, err_end);
+        }
+        out.write_all(&self.out[out_at..])?;
+        summary.inputs += self.ends.len() as u64;
+        summary.failed += self.failed;
+        Ok(summary)
+    }
+}
+
+/// Mends inputs one at a time into its own output buffers.
+struct Worker {
+    options: FilterOptions,
+    mender: Mender,
+    out: Vec<u8>,
+    err: Vec<u8>,
+}
+
+impl Worker {
+    fn new(options: &FilterOptions) -> Worker {
+        Worker {
+            mender: Mender::new(options.mend.clone()),
+            options: options.clone(),
+            out: Vec::with_capacity(BLOCK + 4096),
+            err: Vec::new(),
+        }
+    }
+
+    fn write_out<W: Write>(&mut self, out: &mut W) -> io::Result<()> {
+        out.write_all(&self.out)?;
+        self.out.clear();
+        Ok(())
     }
 
     /// Mends one input and writes its result; returns whether it succeeded.

@@ -70,10 +70,33 @@ impl<R: BufRead> InputReader<R> {
     /// # Errors
     /// Only a failure to read the stream; bad content is for the caller to report.
     pub fn next_input(&mut self) -> io::Result<Option<(u64, RawInput<'_>)>> {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let framed = self.read_into(&mut buf);
+        self.buf = buf;
+        Ok(framed?.map(|(line, too_large)| {
+            let raw = match too_large {
+                Some(len) => RawInput::TooLarge {
+                    head: &self.buf,
+                    len,
+                },
+                None => RawInput::Bytes(&self.buf),
+            };
+            (line, raw)
+        }))
+    }
+
+    /// Appends the next input to `buf` and returns its 1-based number and, when it was longer
+    /// than the limit, its length (only its first bytes were appended); `None` at the end of
+    /// the stream. Lets a caller gather many inputs in one buffer without copying them twice.
+    ///
+    /// # Errors
+    /// Only a failure to read the stream.
+    pub fn read_into(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<(u64, Option<u64>)>> {
         if self.done {
             return Ok(None);
         }
-        self.buf.clear();
+        let start = buf.len();
         let mut len: u64 = 0;
         let mut any = false;
         loop {
@@ -95,12 +118,12 @@ impl<R: BufRead> InputReader<R> {
             let over = len > self.max_bytes as u64;
             // Within the limit everything is kept; past it, only the head, for the record.
             let keep = if over {
-                self.buf.truncate(HEAD);
-                HEAD.saturating_sub(self.buf.len()).min(take)
+                buf.truncate(start + HEAD);
+                (start + HEAD).saturating_sub(buf.len()).min(take)
             } else {
                 take
             };
-            self.buf.extend_from_slice(&chunk[..keep]);
+            buf.extend_from_slice(&chunk[..keep]);
             self.inner.consume(used);
             if ended {
                 break;
@@ -111,24 +134,18 @@ impl<R: BufRead> InputReader<R> {
             return Ok(None);
         }
         self.line += 1;
-        if self.line == 1 && self.buf.starts_with(b"\xEF\xBB\xBF") {
+        if self.line == 1 && buf[start..].starts_with(b"\xEF\xBB\xBF") {
             // A byte order mark starts the stream, not the first input.
-            self.buf.drain(..3);
+            buf.drain(start..start + 3);
             len -= 3;
         }
         if len > self.max_bytes as u64 {
-            return Ok(Some((
-                self.line,
-                RawInput::TooLarge {
-                    head: &self.buf,
-                    len,
-                },
-            )));
+            return Ok(Some((self.line, Some(len))));
         }
-        if !self.whole && self.buf.last() == Some(&b'\r') {
-            self.buf.pop();
+        if !self.whole && buf.len() > start && buf.last() == Some(&b'\r') {
+            buf.pop();
         }
-        Ok(Some((self.line, RawInput::Bytes(&self.buf))))
+        Ok(Some((self.line, None)))
     }
 }
 

@@ -62,7 +62,9 @@ fn mend(args: &MendArgs, target: Target) -> anyhow::Result<ExitCode> {
         let name = path.to_string_lossy();
         let file = named.then_some(name.as_ref());
         let summary = if path == Path::new("-") {
-            filter.run(io::stdin().lock(), file, &mut out, &mut err)
+            // A larger buffer than stdin's own: fewer reads, longer runs of whole lines.
+            let stdin = BufReader::with_capacity(256 << 10, io::stdin().lock());
+            filter.run(stdin, file, &mut out, &mut err)
         } else {
             match File::open(path) {
                 Ok(f) => filter.run(

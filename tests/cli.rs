@@ -350,3 +350,79 @@ fn tempdir() -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// A stream that exercises every path of the threaded filter: many batches, clean and broken
+/// lines, errors, invalid UTF-8, a line over `--max-bytes`, a line large enough to be mended
+/// outside the batches, CRLF, a BOM and no final newline.
+fn mixed_stream() -> Vec<u8> {
+    let mut data = b"\xEF\xBB\xBF{\"first\":true}\r\n".to_vec();
+    for i in 0..30_000 {
+        let line = match i % 7 {
+            0 => format!("{{\"n\":{i},\"s\":\"text {i}\"}}"),
+            1 => format!("\"{{\\\"n\\\":{i}}}\""),
+            2 => format!("{{'n': {i}, 'ok': True,}}"),
+            3 => format!("[{i}]"),
+            4 => format!("{{\"n\":{i}}}{{\"m\":{i}}}"),
+            5 => "not json at all".to_owned(),
+            _ => format!("Sure: {{\"n\":{i}, \"cut\": \"off"),
+        };
+        data.extend_from_slice(line.as_bytes());
+        data.extend_from_slice(if i % 11 == 0 { b"\r\n" } else { b"\n" });
+        if i == 12_345 {
+            data.extend_from_slice(b"{\"bad\":\"\xff\"}\n");
+            data.extend_from_slice(&[b'x'; 7 << 20]);
+            data.push(b'\n');
+        }
+        if i == 20_000 {
+            data.extend_from_slice(b"{\"huge\":\"");
+            data.extend_from_slice(&[b'y'; 5 << 20]);
+            data.extend_from_slice(b"\"}\n");
+        }
+    }
+    data.extend_from_slice(b"{\"last\":1}");
+    data
+}
+
+#[test]
+fn threads_change_nothing_in_the_output() {
+    let data = mixed_stream();
+    let run = |args: &[&str]| {
+        let out = toolmend()
+            .args(args)
+            .args(["--max-bytes", "6M"])
+            .write_stdin(data.clone())
+            .output()
+            .unwrap();
+        (out.stdout, out.stderr, out.status.code())
+    };
+    for mode in [
+        &["args", "--records"][..],
+        &["args"],
+        &["repair", "--records"],
+    ] {
+        let one = run(&[mode, &["--threads", "1"]].concat());
+        let records_mode = mode.contains(&"--records");
+        let lines = String::from_utf8_lossy(if records_mode { &one.0 } else { &one.1 })
+            .lines()
+            .count();
+        assert!(lines > 1000, "{mode:?}: only {lines} lines");
+        assert_eq!(one.2, Some(1), "{mode:?}");
+        for threads in ["2", "3", "0"] {
+            let many = run(&[mode, &["--threads", threads]].concat());
+            assert!(one == many, "{mode:?} --threads {threads} differs");
+        }
+    }
+    let (records, _) = run_records(&["--records", "--max-bytes", "6M", "--threads", "2"], data);
+    assert_eq!(records.len(), 30_000 + 5);
+    for (i, record) in records.iter().enumerate() {
+        assert_eq!(record["line"], i as u64 + 1);
+    }
+    let codes: Vec<&str> = records
+        .iter()
+        .filter_map(|r| r["error"]["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"invalid_utf8") && codes.contains(&"too_large"));
+    assert!(records.iter().any(|r| r["value"]["huge"].is_string()));
+    assert_eq!(records[0]["value"], json!({"first": true}));
+    assert_eq!(records.last().unwrap()["value"], json!({"last": 1}));
+}
