@@ -25,8 +25,9 @@ struct Frame {
     kind: Container,
     /// Offset of the opening bracket in the source.
     open: usize,
-    /// Members or elements written so far.
-    count: usize,
+    /// Members or elements written so far (saturating; only ever compared with zero).
+    /// 32 bits keep a frame at 24 bytes, for inputs nested millions deep.
+    count: u32,
     /// Where this object's keys start in `Scratch::keys`.
     keys_base: usize,
     has_duplicate: bool,
@@ -35,6 +36,9 @@ struct Frame {
     /// The keys are also in `Scratch::key_index` (a large object).
     indexed: bool,
 }
+
+// Deep inputs hold one frame per level: keep them small.
+const _: () = assert!(std::mem::size_of::<Frame>() <= 24);
 
 /// Where one member's key was written in the output.
 struct KeyEntry {
@@ -502,7 +506,7 @@ impl<'a> Parser<'a> {
                     let offset = key_at.map_or(at, |i| self.repairs.remove(i).offset.unwrap_or(at));
                     self.out.truncate(entry.start - 1);
                     if let Some(frame) = self.scratch.frames.last_mut() {
-                        frame.count -= 1;
+                        frame.count = frame.count.saturating_sub(1);
                     }
                     self.note_prose(offset, at);
                     Ok(false)
@@ -705,7 +709,7 @@ impl<'a> Parser<'a> {
                     if frame.count > 0 {
                         self.out.push(b',');
                     }
-                    frame.count += 1;
+                    frame.count = frame.count.saturating_add(1);
                     return Ok(true);
                 }
             }
@@ -991,7 +995,7 @@ impl<'a> Parser<'a> {
         if frame.count > 0 {
             self.out.push(b',');
         }
-        frame.count += 1;
+        frame.count = frame.count.saturating_add(1);
         let start = self.out.len();
         let plain_end = match self.src[at] {
             b'"' => Some(skip_plain(self.src, at + 1, Quote::Double)),
