@@ -16,8 +16,9 @@ use crate::calls::{self, Call, CallOptions};
 use crate::error::Code;
 use crate::mend::{Mender, Options, Target};
 
-/// The most of a reply that is read; a model does not write more.
-const MAX_REPLY: usize = 16 << 20;
+/// The longest reply taken (16 MiB); a model does not write more. A longer one is refused as a
+/// failed call, and no more than this is held in memory while it is read.
+pub const MAX_REPLY: usize = 16 << 20;
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -341,6 +342,12 @@ impl Run<'_> {
                         return Err(self.timed_out());
                     }
                     Ended::TimedOut => format!("no reply within its timeout of {:?}", llm.timeout),
+                    Ended::Exited(_) if done.succeeded() && done.stdout.truncated() => {
+                        format!(
+                            "its reply of {} bytes is over the limit of {MAX_REPLY} bytes",
+                            done.stdout.total
+                        )
+                    }
                     Ended::Exited(_) if done.succeeded() => {
                         let reply = done.stdout.text();
                         self.events.emit(
