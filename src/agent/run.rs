@@ -401,6 +401,12 @@ impl Run<'_> {
     }
 
     fn read_reply(&self, reply: &str) -> Reply {
+        if reply.trim().is_empty() {
+            return Reply::Malformed {
+                code: Code::EmptyInput.as_str(),
+                message: "the reply is empty".to_owned(),
+            };
+        }
         let found = match calls::extract(reply, &self.call_options) {
             Ok(found) => found,
             Err(failure) => {
