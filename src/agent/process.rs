@@ -41,7 +41,7 @@ pub enum Ended {
     Exited(ExitStatus),
     /// The deadline passed; its process group was killed.
     TimedOut,
-    /// SIGINT or SIGTERM reached us; its process group was killed.
+    /// SIGINT, SIGTERM or SIGHUP reached us; its process group was killed.
     Interrupted,
 }
 

@@ -40,7 +40,7 @@ pub enum Status {
     Malformed,
     /// The LLM command kept failing.
     LlmFailed,
-    /// SIGINT or SIGTERM.
+    /// SIGINT, SIGTERM or SIGHUP.
     Interrupted,
     /// Something that should not happen (a bug).
     Internal,
