@@ -261,6 +261,7 @@ impl Setup {
                 // Do not leave them to the next test run.
                 for (_, pid) in &pids {
                     if is_ours(*pid, &self.dir_str()) {
+                        // SAFETY: sends a signal to a process this test started.
                         unsafe { libc::kill(*pid, libc::SIGKILL) };
                     }
                 }

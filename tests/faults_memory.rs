@@ -36,22 +36,24 @@ fn run(name: &str, config: &str, files: &[(&str, &str)]) -> (i32, String, Durati
         std::fs::write(dir.join(file), text).unwrap();
     }
     let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bin");
-    let path = |name: &str| quoted(&name.to_owned());
     let config = config
         .replace(
             "{helper}",
-            &path(&bin.join("faults_helper.py").display().to_string()),
+            &quoted(&bin.join("faults_helper.py").display().to_string()),
         )
         .replace(
             "{scripted}",
-            &path(&bin.join("scripted_llm.py").display().to_string()),
+            &quoted(&bin.join("scripted_llm.py").display().to_string()),
         )
         .replace(
             "{replies}",
-            &path(&dir.join("replies.txt").display().to_string()),
+            &quoted(&dir.join("replies.txt").display().to_string()),
         )
-        .replace("{inputs}", &path(&dir.join("inputs").display().to_string()))
-        .replace("{dir}", &path(&dir.display().to_string()));
+        .replace(
+            "{inputs}",
+            &quoted(&dir.join("inputs").display().to_string()),
+        )
+        .replace("{dir}", &quoted(&dir.display().to_string()));
     std::fs::write(dir.join("agent.toml"), config).unwrap();
     let start = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_toolmend"))
