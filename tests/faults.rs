@@ -258,13 +258,7 @@ impl Setup {
                 return;
             }
             if start.elapsed() > Duration::from_secs(1) {
-                // Do not leave them to the next test run.
-                for (_, pid) in &pids {
-                    if is_ours(*pid, &self.dir_str()) {
-                        // SAFETY: sends a signal to a process this test started.
-                        unsafe { libc::kill(*pid, libc::SIGKILL) };
-                    }
-                }
+                // (Drop kills them, so that they do not outlive the test.)
                 panic!("left behind: {survivors:?}");
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -274,6 +268,13 @@ impl Setup {
 
 impl Drop for Setup {
     fn drop(&mut self) {
+        // A failed test must not leave its processes to the next run.
+        for (_, pid) in self.pids() {
+            if is_ours(pid, &self.dir_str()) {
+                // SAFETY: sends a signal to a process this test started.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -453,6 +454,7 @@ fn an_empty_reply_is_malformed_and_asked_again_then_7() {
         "{errors:?}"
     );
     assert_eq!(s.finished()["status"], "malformed");
+    s.assert_nothing_left(2);
 }
 
 #[test]
@@ -489,6 +491,7 @@ fn a_model_that_closes_its_stdin_early_still_gives_its_reply() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(stdout(&out), "Closed early.\n");
     assert_eq!(s.finished()["status"], "answered");
+    s.assert_nothing_left(1);
 }
 
 #[test]
@@ -500,6 +503,7 @@ fn a_model_that_closes_its_stdin_and_fails_is_a_failed_call_not_a_sigpipe() {
     assert_eq!(code(&out), 8, "{:?} {}", out.status, stderr(&out));
     assert!(stderr(&out).contains("gave up"), "{}", stderr(&out));
     assert_eq!(s.calls("llm").len(), 2);
+    s.assert_nothing_left(2);
 }
 
 // Tools.
@@ -664,6 +668,7 @@ fn a_missing_hook_fails_closed() {
     assert!(!s.exists("tool-ran"), "the tool ran");
     let decided = s.events_of("approval.decided");
     assert_eq!(decided[0]["data"]["decision"], "failed");
+    s.assert_nothing_left(0);
 }
 
 #[test]
@@ -683,9 +688,8 @@ fn a_hook_answer_over_64_kib_fails_closed_even_if_it_starts_with_allow() {
 // Signals.
 
 /// Starts toolmend, waits for `ready` (a pid file name part), sends `signal`, and checks:
-/// exit 130 within `within`, status `interrupted`, nothing left. Returns the time from the
-/// signal to the exit.
-fn interrupt(s: &Setup, config: &Path, ready: &str, signal: i32, within: Duration) -> Duration {
+/// exit 130 within `within`, status `interrupted`.
+fn interrupt(s: &Setup, config: &Path, ready: &str, signal: i32, within: Duration) {
     let child = s.command(config, "go").spawn().unwrap();
     s.wait_for_pid(ready);
     // SAFETY: sends a signal to the child we spawned.
@@ -704,7 +708,7 @@ fn interrupt(s: &Setup, config: &Path, ready: &str, signal: i32, within: Duratio
     );
     assert_eq!(stdout(&out), "");
     assert_eq!(s.finished()["status"], "interrupted");
-    took
+    eprintln!("exit {:.3} s after signal {signal}", secs(took));
 }
 
 fn interrupt_a_tool(signal: i32) {
@@ -818,6 +822,10 @@ fn sigterm_while_a_tool_ignores_sigterm_ends_after_the_grace() {
         "exit {:.2} s after SIGTERM",
         secs(took)
     );
+    eprintln!(
+        "exit {:.3} s after SIGTERM (the tool ignores it)",
+        secs(took)
+    );
     s.assert_nothing_left(1);
 }
 
@@ -828,7 +836,10 @@ fn sigterm_during_the_backoff_between_retries() {
     let child = s.command(&config, "go").spawn().unwrap();
     // The first attempt has failed once its response is in the transcript.
     let start = Instant::now();
-    while s.events_of("llm.response").is_empty() {
+    while !std::fs::read_to_string(s.path("run.jsonl"))
+        .unwrap_or_default()
+        .contains("\"llm.response\"")
+    {
         assert!(start.elapsed() < GUARD, "the model never ran");
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -845,6 +856,7 @@ fn sigterm_during_the_backoff_between_retries() {
         sent.elapsed()
     );
     assert_eq!(s.calls("llm").len(), 1);
+    s.assert_nothing_left(1);
 }
 
 #[test]
