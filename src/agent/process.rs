@@ -332,6 +332,38 @@ mod tests {
     }
 
     #[test]
+    fn sigterm_comes_first_and_sigkill_after_the_grace() {
+        // Leaves at once on SIGTERM, having said so.
+        let done = run(
+            &sh("trap 'echo got TERM; exit 0' TERM; echo ready; while :; do sleep 0.05; done"),
+            b"",
+            soon(0.3),
+            100,
+            Group::Own,
+        )
+        .unwrap();
+        assert_eq!(done.ended, Ended::TimedOut);
+        assert!(
+            done.elapsed < Duration::from_millis(1200),
+            "{:?}",
+            done.elapsed
+        );
+        assert_eq!(done.stdout.text(), "ready\ngot TERM\n");
+        // Ignores it: SIGKILL a grace later.
+        let done = run(
+            &sh("trap '' TERM; sleep 30"),
+            b"",
+            soon(0.1),
+            100,
+            Group::Own,
+        )
+        .unwrap();
+        assert_eq!(done.ended, Ended::TimedOut);
+        assert!(done.elapsed >= KILL_GRACE, "{:?}", done.elapsed);
+        assert!(done.elapsed < Duration::from_secs(3), "{:?}", done.elapsed);
+    }
+
+    #[test]
     fn output_read_before_an_escaped_child_holds_the_pipe_is_kept() {
         // setsid puts the sleeper outside the group, so it keeps stdout open past the kill.
         let pid_file =
