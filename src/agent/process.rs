@@ -337,14 +337,14 @@ mod tests {
         let done = run(
             &sh("trap 'echo got TERM; exit 0' TERM; echo ready; while :; do sleep 0.05; done"),
             b"",
-            soon(0.3),
+            soon(0.5),
             100,
             Group::Own,
         )
         .unwrap();
         assert_eq!(done.ended, Ended::TimedOut);
         assert!(
-            done.elapsed < Duration::from_millis(1200),
+            done.elapsed < Duration::from_millis(1400),
             "{:?}",
             done.elapsed
         );
