@@ -220,6 +220,18 @@ impl Setup {
         }
     }
 
+    /// Live processes that `/proc` shows with the test's directory in their argv.
+    fn ours(&self) -> Vec<i32> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_string_lossy().parse::<i32>().ok())
+            .filter(|&pid| is_ours(pid, &self.dir_str()))
+            .collect()
+    }
+
     /// Processes of this test that are still alive: the recorded pids, and whatever `/proc`
     /// shows with the test's directory in its argv.
     fn survivors(&self) -> Vec<String> {
@@ -229,13 +241,8 @@ impl Setup {
             .filter(|(_, pid)| is_ours(*pid, &self.dir_str()))
             .map(|(name, pid)| format!("{name} (pid {pid})"))
             .collect();
-        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-                continue;
-            };
-            if is_ours(pid, &self.dir_str()) {
-                alive.push(format!("pid {pid}: {}", cmdline(pid).join(" ")));
-            }
+        for pid in self.ours() {
+            alive.push(format!("pid {pid}: {}", cmdline(pid).join(" ")));
         }
         alive.sort();
         alive.dedup();
@@ -268,9 +275,10 @@ impl Setup {
 
 impl Drop for Setup {
     fn drop(&mut self) {
-        // A failed test must not leave its processes to the next run.
-        for (_, pid) in self.pids() {
-            if is_ours(pid, &self.dir_str()) {
+        // A failed test must not leave its processes (toolmend too, whose argv names its
+        // config here) to go on after it; twice, for a child started meanwhile.
+        for _ in 0..2 {
+            for pid in self.ours() {
                 // SAFETY: sends a signal to a process this test started.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
             }
