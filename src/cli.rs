@@ -375,7 +375,7 @@ Exit status:
   6    the run's timeout passed
   7    max_parse_retries malformed replies in a row
   8    the LLM command kept failing
-  130  interrupted (SIGINT or SIGTERM); every child process was killed";
+  130  interrupted (SIGINT, SIGTERM or SIGHUP); every child process was killed";
 
 #[derive(Debug, Args)]
 pub struct LoopArgs {

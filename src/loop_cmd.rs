@@ -70,7 +70,10 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
     let mut events = Events::new(sinks);
     // Installed only now: while the prompt was read, a Ctrl-C should simply end us.
     if let Err(e) = agent::catch_stop_signals() {
-        writeln!(stderr, "toolmend: cannot catch SIGINT and SIGTERM: {e}")?;
+        writeln!(
+            stderr,
+            "toolmend: cannot catch SIGINT, SIGTERM and SIGHUP: {e}"
+        )?;
         return Ok(ExitCode::from(Status::Internal.exit_code()));
     }
     let outcome = agent::run(&config, &prompt, &mut events);

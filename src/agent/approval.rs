@@ -14,8 +14,9 @@ use serde_json::Value;
 use super::config::ApprovalConfig;
 use super::process::{self, Ended, Group};
 
-/// Enough for any honest answer; more is garbage anyway.
-const MAX_ANSWER: usize = 64 * 1024;
+/// The longest answer read (64 KiB): enough for any honest one. A longer answer fails closed,
+/// whatever it starts with.
+pub const MAX_ANSWER: usize = 64 * 1024;
 
 /// What the hook decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +59,13 @@ pub fn ask(hook: &ApprovalConfig, request: &Value, run_deadline: Instant) -> Dec
             ));
         }
         Ended::Exited(_) => {}
+    }
+    if done.stdout.truncated() {
+        // What was kept may parse as an allow; the whole answer is not one.
+        return Decision::Failed(format!(
+            "its answer of {} bytes is over the limit of {MAX_ANSWER} bytes",
+            done.stdout.total
+        ));
     }
     let answer = done.stdout.text();
     let decision = serde_json::from_str::<Value>(answer.trim())

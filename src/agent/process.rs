@@ -4,12 +4,13 @@
 //! Both output streams are drained on their own threads, so a child that writes megabytes to
 //! stderr while we wait for stdout cannot deadlock on a full pipe; stdin is written on a thread
 //! too, so a child that never reads it cannot block us. When the child ends, times out or the
-//! run is interrupted, its whole process group is killed: a tool's background children die with
-//! it and cannot hold our pipes open.
+//! run is interrupted, its whole process group is stopped: SIGTERM first, so that a well-behaved
+//! program can clean up, then SIGKILL for whatever is still alive after [`KILL_GRACE`]. A
+//! tool's background children die with it and cannot hold our pipes open.
 
 use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -19,6 +20,9 @@ use super::sys;
 /// How long to wait for the output threads once the process group is dead. They only wait
 /// on pipes a process outside the group (one that called `setsid`) could still hold.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// How long a stopped child's process group has between SIGTERM and SIGKILL.
+pub const KILL_GRACE: Duration = Duration::from_secs(1);
 
 /// Which process group a child runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +41,7 @@ pub enum Ended {
     Exited(ExitStatus),
     /// The deadline passed; its process group was killed.
     TimedOut,
-    /// SIGINT or SIGTERM reached us; its process group was killed.
+    /// SIGINT, SIGTERM or SIGHUP reached us; its process group was killed.
     Interrupted,
 }
 
@@ -131,12 +135,6 @@ pub fn run(
         command.process_group(0);
     }
     let mut child = command.spawn()?;
-    let child_id = child.id();
-    let kill_group = || {
-        if group == Group::Own {
-            sys::kill_group(child_id);
-        }
-    };
 
     if let Some(mut stdin) = child.stdin.take() {
         let input = input.to_vec();
@@ -166,7 +164,7 @@ pub fn run(
             Ok(Some(status)) => break Ended::Exited(status),
             Ok(None) => {}
             Err(e) => {
-                kill_group();
+                stop(&mut child, group);
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(e);
@@ -183,7 +181,9 @@ pub fn run(
         pause = (pause * 2).min(Duration::from_millis(20));
     };
     // Also after a normal exit: whatever it left running in the background goes with it.
-    kill_group();
+    if group == Group::Own || !matches!(ended, Ended::Exited(_)) {
+        stop(&mut child, group);
+    }
     if !matches!(ended, Ended::Exited(_)) {
         let _ = child.kill();
         let _ = child.wait();
@@ -197,10 +197,11 @@ pub fn run(
             break;
         }
     }
+    // Taken, not copied: a reply may be megabytes.
     let [stdout, stderr] = outputs.map(|shared| {
         shared
             .lock()
-            .map(|captured| captured.clone())
+            .map(|mut captured| std::mem::take(&mut *captured))
             .unwrap_or_default()
     });
     Ok(Finished {
@@ -209,6 +210,47 @@ pub fn run(
         stderr,
         elapsed: started.elapsed(),
     })
+}
+
+/// Stops a child: its whole process group for [`Group::Own`] (what it started in the
+/// background too), the child alone for [`Group::Shared`]. SIGTERM (and SIGCONT, so that a
+/// stopped process gets it) first; SIGKILL for whatever is still alive after [`KILL_GRACE`].
+fn stop(child: &mut Child, group: Group) {
+    let id = child.id();
+    let alive = |child: &mut Child| match group {
+        // Reaping the leader first, so that it does not count as alive as a zombie.
+        Group::Own => {
+            let _ = child.try_wait();
+            sys::group_alive(id)
+        }
+        Group::Shared => matches!(child.try_wait(), Ok(None)),
+    };
+    if !alive(child) {
+        return;
+    }
+    match group {
+        Group::Own => {
+            sys::signal_group(id, libc::SIGTERM);
+            sys::signal_group(id, libc::SIGCONT);
+        }
+        Group::Shared => sys::signal_process(id, libc::SIGTERM),
+    }
+    let until = Instant::now() + KILL_GRACE;
+    let mut pause = Duration::from_millis(1);
+    while alive(child) {
+        let now = Instant::now();
+        if now >= until {
+            match group {
+                Group::Own => sys::kill_group(id),
+                Group::Shared => {
+                    let _ = child.kill();
+                }
+            }
+            return;
+        }
+        thread::sleep(pause.min(until - now));
+        pause = (pause * 2).min(Duration::from_millis(10));
+    }
 }
 
 /// Reads a stream to its end on a thread into `into`, keeping the first `max` bytes and
@@ -287,6 +329,38 @@ mod tests {
         let done = run(&sh("sleep 30 & sleep 30"), b"", soon(0.2), 100, Group::Own).unwrap();
         assert_eq!(done.ended, Ended::TimedOut);
         assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn sigterm_comes_first_and_sigkill_after_the_grace() {
+        // Leaves at once on SIGTERM, having said so.
+        let done = run(
+            &sh("trap 'echo got TERM; exit 0' TERM; echo ready; while :; do sleep 0.05; done"),
+            b"",
+            soon(0.5),
+            100,
+            Group::Own,
+        )
+        .unwrap();
+        assert_eq!(done.ended, Ended::TimedOut);
+        assert!(
+            done.elapsed < Duration::from_millis(1400),
+            "{:?}",
+            done.elapsed
+        );
+        assert_eq!(done.stdout.text(), "ready\ngot TERM\n");
+        // Ignores it: SIGKILL a grace later.
+        let done = run(
+            &sh("trap '' TERM; sleep 30"),
+            b"",
+            soon(0.1),
+            100,
+            Group::Own,
+        )
+        .unwrap();
+        assert_eq!(done.ended, Ended::TimedOut);
+        assert!(done.elapsed >= KILL_GRACE, "{:?}", done.elapsed);
+        assert!(done.elapsed < Duration::from_secs(3), "{:?}", done.elapsed);
     }
 
     #[test]

@@ -16,8 +16,9 @@ use crate::calls::{self, Call, CallOptions};
 use crate::error::Code;
 use crate::mend::{Mender, Options, Target};
 
-/// The most of a reply that is read; a model does not write more.
-const MAX_REPLY: usize = 16 << 20;
+/// The longest reply taken (16 MiB); a model does not write more. A longer one is refused as a
+/// failed call, and no more than this is held in memory while it is read.
+pub const MAX_REPLY: usize = 16 << 20;
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +40,7 @@ pub enum Status {
     Malformed,
     /// The LLM command kept failing.
     LlmFailed,
-    /// SIGINT or SIGTERM.
+    /// SIGINT, SIGTERM or SIGHUP.
     Interrupted,
     /// Something that should not happen (a bug).
     Internal,
@@ -341,6 +342,12 @@ impl Run<'_> {
                         return Err(self.timed_out());
                     }
                     Ended::TimedOut => format!("no reply within its timeout of {:?}", llm.timeout),
+                    Ended::Exited(_) if done.succeeded() && done.stdout.truncated() => {
+                        format!(
+                            "its reply of {} bytes is over the limit of {MAX_REPLY} bytes",
+                            done.stdout.total
+                        )
+                    }
                     Ended::Exited(_) if done.succeeded() => {
                         let reply = done.stdout.text();
                         self.events.emit(
@@ -394,6 +401,12 @@ impl Run<'_> {
     }
 
     fn read_reply(&self, reply: &str) -> Reply {
+        if reply.trim().is_empty() {
+            return Reply::Malformed {
+                code: Code::EmptyInput.as_str(),
+                message: "the reply is empty".to_owned(),
+            };
+        }
         let found = match calls::extract(reply, &self.call_options) {
             Ok(found) => found,
             Err(failure) => {

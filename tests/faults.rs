@@ -1,0 +1,900 @@
+//! Faults in `toolmend loop`, each a test: the real binary against unruly programs
+//! (`fixtures/bin/faults_helper.py`): an LLM command that hangs, crashes, prints nothing, prints
+//! 100 MiB or closes its stdin early; a tool that floods its output, leaves a child behind or
+//! ignores SIGTERM; an approval hook that hangs, is missing or answers at length; and toolmend
+//! itself interrupted by SIGINT, SIGTERM or SIGHUP. After every run no process it started may be
+//! left: each fake program writes its pid (and those of its children) to a file, and `/proc` is
+//! searched for any process whose argv names the test's directory.
+//!
+//! (Peak memory with a 100 MiB reply is measured in `tests/faults_memory.rs`.)
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// Longest a test lets toolmend run before it is taken as hung.
+const GUARD: Duration = Duration::from_secs(30);
+
+fn bin(script: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/bin")
+        .join(script)
+        .display()
+        .to_string()
+}
+
+/// A TOML string literal (JSON's escapes are valid TOML basic-string escapes).
+fn quoted(text: &str) -> String {
+    Value::from(text).to_string()
+}
+
+fn call(tool: &str, terminate: bool) -> String {
+    json!({"tool": tool, "parameters": {}, "terminate": terminate}).to_string()
+}
+
+/// A fresh directory for one test: the config, the fake programs' pid files and markers, the
+/// transcript.
+struct Setup {
+    dir: PathBuf,
+}
+
+impl Setup {
+    fn new(name: &str) -> Setup {
+        let dir =
+            std::env::temp_dir().join(format!("toolmend-faults-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Setup { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    fn exists(&self, name: &str) -> bool {
+        self.path(name).exists()
+    }
+
+    fn dir_str(&self) -> String {
+        self.dir.display().to_string()
+    }
+
+    /// argv of the helper in `role` and `mode`, as a TOML array.
+    fn helper(&self, role: &str, mode: &str) -> String {
+        format!(
+            "[\"python3\", {}, {}, {}, {}]",
+            quoted(&bin("faults_helper.py")),
+            quoted(role),
+            quoted(mode),
+            quoted(&self.dir_str())
+        )
+    }
+
+    /// `[llm]` running the helper as the model.
+    fn llm(&self, mode: &str, extra: &str) -> String {
+        format!("[llm]\ncommand = {}\n{extra}\n", self.helper("llm", mode))
+    }
+
+    /// `[llm]` running the scripted model, which replays `replies` one per call.
+    fn scripted_llm(&self, replies: &[String]) -> String {
+        std::fs::write(self.path("replies.txt"), replies.join("\n=====\n")).unwrap();
+        format!(
+            "[llm]\ncommand = [\"python3\", {}, {}, {}]\n",
+            quoted(&bin("scripted_llm.py")),
+            quoted(&self.path("replies.txt").display().to_string()),
+            quoted(&self.path("inputs").display().to_string()),
+        )
+    }
+
+    /// A tool `name` running the helper in `mode`.
+    fn tool(&self, name: &str, mode: &str, read_only: bool, extra: &str) -> String {
+        format!(
+            "[[tools]]\nname = {}\ndescription = \"A test tool\"\nread_only = {read_only}\n\
+             command = {}\n{extra}\n",
+            quoted(name),
+            self.helper("tool", mode)
+        )
+    }
+
+    fn config(&self, sections: &[&str]) -> PathBuf {
+        let path = self.path("agent.toml");
+        std::fs::write(&path, sections.concat()).unwrap();
+        path
+    }
+
+    fn command(&self, config: &Path, prompt: &str) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolmend"));
+        command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .arg("loop")
+            .arg("--config")
+            .arg(config)
+            .arg("--transcript")
+            .arg(self.path("run.jsonl"))
+            .arg(prompt)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    /// Runs toolmend to its end; the output and how long it took.
+    fn run(&self, config: &Path, prompt: &str) -> (Output, Duration) {
+        let start = Instant::now();
+        let child = self.command(config, prompt).spawn().unwrap();
+        let out = finish(child);
+        (out, start.elapsed())
+    }
+
+    /// Runs toolmend with the prompt on its stdin.
+    fn run_stdin(&self, config: &Path, prompt: &str) -> Output {
+        let mut child = self
+            .command(config, "-")
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let prompt = prompt.to_owned();
+        let writer = std::thread::spawn(move || stdin.write_all(prompt.as_bytes()));
+        let out = finish(child);
+        writer.join().unwrap().unwrap();
+        out
+    }
+
+    /// The events of the transcript.
+    fn events(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.path("run.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    /// The `run.finished` record (there must be exactly one, and last).
+    fn finished(&self) -> Value {
+        let events = self.events();
+        let finished: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["type"] == "run.finished")
+            .collect();
+        assert_eq!(finished.len(), 1, "{events:?}");
+        assert_eq!(events.last().unwrap()["type"], "run.finished");
+        finished[0]["data"].clone()
+    }
+
+    /// The events of one type.
+    fn events_of(&self, kind: &str) -> Vec<Value> {
+        self.events()
+            .into_iter()
+            .filter(|e| e["type"] == kind)
+            .collect()
+    }
+
+    /// Lines of the helper's calls.log for one role: the time of each call.
+    fn calls(&self, role: &str) -> Vec<f64> {
+        std::fs::read_to_string(self.path("calls.log"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| line.starts_with(&format!("{role} ")))
+            .map(|line| line.rsplit(' ').next().unwrap().parse().unwrap())
+            .collect()
+    }
+
+    /// The pids the helper's processes wrote, with their file names.
+    fn pids(&self) -> Vec<(String, i32)> {
+        let Ok(entries) = std::fs::read_dir(self.path("pids")) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') {
+                    return None; // still being written
+                }
+                let pid = std::fs::read_to_string(e.path()).unwrap();
+                Some((name, pid.trim().parse().unwrap()))
+            })
+            .collect()
+    }
+
+    /// Waits until `name` exists (a handshake with a fake program).
+    fn wait_for(&self, name: &str) {
+        let start = Instant::now();
+        while !self.exists(name) {
+            assert!(start.elapsed() < GUARD, "{name} never appeared");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits until a pid file whose name contains `part` exists.
+    fn wait_for_pid(&self, part: &str) {
+        let start = Instant::now();
+        while !self.pids().iter().any(|(name, _)| name.contains(part)) {
+            assert!(start.elapsed() < GUARD, "no {part} process ever started");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Live processes that `/proc` shows with the test's directory in their argv.
+    fn ours(&self) -> Vec<i32> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_string_lossy().parse::<i32>().ok())
+            .filter(|&pid| is_ours(pid, &self.dir_str()))
+            .collect()
+    }
+
+    /// Processes of this test that are still alive: the recorded pids, and whatever `/proc`
+    /// shows with the test's directory in its argv.
+    fn survivors(&self) -> Vec<String> {
+        let mut alive: Vec<String> = self
+            .pids()
+            .into_iter()
+            .filter(|(_, pid)| is_ours(*pid, &self.dir_str()))
+            .map(|(name, pid)| format!("{name} (pid {pid})"))
+            .collect();
+        for pid in self.ours() {
+            alive.push(format!("pid {pid}: {}", cmdline(pid).join(" ")));
+        }
+        alive.sort();
+        alive.dedup();
+        alive
+    }
+
+    /// Asserts that at least `started` of the helper's processes ran and that none of them,
+    /// nor any other process of this test, is alive (a process SIGKILLed the moment toolmend
+    /// exits gets a moment to be gone).
+    fn assert_nothing_left(&self, started: usize) {
+        let pids = self.pids();
+        assert!(
+            pids.len() >= started,
+            "expected {started} processes to have run, found {pids:?}"
+        );
+        let start = Instant::now();
+        loop {
+            let survivors = self.survivors();
+            if survivors.is_empty() {
+                return;
+            }
+            if start.elapsed() > Duration::from_secs(1) {
+                // (Drop kills them, so that they do not outlive the test.)
+                panic!("left behind: {survivors:?}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        // A failed test must not leave its processes (toolmend too, whose argv names its
+        // config here) to go on after it; twice, for a child started meanwhile.
+        for _ in 0..2 {
+            for pid in self.ours() {
+                // SAFETY: sends a signal to a process this test started.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The argv of a process (empty when it is gone or unreadable).
+fn cmdline(pid: i32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|bytes| {
+            bytes
+                .split(|&b| b == 0)
+                .filter(|arg| !arg.is_empty())
+                .map(|arg| String::from_utf8_lossy(arg).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether `pid` is alive (not a zombie) and names `dir` (or a path in it) in its argv, so a
+/// reused pid is not taken for ours.
+fn is_ours(pid: i32, dir: &str) -> bool {
+    if pid == std::process::id() as i32 {
+        return false;
+    }
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rfind(')')
+        .and_then(|at| stat[at + 1..].split_whitespace().next())
+        .unwrap_or("");
+    if state == "Z" || state == "X" || state.is_empty() {
+        return false;
+    }
+    let inside = format!("{dir}/");
+    cmdline(pid)
+        .iter()
+        .any(|arg| arg == dir || arg.starts_with(&inside))
+}
+
+/// Waits for toolmend (at most [`GUARD`], then kills it) and collects its output.
+fn finish(mut child: Child) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > GUARD {
+            let _ = child.kill();
+            panic!("toolmend did not end within {GUARD:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn code(out: &Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+// The LLM command.
+
+#[test]
+fn a_hanging_model_is_stopped_by_the_run_timeout_with_6() {
+    let s = Setup::new("llm-hang");
+    let config = s.config(&["[loop]\ntimeout = 0.5\n", &s.llm("hang", "")]);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(stderr(&out).contains("warning"), "{}", stderr(&out));
+    assert_eq!(s.finished()["status"], "timeout");
+    // The model and the child it forked.
+    s.assert_nothing_left(2);
+    assert!(!s.exists("late-marker"));
+}
+
+#[test]
+fn a_model_past_its_call_timeout_is_a_failed_call_retried_then_8() {
+    let s = Setup::new("llm-call-timeout");
+    let config = s.config(&[&s.llm("hang", "timeout = 0.3\nretries = 1\nretry_delay = 0.05\n")]);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 8, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(4), "took {took:?}");
+    // (Counted in the transcript: a slow start may not get the model as far as its log.)
+    assert_eq!(s.events_of("llm.request").len(), 2);
+    let responses = s.events_of("llm.response");
+    assert_eq!(responses.len(), 2);
+    for response in &responses {
+        let error = response["data"]["error"].as_str().unwrap();
+        assert!(error.contains("no reply within its timeout"), "{error}");
+    }
+    s.assert_nothing_left(0);
+}
+
+#[test]
+fn a_model_that_ignores_sigterm_gets_sigkill_after_the_grace() {
+    let s = Setup::new("llm-refuse-term");
+    let config = s.config(&["[loop]\ntimeout = 1\n", &s.llm("refuse-term", "")]);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    // SIGTERM came first (the model saw it), SIGKILL a second later.
+    assert!(s.exists("llm-got-term"));
+    assert!(took >= Duration::from_millis(2000), "took {took:?}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    s.assert_nothing_left(1);
+}
+
+#[test]
+fn a_crashing_model_is_retried_with_backoff_then_8() {
+    let s = Setup::new("llm-crash");
+    let config = s.config(&[&s.llm(
+        "crash",
+        "retries = 2\nretry_delay = 0.2\nmax_retry_delay = 5\n",
+    )]);
+    let (out, _) = s.run(&config, "go");
+    assert_eq!(code(&out), 8, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    let err = stderr(&out);
+    assert!(err.contains("failed 3 times"), "{err}");
+    assert!(err.contains("exit status 1"), "{err}");
+    assert!(err.contains("the model server is down"), "{err}");
+    // Three attempts, the second 0.2 s after the first, the third 0.4 s after the second.
+    let times = s.calls("llm");
+    assert_eq!(times.len(), 3, "{times:?}");
+    assert!(times[1] - times[0] >= 0.2, "{times:?}");
+    assert!(times[2] - times[1] >= 0.4, "{times:?}");
+    let responses = s.events_of("llm.response");
+    assert_eq!(responses.len(), 3);
+    assert!(responses.iter().all(|r| r["data"]["ok"] == false));
+    assert_eq!(s.finished()["status"], "llm_failed");
+    assert_eq!(s.finished()["iterations"], 3);
+    s.assert_nothing_left(3);
+}
+
+#[test]
+fn a_model_killed_by_a_signal_is_a_failed_call() {
+    let s = Setup::new("llm-segfault");
+    let config = s.config(&[&s.llm("segfault", "retries = 1\nretry_delay = 0.01\n")]);
+    let (out, _) = s.run(&config, "go");
+    assert_eq!(code(&out), 8, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("killed by signal {}", libc::SIGSEGV)),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(s.calls("llm").len(), 2);
+    s.assert_nothing_left(2);
+}
+
+#[test]
+fn an_empty_reply_is_malformed_and_asked_again_then_7() {
+    let s = Setup::new("llm-empty");
+    let config = s.config(&["[loop]\nmax_parse_retries = 2\n", &s.llm("empty", "")]);
+    let (out, _) = s.run(&config, "go");
+    assert_eq!(code(&out), 7, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert_eq!(s.calls("llm").len(), 2);
+    let errors = s.events_of("parse.error");
+    assert_eq!(errors.len(), 2);
+    assert_eq!(errors[0]["data"]["code"], "empty_input");
+    assert!(
+        errors[0]["data"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("empty"),
+        "{errors:?}"
+    );
+    assert_eq!(s.finished()["status"], "malformed");
+    s.assert_nothing_left(2);
+}
+
+#[test]
+fn a_100_mib_reply_is_refused_as_a_failed_call() {
+    let s = Setup::new("llm-huge");
+    let config = s.config(&[&s.llm("huge", "retries = 1\nretry_delay = 0.01\n")]);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 8, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains("104857600 bytes is over the limit of 16777216 bytes"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(s.calls("llm").len(), 2);
+    // Refused replies are not copied into the transcript.
+    let transcript = std::fs::metadata(s.path("run.jsonl")).unwrap().len();
+    assert!(transcript < 1 << 20, "transcript of {transcript} bytes");
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    s.assert_nothing_left(2);
+}
+
+/// A prompt far larger than a pipe's buffer, so that toolmend is still writing when the model
+/// closes its stdin.
+fn big_prompt() -> String {
+    "Summarize this. ".repeat(64 * 1024)
+}
+
+#[test]
+fn a_model_that_closes_its_stdin_early_still_gives_its_reply() {
+    let s = Setup::new("llm-close-stdin");
+    let config = s.config(&[&s.llm("close-stdin", "")]);
+    let out = s.run_stdin(&config, &big_prompt());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Closed early.\n");
+    assert_eq!(s.finished()["status"], "answered");
+    s.assert_nothing_left(1);
+}
+
+#[test]
+fn a_model_that_closes_its_stdin_and_fails_is_a_failed_call_not_a_sigpipe() {
+    let s = Setup::new("llm-close-stdin-fail");
+    let config = s.config(&[&s.llm("close-stdin-fail", "retries = 1\nretry_delay = 0.01\n")]);
+    let out = s.run_stdin(&config, &big_prompt());
+    // An exit status, not death by SIGPIPE.
+    assert_eq!(code(&out), 8, "{:?} {}", out.status, stderr(&out));
+    assert!(stderr(&out).contains("gave up"), "{}", stderr(&out));
+    assert_eq!(s.calls("llm").len(), 2);
+    s.assert_nothing_left(2);
+}
+
+// Tools.
+
+/// The tool result the model got in its second call (the `tool` message).
+fn tool_result(s: &Setup) -> Value {
+    let input: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("inputs/input-1.txt")).unwrap())
+            .unwrap();
+    let messages = input["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "tool", "{last}");
+    serde_json::from_str(last["content"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn a_tool_flooding_stdout_and_stderr_is_bounded_and_does_not_deadlock() {
+    let s = Setup::new("tool-flood");
+    let config = s.config(&[
+        "[loop]\nmax_output = 1000\n",
+        &s.scripted_llm(&[call("flood", false), "Flooded.".into()]),
+        &s.tool("flood", "flood", true, "timeout = 20"),
+    ]);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Flooded.\n");
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let result = tool_result(&s);
+    assert_eq!(result["ok"], true, "{result}");
+    assert_eq!(result["stdout"].as_str().unwrap().len(), 1000);
+    assert_eq!(result["stderr"].as_str().unwrap().len(), 1000);
+    let note = "only the first 1000 of 20971520 bytes are shown";
+    assert_eq!(result["stdout_truncated"], note);
+    assert_eq!(result["stderr_truncated"], note);
+    s.assert_nothing_left(1);
+}
+
+#[test]
+fn a_tool_that_floods_forever_is_killed_at_its_timeout() {
+    let s = Setup::new("tool-flood-forever");
+    let config = s.config(&[
+        "[loop]\nmax_output = 1000\n",
+        &s.scripted_llm(&[call("flood", false), "Stopped.".into()]),
+        &s.tool("flood", "flood-forever", true, "timeout = 0.5"),
+    ]);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    let result = tool_result(&s);
+    assert_eq!(result["ok"], false);
+    assert!(
+        result["error"].as_str().unwrap().contains("timed out"),
+        "{result}"
+    );
+    assert_eq!(result["stdout"].as_str().unwrap().len(), 1000);
+    assert!(result["stdout_truncated"].is_string(), "{result}");
+    s.assert_nothing_left(1);
+}
+
+#[test]
+fn a_child_that_outlives_its_tool_is_killed_with_the_group() {
+    let s = Setup::new("tool-orphan");
+    let config = s.config(&[
+        &s.scripted_llm(&[call("orphan", false), "Done.".into()]),
+        &s.tool("orphan", "orphan", true, ""),
+    ]);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Done.\n");
+    // The tool's own exit did not wait for the child's 1 s.
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert_eq!(tool_result(&s)["stdout"], "left a child behind\n");
+    assert!(s.exists("child-ready"), "the child never started");
+    // The tool and its child are both gone: the child can never write its marker.
+    s.assert_nothing_left(2);
+    assert!(!s.exists("late-marker"));
+}
+
+#[test]
+fn a_tool_that_ignores_sigterm_is_killed_after_the_grace() {
+    let s = Setup::new("tool-ignore-term");
+    let config = s.config(&[
+        &s.scripted_llm(&[call("stubborn", false), "Gave up on it.".into()]),
+        &s.tool("stubborn", "ignore-term", true, "timeout = 1"),
+    ]);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Gave up on it.\n");
+    let result = tool_result(&s);
+    assert_eq!(result["ok"], false);
+    assert!(
+        result["error"].as_str().unwrap().contains("timed out"),
+        "{result}"
+    );
+    // 1 s of timeout, then 1 s of grace before SIGKILL.
+    let elapsed = s.events_of("tool.result")[0]["data"]["elapsed_ms"]
+        .as_u64()
+        .unwrap();
+    assert!((2000..4000).contains(&elapsed), "{elapsed} ms");
+    assert!(took < Duration::from_secs(6), "took {took:?}");
+    s.assert_nothing_left(1);
+}
+
+#[test]
+fn a_tool_gets_sigterm_first_and_may_clean_up() {
+    let s = Setup::new("tool-graceful");
+    let config = s.config(&[
+        &s.scripted_llm(&[call("graceful", false), "Fine.".into()]),
+        &s.tool("graceful", "graceful", true, "timeout = 1"),
+    ]);
+    let (out, _) = s.run(&config, "go");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(s.exists("tool-cleaned-up"), "no SIGTERM reached the tool");
+    // It left soon after SIGTERM: the grace was not used up.
+    let elapsed = s.events_of("tool.result")[0]["data"]["elapsed_ms"]
+        .as_u64()
+        .unwrap();
+    assert!((1000..1900).contains(&elapsed), "{elapsed} ms");
+    s.assert_nothing_left(1);
+}
+
+// The approval hook.
+
+fn hook(command: &str) -> String {
+    format!("[approval]\ncommand = {command}\ntimeout = 0.5\n")
+}
+
+/// A run whose model calls `guarded` (a tool that needs approval and writes `tool-ran`), with
+/// the hook `command`.
+fn guarded_run(s: &Setup, command: &str) -> (Output, Duration) {
+    let config = s.config(&[
+        &s.scripted_llm(&[call("guarded", false), "never".into()]),
+        &hook(command),
+        &s.tool("guarded", "record", false, ""),
+    ]);
+    s.run(&config, "go")
+}
+
+#[test]
+fn a_hanging_hook_fails_closed_at_its_timeout() {
+    let s = Setup::new("hook-hang");
+    let (out, took) = guarded_run(&s, &s.helper("hook", "hang"));
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(4), "took {took:?}");
+    assert!(
+        stderr(&out).contains("no answer within"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!s.exists("tool-ran"), "the tool ran");
+    assert_eq!(s.finished()["status"], "approval_failed");
+    s.assert_nothing_left(1);
+}
+
+#[test]
+fn a_missing_hook_fails_closed() {
+    let s = Setup::new("hook-missing");
+    let missing = quoted(&s.path("no-such-hook").display().to_string());
+    let (out, _) = guarded_run(&s, &format!("[{missing}]"));
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(stderr(&out).contains("could not start"), "{}", stderr(&out));
+    assert!(!s.exists("tool-ran"), "the tool ran");
+    let decided = s.events_of("approval.decided");
+    assert_eq!(decided[0]["data"]["decision"], "failed");
+    s.assert_nothing_left(0);
+}
+
+#[test]
+fn a_hook_answer_over_64_kib_fails_closed_even_if_it_starts_with_allow() {
+    let s = Setup::new("hook-huge");
+    let (out, _) = guarded_run(&s, &s.helper("hook", "huge-allow"));
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("over the limit of 65536 bytes"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!s.exists("tool-ran"), "the tool ran");
+    s.assert_nothing_left(1);
+}
+
+// Signals.
+
+/// Starts toolmend, waits for `ready` (a pid file name part), sends `signal`, and checks:
+/// exit 130 within `within`, status `interrupted`.
+fn interrupt(s: &Setup, config: &Path, ready: &str, signal: i32, within: Duration) {
+    let child = s.command(config, "go").spawn().unwrap();
+    s.wait_for_pid(ready);
+    // SAFETY: sends a signal to the child we spawned.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, signal);
+    }
+    let sent = Instant::now();
+    let out = finish(child);
+    let took = sent.elapsed();
+    assert_eq!(code(&out), 130, "{:?} {}", out.status, stderr(&out));
+    assert!(took < within, "exit {took:?} after the signal");
+    assert!(
+        stderr(&out).contains(&format!("interrupted by signal {signal}")),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out), "");
+    assert_eq!(s.finished()["status"], "interrupted");
+    eprintln!("exit {:.3} s after signal {signal}", secs(took));
+}
+
+fn interrupt_a_tool(signal: i32) {
+    let s = Setup::new(&format!("signal-tool-{signal}"));
+    let config = s.config(&[
+        &s.scripted_llm(&[call("slow", false), "never".into()]),
+        &s.tool("slow", "sleep", true, ""),
+    ]);
+    interrupt(
+        &s,
+        &config,
+        "tool-sleep-child",
+        signal,
+        Duration::from_secs(2),
+    );
+    // The tool and its child; the child would write its marker 1.5 s after it started.
+    s.assert_nothing_left(2);
+    assert!(!s.exists("late-marker"));
+    assert_eq!(
+        s.events_of("llm.request").len(),
+        1,
+        "the model was called again"
+    );
+}
+
+fn interrupt_the_model(signal: i32) {
+    let s = Setup::new(&format!("signal-llm-{signal}"));
+    let config = s.config(&[&s.llm("hang", "")]);
+    interrupt(
+        &s,
+        &config,
+        "llm-hang-child",
+        signal,
+        Duration::from_secs(2),
+    );
+    s.assert_nothing_left(2);
+    assert_eq!(s.calls("llm").len(), 1, "the model was retried");
+}
+
+#[test]
+fn sigint_while_a_tool_runs() {
+    interrupt_a_tool(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_while_a_tool_runs() {
+    interrupt_a_tool(libc::SIGTERM);
+}
+
+#[test]
+fn sighup_while_a_tool_runs() {
+    interrupt_a_tool(libc::SIGHUP);
+}
+
+#[test]
+fn sigint_while_the_model_runs() {
+    interrupt_the_model(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_while_the_model_runs() {
+    interrupt_the_model(libc::SIGTERM);
+}
+
+#[test]
+fn sighup_while_the_model_runs() {
+    interrupt_the_model(libc::SIGHUP);
+}
+
+#[test]
+fn sigterm_while_the_hook_decides() {
+    let s = Setup::new("signal-hook");
+    let config = s.config(&[
+        &s.scripted_llm(&[call("guarded", false), "never".into()]),
+        &format!(
+            "[approval]\ncommand = {}\ntimeout = 30\n",
+            s.helper("hook", "hang")
+        ),
+        &s.tool("guarded", "record", false, ""),
+    ]);
+    interrupt(
+        &s,
+        &config,
+        "hook-hang",
+        libc::SIGTERM,
+        Duration::from_secs(2),
+    );
+    assert!(!s.exists("tool-ran"), "the tool ran");
+    s.assert_nothing_left(1);
+}
+
+#[test]
+fn sigterm_while_a_tool_ignores_sigterm_ends_after_the_grace() {
+    let s = Setup::new("signal-stubborn");
+    let config = s.config(&[
+        &s.scripted_llm(&[call("stubborn", false), "never".into()]),
+        &s.tool("stubborn", "ignore-term", true, ""),
+    ]);
+    let child = s.command(&config, "go").spawn().unwrap();
+    s.wait_for("tool-ready");
+    // SAFETY: sends a signal to the child we spawned.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let sent = Instant::now();
+    let out = finish(child);
+    let took = sent.elapsed();
+    assert_eq!(code(&out), 130, "{}", stderr(&out));
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(3),
+        "exit {:.2} s after SIGTERM",
+        secs(took)
+    );
+    eprintln!(
+        "exit {:.3} s after SIGTERM (the tool ignores it)",
+        secs(took)
+    );
+    s.assert_nothing_left(1);
+}
+
+#[test]
+fn sigterm_during_the_backoff_between_retries() {
+    let s = Setup::new("signal-backoff");
+    let config = s.config(&[&s.llm("crash", "retries = 5\nretry_delay = 30\n")]);
+    let child = s.command(&config, "go").spawn().unwrap();
+    // The first attempt has failed once its response is in the transcript.
+    let start = Instant::now();
+    while !std::fs::read_to_string(s.path("run.jsonl"))
+        .unwrap_or_default()
+        .contains("\"llm.response\"")
+    {
+        assert!(start.elapsed() < GUARD, "the model never ran");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: sends a signal to the child we spawned.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let sent = Instant::now();
+    let out = finish(child);
+    assert_eq!(code(&out), 130, "{}", stderr(&out));
+    assert!(
+        sent.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(s.calls("llm").len(), 1);
+    s.assert_nothing_left(1);
+}
+
+#[test]
+fn an_ignored_sighup_stays_ignored() {
+    use std::os::unix::process::CommandExt;
+    let s = Setup::new("signal-ignored");
+    let config = s.config(&[&s.llm("wait-go", "")]);
+    let mut command = s.command(&config, "go");
+    // SAFETY: only sets a signal disposition between fork and exec (async-signal-safe).
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let child = command.spawn().unwrap();
+    s.wait_for_pid("llm-wait-go");
+    // SAFETY: sends a signal to the child we spawned.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGHUP);
+    }
+    // Had the SIGHUP been caught, toolmend would stop the model within milliseconds; give it
+    // time to do so before the model is let go.
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::File::create(s.path("go"))
+        .unwrap()
+        .write_all(b"")
+        .unwrap();
+    let out = finish(child);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Released.\n");
+    s.assert_nothing_left(1);
+}

@@ -1,0 +1,113 @@
+//! `toolmend loop`'s memory stays bounded when its children write without end: a model that
+//! replies 100 MiB (over the 16 MiB reply limit: refused) and a tool that writes 100 MiB on
+//! each of stdout and stderr (only `max_output` bytes of each are kept).
+//! (Its own test binary, so the peak RSS of waited-for children is this test's toolmend runs
+//! alone; the fake programs write in 1 MiB pieces and stay small themselves.)
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The largest peak RSS among this process's waited-for children (and theirs), in KiB.
+fn children_max_rss_kib() -> i64 {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage only writes into the struct we own.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    assert_eq!(rc, 0);
+    usage.ru_maxrss
+}
+
+fn quoted(text: &str) -> String {
+    Value::from(text).to_string()
+}
+
+/// Runs `toolmend loop` with `config` (`{helper}`, `{scripted}` and `{dir}` filled in as TOML
+/// strings) in a fresh directory holding `files`; its exit code, stderr and how long it took.
+fn run(name: &str, config: &str, files: &[(&str, &str)]) -> (i32, String, Duration) {
+    let dir = std::env::temp_dir().join(format!(
+        "toolmend-faults-memory-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bin");
+    let config = config
+        .replace(
+            "{helper}",
+            &quoted(&bin.join("faults_helper.py").display().to_string()),
+        )
+        .replace(
+            "{scripted}",
+            &quoted(&bin.join("scripted_llm.py").display().to_string()),
+        )
+        .replace(
+            "{replies}",
+            &quoted(&dir.join("replies.txt").display().to_string()),
+        )
+        .replace(
+            "{inputs}",
+            &quoted(&dir.join("inputs").display().to_string()),
+        )
+        .replace("{dir}", &quoted(&dir.display().to_string()));
+    std::fs::write(dir.join("agent.toml"), config).unwrap();
+    let start = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+        .arg("loop")
+        .arg("--config")
+        .arg(dir.join("agent.toml"))
+        .arg("go")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    let _ = std::fs::remove_dir_all(&dir);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        took,
+    )
+}
+
+#[test]
+fn a_100_mib_tool_output_and_a_100_mib_reply_are_not_held_in_memory() {
+    // The tool first (RUSAGE_CHILDREN keeps the largest peak so far): 100 MiB on each stream,
+    // 64 KiB of each kept.
+    let call = r#"{"tool": "flood", "parameters": {}, "terminate": true}"#;
+    let (code, stderr, took) = run(
+        "tool",
+        "[llm]\ncommand = [\"python3\", {scripted}, {replies}, {inputs}]\n\
+         [[tools]]\nname = \"flood\"\nread_only = true\n\
+         command = [\"python3\", {helper}, \"tool\", \"flood-100\", {dir}]\n",
+        &[("replies.txt", call)],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.is_empty(), "the tool failed: {stderr}");
+    let tool_rss = children_max_rss_kib();
+    eprintln!(
+        "100 MiB on each of a tool's streams: peak RSS {} MiB, {:.2} s",
+        tool_rss / 1024,
+        took.as_secs_f64()
+    );
+    assert!(tool_rss < 32 * 1024, "peak RSS {tool_rss} KiB");
+
+    // The reply: read up to the 16 MiB limit, the rest counted and dropped, the call refused.
+    let (code, stderr, took) = run(
+        "reply",
+        "[llm]\ncommand = [\"python3\", {helper}, \"llm\", \"huge\", {dir}]\nretries = 0\n",
+        &[],
+    );
+    assert_eq!(code, 8, "{stderr}");
+    assert!(stderr.contains("over the limit"), "{stderr}");
+    let rss = children_max_rss_kib();
+    eprintln!(
+        "a 100 MiB reply: peak RSS {} MiB, {:.2} s",
+        rss / 1024,
+        took.as_secs_f64()
+    );
+    assert!(rss < 48 * 1024, "peak RSS {rss} KiB");
+}
