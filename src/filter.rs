@@ -141,7 +141,17 @@ impl Filter {
     ) -> io::Result<Summary> {
         let worker = &mut self.worker;
         let mut summary = Summary::default();
-        while let Some((line, raw)) = inputs.next_input()? {
+        loop {
+            let (line, raw) = match inputs.next_input() {
+                Ok(Some(input)) => input,
+                Ok(None) => break,
+                Err(e) => {
+                    // What was read before the failure still gets its output.
+                    worker.write_out(out)?;
+                    out.flush()?;
+                    return Err(e);
+                }
+            };
             summary.inputs += 1;
             if !worker.one(line, file, raw) {
                 summary.failed += 1;
@@ -204,7 +214,17 @@ impl Filter {
             let mut batch = pool.pop().unwrap_or_default();
             batch.reset();
             loop {
-                let framed = inputs.read_into(&mut batch.data)?;
+                let framed = match inputs.read_into(&mut batch.data) {
+                    Ok(framed) => framed,
+                    Err(e) => {
+                        // What was read before the failure still gets its output.
+                        batch.data.truncate(batch.ends.last().map_or(0, |e| e.end));
+                        send(&mut batch, pool, &jobs, &mut pending, &mut next_worker, n);
+                        write_pending(&mut pending, &results, pool, out, err, &mut summary)?;
+                        out.flush()?;
+                        return Err(e);
+                    }
+                };
                 let end = framed.is_none();
                 if let Some((line, too_large)) = framed {
                     let start = batch.ends.last().map_or(0, |e| e.end);
@@ -218,11 +238,7 @@ impl Filter {
                         batch.data.extend_from_slice(&whole[..start]);
                         let bytes = &whole[start..];
                         send(&mut batch, pool, &jobs, &mut pending, &mut next_worker, n);
-                        while let Some(w) = pending.pop_front() {
-                            let done = take(&results[w])?;
-                            summary = done.write(out, err, summary)?;
-                            pool.push(done);
-                        }
+                        write_pending(&mut pending, &results, pool, out, err, &mut summary)?;
                         summary.inputs += 1;
                         if !here.one(line, file, RawInput::Bytes(bytes)) {
                             summary.failed += 1;
@@ -250,11 +266,7 @@ impl Filter {
                     break;
                 }
             }
-            while let Some(w) = pending.pop_front() {
-                let done = take(&results[w])?;
-                summary = done.write(out, err, summary)?;
-                pool.push(done);
-            }
+            write_pending(&mut pending, &results, pool, out, err, &mut summary)?;
             out.flush()?;
             Ok(summary)
         })
@@ -282,6 +294,23 @@ fn send(
         .expect("a worker thread stopped early");
     pending.push_back(*next_worker);
     *next_worker = (*next_worker + 1) % n;
+}
+
+/// Writes the output of every batch in flight, oldest first.
+fn write_pending<W: Write, E: Write>(
+    pending: &mut VecDeque<usize>,
+    results: &[mpsc::Receiver<Batch>],
+    pool: &mut Vec<Batch>,
+    out: &mut W,
+    err: &mut E,
+    summary: &mut Summary,
+) -> io::Result<()> {
+    while let Some(w) = pending.pop_front() {
+        let done = take(&results[w])?;
+        *summary = done.write(out, err, *summary)?;
+        pool.push(done);
+    }
+    Ok(())
 }
 
 /// The next mended batch from a worker.
@@ -440,6 +469,43 @@ impl Worker {
                 write_error(sink, &origin, &error, decoded.text.as_bytes());
                 false
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufReader, Read};
+
+    /// Gives `data`, then fails.
+    struct FailsAfter<'a>(&'a [u8]);
+
+    impl Read for FailsAfter<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(io::Error::other("disk on fire"));
+            }
+            let n = buf.len().min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_read_error_comes_after_the_output_of_everything_read_before_it() {
+        let data: String = (0..50_000).map(|i| format!("{{\"n\":{i}}}\n")).collect();
+        for threads in [1, 2, 3] {
+            let mut filter = Filter::new(FilterOptions {
+                threads,
+                ..FilterOptions::default()
+            });
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            let reader = BufReader::with_capacity(4096, FailsAfter(data.as_bytes()));
+            let e = filter.run(reader, None, &mut out, &mut err).unwrap_err();
+            assert_eq!(e.to_string(), "disk on fire");
+            assert_eq!(String::from_utf8(out).unwrap(), data, "threads {threads}");
         }
     }
 }
