@@ -52,6 +52,16 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
             return fenced(text, from, fence, repairs);
         }
     }
+    if let Some(open) = list_marker(rest) {
+        // `- {...}`, `1. [...]`: a markdown list item holding the JSON.
+        let mut repair = Repair::at(RepairKind::Prose, from);
+        repair.text = Some(String::from_utf8_lossy(rest[..open].trim_ascii()).into_owned());
+        repairs.push(repair);
+        return Located {
+            start: from + open,
+            ..whole
+        };
+    }
     let first = rest[0];
     if starts_json(rest) && !starts_with_marker(rest) {
         return whole;
@@ -118,6 +128,32 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
         }
         None => whole,
     }
+}
+
+/// Where the object or array starts after a list marker (`-`, `*`, `+`, `1.`, `1)`) and
+/// spaces at the start of `text`, if it starts with one.
+fn list_marker(text: &[u8]) -> Option<usize> {
+    let marker = match text.first()? {
+        b'-' | b'*' | b'+' => 1,
+        b'0'..=b'9' => {
+            let digits = text
+                .iter()
+                .take(4)
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            match text.get(digits) {
+                Some(b'.' | b')') => digits + 1,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    let spaces = text[marker..]
+        .iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count();
+    let open = marker + spaces;
+    (spaces > 0 && matches!(text.get(open), Some(b'{' | b'['))).then_some(open)
 }
 
 /// Text from `from` with a code fence at `fence`: the JSON is the fence's body.

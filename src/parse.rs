@@ -650,6 +650,28 @@ impl<'a> Parser<'a> {
                 Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
                     comma = self.skip_ellipsis(at)?;
                 }
+                Some(b'[') if !self.strict && comma.is_some() && self.array_closed_early(at) => {
+                    // `{"a": [1, 2], [3, 4], "b": 5}`: an array where a key should be, after
+                    // a member whose value is an array: that array was closed too early, and
+                    // its elements go on (json_repair's reading; it keeps every element).
+                    let comma = comma.expect("checked above");
+                    let bracket = self.src[..comma].trim_ascii_end().len() - 1;
+                    self.fix(RepairKind::ExtraBracket, bracket)?;
+                    self.out.pop();
+                    let empty = self.out.last() == Some(&b'[');
+                    self.scratch.frames.push(Frame {
+                        kind: Container::Array,
+                        open: bracket,
+                        count: u32::from(!empty),
+                        keys_base: self.scratch.keys.len(),
+                        has_duplicate: false,
+                        paren: false,
+                        indexed: false,
+                    });
+                    self.open_arrays += 1;
+                    self.pos = at + 1;
+                    return self.begin_element(None);
+                }
                 Some(b'{') if !self.strict && self.object_in_array() => {
                     // `[{"i":1,{"i":2}]`: the next element starts before the object closed.
                     if let Some(comma) = comma {
@@ -778,6 +800,17 @@ impl<'a> Parser<'a> {
                     self.close_frame();
                     return Ok(false);
                 }
+                Some(b'"')
+                    if !self.strict
+                        && matches!(
+                            self.src.get(self.skip_spaces_from(at + 1)),
+                            None | Some(b',' | b'}' | b']')
+                        ) =>
+                {
+                    // `{"n": 12345", "m": 1}`: a quote closing a value that never opened one.
+                    self.note_prose(at, at + 1);
+                    self.pos = at + 1;
+                }
                 Some(b'+') if !self.strict => {
                     // `{"a": 1 + 2}`, `{"msg": "Hi " + name}`: an expression. Its first operand
                     // is the value; the rest cannot be evaluated and is recorded, not made a key.
@@ -869,6 +902,16 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             Ok(false)
         }
+    }
+
+    /// In an object, after a comma before `at`: whether the member before the comma has an
+    /// array for its value, closed just before the comma.
+    fn array_closed_early(&self, at: usize) -> bool {
+        let before = self.src[..at].trim_ascii_end();
+        let Some(before) = before.strip_suffix(b",") else {
+            return false;
+        };
+        before.trim_ascii_end().ends_with(b"]") && self.out.last() == Some(&b']')
     }
 
     /// Whether the last key of the open object appeared earlier in it.
@@ -997,6 +1040,16 @@ impl<'a> Parser<'a> {
         }
         frame.count = frame.count.saturating_add(1);
         let start = self.out.len();
+        let at = match self.stray_words_before_key(at) {
+            Some(key) => {
+                // `{"a": 1, COMMENT "b": 2}`: words before a quoted key are left out, rather
+                // than made a key that swallows the member after them.
+                self.note_prose(at, key);
+                self.pos = key;
+                key
+            }
+            None => at,
+        };
         let plain_end = match self.src[at] {
             b'"' => Some(skip_plain(self.src, at + 1, Quote::Double)),
             _ => None,
@@ -1052,6 +1105,22 @@ impl<'a> Parser<'a> {
         }
         self.note_key(start, at);
         Ok(())
+    }
+
+    /// Where a quoted key (`"b":`) starts after bare words at `at` (`COMMENT "b": 2`), if it
+    /// does. The look ahead is bounded.
+    fn stray_words_before_key(&self, at: usize) -> Option<usize> {
+        if self.strict || !is_bare_key_byte(self.src[at]) {
+            return None;
+        }
+        let end = (at + 64).min(self.src.len());
+        let mut p = at;
+        while p < end && (is_bare_key_byte(self.src[p]) || self.src[p] == b' ') {
+            p += 1;
+        }
+        let words = &self.src[at..p];
+        (p < end && words.ends_with(b" ") && self.src[p] == b'"' && self.quoted_key_at(p))
+            .then_some(p)
     }
 
     /// Where a key opened by `quote` (its text starting at `from`) is closed by the other kind
@@ -1490,9 +1559,24 @@ impl<'a> Parser<'a> {
             Some(b')') => self.src.get(self.skip_spaces_from(next + 1)) == Some(&b'"'),
             Some(b'}' | b']' | b'\n' | b'\r' | b'+' | b'/' | b'#' | b';' | b'{' | b'[') => false,
             // `["a" 2]`, `{"b": "x" true}`: a whole number or literal that ends the item
-            // means a comma is missing after a closed string; `"say "hi" there"` holds words.
-            Some(_) => !self.scalar_ends_item(next),
+            // means a comma is missing after a closed string; `"say "hi" there"` holds words,
+            // but in an array `"a" b]` is two elements.
+            Some(_) => !self.scalar_ends_item(next) && !self.bare_element_follows(next),
         }
+    }
+
+    /// In an array, whether bare words at `at` run to the closing bracket (with no quote among
+    /// them; before a comma they may still be the string's own). The look ahead is bounded.
+    fn bare_element_follows(&self, at: usize) -> bool {
+        if self.top() != Container::Array || self.scratch.frames.is_empty() {
+            return false;
+        }
+        let ahead = &self.src[at..(at + 64).min(self.src.len())];
+        let len = ahead
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b' '))
+            .count();
+        len > 0 && ahead.get(len) == Some(&b']')
     }
 
     /// Whether a number or `true`/`false`/`null` at `at` is followed (past spaces) by what ends
@@ -1541,7 +1625,11 @@ impl<'a> Parser<'a> {
         if word == 0 || word == ahead.len() {
             return false;
         }
-        // `b:` is a key, and so is `b":` (its opening quote missing).
+        // `b:` is a key, and so is `b":` (its opening quote missing), and `NOTE "b":` is a
+        // stray word before one.
+        if self.stray_words_before_key(start).is_some() {
+            return false;
+        }
         let mut after = self.skip_spaces_from(start + word);
         if self.src.get(after) == Some(&b'"') {
             after = self.skip_spaces_from(after + 1);
