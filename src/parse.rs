@@ -1061,6 +1061,12 @@ impl<'a> Parser<'a> {
             // Most keys: nothing to escape before the closing quote, and a colon after it.
             self.out.extend_from_slice(&self.src[at..=end]);
             self.pos = end + 1;
+        } else if let Some(colon) = self.key_cut_at_colon(at) {
+            // `{"key:"value"}`, `{"key:value}`: the key's closing quote is missing before
+            // its colon.
+            self.fix(RepairKind::MissingQuote, colon)?;
+            push_json_string(self.out, &self.src[at + 1..colon]);
+            self.pos = colon;
         } else if let Some((quote, len)) = Quote::opening(&self.src[at..]) {
             if quote != Quote::Double {
                 self.fix(quote.repair().expect("not a double quote"), at)?;
@@ -1105,6 +1111,34 @@ impl<'a> Parser<'a> {
         }
         self.note_key(start, at);
         Ok(())
+    }
+
+    /// For a double-quoted key at `at` whose closing quote is missing before its colon, where
+    /// that colon is: the key's text ends with a colon and a quote that no colon follows
+    /// (`"key:"value"`), or no quote closes it at all (`"key:value}`). A key that holds a
+    /// colon and is closed (`"a:b": 1`) is not one. The look ahead is bounded.
+    fn key_cut_at_colon(&self, at: usize) -> Option<usize> {
+        if self.strict || self.src[at] != b'"' {
+            return None;
+        }
+        let end = (at + 1 + 256).min(self.src.len());
+        let ahead = &self.src[at + 1..end];
+        let stop = ahead
+            .iter()
+            .position(|&b| matches!(b, b'"' | b'\n' | b'\\'));
+        let colon = match stop.map(|i| (i, ahead[i])) {
+            Some((i, b'"')) if i > 0 && ahead[i - 1] == b':' => {
+                let next = self.skip_spaces_from(at + 1 + i + 1);
+                if self.src.get(next) == Some(&b':') {
+                    return None;
+                }
+                i - 1
+            }
+            None if end == self.src.len() => ahead.iter().position(|&b| b == b':')?,
+            _ => return None,
+        };
+        let key = &ahead[..colon];
+        (!key.is_empty() && !key.contains(&b':')).then_some(at + 1 + colon)
     }
 
     /// Where a quoted key (`"b":`) starts after bare words at `at` (`COMMENT "b": 2`), if it
