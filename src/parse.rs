@@ -1125,7 +1125,7 @@ impl<'a> Parser<'a> {
         let ahead = &self.src[at + 1..end];
         let stop = ahead
             .iter()
-            .position(|&b| matches!(b, b'"' | b'\n' | b'\\'));
+            .position(|&b| matches!(b, b'"' | b'\'' | b'\n' | b'\\'));
         let colon = match stop.map(|i| (i, ahead[i])) {
             Some((i, b'"')) if i > 0 && ahead[i - 1] == b':' => {
                 let next = self.skip_spaces_from(at + 1 + i + 1);
