@@ -9,8 +9,8 @@ pub(crate) struct Layer {
     pub unterminated: bool,
     /// Offset of the first `\u` escape naming half a surrogate pair (written as U+FFFD).
     pub lone_surrogate: Option<usize>,
-    /// Offset of the first raw quote kept in a string written with escaped quotes
-    /// (`\"hello"`; repair mode only).
+    /// Offset of the first raw quote kept in text written with escaped quotes (`\"hello"`,
+    /// `{\"a\": \"\\"x\\"\"}`; repair mode only).
     pub raw_quote: Option<usize>,
 }
 
@@ -35,6 +35,8 @@ pub(crate) fn decode(text: &[u8], bare: bool, strict: bool, out: &mut Vec<u8>) -
     let mut layer = Layer::default();
     let mut p = usize::from(!bare);
     let mut run = p;
+    // Where the text just after the last `\\` escape is.
+    let mut backslash_before = None;
     loop {
         let Some(i) = memchr::memchr2(quote, b'\\', &text[p..]).map(|i| p + i) else {
             if !bare {
@@ -52,6 +54,15 @@ pub(crate) fn decode(text: &[u8], bare: bool, strict: bool, out: &mut Vec<u8>) -
             if bare && !strict && text.starts_with(b"\\\"") {
                 layer.raw_quote.get_or_insert(i);
                 out.extend_from_slice(&text[run..=i]);
+                p = i + 1;
+                run = p;
+                continue;
+            }
+            // `{\"a\": \"say \\"hi\\"\"}`: `\\` then a raw quote is an escaped quote of the
+            // inner JSON written one escape short; it stays escaped.
+            if bare && !strict && backslash_before == Some(i) {
+                layer.raw_quote.get_or_insert(i);
+                out.push(b'"');
                 p = i + 1;
                 run = p;
                 continue;
@@ -74,6 +85,9 @@ pub(crate) fn decode(text: &[u8], bare: bool, strict: bool, out: &mut Vec<u8>) -
             continue;
         };
         p = i + 2;
+        if e == b'\\' {
+            backslash_before = Some(p);
+        }
         match e {
             b'"' | b'\\' | b'/' => out.push(e),
             b'\'' if quote == b'\'' => out.push(e),
