@@ -283,8 +283,14 @@ impl Mender {
                     is_json(decoded, options.max_nesting)
                 }
                 Some(b'{' | b'[' | b'"') => true,
-                // A string that decodes to code-fenced or prose-wrapped JSON.
-                Some(_) => !strict && decoded.starts_with(b"```"),
+                // A string that decodes to code-fenced JSON; for `args`, which needs an
+                // object, also to prose around a fenced block.
+                Some(_) => {
+                    !strict
+                        && (decoded.starts_with(b"```")
+                            || options.target == Target::Object
+                                && memchr::memmem::find(decoded, b"```").is_some())
+                }
                 None => {
                     if options.target == Target::Object {
                         return Err(Error::whole(

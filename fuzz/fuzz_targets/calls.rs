@@ -21,11 +21,13 @@ use common::*;
 fn written(extracted: &Extracted) {
     for shape in [Shape::Native, Shape::OpenAi] {
         let text = extracted.to_value(shape).to_string();
-        let value = json(&text, "the calls value");
+        json(&text, "the calls value");
+        let value: Value = serde_json::from_str(&text).expect("written from a Value");
         for call in value["calls"].as_array().expect("calls is an array") {
             if shape == Shape::OpenAi {
                 let arguments = call["arguments"].as_str().expect("arguments text");
-                assert!(json(arguments, "arguments").is_object());
+                json(arguments, "arguments");
+                assert!(arguments.starts_with('{'), "{arguments}");
             } else {
                 assert!(call["parameters"].is_object(), "{call}");
             }
@@ -44,8 +46,8 @@ fn records(framing: Framing, data: &[u8]) -> usize {
     assert!(err.is_empty(), "with records nothing goes to stderr");
     let out = std::str::from_utf8(&out).expect("records are UTF-8");
     for record in out.lines() {
-        let record = json(record, "a record");
-        assert!(record["ok"].is_boolean(), "{record}");
+        json(record, "a record");
+        assert!(record.starts_with(r#"{"ok":"#), "{record}");
     }
     out.lines().count()
 }
@@ -90,7 +92,10 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     assert_eq!(records(Framing::Whole, data), 1);
+    // A byte order mark starts the stream, not its first line.
     let lines = data
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(data)
         .split(|&b| b == b'\n')
         .filter(|line| !line.trim_ascii().is_empty())
         .count();

@@ -5,6 +5,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use toolmend::{Filter, FilterOptions, Framing, Options, Repair};
 
 /// Parses one JSON value with no nesting limit (toolmend allows 1000 levels; serde_json's
@@ -17,9 +18,20 @@ pub fn parse(text: &str) -> Option<Value> {
     Some(value)
 }
 
-/// `text` must be one JSON value.
-pub fn json(text: &str, what: &str) -> Value {
-    parse(text).unwrap_or_else(|| panic!("{what} is not valid JSON: {text:?}"))
+/// `text` must be one JSON value. Checked as a raw value, so the syntax is checked without
+/// converting numbers (`1e400` is valid JSON past f64's range, and toolmend keeps its text).
+pub fn json(text: &str, what: &str) {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let valid = Box::<RawValue>::deserialize(&mut de).is_ok() && de.end().is_ok();
+    assert!(valid, "{what} is not valid JSON: {text:?}");
+}
+
+/// `text` as a value; it must be valid JSON. `None` for a number past f64's range, which the
+/// value cannot hold (and which is then compared as text by the caller, or not at all).
+pub fn value(text: &str, what: &str) -> Option<Value> {
+    json(text, what);
+    parse(text)
 }
 
 /// Repairs that valid JSON may still get: a duplicate key is merged (last value wins, at the
@@ -62,7 +74,19 @@ pub fn one_record_per_line(mend: Options, framing: Framing, data: &[u8]) {
     assert_eq!(summary.inputs as usize, expected);
     let mut failed = 0;
     for (i, record) in records.iter().enumerate() {
-        let record = json(record, "a record");
+        let record = value(record, "a record").unwrap_or_else(|| {
+            // A record holding a number past f64's range: its fields are checked as text.
+            let mut de = serde_json::Deserializer::from_str(record);
+            de.disable_recursion_limit();
+            let raw: std::collections::HashMap<String, Box<RawValue>> =
+                Deserialize::deserialize(&mut de).expect("a record is an object");
+            serde_json::json!({
+                "line": parse(raw["line"].get()),
+                "ok": parse(raw["ok"].get()),
+                "value": raw.get("value").map(|v| v.get()),
+                "error": raw.get("error").and_then(|e| parse(e.get())),
+            })
+        });
         assert_eq!(record["line"], (i + 1) as u64, "record {i}: {record}");
         match record["ok"] {
             Value::Bool(true) => {
