@@ -1072,7 +1072,26 @@ impl<'a> Parser<'a> {
             .position(|&b| b == b'"' || b == b'\'' || b == b'\\' || b == b'\n' || b == 0xE2)?;
         let close = from + i;
         let next = self.skip_spaces_from(close + 1);
-        (ahead[i] == other && self.src.get(next) == Some(&b':')).then_some(close)
+        if ahead[i] != other || self.src.get(next) != Some(&b':') {
+            return None;
+        }
+        // `{"':\"": 1}` is valid JSON: a key its own quote closes (past escapes) before a
+        // colon is not closed by the other quote inside it.
+        if quote == Quote::Double {
+            let mut p = i + 1;
+            while let Some(j) = ahead.get(p..).and_then(|t| memchr::memchr2(b'"', b'\\', t)) {
+                p += j;
+                if ahead[p] == b'\\' {
+                    p += 2;
+                    continue;
+                }
+                if self.src.get(self.skip_spaces_from(from + p + 1)) == Some(&b':') {
+                    return None;
+                }
+                break;
+            }
+        }
+        Some(close)
     }
 
     /// Remembers the key just written at `out[start..]`, and notes a duplicate.
