@@ -25,7 +25,7 @@ test-clients:
 
 ## Rewrite the fixtures' expectations from what toolmend does now; review the diff by hand.
 bless: build
-	target/debug/toolmend check --bless fixtures/args fixtures/repair fixtures/calls
+	target/debug/toolmend check --bless fixtures/args fixtures/repair fixtures/calls fixtures/fuzz
 
 lint:
 	$(CARGO) fmt --check

@@ -287,13 +287,12 @@ impl Mender {
                     is_json(decoded, options.max_nesting)
                 }
                 Some(b'{' | b'[' | b'"') => true,
-                // A string that decodes to code-fenced JSON; for `args`, which needs an
-                // object, also to prose around a fenced block.
+                // For `args`, a string that decodes to code-fenced JSON (with or without
+                // prose around the block). `repair` keeps such a string: it is a valid value.
                 Some(_) => {
                     !strict
-                        && (decoded.starts_with(b"```")
-                            || options.target == Target::Object
-                                && memchr::memmem::find(decoded, b"```").is_some())
+                        && options.target == Target::Object
+                        && memchr::memmem::find(decoded, b"```").is_some()
                 }
                 None => {
                     if options.target == Target::Object {
