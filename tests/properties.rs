@@ -72,7 +72,11 @@ fn line_count(data: &[u8]) -> usize {
 
 /// Mangles JSON text the way models do: bytes cut, doubled or replaced by JSON's punctuation.
 fn mangled() -> impl Strategy<Value = String> {
-    let edit = (any::<prop::sample::Index>(), 0..4u8, any::<prop::sample::Index>());
+    let edit = (
+        any::<prop::sample::Index>(),
+        0..4u8,
+        any::<prop::sample::Index>(),
+    );
     (
         json_value(),
         prop::collection::vec(edit, 0..6),
@@ -106,10 +110,48 @@ fn mangled() -> impl Strategy<Value = String> {
 /// Text made of JSON tokens, tool-call markup and stray bytes in any order.
 fn token_soup() -> impl Strategy<Value = String> {
     const TOKENS: &[&str] = &[
-        "{", "}", "[", "]", ":", ",", "\"", "'", "`", "```", "```json\n", "\\\"", "\\\\", "\\u00",
-        "\\ud800", "\n", "\r", "\t", " ", "a", "key", "1", "-", "1e400", ".5", "true", "None",
-        "...", "//", "/*", "*/", "#", "(", ")", "\u{a0}", "\u{201c}", "\u{201d}", "\u{b4}",
-        "\u{feff}", "<tool_call>", "[TOOL_CALLS]", "\"a\":1",
+        "{",
+        "}",
+        "[",
+        "]",
+        ":",
+        ",",
+        "\"",
+        "'",
+        "`",
+        "```",
+        "```json\n",
+        "\\\"",
+        "\\\\",
+        "\\u00",
+        "\\ud800",
+        "\n",
+        "\r",
+        "\t",
+        " ",
+        "a",
+        "key",
+        "1",
+        "-",
+        "1e400",
+        ".5",
+        "true",
+        "None",
+        "...",
+        "//",
+        "/*",
+        "*/",
+        "#",
+        "(",
+        ")",
+        "\u{a0}",
+        "\u{201c}",
+        "\u{201d}",
+        "\u{b4}",
+        "\u{feff}",
+        "<tool_call>",
+        "[TOOL_CALLS]",
+        "\"a\":1",
     ];
     prop::collection::vec(prop::sample::select(TOKENS), 0..24).prop_map(|t| t.concat())
 }
@@ -130,9 +172,9 @@ fn run_filter(mend: Options, framing: Framing, data: &[u8]) -> Vec<Value> {
         .map(|line| {
             assert!(is_json(line), "a record is not JSON: {line}");
             // A number past f64's range would not fit a Value; the fields checked here do.
-            serde_json::from_str(line).unwrap_or_else(|_| {
-                serde_json::json!({ "ok": line.starts_with(r#"{"ok":true"#), "line": null })
-            })
+            serde_json::from_str(line).unwrap_or_else(
+                |_| serde_json::json!({ "ok": line.starts_with(r#"{"ok":true"#), "line": null }),
+            )
         })
         .collect();
     assert_eq!(summary.inputs as usize, records.len());
