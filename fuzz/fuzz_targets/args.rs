@@ -46,7 +46,11 @@ fuzz_target!(|data: &[u8]| {
                 dropped += 1;
             }
             if let Some(expected) = &expected {
-                assert_eq!(value.as_ref(), Some(expected), "value changed (strict {strict}): {text:?}");
+                assert_eq!(
+                    value.as_ref(),
+                    Some(expected),
+                    "value changed (strict {strict}): {text:?}"
+                );
                 assert_eq!(dropped, 0, "dropped from a JSON object: {text:?}");
                 assert!(
                     no_real_repairs(mended.repairs()),
@@ -57,8 +61,7 @@ fuzz_target!(|data: &[u8]| {
             if strict && no_real_repairs(mended.repairs()) && dropped == 0 && value.is_some() {
                 let read = parse(trimmed(text));
                 assert_eq!(
-                    read,
-                    value,
+                    read, value,
                     "--strict accepted what serde_json reads otherwise: {text:?}"
                 );
             }

@@ -11,8 +11,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use toolmend::calls::{CallOptions, CallsFilter, CallsFilterOptions, Extracted, Shape, extract};
 use toolmend::Framing;
+use toolmend::calls::{CallOptions, CallsFilter, CallsFilterOptions, Extracted, Shape, extract};
 
 #[path = "common.rs"]
 mod common;
@@ -42,7 +42,9 @@ fn records(framing: Framing, data: &[u8]) -> usize {
         ..CallsFilterOptions::default()
     });
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    filter.run(data, None, &mut out, &mut err).expect("in-memory I/O");
+    filter
+        .run(data, None, &mut out, &mut err)
+        .expect("in-memory I/O");
     assert!(err.is_empty(), "with records nothing goes to stderr");
     let out = std::str::from_utf8(&out).expect("records are UTF-8");
     for record in out.lines() {
@@ -57,7 +59,12 @@ fn arguments_kept(reply: &str, expected: &Value) {
     let options = CallOptions::default();
     let found = extract(reply, &options)
         .unwrap_or_else(|f| panic!("a clean call failed: {reply:?}: {}", f.error));
-    assert_eq!(found.calls.len(), 1, "calls in {reply:?}: {:?}", found.calls);
+    assert_eq!(
+        found.calls.len(),
+        1,
+        "calls in {reply:?}: {:?}",
+        found.calls
+    );
     let call = &found.calls[0];
     assert_eq!(call.tool, "f");
     assert_eq!(
@@ -84,7 +91,10 @@ fuzz_target!(|data: &[u8]| {
         }
         if let Some(expected) = parse(text).filter(Value::is_object) {
             let body = text.trim_ascii();
-            arguments_kept(&format!(r#"{{"tool": "f", "parameters": {body}}}"#), &expected);
+            arguments_kept(
+                &format!(r#"{{"tool": "f", "parameters": {body}}}"#),
+                &expected,
+            );
             arguments_kept(
                 &format!("<tool_call>\n{{\"name\": \"f\", \"arguments\": {body}}}\n</tool_call>"),
                 &expected,

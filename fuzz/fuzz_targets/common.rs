@@ -65,7 +65,9 @@ pub fn one_record_per_line(mend: Options, framing: Framing, data: &[u8]) {
         ..FilterOptions::default()
     });
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let summary = filter.run(data, None, &mut out, &mut err).expect("in-memory I/O");
+    let summary = filter
+        .run(data, None, &mut out, &mut err)
+        .expect("in-memory I/O");
     assert!(err.is_empty(), "with records nothing goes to stderr");
     let out = std::str::from_utf8(&out).expect("records are UTF-8");
     let records: Vec<&str> = out.lines().collect();

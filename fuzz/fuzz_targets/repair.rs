@@ -41,7 +41,11 @@ fuzz_target!(|data: &[u8]| {
                 }
                 let array = all.value();
                 json(&array, "the --concat all array");
-                assert_eq!(array, format!("[{}]", parts.join(",")), "--concat all: {text:?}");
+                assert_eq!(
+                    array,
+                    format!("[{}]", parts.join(",")),
+                    "--concat all: {text:?}"
+                );
                 assert_eq!(all.dropped().count(), 0);
                 if let Some(expected) = &expected {
                     let value = parse(&first_text).unwrap_or_else(|| {
