@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/toolmend
 
-.PHONY: all build release test test-clients bless lint fmt demo demo-loop ci
+.PHONY: all build release test test-clients bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
 all: build
 
 build:
@@ -25,7 +25,7 @@ test-clients:
 
 ## Rewrite the fixtures' expectations from what toolmend does now; review the diff by hand.
 bless: build
-	target/debug/toolmend check --bless fixtures/args fixtures/repair fixtures/calls
+	target/debug/toolmend check --bless fixtures/args fixtures/repair fixtures/calls fixtures/fuzz
 
 lint:
 	$(CARGO) fmt --check
@@ -63,6 +63,29 @@ demo-loop: release
 	@cut -c1-150 target/demo-loop/run.jsonl
 
 ci: lint test
+
+## Fuzzing (docs/guarantees.md). Needs cargo-fuzz (`cargo install cargo-fuzz`); RUSTC_BOOTSTRAP
+## lets a stable toolchain take its nightly flags. FUZZ_FLAGS=-s none when ASan will not link.
+FUZZ_TIME ?= 600
+FUZZ_TARGETS ?= args repair calls
+FUZZ_FLAGS ?= -O
+FUZZ_CARGO := RUSTC_BOOTSTRAP=1 $(CARGO) fuzz
+
+## Builds every fuzz target.
+fuzz-build:
+	$(FUZZ_CARGO) build $(FUZZ_FLAGS)
+
+## Seeds the corpora (fuzz/corpus/TARGET) with the fixtures' inputs.
+fuzz-seed:
+	python3 fuzz/seed.py
+
+## Runs each target in turn (one fuzzer at a time) for FUZZ_TIME seconds, with the dictionary.
+fuzz: fuzz-build fuzz-seed
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz $$t for $(FUZZ_TIME) s"; \
+	  $(FUZZ_CARGO) run $(FUZZ_FLAGS) $$t fuzz/corpus/$$t -- \
+	    -dict=fuzz/dict -max_total_time=$(FUZZ_TIME) -print_final_stats=1 || exit 1; \
+	done
 
 include bench/bench.mk
 include compare/compare.mk

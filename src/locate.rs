@@ -14,6 +14,25 @@ pub(crate) struct Located {
     pub tail: Option<usize>,
 }
 
+/// Whether `text` (past trailing whitespace) is one double-quoted string literal: its closing
+/// quote, found past escapes, is its last byte.
+fn is_one_string_literal(text: &[u8]) -> bool {
+    let text = text.trim_ascii_end();
+    if text.len() < 2 || text[0] != b'"' {
+        return false;
+    }
+    let mut p = 1;
+    while let Some(i) = text.get(p..).and_then(|t| memchr::memchr2(b'"', b'\\', t)) {
+        p += i;
+        if text[p] == b'\\' {
+            p += 2;
+            continue;
+        }
+        return p == text.len() - 1;
+    }
+    false
+}
+
 /// Finds the JSON in `text[from..]` (`from` is at its first non-whitespace byte), recording
 /// what is left out.
 pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Located {
@@ -46,6 +65,11 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
         tail: None,
     };
     let rest = &text[from..];
+    if is_one_string_literal(rest) {
+        // `"see ```json {…}``` here"`: fences and prose inside a string are its text; the
+        // unquote stage decodes it, and looks for them in what it decodes to.
+        return whole;
+    }
     if let Some(fence) = memchr::memmem::find(rest, b"```").map(|i| from + i) {
         // A fence counts when no JSON opens before it: "```json\n{...}\n```".
         if memchr::memchr2(b'{', b'[', &text[from..fence]).is_none() {

@@ -249,6 +249,10 @@ impl Mender {
         let mut quoted_layers = 0u32;
         let mut jsonp = false;
         let mut tail = None;
+        // Where `tail` is: in the text being parsed, or (a string written with escaped quotes
+        // inside a code fence) in the text the last layer was decoded from; `Some(true)` when
+        // that was a buffer (now `next`), `Some(false)` when it was the input.
+        let mut tail_before: Option<bool> = None;
         let mut escaped_string = false;
         // Where the input's own text was found, to go back to if the layers hold no JSON.
         let mut outer = None;
@@ -283,8 +287,13 @@ impl Mender {
                     is_json(decoded, options.max_nesting)
                 }
                 Some(b'{' | b'[' | b'"') => true,
-                // A string that decodes to code-fenced or prose-wrapped JSON.
-                Some(_) => !strict && decoded.starts_with(b"```"),
+                // For `args`, a string that decodes to code-fenced JSON (with or without
+                // prose around the block). `repair` keeps such a string: it is a valid value.
+                Some(_) => {
+                    !strict
+                        && options.target == Target::Object
+                        && memchr::memmem::find(decoded, b"```").is_some()
+                }
                 None => {
                     if options.target == Target::Object {
                         return Err(Error::whole(
@@ -332,8 +341,12 @@ impl Mender {
             lo = lead;
             hi = lead + decoded.len();
             std::mem::swap(cur, next);
+            let was_in_buffer = in_buffer;
             in_buffer = true;
             if bare_string {
+                if tail.is_some() {
+                    tail_before = Some(was_in_buffer);
+                }
                 escaped_string = true;
                 break;
             }
@@ -352,6 +365,7 @@ impl Mender {
             self.repairs.truncate(outer_repairs);
             (lo, hi, jsonp, tail) = (outer_lo, outer_hi, outer_jsonp, outer_tail);
             (in_buffer, layers, quoted_layers) = (false, 0, 0);
+            tail_before = None;
         }
         if quoted_layers > 0 {
             let position = self
@@ -390,6 +404,11 @@ impl Mender {
         parser.document(&mut self.parts, jsonp).map_err(note)?;
         if let Some(tail) = tail {
             // Text after a closing code fence: prose, or more fenced values.
+            let text: &[u8] = match tail_before {
+                None => text,
+                Some(true) => next,
+                Some(false) => input,
+            };
             Parser::new(
                 text,
                 tail,

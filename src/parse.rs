@@ -984,15 +984,19 @@ impl<'a> Parser<'a> {
             }
             Container::Object => {
                 self.open_objects -= 1;
-                if frame.has_duplicate {
-                    self.merge_duplicates(frame.keys_base);
-                }
+                // The index is cleared first: its entries are found by the keys' text at the
+                // offsets in `keys`, which merging duplicates rewrites (an object of more than
+                // LINEAR_KEYS keys with a duplicate sliced past the output, or left stale
+                // entries for the next object at this depth).
                 if frame.indexed {
                     let depth = self.scratch.frames.len() + 1;
                     for entry in &self.scratch.keys[frame.keys_base..] {
                         let hash = fnv(&self.out[entry.start..entry.end]);
                         self.scratch.key_index.remove(&(depth, hash));
                     }
+                }
+                if frame.has_duplicate {
+                    self.merge_duplicates(frame.keys_base);
                 }
                 self.scratch.keys.truncate(frame.keys_base);
                 self.out.push(b'}');
@@ -1175,7 +1179,26 @@ impl<'a> Parser<'a> {
             .position(|&b| b == b'"' || b == b'\'' || b == b'\\' || b == b'\n' || b == 0xE2)?;
         let close = from + i;
         let next = self.skip_spaces_from(close + 1);
-        (ahead[i] == other && self.src.get(next) == Some(&b':')).then_some(close)
+        if ahead[i] != other || self.src.get(next) != Some(&b':') {
+            return None;
+        }
+        // `{"':\"": 1}` is valid JSON: a key its own quote closes (past escapes) before a
+        // colon is not closed by the other quote inside it.
+        if quote == Quote::Double {
+            let mut p = i + 1;
+            while let Some(j) = ahead.get(p..).and_then(|t| memchr::memchr2(b'"', b'\\', t)) {
+                p += j;
+                if ahead[p] == b'\\' {
+                    p += 2;
+                    continue;
+                }
+                if self.src.get(self.skip_spaces_from(from + p + 1)) == Some(&b':') {
+                    return None;
+                }
+                break;
+            }
+        }
+        Some(close)
     }
 
     /// Remembers the key just written at `out[start..]`, and notes a duplicate.
@@ -1389,7 +1412,10 @@ impl<'a> Parser<'a> {
                     p += 1;
                     run = p;
                 }
-                0xE2 => p += 1,
+                // The lead byte of a character that can close some quote (a curly quote, the
+                // acute accent after a backtick) but not this one here: part of the text. It
+                // is stepped over whole with the rest of its character, never escaped.
+                0xE2 | 0xC2 => p += 1,
                 b'\\' => match src.get(p + 1) {
                     Some(b'"') if !self.strict && !key => {
                         p += 2;

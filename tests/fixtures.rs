@@ -1,4 +1,5 @@
-//! Runs toolmend's own fixtures (`fixtures/args`, `fixtures/repair`) through `toolmend check`.
+//! Runs toolmend's own fixtures (`fixtures/args`, `fixtures/repair`, and `fixtures/fuzz`: the
+//! inputs the fuzzers found, see docs/guarantees.md) through `toolmend check`.
 //!
 //! A fixture file holds one behaviour; each line is a case:
 //! `{"name", "command"?, "options"?, "input", "expect"?, "dropped"?, "repairs"?, "error"?,
@@ -16,7 +17,7 @@ use std::process::Command;
 
 use serde_json::value::RawValue;
 
-const DIRS: &[&str] = &["fixtures/args", "fixtures/repair"];
+const DIRS: &[&str] = &["fixtures/args", "fixtures/repair", "fixtures/fuzz"];
 
 fn toolmend() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolmend"));

@@ -1,0 +1,113 @@
+//! The `calls` extractor through the library: `extract` on the reply, and the calls filter.
+//!
+//! - no panic;
+//! - what is written for a reply (both shapes, success or failure) is valid JSON, and the
+//!   `openai` shape's `arguments` text is a JSON object;
+//! - a JSON object given as a call's arguments, in the bare envelope or in a Hermes
+//!   `<tool_call>`, comes out as that call's parameters unchanged and unrepaired;
+//! - the calls filter writes one record for a whole reply, and one per non-blank jsonl line.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+use toolmend::Framing;
+use toolmend::calls::{CallOptions, CallsFilter, CallsFilterOptions, Extracted, Shape, extract};
+
+#[path = "common.rs"]
+mod common;
+use common::*;
+
+fn written(extracted: &Extracted) {
+    for shape in [Shape::Native, Shape::OpenAi] {
+        let text = extracted.to_value(shape).to_string();
+        json(&text, "the calls value");
+        let value: Value = serde_json::from_str(&text).expect("written from a Value");
+        for call in value["calls"].as_array().expect("calls is an array") {
+            if shape == Shape::OpenAi {
+                let arguments = call["arguments"].as_str().expect("arguments text");
+                json(arguments, "arguments");
+                assert!(arguments.starts_with('{'), "{arguments}");
+            } else {
+                assert!(call["parameters"].is_object(), "{call}");
+            }
+        }
+    }
+}
+
+fn records(framing: Framing, data: &[u8]) -> usize {
+    let mut filter = CallsFilter::new(CallsFilterOptions {
+        framing,
+        records: true,
+        ..CallsFilterOptions::default()
+    });
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    filter
+        .run(data, None, &mut out, &mut err)
+        .expect("in-memory I/O");
+    assert!(err.is_empty(), "with records nothing goes to stderr");
+    let out = std::str::from_utf8(&out).expect("records are UTF-8");
+    for record in out.lines() {
+        json(record, "a record");
+        assert!(record.starts_with(r#"{"ok":"#), "{record}");
+    }
+    out.lines().count()
+}
+
+/// A valid JSON object as a call's arguments comes out as its parameters.
+fn arguments_kept(reply: &str, expected: &Value) {
+    let options = CallOptions::default();
+    let found = extract(reply, &options)
+        .unwrap_or_else(|f| panic!("a clean call failed: {reply:?}: {}", f.error));
+    assert_eq!(
+        found.calls.len(),
+        1,
+        "calls in {reply:?}: {:?}",
+        found.calls
+    );
+    let call = &found.calls[0];
+    assert_eq!(call.tool, "f");
+    assert_eq!(
+        &Value::Object(call.parameters.clone()),
+        expected,
+        "parameters changed: {reply:?}"
+    );
+    assert!(
+        no_real_repairs(&call.repairs),
+        "clean arguments repaired: {reply:?}: {:?}",
+        kinds(&call.repairs)
+    );
+}
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(text) = std::str::from_utf8(data) {
+        match extract(text, &CallOptions::default()) {
+            Ok(extracted) => written(&extracted),
+            Err(failure) => {
+                if let Some(extracted) = &failure.extracted {
+                    written(extracted);
+                }
+            }
+        }
+        if let Some(expected) = parse(text).filter(Value::is_object) {
+            let body = text.trim_ascii();
+            arguments_kept(
+                &format!(r#"{{"tool": "f", "parameters": {body}}}"#),
+                &expected,
+            );
+            arguments_kept(
+                &format!("<tool_call>\n{{\"name\": \"f\", \"arguments\": {body}}}\n</tool_call>"),
+                &expected,
+            );
+        }
+    }
+    assert_eq!(records(Framing::Whole, data), 1);
+    // A byte order mark starts the stream, not its first line.
+    let lines = data
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(data)
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.trim_ascii().is_empty())
+        .count();
+    assert_eq!(records(Framing::Jsonl, data), lines, "jsonl records");
+});
