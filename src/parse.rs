@@ -1145,6 +1145,24 @@ impl<'a> Parser<'a> {
         (!key.is_empty() && !key.contains(&b':')).then_some(at + 1 + colon)
     }
 
+    /// Whether a quote that ends at `after` inside a double-quoted key is part of the key: no
+    /// colon follows it, and a later quote with a colon after it comes before anything that
+    /// ends a member. The look ahead is bounded.
+    fn key_quote_is_inner(&self, after: usize) -> bool {
+        if self.src.get(self.skip_spaces_from(after)) == Some(&b':') {
+            return false;
+        }
+        let end = (after + 64).min(self.src.len());
+        for p in after..end {
+            match self.src[p] {
+                b'"' if self.src.get(self.skip_spaces_from(p + 1)) == Some(&b':') => return true,
+                b',' | b':' | b'{' | b'}' | b'[' | b']' | b'\n' => return false,
+                _ => {}
+            }
+        }
+        false
+    }
+
     /// Where a quoted key (`"b":`) starts after bare words at `at` (`COMMENT "b": 2`), if it
     /// does. The look ahead is bounded.
     fn stray_words_before_key(&self, at: usize) -> Option<usize> {
@@ -1368,10 +1386,13 @@ impl<'a> Parser<'a> {
             if let Some(close_len) = quote.closing(&src[p..]) {
                 // A backtick key closed by an apostrophe or an acute accent only before a colon
                 // (`{`it's`: 1}`).
+                // A double-quoted key is not closed by a quote with more of the key and its own
+                // closing quote and colon after it (`{"k"e"y": 1}`).
                 let closes_key = key
                     && (quote != Quote::Backtick
                         || c == b'`'
-                        || self.src.get(self.skip_spaces_from(p + close_len)) == Some(&b':'));
+                        || self.src.get(self.skip_spaces_from(p + close_len)) == Some(&b':'))
+                    && !(c == b'"' && self.key_quote_is_inner(p + close_len));
                 if self.strict || closes_key || (!key && !self.quote_is_inner(p + close_len)) {
                     self.out.extend_from_slice(&src[run..p]);
                     self.pos = p + close_len;
