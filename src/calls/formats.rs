@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 
 use super::pythonic::{Py, PyError};
 use super::scan::{
-    bare_name, blank, find_any, ident_len, is_name_byte, json_extent, reasoning, remaining_text,
-    skip_ws,
+    bare_name, blank, find_any, find_str, ident_len, is_name_byte, json_extent, reasoning,
+    remaining_text, skip_ws,
 };
 use super::{Args, Ctx, Field, Incomplete, Item, Raw, harmony, truncated};
 use crate::error::{Code, Error};
@@ -444,7 +444,7 @@ fn blocks(text: &str, ctx: &Ctx<'_>, opens: &[&str], closes: &[&str], body: Body
 
 fn prefixes(text: &str, ctx: &Ctx<'_>, open: &str, body: Body, out: &mut Out) {
     let mut pos = 0;
-    while let Some(i) = text[pos..].find(open) {
+    while let Some(i) = find_str(&text[pos..], open) {
         let start = pos + i;
         let body_start = start + open.len();
         let body_end = text[body_start..]
@@ -814,7 +814,7 @@ fn xml_value(raw: &str) -> String {
 fn gemma(text: &str, range: Range<usize>, quote: &str, out: &mut Out) -> Option<usize> {
     let mut pos = range.start;
     let mut any = false;
-    while let Some(i) = text[pos..range.end].find("call:") {
+    while let Some(i) = find_str(&text[pos..range.end], "call:") {
         let start = pos + i;
         let name_start = start + "call:".len();
         let name_len = text.as_bytes()[name_start..range.end]
@@ -864,7 +864,7 @@ fn gemma_args(text: &str, brace: usize, quote: &str) -> Option<(String, usize)> 
     while j < bytes.len() {
         if text[j..].starts_with(quote) {
             let s = j + quote.len();
-            let len = text[s..].find(quote)?;
+            let len = find_str(&text[s..], quote)?;
             crate::escape::push_json_string(&mut json, &bytes[s..s + len]);
             j = s + len + quote.len();
             at_key = false;
@@ -922,7 +922,7 @@ fn gemma_args(text: &str, brace: usize, quote: &str) -> Option<(String, usize)> 
 fn function_tags(text: &str, range: Range<usize>, closed: bool, out: &mut Out) -> Option<usize> {
     let mut pos = range.start;
     let mut any = false;
-    while let Some(i) = text[pos..range.end].find("<function=") {
+    while let Some(i) = find_str(&text[pos..range.end], "<function=") {
         let start = pos + i;
         let name_start = start + "<function=".len();
         let Some(gt) = text[name_start..range.end].find('>') else {
@@ -985,7 +985,7 @@ fn function_body(
     }
     let mut fields = Vec::new();
     let mut pos = range.start;
-    while let Some(i) = text[pos..range.end].find("<parameter=") {
+    while let Some(i) = find_str(&text[pos..range.end], "<parameter=") {
         let key_start = pos + i + "<parameter=".len();
         let Some(gt) = text[key_start..range.end].find('>') else {
             out.items
@@ -1048,7 +1048,7 @@ fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) -> Option<u
     }
     let mut fields = Vec::new();
     let mut pos = at + n;
-    while let Some(i) = text[pos..range.end].find("<arg_key>") {
+    while let Some(i) = find_str(&text[pos..range.end], "<arg_key>") {
         let key_start = pos + i + "<arg_key>".len();
         let (key_end, after_key) = until(text, key_start, range.end, &["</arg_key>"]);
         let value_open = after_key.map(|a| skip_ws(text, a));
@@ -1083,7 +1083,7 @@ fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) -> Option<u
 /// The value of attribute `key` in a tag's text (`name="x"`, `name='x'` or `name=x`).
 fn attr(tag: &str, key: &str) -> Option<String> {
     let mut pos = 0;
-    while let Some(i) = tag[pos..].find(key) {
+    while let Some(i) = find_str(&tag[pos..], key) {
         let at = pos + i;
         let before_ok = at == 0 || tag.as_bytes()[at - 1].is_ascii_whitespace();
         let after = at + key.len();
@@ -1117,7 +1117,7 @@ fn invokes(
     let p_close = format!("</{prefix}parameter>");
     let mut pos = range.start;
     let mut any = false;
-    while let Some(i) = text[pos..range.end].find(&open) {
+    while let Some(i) = find_str(&text[pos..range.end], &open) {
         let start = pos + i;
         let Some(gt) = text[start..range.end].find('>') else {
             out.items.push(Item::Incomplete(Incomplete {
@@ -1144,7 +1144,7 @@ fn invokes(
         }
         let mut fields = Vec::new();
         let mut p = content_start;
-        while let Some(j) = text[p..content_end].find(&p_open) {
+        while let Some(j) = find_str(&text[p..content_end], &p_open) {
             let tag_start = p + j + p_open.len();
             let Some(gt) = text[tag_start..content_end].find('>') else {
                 break;
@@ -1298,7 +1298,7 @@ fn tagged(
     let _ = ctx;
     let mut pos = 0;
     let mut any = false;
-    while let Some(i) = text[pos..].find(open) {
+    while let Some(i) = find_str(&text[pos..], open) {
         let start = pos + i;
         let head_start = start + open.len();
         let next_open = text[head_start..]
@@ -1307,7 +1307,7 @@ fn tagged(
         let limit =
             find_any(text, head_start, section).map_or(next_open, |(s, _)| s.min(next_open));
         any = true;
-        let Some(sep_at) = text[head_start..limit].find(sep).map(|j| head_start + j) else {
+        let Some(sep_at) = find_str(&text[head_start..limit], sep).map(|j| head_start + j) else {
             let head = text[head_start..limit].trim();
             let (tool, id) = if head.is_empty() || head == "function" {
                 (None, None)
@@ -1368,7 +1368,7 @@ fn tagged(
     if any {
         for marker in section {
             let mut p = 0;
-            while let Some(j) = text[p..].find(marker) {
+            while let Some(j) = find_str(&text[p..], marker) {
                 out.cut.push(p + j..p + j + marker.len());
                 p += j + marker.len();
             }
@@ -1390,10 +1390,10 @@ fn strip_fence(text: &str) -> &str {
 fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
     const MARK: &str = "[TOOL_CALLS]";
     let mut pos = 0;
-    while let Some(i) = text[pos..].find(MARK) {
+    while let Some(i) = find_str(&text[pos..], MARK) {
         let start = pos + i;
         let after = start + MARK.len();
-        let segment_end = text[after..].find(MARK).map_or(text.len(), |j| after + j);
+        let segment_end = find_str(&text[after..], MARK).map_or(text.len(), |j| after + j);
         let at = skip_ws(text, after).min(segment_end);
         pos = after;
         if text[at..].starts_with(['[', '{']) {
@@ -1458,7 +1458,7 @@ fn functionary32(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
     let mut pos = 0;
     let mut any = false;
     let mut cuts = Vec::new();
-    while let Some(i) = text[pos..].find(">>>") {
+    while let Some(i) = find_str(&text[pos..], ">>>") {
         let start = pos + i;
         let name_at = start + 3;
         let n = text[name_at..]

@@ -7,6 +7,7 @@
 //! missing: a call with no terminator is complete when its JSON is.
 
 use super::formats::Out;
+use super::scan::find_str;
 use super::{Args, Ctx, Incomplete, Item, Raw};
 
 const MESSAGE: &str = "<|message|>";
@@ -30,7 +31,7 @@ pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> Out {
     let mut texts = Vec::new();
     let mut pos = 0;
     loop {
-        let Some(i) = text[pos..].find(MESSAGE) else {
+        let Some(i) = find_str(&text[pos..], MESSAGE) else {
             let rest = strip_markers(&text[pos..]);
             if !rest.trim().is_empty() {
                 texts.push(rest);
@@ -41,7 +42,7 @@ pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> Out {
         let segment = &text[pos..m];
         let header_start = ["<|start|>", "<|channel|>"]
             .iter()
-            .filter_map(|k| segment.find(k))
+            .filter_map(|k| find_str(segment, k))
             .min()
             .unwrap_or(0);
         let orphan = strip_markers(&segment[..header_start]);
@@ -90,7 +91,7 @@ pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> Out {
 
 /// The word after `key` in a header (`<|channel|>commentary`, `to=functions.x`).
 fn word_after<'h>(header: &'h str, key: &str) -> Option<&'h str> {
-    let at = header.find(key)? + key.len();
+    let at = find_str(header, key)? + key.len();
     let rest = &header[at..];
     let end = rest
         .find(|c: char| c.is_whitespace() || c == '<')
