@@ -241,10 +241,12 @@ impl<'a> Parser<'a> {
                         let brace = self.src[..at].trim_ascii_end().len() - 1;
                         self.fix(RepairKind::ExtraBracket, brace)?;
                         self.out.pop();
+                        // `{}, "b": 2}`: an empty object has no member for a comma to follow.
+                        let count = u32::from(self.out.last() != Some(&b'{'));
                         self.scratch.frames.push(Frame {
                             kind: Container::Object,
                             open: brace,
-                            count: 1,
+                            count,
                             keys_base: self.scratch.keys.len(),
                             has_duplicate: false,
                             paren: false,

@@ -28,6 +28,8 @@ fuzz_target!(|data: &[u8]| {
             let result = mender.mend(text);
             let mended = match result {
                 Ok(mended) => mended,
+                // Nesting deeper than `max_nesting` (1000) is refused, valid or not.
+                Err(error) if error.code.as_str() == "too_deep" => continue,
                 Err(error) => {
                     assert!(
                         expected.is_none(),

@@ -57,8 +57,12 @@ fn records(framing: Framing, data: &[u8]) -> usize {
 /// A valid JSON object as a call's arguments comes out as its parameters.
 fn arguments_kept(reply: &str, expected: &Value) {
     let options = CallOptions::default();
-    let found = extract(reply, &options)
-        .unwrap_or_else(|f| panic!("a clean call failed: {reply:?}: {}", f.error));
+    let found = match extract(reply, &options) {
+        Ok(found) => found,
+        // Nesting deeper than `max_nesting` (1000) is refused, valid or not.
+        Err(f) if f.error.code.as_str() == "too_deep" => return,
+        Err(f) => panic!("a clean call failed: {reply:?}: {}", f.error),
+    };
     assert_eq!(
         found.calls.len(),
         1,

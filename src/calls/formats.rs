@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 
 use super::pythonic::{Py, PyError};
 use super::scan::{
-    bare_name, blank, find_any, find_str, ident_len, is_name_byte, json_extent, reasoning,
-    remaining_text, skip_ws,
+    Reasoning, bare_name, blank, find_any, find_str, ident_len, is_name_byte, is_whole_json,
+    json_extent, reasoning, remaining_text, skip_ws, valid_json_end,
 };
 use super::{Args, Ctx, Field, Incomplete, Item, Raw, harmony, truncated};
 use crate::error::{Code, Error};
@@ -348,9 +348,12 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>) -> Scanned {
         .as_deref()
         .filter(|f| *f != "auto")
         .and_then(|f| TABLE.iter().find(|s| s.name == f));
+    // A reply that is one JSON object or array is read as JSON: markers and reasoning tags in
+    // its strings are text (`{"tool": "f", "parameters": {"q": "<tool_call>"}}`).
+    let whole_json = forced.is_none() && is_whole_json(text);
     let harmony_first = match forced {
         Some(spec) => matches!(spec.kind, Kind::Harmony),
-        None => harmony::detect(text),
+        None => !whole_json && harmony::detect(text),
     };
     if harmony_first {
         let out = harmony::scan(text, ctx);
@@ -362,13 +365,20 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>) -> Scanned {
             format: Some("harmony"),
         };
     }
-    let thinking = reasoning(text);
+    let thinking = if whole_json {
+        Reasoning::default()
+    } else {
+        reasoning(text)
+    };
     let visible = blank(text, &thinking.spans);
     let mut chosen = (None, Out::default());
     for spec in forced.map_or(TABLE, std::slice::from_ref) {
         // `hermes` already tells `<tool_call>` bodies apart; these two are for --format.
         let forced_only = matches!(spec.name, "qwen3_coder" | "glm45");
-        if matches!(spec.kind, Kind::Harmony) || (forced.is_none() && forced_only) {
+        if matches!(spec.kind, Kind::Harmony)
+            || (forced.is_none() && forced_only)
+            || (whole_json && !matches!(spec.kind, Kind::Json))
+        {
             continue;
         }
         let out = run_spec(spec, &visible, ctx);
@@ -420,8 +430,15 @@ fn blocks(text: &str, ctx: &Ctx<'_>, opens: &[&str], closes: &[&str], body: Body
     let mut pos = 0;
     while let Some((start, open_len)) = find_any(text, pos, opens) {
         let body_start = start + open_len;
-        let close = find_any(text, body_start, closes);
-        let next = find_any(text, body_start, opens);
+        // A body that is valid JSON ends where that JSON does: markers in its strings are text.
+        let at = skip_ws(text, body_start);
+        let search = if text[at..].starts_with(['{', '[']) {
+            valid_json_end(text, at).unwrap_or(body_start)
+        } else {
+            body_start
+        };
+        let close = find_any(text, search, closes);
+        let next = find_any(text, search, opens);
         let (body_end, after, closed) = match (close, next) {
             (Some((c, len)), n) if n.is_none_or(|(o, _)| c <= o) => (c, c + len, true),
             (_, Some((o, _))) => (o, o, false),
@@ -447,9 +464,7 @@ fn prefixes(text: &str, ctx: &Ctx<'_>, open: &str, body: Body, out: &mut Out) {
     while let Some(i) = find_str(&text[pos..], open) {
         let start = pos + i;
         let body_start = start + open.len();
-        let body_end = text[body_start..]
-            .find(open)
-            .map_or(text.len(), |j| body_start + j);
+        let body_end = find_str(&text[body_start..], open).map_or(text.len(), |j| body_start + j);
         match decode(text, ctx, body, body_start..body_end, false, out) {
             Some(end) => {
                 out.cut.push(start..end);
@@ -1301,9 +1316,7 @@ fn tagged(
     while let Some(i) = find_str(&text[pos..], open) {
         let start = pos + i;
         let head_start = start + open.len();
-        let next_open = text[head_start..]
-            .find(open)
-            .map_or(text.len(), |j| head_start + j);
+        let next_open = find_str(&text[head_start..], open).map_or(text.len(), |j| head_start + j);
         let limit =
             find_any(text, head_start, section).map_or(next_open, |(s, _)| s.min(next_open));
         any = true;
@@ -1476,9 +1489,7 @@ fn functionary32(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             pos = body_start;
             continue;
         }
-        let body_end = text[body_start..]
-            .find(">>>")
-            .map_or(text.len(), |j| body_start + j);
+        let body_end = find_str(&text[body_start..], ">>>").map_or(text.len(), |j| body_start + j);
         let at = skip_ws(text, body_start).min(body_end);
         let args = if text[at..].starts_with('{') {
             let end = json_extent(&text[..body_end], at).unwrap_or(body_end);

@@ -35,6 +35,21 @@ pub(crate) fn json_extent(text: &str, start: usize) -> Option<usize> {
     None
 }
 
+/// The end of the JSON array or object starting at `start` when it is valid JSON as it stands:
+/// call markers and reasoning tags inside its strings are text, not markup.
+pub(crate) fn valid_json_end(text: &str, start: usize) -> Option<usize> {
+    let end = json_extent(text, start)?;
+    serde_json::from_str::<serde::de::IgnoredAny>(&text[start..end]).ok()?;
+    Some(end)
+}
+
+/// Whether the whole of `text` (but for surrounding whitespace) is one JSON array or object.
+pub(crate) fn is_whole_json(text: &str) -> bool {
+    let trimmed = text.trim_ascii();
+    let start = text.len() - text.trim_ascii_start().len();
+    trimmed.starts_with(['{', '[']) && valid_json_end(text, start) == Some(start + trimmed.len())
+}
+
 /// The index of the first byte at or after `i` that is not ASCII whitespace.
 pub(crate) fn skip_ws(text: &str, mut i: usize) -> usize {
     let bytes = text.as_bytes();
