@@ -239,20 +239,7 @@ impl<'a> Parser<'a> {
                         // `{"a": 1}, "b": 2}`: the object was closed too early and its
                         // members go on; they are read into it.
                         let brace = self.src[..at].trim_ascii_end().len() - 1;
-                        self.fix(RepairKind::ExtraBracket, brace)?;
-                        self.out.pop();
-                        // `{}, "b": 2}`: an empty object has no member for a comma to follow.
-                        let count = u32::from(self.out.last() != Some(&b'{'));
-                        self.scratch.frames.push(Frame {
-                            kind: Container::Object,
-                            open: brace,
-                            count,
-                            keys_base: self.scratch.keys.len(),
-                            has_duplicate: false,
-                            paren: false,
-                            indexed: false,
-                        });
-                        self.open_objects += 1;
+                        self.reopen(Container::Object, brace)?;
                         self.pos = at + 1;
                         if self.begin_member(Some(at))? {
                             self.one_value()?;
@@ -591,26 +578,40 @@ impl<'a> Parser<'a> {
                 format_args!("arrays and objects nested deeper than {}", self.max_nesting),
             ));
         }
+        self.push_frame(kind, at, 0);
+        self.out.push(match kind {
+            Container::Array => b'[',
+            Container::Object => b'{',
+        });
+        Ok(())
+    }
+
+    /// Opens a frame for the container of `kind` that was closed too early by the bracket at
+    /// `bracket` (`{"a": 1}, "b": 2}`, `{"a": [1], [2]}`): the bracket is taken out of the
+    /// output and the container goes on where it left off.
+    fn reopen(&mut self, kind: Container, bracket: usize) -> Result<(), Error> {
+        self.fix(RepairKind::ExtraBracket, bracket)?;
+        self.out.pop();
+        // `{}, "b": 2}`: an empty container has no member for a comma to follow.
+        let empty = matches!(self.out.last(), Some(b'{' | b'['));
+        self.push_frame(kind, bracket, u32::from(!empty));
+        Ok(())
+    }
+
+    fn push_frame(&mut self, kind: Container, open: usize, count: u32) {
         self.scratch.frames.push(Frame {
             kind,
-            open: at,
-            count: 0,
+            open,
+            count,
             keys_base: self.scratch.keys.len(),
             has_duplicate: false,
             paren: false,
             indexed: false,
         });
         match kind {
-            Container::Array => {
-                self.open_arrays += 1;
-                self.out.push(b'[');
-            }
-            Container::Object => {
-                self.open_objects += 1;
-                self.out.push(b'{');
-            }
+            Container::Array => self.open_arrays += 1,
+            Container::Object => self.open_objects += 1,
         }
-        Ok(())
     }
 
     fn top(&self) -> Container {
@@ -658,19 +659,7 @@ impl<'a> Parser<'a> {
                     // its elements go on (json_repair's reading; it keeps every element).
                     let comma = comma.expect("checked above");
                     let bracket = self.src[..comma].trim_ascii_end().len() - 1;
-                    self.fix(RepairKind::ExtraBracket, bracket)?;
-                    self.out.pop();
-                    let empty = self.out.last() == Some(&b'[');
-                    self.scratch.frames.push(Frame {
-                        kind: Container::Array,
-                        open: bracket,
-                        count: u32::from(!empty),
-                        keys_base: self.scratch.keys.len(),
-                        has_duplicate: false,
-                        paren: false,
-                        indexed: false,
-                    });
-                    self.open_arrays += 1;
+                    self.reopen(Container::Array, bracket)?;
                     self.pos = at + 1;
                     return self.begin_element(None);
                 }

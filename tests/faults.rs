@@ -15,21 +15,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+mod common;
+use common::{bin, code, quoted, stderr, stdout};
+
 /// Longest a test lets toolmend run before it is taken as hung.
 const GUARD: Duration = Duration::from_secs(30);
-
-fn bin(script: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/bin")
-        .join(script)
-        .display()
-        .to_string()
-}
-
-/// A TOML string literal (JSON's escapes are valid TOML basic-string escapes).
-fn quoted(text: &str) -> String {
-    Value::from(text).to_string()
-}
 
 fn call(tool: &str, terminate: bool) -> String {
     json!({"tool": tool, "parameters": {}, "terminate": terminate}).to_string()
@@ -336,18 +326,6 @@ fn finish(mut child: Child) -> Output {
         std::thread::sleep(Duration::from_millis(5));
     }
     child.wait_with_output().unwrap()
-}
-
-fn code(out: &Output) -> i32 {
-    out.status.code().unwrap_or(-1)
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn secs(d: Duration) -> f64 {

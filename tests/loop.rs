@@ -8,23 +8,13 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command as Cmd;
 use serde_json::{Value, json};
 
+mod common;
+use common::{bin, code, quoted, stderr, stdout};
+
 /// A fresh directory for one test, with the scripted LLM's replies, its saved inputs and the
 /// logs of tools and hooks.
 struct Setup {
     dir: PathBuf,
-}
-
-fn bin(script: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/bin")
-        .join(script)
-        .display()
-        .to_string()
-}
-
-/// A TOML string literal (JSON's escapes are valid TOML basic-string escapes).
-fn quoted(text: &str) -> String {
-    Value::from(text).to_string()
 }
 
 fn call(tool: &str, parameters: Value, terminate: bool) -> String {
@@ -118,18 +108,6 @@ fn toolmend() -> Cmd {
     cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
     cmd.timeout(Duration::from_secs(30));
     cmd
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8(out.stderr.clone()).unwrap()
-}
-
-fn code(out: &Output) -> i32 {
-    out.status.code().unwrap_or(-1)
 }
 
 /// The `echo` tool: records its stdin in tool.log and prints `echo: TEXT`; read-only, so no
