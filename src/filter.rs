@@ -14,7 +14,7 @@ use std::thread;
 use crate::error::{Code, Error};
 use crate::input::{Framing, InputReader, RawInput, decode_input};
 use crate::mend::{Mender, Options};
-use crate::record::{Origin, write_error, write_ok};
+use crate::record::{Origin, write_error, write_ok, write_ok_to};
 
 /// Settings of the filter.
 #[derive(Debug, Clone)]
@@ -153,7 +153,13 @@ impl Filter {
                 }
             };
             summary.inputs += 1;
-            if !worker.one(line, file, raw) {
+            let ok = match raw {
+                RawInput::Bytes(bytes) if bytes.len() >= HUGE => {
+                    worker.one_to(line, file, bytes, out)?
+                }
+                raw => worker.one(line, file, raw),
+            };
+            if !ok {
                 summary.failed += 1;
                 if !worker.err.is_empty() {
                     // Error records on stderr go out at once, in step with the values.
@@ -240,7 +246,7 @@ impl Filter {
                         send(&mut batch, pool, &jobs, &mut pending, &mut next_worker, n);
                         write_pending(&mut pending, &results, pool, out, err, &mut summary)?;
                         summary.inputs += 1;
-                        if !here.one(line, file, RawInput::Bytes(bytes)) {
+                        if !here.one_to(line, file, bytes, out)? {
                             summary.failed += 1;
                         }
                         here.write_out(out)?;
@@ -423,6 +429,31 @@ impl Worker {
 
     /// Mends one input and writes its result; returns whether it succeeded.
     fn one(&mut self, line: u64, file: Option<&str>, raw: RawInput<'_>) -> bool {
+        self.mend_one(line, file, raw, None)
+            .expect("only the direct writer fails")
+    }
+
+    /// Mends an input of many megabytes: what `self.out` holds is written to `out` first, then
+    /// the result, with the value written straight from the mender's buffer instead of being
+    /// copied into `self.out` (a third of the memory such a line takes).
+    fn one_to<W: Write>(
+        &mut self,
+        line: u64,
+        file: Option<&str>,
+        bytes: &[u8],
+        out: &mut W,
+    ) -> io::Result<bool> {
+        self.write_out(out)?;
+        self.mend_one(line, file, RawInput::Bytes(bytes), Some(out))
+    }
+
+    fn mend_one(
+        &mut self,
+        line: u64,
+        file: Option<&str>,
+        raw: RawInput<'_>,
+        direct: Option<&mut dyn Write>,
+    ) -> io::Result<bool> {
         let mut origin = Origin {
             line,
             file,
@@ -443,7 +474,7 @@ impl Worker {
                     ),
                 );
                 write_error(sink, &origin, &error, head);
-                return false;
+                return Ok(false);
             }
             RawInput::Bytes(bytes) => bytes,
         };
@@ -451,23 +482,29 @@ impl Worker {
             Ok(decoded) => decoded,
             Err(error) => {
                 write_error(sink, &origin, &error, bytes);
-                return false;
+                return Ok(false);
             }
         };
         origin.id = decoded.id;
         match self.mender.mend(&decoded.text) {
             Ok(mended) => {
-                if self.options.records {
-                    write_ok(&mut self.out, &origin, &mended);
-                } else {
-                    mended.write_value(&mut self.out);
-                    self.out.push(b'\n');
+                match (direct, self.options.records) {
+                    (None, true) => write_ok(&mut self.out, &origin, &mended),
+                    (None, false) => {
+                        mended.write_value(&mut self.out);
+                        self.out.push(b'\n');
+                    }
+                    (Some(out), true) => write_ok_to(out, &mut self.out, &origin, &mended)?,
+                    (Some(out), false) => {
+                        mended.write_value_to(out)?;
+                        out.write_all(b"\n")?;
+                    }
                 }
-                true
+                Ok(true)
             }
             Err(error) => {
                 write_error(sink, &origin, &error, decoded.text.as_bytes());
-                false
+                Ok(false)
             }
         }
     }

@@ -30,6 +30,7 @@ mod filter;
 mod input;
 mod locate;
 mod mend;
+mod nesting;
 mod parse;
 mod prompt;
 mod record;

@@ -4,6 +4,7 @@
 //! mending a stream of lines allocates nothing per line once the buffers have grown.
 
 use std::borrow::Cow;
+use std::io::{self, Write};
 use std::ops::Range;
 
 use crate::error::{Code, Error};
@@ -111,18 +112,26 @@ impl Mended<'_> {
 
     /// Appends the value as compact JSON to `buf`.
     pub fn write_value(&self, buf: &mut Vec<u8>) {
+        self.write_value_to(buf).expect("a Vec takes every write");
+    }
+
+    /// Writes the value as compact JSON to `out`.
+    ///
+    /// # Errors
+    /// Those of `out`.
+    pub fn write_value_to<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
         match self.concat {
             Concat::All => {
-                buf.push(b'[');
+                out.write_all(b"[")?;
                 for (i, part) in self.parts.iter().enumerate() {
                     if i > 0 {
-                        buf.push(b',');
+                        out.write_all(b",")?;
                     }
-                    buf.extend_from_slice(&self.out[part.clone()]);
+                    out.write_all(&self.out[part.clone()])?;
                 }
-                buf.push(b']');
+                out.write_all(b"]")
             }
-            _ => buf.extend_from_slice(&self.out[self.parts[0].clone()]),
+            _ => out.write_all(&self.out[self.parts[0].clone()]),
         }
     }
 

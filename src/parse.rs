@@ -12,33 +12,8 @@ use std::ops::Range;
 
 use crate::error::{Code, Error};
 use crate::escape::{push_escape, push_json_string};
+use crate::nesting::{Container, Nesting};
 use crate::repair::{Repair, RepairKind};
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Container {
-    Array,
-    Object,
-}
-
-/// One open array or object.
-struct Frame {
-    kind: Container,
-    /// Offset of the opening bracket in the source.
-    open: usize,
-    /// Members or elements written so far (saturating; only ever compared with zero).
-    /// 32 bits keep a frame at 24 bytes, for inputs nested millions deep.
-    count: u32,
-    /// Where this object's keys start in `Scratch::keys`.
-    keys_base: usize,
-    has_duplicate: bool,
-    /// An array opened by `(` (a Python tuple): `)` closes it.
-    paren: bool,
-    /// The keys are also in `Scratch::key_index` (a large object).
-    indexed: bool,
-}
-
-// Deep inputs hold one frame per level: keep them small.
-const _: () = assert!(std::mem::size_of::<Frame>() <= 24);
 
 /// Where one member's key was written in the output.
 struct KeyEntry {
@@ -46,9 +21,14 @@ struct KeyEntry {
     start: usize,
     /// Output offset just past the key's closing quote.
     end: usize,
-    /// [`key_tag`] of the key: most keys differ here, without comparing their bytes.
+    /// [`key_tag`] of the key: most keys differ here, without comparing their bytes. The top
+    /// bit ([`REPORTED`]) is not part of it: on a key's first entry, it says a `duplicate_key`
+    /// repair already names the key in this object.
     tag: u64,
 }
+
+/// See [`KeyEntry::tag`].
+const REPORTED: u64 = 1 << 63;
 
 /// Objects with more keys than this look keys up by hash instead of by scanning.
 const LINEAR_KEYS: usize = 24;
@@ -56,7 +36,7 @@ const LINEAR_KEYS: usize = 24;
 /// Buffers the parser reuses from one input to the next.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    frames: Vec<Frame>,
+    frames: Nesting,
     keys: Vec<KeyEntry>,
     /// (depth, hash of key) to the first entry with that key, for large objects only.
     key_index: HashMap<(usize, u64), usize>,
@@ -176,6 +156,9 @@ pub(crate) struct Parser<'a> {
     max_nesting: usize,
     open_arrays: usize,
     open_objects: usize,
+    /// Where the last key read starts in `src`, and whether it added a `duplicate_key` repair.
+    key_at: usize,
+    key_reported: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -201,6 +184,8 @@ impl<'a> Parser<'a> {
             max_nesting,
             open_arrays: 0,
             open_objects: 0,
+            key_at: 0,
+            key_reported: false,
         }
     }
 
@@ -482,21 +467,25 @@ impl<'a> Parser<'a> {
         self.skip_ws()?;
         let at = self.pos;
         let Some(b) = self.peek() else {
-            return match self.scratch.frames.last() {
+            return match self.scratch.frames.top() {
                 Some(_) if self.strict => Err(self.invalid(at, "unexpected end of input")),
-                Some(frame) if frame.kind == Container::Object && self.last_key_repeats() => {
+                Some(level) if level.kind() == Container::Object && self.last_key_repeats() => {
                     // `{"a": 1, "a` cut off: a repeated key with no value must not replace the
                     // value the key already has; the member is left out.
                     let entry = self.scratch.keys.pop().expect("the member's key");
-                    let key_at = self
-                        .repairs
-                        .iter()
-                        .rposition(|r| r.kind == RepairKind::DuplicateKey);
-                    let offset = key_at.map_or(at, |i| self.repairs.remove(i).offset.unwrap_or(at));
-                    self.out.truncate(entry.start - 1);
-                    if let Some(frame) = self.scratch.frames.last_mut() {
-                        frame.count = frame.count.saturating_sub(1);
+                    if self.key_reported {
+                        // The key's only repeat is the one left out.
+                        if let Some(i) = self
+                            .repairs
+                            .iter()
+                            .rposition(|r| r.kind == RepairKind::DuplicateKey)
+                        {
+                            self.repairs.remove(i);
+                        }
                     }
+                    let offset = self.key_at;
+                    // A repeated key is never the object's first, so members remain.
+                    self.out.truncate(entry.start - 1);
                     self.note_prose(offset, at);
                     Ok(false)
                 }
@@ -525,9 +514,7 @@ impl<'a> Parser<'a> {
                 self.fix(RepairKind::Parentheses, at)?;
                 self.pos += 1;
                 self.open(Container::Array, at)?;
-                if let Some(frame) = self.scratch.frames.last_mut() {
-                    frame.paren = true;
-                }
+                self.scratch.frames.mark_paren();
                 self.begin_element(None)
             }
             b'"' => self.string_value(Quote::Double, 1).map(|()| false),
@@ -571,14 +558,14 @@ impl<'a> Parser<'a> {
     }
 
     fn open(&mut self, kind: Container, at: usize) -> Result<(), Error> {
-        if self.scratch.frames.len() >= self.max_nesting {
+        if self.scratch.frames.depth() >= self.max_nesting {
             return Err(Error::at(
                 Code::TooDeep,
                 at,
                 format_args!("arrays and objects nested deeper than {}", self.max_nesting),
             ));
         }
-        self.push_frame(kind, at, 0);
+        self.push_frame(kind, at, false);
         self.out.push(match kind {
             Container::Array => b'[',
             Container::Object => b'{',
@@ -594,20 +581,13 @@ impl<'a> Parser<'a> {
         self.out.pop();
         // `{}, "b": 2}`: an empty container has no member for a comma to follow.
         let empty = matches!(self.out.last(), Some(b'{' | b'['));
-        self.push_frame(kind, bracket, u32::from(!empty));
+        self.push_frame(kind, bracket, !empty);
         Ok(())
     }
 
-    fn push_frame(&mut self, kind: Container, open: usize, count: u32) {
-        self.scratch.frames.push(Frame {
-            kind,
-            open,
-            count,
-            keys_base: self.scratch.keys.len(),
-            has_duplicate: false,
-            paren: false,
-            indexed: false,
-        });
+    fn push_frame(&mut self, kind: Container, open: usize, nonempty: bool) {
+        let keys_base = self.scratch.keys.len();
+        self.scratch.frames.push(kind, open, nonempty, keys_base);
         match kind {
             Container::Array => self.open_arrays += 1,
             Container::Object => self.open_objects += 1,
@@ -617,8 +597,8 @@ impl<'a> Parser<'a> {
     fn top(&self) -> Container {
         self.scratch
             .frames
-            .last()
-            .map_or(Container::Array, |f| f.kind)
+            .top()
+            .map_or(Container::Array, |level| level.kind())
     }
 
     /// After `{` or a comma in an object: reads the next key and its colon (`true`), or the
@@ -718,11 +698,9 @@ impl<'a> Parser<'a> {
                     comma = self.skip_ellipsis(at)?;
                 }
                 Some(_) => {
-                    let frame = self.scratch.frames.last_mut().expect("an open array");
-                    if frame.count > 0 {
+                    if self.scratch.frames.add_member() {
                         self.out.push(b',');
                     }
-                    frame.count = frame.count.saturating_add(1);
                     return Ok(true);
                 }
             }
@@ -876,9 +854,7 @@ impl<'a> Parser<'a> {
         };
         if open_of_kind > 0 {
             self.fix(RepairKind::MismatchedBracket, at)?;
-            let frames = &self.scratch.frames;
-            let parent_is_object =
-                frames.len() >= 2 && frames[frames.len() - 2].kind == Container::Object;
+            let parent_is_object = self.scratch.frames.parent() == Some(Container::Object);
             if wanted == Container::Object && parent_is_object && self.key_follows(at + 1) {
                 // `{"a": [1, 2}, "b": 4}`: more members follow, so the brace was written for
                 // the array's `]` (json_repair's reading; closing the object too would leave
@@ -907,28 +883,27 @@ impl<'a> Parser<'a> {
 
     /// Whether the last key of the open object appeared earlier in it.
     fn last_key_repeats(&self) -> bool {
-        let Some(frame) = self.scratch.frames.last() else {
+        let Some(level) = self.scratch.frames.top() else {
             return false;
         };
-        let keys = &self.scratch.keys[frame.keys_base..];
+        let keys = &self.scratch.keys[self.scratch.frames.keys_base()..];
         let Some((last, earlier)) = keys.split_last() else {
             return false;
         };
         let key = &self.out[last.start..last.end];
-        frame.has_duplicate && earlier.iter().any(|e| &self.out[e.start..e.end] == key)
+        level.has_duplicate() && earlier.iter().any(|e| &self.out[e.start..e.end] == key)
     }
 
     /// Whether the open container is an object directly inside an array.
     fn object_in_array(&self) -> bool {
         let frames = &self.scratch.frames;
-        frames.len() >= 2
-            && frames[frames.len() - 1].kind == Container::Object
-            && frames[frames.len() - 2].kind == Container::Array
+        frames.top().map(|level| level.kind()) == Some(Container::Object)
+            && frames.parent() == Some(Container::Array)
     }
 
     /// `)` closing the open array: the end of a tuple, or (`[1, 2)`) a mismatched bracket.
     fn close_paren(&mut self, at: usize) -> Result<(), Error> {
-        let paren = self.scratch.frames.last().is_some_and(|f| f.paren);
+        let paren = self.scratch.frames.top().is_some_and(|level| level.paren());
         if !paren {
             self.fix(RepairKind::MismatchedBracket, at)?;
         }
@@ -958,7 +933,7 @@ impl<'a> Parser<'a> {
         if self.strict {
             return Err(self.invalid(self.src.len(), "unexpected end of input"));
         }
-        let open = self.scratch.frames.last().map_or(self.pos, |f| f.open);
+        let open = self.scratch.frames.open().unwrap_or(self.pos);
         self.fix(RepairKind::UnterminatedContainer, open)?;
         while !self.scratch.frames.is_empty() {
             self.close_frame();
@@ -968,7 +943,7 @@ impl<'a> Parser<'a> {
 
     fn close_frame(&mut self) {
         let frame = self.scratch.frames.pop().expect("an open container");
-        match frame.kind {
+        match frame.level.kind() {
             Container::Array => {
                 self.open_arrays -= 1;
                 self.out.push(b']');
@@ -979,14 +954,14 @@ impl<'a> Parser<'a> {
                 // offsets in `keys`, which merging duplicates rewrites (an object of more than
                 // LINEAR_KEYS keys with a duplicate sliced past the output, or left stale
                 // entries for the next object at this depth).
-                if frame.indexed {
-                    let depth = self.scratch.frames.len() + 1;
+                if frame.level.indexed() {
+                    let depth = self.scratch.frames.depth() + 1;
                     for entry in &self.scratch.keys[frame.keys_base..] {
                         let hash = fnv(&self.out[entry.start..entry.end]);
                         self.scratch.key_index.remove(&(depth, hash));
                     }
                 }
-                if frame.has_duplicate {
+                if frame.level.has_duplicate() {
                     self.merge_duplicates(frame.keys_base);
                 }
                 self.scratch.keys.truncate(frame.keys_base);
@@ -1029,11 +1004,9 @@ impl<'a> Parser<'a> {
     /// Reads an object key and writes it as a JSON string.
     fn key(&mut self) -> Result<(), Error> {
         let at = self.pos;
-        let frame = self.scratch.frames.last_mut().expect("an open object");
-        if frame.count > 0 {
+        if self.scratch.frames.add_member() {
             self.out.push(b',');
         }
-        frame.count = frame.count.saturating_add(1);
         let start = self.out.len();
         let at = match self.stray_words_before_key(at) {
             Some(key) => {
@@ -1213,25 +1186,28 @@ impl<'a> Parser<'a> {
     /// Remembers the key just written at `out[start..]`, and notes a duplicate.
     fn note_key(&mut self, start: usize, at: usize) {
         let end = self.out.len();
-        let depth = self.scratch.frames.len();
+        let depth = self.scratch.frames.depth();
         let scratch = &mut *self.scratch;
-        let frame = scratch.frames.last_mut().expect("an open object");
+        let level = scratch.frames.top().expect("an open object");
+        let keys_base = scratch.frames.keys_base();
         let key = &self.out[start..end];
         let tag = key_tag(key);
-        let entries = &scratch.keys[frame.keys_base..];
-        let duplicate = if entries.len() < LINEAR_KEYS {
+        let entries = &scratch.keys[keys_base..];
+        // The key's first entry in this object, if it has one.
+        let first = if entries.len() < LINEAR_KEYS {
             entries
                 .iter()
-                .any(|e| e.tag == tag && &self.out[e.start..e.end] == key)
+                .position(|e| e.tag & !REPORTED == tag && &self.out[e.start..e.end] == key)
+                .map(|i| keys_base + i)
         } else {
-            if !frame.indexed {
-                frame.indexed = true;
+            if !level.indexed() {
+                scratch.frames.mark_indexed();
                 for (i, e) in entries.iter().enumerate() {
                     let hash = fnv(&self.out[e.start..e.end]);
                     scratch
                         .key_index
                         .entry((depth, hash))
-                        .or_insert(frame.keys_base + i);
+                        .or_insert(keys_base + i);
                 }
             }
             let hash = fnv(key);
@@ -1239,22 +1215,36 @@ impl<'a> Parser<'a> {
                 Some(&i) => {
                     let e = &scratch.keys[i];
                     // A hash collision between different keys falls back to a scan.
-                    &self.out[e.start..e.end] == key
-                        || entries.iter().any(|e| &self.out[e.start..e.end] == key)
+                    if &self.out[e.start..e.end] == key {
+                        Some(i)
+                    } else {
+                        entries
+                            .iter()
+                            .position(|e| &self.out[e.start..e.end] == key)
+                            .map(|i| keys_base + i)
+                    }
                 }
                 None => {
                     scratch.key_index.insert((depth, hash), scratch.keys.len());
-                    false
+                    None
                 }
             }
         };
-        if duplicate {
-            frame.has_duplicate = true;
-            let mut repair = Repair::at(RepairKind::DuplicateKey, at);
-            let text = serde_json::from_slice::<String>(key)
-                .unwrap_or_else(|_| String::from_utf8_lossy(key).into_owned());
-            repair.text = Some(text);
-            self.repairs.push(repair);
+        self.key_at = at;
+        self.key_reported = false;
+        if let Some(first) = first {
+            scratch.frames.mark_duplicate();
+            // One repair per repeated key and object, at its first repeat: a key written a
+            // million times is one record, not a million (the value kept is still the last).
+            if scratch.keys[first].tag & REPORTED == 0 {
+                scratch.keys[first].tag |= REPORTED;
+                self.key_reported = true;
+                let mut repair = Repair::at(RepairKind::DuplicateKey, at);
+                let text = serde_json::from_slice::<String>(key)
+                    .unwrap_or_else(|_| String::from_utf8_lossy(key).into_owned());
+                repair.text = Some(text);
+                self.repairs.push(repair);
+            }
         }
         scratch.keys.push(KeyEntry { start, end, tag });
     }
@@ -1563,8 +1553,8 @@ impl<'a> Parser<'a> {
             || !self
                 .scratch
                 .frames
-                .last()
-                .is_some_and(|f| f.kind == Container::Object)
+                .top()
+                .is_some_and(|level| level.kind() == Container::Object)
         {
             return None;
         }
@@ -1599,7 +1589,7 @@ impl<'a> Parser<'a> {
             return false;
         }
         let next = rest[close + 1..].trim_ascii_start().first().copied();
-        match self.scratch.frames.last().map(|f| f.kind) {
+        match self.scratch.frames.top().map(|level| level.kind()) {
             Some(Container::Object) => next == Some(b':'),
             Some(Container::Array) => matches!(next, None | Some(b',' | b']')),
             None => false,
@@ -1683,8 +1673,8 @@ impl<'a> Parser<'a> {
         if !self
             .scratch
             .frames
-            .last()
-            .is_some_and(|f| f.kind == Container::Object)
+            .top()
+            .is_some_and(|level| level.kind() == Container::Object)
         {
             return false;
         }
@@ -1910,7 +1900,7 @@ impl<'a> Parser<'a> {
     fn bare_string(&mut self) -> Result<(), Error> {
         let start = self.pos;
         self.fix(RepairKind::UnquotedString, start)?;
-        let closer = match self.scratch.frames.last().map(|f| f.kind) {
+        let closer = match self.scratch.frames.top().map(|level| level.kind()) {
             Some(Container::Object) => b'}',
             Some(Container::Array) => b']',
             None => b'\n',
@@ -2054,7 +2044,7 @@ fn key_tag(key: &[u8]) -> u64 {
         0..8 => key.iter().fold(0, |tag, &b| tag << 8 | u64::from(b)),
         len => word(&key[..8]) ^ word(&key[len - 8..]).rotate_left(29),
     };
-    bits ^ (key.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    (bits ^ (key.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) & !REPORTED
 }
 
 /// FNV-1a: a fast hash for short keys; collisions are checked by comparing the keys.

@@ -9,6 +9,8 @@
 //! from `--input jsonl` lines that carry one. `repairs` and `dropped` are always present in
 //! a success record, empty when nothing was changed or left out.
 
+use std::io::{self, Write};
+
 use crate::error::Error;
 use crate::escape::push_json_string;
 use crate::mend::Mended;
@@ -47,6 +49,30 @@ pub fn write_ok(buf: &mut Vec<u8>, origin: &Origin<'_>, mended: &Mended<'_>) {
     write_origin(buf, true, origin);
     buf.extend_from_slice(b",\"value\":");
     mended.write_value(buf);
+    write_ok_tail(buf, mended);
+}
+
+/// Writes the success record of `mended` to `out` with the value written straight from the
+/// mender's buffer, not copied (for values of many megabytes); `buf` holds the other parts.
+pub(crate) fn write_ok_to<W: Write + ?Sized>(
+    out: &mut W,
+    buf: &mut Vec<u8>,
+    origin: &Origin<'_>,
+    mended: &Mended<'_>,
+) -> io::Result<()> {
+    write_origin(buf, true, origin);
+    buf.extend_from_slice(b",\"value\":");
+    out.write_all(buf)?;
+    buf.clear();
+    mended.write_value_to(out)?;
+    write_ok_tail(buf, mended);
+    out.write_all(buf)?;
+    buf.clear();
+    Ok(())
+}
+
+/// What follows the value in a success record.
+fn write_ok_tail(buf: &mut Vec<u8>, mended: &Mended<'_>) {
     buf.extend_from_slice(b",\"repairs\":");
     write_repairs(buf, mended.repairs());
     buf.extend_from_slice(b",\"dropped\":[");

@@ -383,6 +383,101 @@ fn mixed_stream() -> Vec<u8> {
     data
 }
 
+/// Open containers are kept a byte or a few each (the distance between brackets varies): at a
+/// depth of 60,000, of every kind, they close in order and the innermost one's offset is right.
+#[test]
+fn deep_unclosed_nesting_of_every_kind_is_closed_in_order() {
+    // (text, what it writes, its closer); every opener's bracket is its first byte.
+    let openers = [
+        ("[", "[", "]"),
+        ("{\"k\":", "{\"k\":", "}"),
+        ("[1, ", "[1,", "]"),
+        ("[ ", "[", "]"),
+        ("{\"a\": [2], \"k\":\t ", "{\"a\":[2],\"k\":", "}"),
+        ("(", "[", "]"),
+    ];
+    let (mut text, mut expect, mut closers) = (String::new(), String::new(), Vec::new());
+    let mut innermost = 0;
+    for i in 0..60_000 {
+        let (open, written, closer) = openers[i % openers.len()];
+        innermost = text.len();
+        text.push_str(open);
+        expect.push_str(written);
+        closers.push(closer);
+    }
+    text.push('7');
+    expect.push('7');
+    expect.extend(closers.iter().rev().copied());
+    let out = toolmend()
+        .args(["repair", "--max-nesting", "100000"])
+        .write_stdin(text.clone())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), expect + "\n");
+    let out = toolmend()
+        .args(["repair", "--records", "--max-nesting", "100000"])
+        .write_stdin(text)
+        .output()
+        .unwrap();
+    let record = String::from_utf8(out.stdout).unwrap();
+    let unclosed = format!("{{\"kind\":\"unterminated_container\",\"offset\":{innermost}}}");
+    assert!(
+        record.contains(&unclosed),
+        "{}",
+        &record[record.len() - 300..]
+    );
+}
+
+/// Lines of 4 MiB and more are mended outside the batches, and their value is written straight
+/// from the mender's buffer: the output must be what a small line of the same shape gives.
+#[test]
+fn a_line_of_many_megabytes_comes_out_whole_in_every_mode() {
+    let body = "z".repeat(5 << 20);
+    let stream = format!(
+        "{{\"small\":1}}\n{{'big': '{body}', 'n': [1, 2,]}}{{\"m\":1}}\nnot json\n{{\"after\":1}}\n"
+    );
+    let big = json!({"big": body, "n": [1, 2]});
+    for threads in ["1", "2"] {
+        let out = toolmend()
+            .args(["args", "--threads", threads])
+            .write_stdin(stream.clone())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let values = records(&out.stdout);
+        assert_eq!(
+            values,
+            [json!({"small": 1}), big.clone(), json!({"after": 1})]
+        );
+        assert_eq!(records(&out.stderr)[0]["line"], 3, "--threads {threads}");
+
+        let args = ["args", "--records", "--concat", "all", "--threads", threads];
+        let (recs, code) = run_records(&args, stream.clone());
+        assert_eq!(code, 1);
+        assert_eq!(recs.len(), 4, "--threads {threads}");
+        assert_eq!(recs[1]["line"], 2);
+        assert_eq!(recs[1]["value"], json!([big, {"m": 1}]));
+        let kinds: Vec<&str> = recs[1]["repairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "single_quotes",
+                "single_quotes",
+                "single_quotes",
+                "trailing_comma"
+            ]
+        );
+        assert_eq!(recs[1]["dropped"], json!([]));
+        assert_eq!(recs[2]["error"]["code"], "not_an_object");
+        assert_eq!(recs[3]["value"], json!([{"after": 1}]));
+    }
+}
+
 #[test]
 fn threads_change_nothing_in_the_output() {
     let data = mixed_stream();
