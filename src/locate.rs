@@ -65,6 +65,15 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
         tail: None,
     };
     let rest = &text[from..];
+    if matches!(rest.first(), Some(b'{' | b'[')) && !starts_with_marker(rest) {
+        // The common case, decided without a scan: JSON opens before any fence could, and
+        // no list marker or prose comes first.
+        return whole;
+    }
+    if rest.first() == Some(&b'"') && memchr::memmem::find(rest, b"```").is_none() {
+        // A string with no fence in it is read as it is, literal or not.
+        return whole;
+    }
     if is_one_string_literal(rest) {
         // `"see ```json {…}``` here"`: fences and prose inside a string are its text; the
         // unquote stage decodes it, and looks for them in what it decodes to.

@@ -132,15 +132,16 @@ impl Nesting {
         // Brackets only come later in the text, but wrapping keeps any order exact.
         let mut distance = (open as u64).wrapping_sub(self.open as u64);
         if distance == 1 && self.depth > 0 {
-            flags |= Level::ADJACENT;
+            self.bytes.push(flags | Level::ADJACENT);
+        } else if distance < 0x80 {
+            self.bytes.extend_from_slice(&[distance as u8, flags]);
         } else {
             while distance >= 0x80 {
                 self.bytes.push(distance as u8 | 0x80);
                 distance >>= 7;
             }
-            self.bytes.push(distance as u8);
+            self.bytes.extend_from_slice(&[distance as u8, flags]);
         }
-        self.bytes.push(flags);
         self.depth += 1;
         self.open = open;
     }
@@ -148,12 +149,17 @@ impl Nesting {
     /// Closes the innermost container.
     pub(crate) fn pop(&mut self) -> Option<Closed> {
         let level = Level(self.bytes.pop()?);
+        let end = self.bytes.len();
         let distance = if level.0 & Level::ADJACENT != 0 {
             1
+        } else if end == 1 || self.bytes[end - 2] & 0x80 == 0 {
+            // One byte (the one before it is the parent's flags, or nothing).
+            let distance = self.bytes[end - 1];
+            self.bytes.truncate(end - 1);
+            u64::from(distance)
         } else {
             // The distance's last byte has the high bit clear, its earlier bytes have it set,
             // and the byte before them is the parent's flags (high bit clear) or nothing.
-            let end = self.bytes.len();
             let mut start = end - 1;
             while start > 0 && self.bytes[start - 1] & 0x80 != 0 {
                 start -= 1;
