@@ -2,8 +2,8 @@
 //! per input, in order.
 //!
 //! With several threads, the calling thread reads the stream into batches of inputs, worker
-//! threads mend whole batches, and the calling thread writes their output back in the order it
-//! read them. Batches and their output buffers are handed back and forth and reused, so a long
+//! threads mend whole batches (the calling thread too, when they are all busy), and the calling
+//! thread writes their output back in the order it read them. Batches and their output buffers are handed back and forth and reused, so a long
 //! run allocates nothing per line once they have grown.
 
 use std::collections::VecDeque;
@@ -182,8 +182,10 @@ impl Filter {
         Ok(summary)
     }
 
-    /// The run over `n` worker threads. Batch `k` goes to worker `k % n`, and results are
-    /// taken back in the order batches were sent, which is the input order.
+    /// The run over `n` mending threads: this one, which also reads and writes, and `n - 1`
+    /// workers. A full batch goes to the worker with the fewest in flight; when every worker
+    /// has [`IN_FLIGHT`] batches, this thread mends the batch itself rather than wait, so `n`
+    /// threads keep `n` cores busy. Output is written in the order batches were read.
     fn run_threaded<R: BufRead, W: Write, E: Write>(
         &mut self,
         n: usize,
@@ -196,9 +198,13 @@ impl Filter {
         let pool = &mut self.batches;
         let here = &mut self.worker;
         thread::scope(|scope| {
-            let mut jobs = Vec::with_capacity(n);
-            let mut results = Vec::with_capacity(n);
-            for _ in 0..n {
+            let mut crew = Crew {
+                jobs: Vec::with_capacity(n - 1),
+                results: Vec::with_capacity(n - 1),
+                in_flight: vec![0; n - 1],
+                pending: VecDeque::new(),
+            };
+            for _ in 1..n {
                 let (job_tx, job_rx) = mpsc::channel::<Batch>();
                 let (done_tx, done_rx) = mpsc::channel::<Batch>();
                 let mut worker = Worker::new(options);
@@ -210,12 +216,9 @@ impl Filter {
                         }
                     }
                 });
-                jobs.push(job_tx);
-                results.push(done_rx);
+                crew.jobs.push(job_tx);
+                crew.results.push(done_rx);
             }
-            // Which worker holds each batch in flight, oldest first.
-            let mut pending: VecDeque<usize> = VecDeque::new();
-            let mut next_worker = 0;
             let mut summary = Summary::default();
             let mut batch = pool.pop().unwrap_or_default();
             batch.reset();
@@ -225,8 +228,8 @@ impl Filter {
                     Err(e) => {
                         // What was read before the failure still gets its output.
                         batch.data.truncate(batch.ends.last().map_or(0, |e| e.end));
-                        send(&mut batch, pool, &jobs, &mut pending, &mut next_worker, n);
-                        write_pending(&mut pending, &results, pool, out, err, &mut summary)?;
+                        crew.hand_over(&mut batch, pool, here, file);
+                        crew.write_all(pool, out, err, &mut summary)?;
                         out.flush()?;
                         return Err(e);
                     }
@@ -243,8 +246,8 @@ impl Filter {
                         let whole = std::mem::take(&mut batch.data);
                         batch.data.extend_from_slice(&whole[..start]);
                         let bytes = &whole[start..];
-                        send(&mut batch, pool, &jobs, &mut pending, &mut next_worker, n);
-                        write_pending(&mut pending, &results, pool, out, err, &mut summary)?;
+                        crew.hand_over(&mut batch, pool, here, file);
+                        crew.write_all(pool, out, err, &mut summary)?;
                         summary.inputs += 1;
                         if !here.one_to(line, file, bytes, out)? {
                             summary.failed += 1;
@@ -260,70 +263,145 @@ impl Filter {
                     });
                 }
                 if !batch.ends.is_empty() && (end || batch.data.len() >= BATCH_BYTES) {
-                    if pending.len() >= n * IN_FLIGHT {
-                        let w = pending.pop_front().expect("batches are in flight");
-                        let done = take(&results[w])?;
-                        summary = done.write(out, err, summary)?;
-                        pool.push(done);
+                    crew.write_ready(pool, out, err, &mut summary)?;
+                    if crew.pending.len() >= MAX_PENDING * n {
+                        // Far ahead of the oldest batch: wait for it rather than hold more.
+                        crew.write_oldest(pool, out, err, &mut summary)?;
                     }
-                    send(&mut batch, pool, &jobs, &mut pending, &mut next_worker, n);
+                    crew.hand_over(&mut batch, pool, here, file);
                 }
                 if end {
                     break;
                 }
             }
-            write_pending(&mut pending, &results, pool, out, err, &mut summary)?;
+            crew.write_all(pool, out, err, &mut summary)?;
             out.flush()?;
             Ok(summary)
         })
     }
 }
 
-/// Hands `batch` to the next worker (when it holds anything) and starts a fresh one.
-fn send(
-    batch: &mut Batch,
-    pool: &mut Vec<Batch>,
-    jobs: &[mpsc::Sender<Batch>],
-    pending: &mut VecDeque<usize>,
-    next_worker: &mut usize,
-    n: usize,
-) {
-    if batch.ends.is_empty() {
-        return;
-    }
-    let mut fresh = pool.pop().unwrap_or_default();
-    fresh.reset();
-    let full = std::mem::replace(batch, fresh);
-    // A worker only stops when its channel closes, so this cannot fail while we hold it.
-    jobs[*next_worker]
-        .send(full)
-        .expect("a worker thread stopped early");
-    pending.push_back(*next_worker);
-    *next_worker = (*next_worker + 1) % n;
+/// Once this many batches per thread are mended but not written (one worker is slow), the
+/// reading thread waits for the oldest rather than hold more.
+const MAX_PENDING: usize = 4;
+
+/// A batch on its way to being written.
+enum Slot {
+    /// Being mended by this worker.
+    Worker(usize),
+    /// Mended by the reading thread.
+    Done(Batch),
 }
 
-/// Writes the output of every batch in flight, oldest first.
-fn write_pending<W: Write, E: Write>(
-    pending: &mut VecDeque<usize>,
-    results: &[mpsc::Receiver<Batch>],
-    pool: &mut Vec<Batch>,
-    out: &mut W,
-    err: &mut E,
-    summary: &mut Summary,
-) -> io::Result<()> {
-    while let Some(w) = pending.pop_front() {
-        let done = take(&results[w])?;
+/// The worker threads of a threaded run, and the batches not written yet.
+struct Crew {
+    jobs: Vec<mpsc::Sender<Batch>>,
+    results: Vec<mpsc::Receiver<Batch>>,
+    in_flight: Vec<usize>,
+    pending: VecDeque<Slot>,
+}
+
+impl Crew {
+    /// Hands `batch` (when it holds anything) to the least busy worker or, when every worker
+    /// has [`IN_FLIGHT`] batches, mends it with `here`; then starts a fresh batch.
+    fn hand_over(
+        &mut self,
+        batch: &mut Batch,
+        pool: &mut Vec<Batch>,
+        here: &mut Worker,
+        file: Option<&str>,
+    ) {
+        if batch.ends.is_empty() {
+            return;
+        }
+        let mut fresh = pool.pop().unwrap_or_default();
+        fresh.reset();
+        let mut full = std::mem::replace(batch, fresh);
+        let least = (0..self.jobs.len()).min_by_key(|&w| self.in_flight[w]);
+        match least {
+            Some(w) if self.in_flight[w] < IN_FLIGHT => {
+                // A worker only stops when its channel closes, so this cannot fail while we
+                // hold it.
+                self.jobs[w]
+                    .send(full)
+                    .expect("a worker thread stopped early");
+                self.in_flight[w] += 1;
+                self.pending.push_back(Slot::Worker(w));
+            }
+            _ => {
+                full.mend(here, file);
+                self.pending.push_back(Slot::Done(full));
+            }
+        }
+    }
+
+    /// Writes the oldest batch, waiting for its worker if need be.
+    fn write_oldest<W: Write, E: Write>(
+        &mut self,
+        pool: &mut Vec<Batch>,
+        out: &mut W,
+        err: &mut E,
+        summary: &mut Summary,
+    ) -> io::Result<()> {
+        let done = match self.pending.pop_front() {
+            Some(Slot::Done(batch)) => batch,
+            Some(Slot::Worker(w)) => {
+                self.in_flight[w] -= 1;
+                self.results[w]
+                    .recv()
+                    .map_err(|_| io::Error::other("a worker thread stopped early"))?
+            }
+            None => return Ok(()),
+        };
         *summary = done.write(out, err, *summary)?;
         pool.push(done);
+        Ok(())
     }
-    Ok(())
-}
 
-/// The next mended batch from a worker.
-fn take(results: &mpsc::Receiver<Batch>) -> io::Result<Batch> {
-    results
-        .recv()
-        .map_err(|_| io::Error::other("a worker thread stopped early"))
+    /// Writes the batches at the front that are mended, without waiting.
+    fn write_ready<W: Write, E: Write>(
+        &mut self,
+        pool: &mut Vec<Batch>,
+        out: &mut W,
+        err: &mut E,
+        summary: &mut Summary,
+    ) -> io::Result<()> {
+        while let Some(slot) = self.pending.pop_front() {
+            let done = match slot {
+                Slot::Done(batch) => batch,
+                Slot::Worker(w) => match self.results[w].try_recv() {
+                    Ok(batch) => {
+                        self.in_flight[w] -= 1;
+                        batch
+                    }
+                    Err(mpsc::TryRecvError::Empty) => {
+                        self.pending.push_front(Slot::Worker(w));
+                        return Ok(());
+                    }
+                    Err(mpsc::TryRecvError::Disconnected) => {
+                        return Err(io::Error::other("a worker thread stopped early"));
+                    }
+                },
+            };
+            *summary = done.write(out, err, *summary)?;
+            pool.push(done);
+        }
+        Ok(())
+    }
+
+    /// Writes every batch not written yet, in order.
+    fn write_all<W: Write, E: Write>(
+        &mut self,
+        pool: &mut Vec<Batch>,
+        out: &mut W,
+        err: &mut E,
+        summary: &mut Summary,
+    ) -> io::Result<()> {
+        while !self.pending.is_empty() {
+            self.write_oldest(pool, out, err, summary)?;
+        }
+        Ok(())
+    }
 }
 
 /// Where one input of a batch ends, and its length when it was over the limit (the batch then
@@ -527,6 +605,46 @@ mod tests {
             buf[..n].copy_from_slice(&self.0[..n]);
             self.0 = &self.0[n..];
             Ok(n)
+        }
+    }
+
+    /// Batches mended by workers and by the reading thread (when the workers are full) come
+    /// out in input order, with the same bytes as one thread writes.
+    #[test]
+    fn batches_mended_anywhere_come_out_in_order() {
+        let mut data = String::new();
+        for i in 0..200_000 {
+            match i % 4 {
+                0 => data.push_str(&format!("{{\"n\":{i}}}\n")),
+                1 => data.push_str(&format!("{{'n': {i}, 'more': [1, 2,],}}\n")),
+                2 => data.push_str(&format!("\"{{\\\"n\\\": {i}}}\"\n")),
+                _ => data.push_str("[not an object]\n"),
+            }
+        }
+        let run = |threads| {
+            let mut filter = Filter::new(FilterOptions {
+                threads,
+                records: threads % 2 == 0,
+                ..FilterOptions::default()
+            });
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            let summary = filter
+                .run(data.as_bytes(), None, &mut out, &mut err)
+                .unwrap();
+            (summary, out, err)
+        };
+        let (one, records) = (run(1), run(2));
+        assert_eq!((one.0.inputs, one.0.failed), (200_000, 50_000));
+        assert_eq!(one.1.iter().filter(|&&b| b == b'\n').count(), 150_000);
+        for threads in [3, 5] {
+            assert!(run(threads) == one, "--threads {threads}");
+        }
+        assert!(run(4) == records);
+        let lines: Vec<&[u8]> = records.1.split(|&b| b == b'\n').collect();
+        assert_eq!(lines.len(), 200_001);
+        for (i, line) in lines[..200_000].iter().enumerate() {
+            let prefix = format!("{{\"ok\":{},\"line\":{}", i % 4 != 3, i + 1);
+            assert!(line.starts_with(prefix.as_bytes()), "line {}", i + 1);
         }
     }
 

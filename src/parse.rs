@@ -36,7 +36,7 @@ const LINEAR_KEYS: usize = 24;
 /// Buffers the parser reuses from one input to the next.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    frames: Nesting,
+    nesting: Nesting,
     keys: Vec<KeyEntry>,
     /// (depth, hash of key) to the first entry with that key, for large objects only.
     key_index: HashMap<(usize, u64), usize>,
@@ -171,7 +171,7 @@ impl<'a> Parser<'a> {
         strict: bool,
         max_nesting: usize,
     ) -> Parser<'a> {
-        scratch.frames.clear();
+        scratch.nesting.clear();
         scratch.keys.clear();
         scratch.key_index.clear();
         Parser {
@@ -359,7 +359,7 @@ impl<'a> Parser<'a> {
                 continue;
             }
             loop {
-                if self.scratch.frames.is_empty() {
+                if self.scratch.nesting.is_empty() {
                     return Ok(());
                 }
                 if self.after_value()? {
@@ -467,7 +467,7 @@ impl<'a> Parser<'a> {
         self.skip_ws()?;
         let at = self.pos;
         let Some(b) = self.peek() else {
-            return match self.scratch.frames.top() {
+            return match self.scratch.nesting.top() {
                 Some(_) if self.strict => Err(self.invalid(at, "unexpected end of input")),
                 Some(level) if level.kind() == Container::Object && self.last_key_repeats() => {
                     // `{"a": 1, "a` cut off: a repeated key with no value must not replace the
@@ -514,7 +514,7 @@ impl<'a> Parser<'a> {
                 self.fix(RepairKind::Parentheses, at)?;
                 self.pos += 1;
                 self.open(Container::Array, at)?;
-                self.scratch.frames.mark_paren();
+                self.scratch.nesting.mark_paren();
                 self.begin_element(None)
             }
             b'"' => self.string_value(Quote::Double, 1).map(|()| false),
@@ -529,7 +529,7 @@ impl<'a> Parser<'a> {
                 Ok(false)
             }
             b'+' | b'.' if !self.strict => self.number().map(|()| false),
-            b',' | b'}' | b']' if !self.strict && !self.scratch.frames.is_empty() => {
+            b',' | b'}' | b']' if !self.strict && !self.scratch.nesting.is_empty() => {
                 // `{"a": }`: the key is kept, with null for the value it never got.
                 self.fix(RepairKind::MissingValue, at)?;
                 self.out.extend_from_slice(b"null");
@@ -545,7 +545,7 @@ impl<'a> Parser<'a> {
                     return self.word().map(|()| false);
                 }
                 if !self.strict
-                    && !self.scratch.frames.is_empty()
+                    && !self.scratch.nesting.is_empty()
                     && !matches!(b, b':' | b',' | b'{' | b'}' | b'[' | b']' | b'(' | b')')
                 {
                     // `{path: /tmp/x}`, `{ключ: значение}`: text no JSON value starts with is
@@ -558,7 +558,7 @@ impl<'a> Parser<'a> {
     }
 
     fn open(&mut self, kind: Container, at: usize) -> Result<(), Error> {
-        if self.scratch.frames.depth() >= self.max_nesting {
+        if self.scratch.nesting.depth() >= self.max_nesting {
             return Err(Error::at(
                 Code::TooDeep,
                 at,
@@ -573,7 +573,7 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    /// Opens a frame for the container of `kind` that was closed too early by the bracket at
+    /// Opens again the container of `kind` that was closed too early by the bracket at
     /// `bracket` (`{"a": 1}, "b": 2}`, `{"a": [1], [2]}`): the bracket is taken out of the
     /// output and the container goes on where it left off.
     fn reopen(&mut self, kind: Container, bracket: usize) -> Result<(), Error> {
@@ -587,7 +587,7 @@ impl<'a> Parser<'a> {
 
     fn push_frame(&mut self, kind: Container, open: usize, nonempty: bool) {
         let keys_base = self.scratch.keys.len();
-        self.scratch.frames.push(kind, open, nonempty, keys_base);
+        self.scratch.nesting.push(kind, open, nonempty, keys_base);
         match kind {
             Container::Array => self.open_arrays += 1,
             Container::Object => self.open_objects += 1,
@@ -596,7 +596,7 @@ impl<'a> Parser<'a> {
 
     fn top(&self) -> Container {
         self.scratch
-            .frames
+            .nesting
             .top()
             .map_or(Container::Array, |level| level.kind())
     }
@@ -698,7 +698,7 @@ impl<'a> Parser<'a> {
                     comma = self.skip_ellipsis(at)?;
                 }
                 Some(_) => {
-                    if self.scratch.frames.add_member() {
+                    if self.scratch.nesting.add_member() {
                         self.out.push(b',');
                     }
                     return Ok(true);
@@ -854,7 +854,7 @@ impl<'a> Parser<'a> {
         };
         if open_of_kind > 0 {
             self.fix(RepairKind::MismatchedBracket, at)?;
-            let parent_is_object = self.scratch.frames.parent() == Some(Container::Object);
+            let parent_is_object = self.scratch.nesting.parent() == Some(Container::Object);
             if wanted == Container::Object && parent_is_object && self.key_follows(at + 1) {
                 // `{"a": [1, 2}, "b": 4}`: more members follow, so the brace was written for
                 // the array's `]` (json_repair's reading; closing the object too would leave
@@ -883,10 +883,10 @@ impl<'a> Parser<'a> {
 
     /// Whether the last key of the open object appeared earlier in it.
     fn last_key_repeats(&self) -> bool {
-        let Some(level) = self.scratch.frames.top() else {
+        let Some(level) = self.scratch.nesting.top() else {
             return false;
         };
-        let keys = &self.scratch.keys[self.scratch.frames.keys_base()..];
+        let keys = &self.scratch.keys[self.scratch.nesting.keys_base()..];
         let Some((last, earlier)) = keys.split_last() else {
             return false;
         };
@@ -896,14 +896,18 @@ impl<'a> Parser<'a> {
 
     /// Whether the open container is an object directly inside an array.
     fn object_in_array(&self) -> bool {
-        let frames = &self.scratch.frames;
-        frames.top().map(|level| level.kind()) == Some(Container::Object)
-            && frames.parent() == Some(Container::Array)
+        let nesting = &self.scratch.nesting;
+        nesting.top().map(|level| level.kind()) == Some(Container::Object)
+            && nesting.parent() == Some(Container::Array)
     }
 
     /// `)` closing the open array: the end of a tuple, or (`[1, 2)`) a mismatched bracket.
     fn close_paren(&mut self, at: usize) -> Result<(), Error> {
-        let paren = self.scratch.frames.top().is_some_and(|level| level.paren());
+        let paren = self
+            .scratch
+            .nesting
+            .top()
+            .is_some_and(|level| level.paren());
         if !paren {
             self.fix(RepairKind::MismatchedBracket, at)?;
         }
@@ -933,16 +937,16 @@ impl<'a> Parser<'a> {
         if self.strict {
             return Err(self.invalid(self.src.len(), "unexpected end of input"));
         }
-        let open = self.scratch.frames.open().unwrap_or(self.pos);
+        let open = self.scratch.nesting.open().unwrap_or(self.pos);
         self.fix(RepairKind::UnterminatedContainer, open)?;
-        while !self.scratch.frames.is_empty() {
+        while !self.scratch.nesting.is_empty() {
             self.close_frame();
         }
         Ok(())
     }
 
     fn close_frame(&mut self) {
-        let frame = self.scratch.frames.pop().expect("an open container");
+        let frame = self.scratch.nesting.pop().expect("an open container");
         match frame.level.kind() {
             Container::Array => {
                 self.open_arrays -= 1;
@@ -955,7 +959,7 @@ impl<'a> Parser<'a> {
                 // LINEAR_KEYS keys with a duplicate sliced past the output, or left stale
                 // entries for the next object at this depth).
                 if frame.level.indexed() {
-                    let depth = self.scratch.frames.depth() + 1;
+                    let depth = self.scratch.nesting.depth() + 1;
                     for entry in &self.scratch.keys[frame.keys_base..] {
                         let hash = fnv(&self.out[entry.start..entry.end]);
                         self.scratch.key_index.remove(&(depth, hash));
@@ -1004,7 +1008,7 @@ impl<'a> Parser<'a> {
     /// Reads an object key and writes it as a JSON string.
     fn key(&mut self) -> Result<(), Error> {
         let at = self.pos;
-        if self.scratch.frames.add_member() {
+        if self.scratch.nesting.add_member() {
             self.out.push(b',');
         }
         let start = self.out.len();
@@ -1186,10 +1190,10 @@ impl<'a> Parser<'a> {
     /// Remembers the key just written at `out[start..]`, and notes a duplicate.
     fn note_key(&mut self, start: usize, at: usize) {
         let end = self.out.len();
-        let depth = self.scratch.frames.depth();
+        let depth = self.scratch.nesting.depth();
         let scratch = &mut *self.scratch;
-        let level = scratch.frames.top().expect("an open object");
-        let keys_base = scratch.frames.keys_base();
+        let level = scratch.nesting.top().expect("an open object");
+        let keys_base = scratch.nesting.keys_base();
         let key = &self.out[start..end];
         let tag = key_tag(key);
         let entries = &scratch.keys[keys_base..];
@@ -1201,7 +1205,7 @@ impl<'a> Parser<'a> {
                 .map(|i| keys_base + i)
         } else {
             if !level.indexed() {
-                scratch.frames.mark_indexed();
+                scratch.nesting.mark_indexed();
                 for (i, e) in entries.iter().enumerate() {
                     let hash = fnv(&self.out[e.start..e.end]);
                     scratch
@@ -1233,7 +1237,7 @@ impl<'a> Parser<'a> {
         self.key_at = at;
         self.key_reported = false;
         if let Some(first) = first {
-            scratch.frames.mark_duplicate();
+            scratch.nesting.mark_duplicate();
             // One repair per repeated key and object, at its first repeat: a key written a
             // million times is one record, not a million (the value kept is still the last).
             if scratch.keys[first].tag & REPORTED == 0 {
@@ -1526,7 +1530,7 @@ impl<'a> Parser<'a> {
         let at = self.src.len() - tail_len;
         let tail = &self.src[at..];
         let fenced = tail.contains(&b'`');
-        if !closes(tail) || (self.scratch.frames.is_empty() && !fenced) {
+        if !closes(tail) || (self.scratch.nesting.is_empty() && !fenced) {
             return false;
         }
         // The tail was written into the string as is, but for raw tabs and line breaks, which
@@ -1552,7 +1556,7 @@ impl<'a> Parser<'a> {
         if self.src[quote] != b'"'
             || !self
                 .scratch
-                .frames
+                .nesting
                 .top()
                 .is_some_and(|level| level.kind() == Container::Object)
         {
@@ -1589,7 +1593,7 @@ impl<'a> Parser<'a> {
             return false;
         }
         let next = rest[close + 1..].trim_ascii_start().first().copied();
-        match self.scratch.frames.top().map(|level| level.kind()) {
+        match self.scratch.nesting.top().map(|level| level.kind()) {
             Some(Container::Object) => next == Some(b':'),
             Some(Container::Array) => matches!(next, None | Some(b',' | b']')),
             None => false,
@@ -1630,7 +1634,7 @@ impl<'a> Parser<'a> {
     /// In an array, whether bare words at `at` run to the closing bracket (with no quote among
     /// them; before a comma they may still be the string's own). The look ahead is bounded.
     fn bare_element_follows(&self, at: usize) -> bool {
-        if self.top() != Container::Array || self.scratch.frames.is_empty() {
+        if self.top() != Container::Array || self.scratch.nesting.is_empty() {
             return false;
         }
         let ahead = &self.src[at..(at + 64).min(self.src.len())];
@@ -1672,7 +1676,7 @@ impl<'a> Parser<'a> {
     fn prose_follows_comma(&self, at: usize) -> bool {
         if !self
             .scratch
-            .frames
+            .nesting
             .top()
             .is_some_and(|level| level.kind() == Container::Object)
         {
@@ -1900,7 +1904,7 @@ impl<'a> Parser<'a> {
     fn bare_string(&mut self) -> Result<(), Error> {
         let start = self.pos;
         self.fix(RepairKind::UnquotedString, start)?;
-        let closer = match self.scratch.frames.top().map(|level| level.kind()) {
+        let closer = match self.scratch.nesting.top().map(|level| level.kind()) {
             Some(Container::Object) => b'}',
             Some(Container::Array) => b']',
             None => b'\n',
