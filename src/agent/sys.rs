@@ -1,6 +1,7 @@
 //! The few operating-system calls std does not offer: signalling a whole process group,
 //! telling whether a group still has a live member, and noticing SIGINT/SIGTERM/SIGHUP. Every
-//! `unsafe` block of the crate is here.
+//! `unsafe` block of the crate is here, but for one call of the parser's SSE2 string scan
+//! (`parse::find_any_sse2`).
 
 use std::io;
 use std::sync::atomic::{AtomicI32, Ordering};
