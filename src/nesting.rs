@@ -117,6 +117,7 @@ impl Nesting {
 
     /// Opens a container whose bracket is at `open`; `nonempty` when it already has members
     /// (one reopened after being closed too early).
+    #[inline]
     pub(crate) fn push(&mut self, kind: Container, open: usize, nonempty: bool, keys_base: usize) {
         let mut flags = 0;
         if self.top().is_some_and(|l| l.kind() == Container::Object) {
@@ -147,6 +148,7 @@ impl Nesting {
     }
 
     /// Closes the innermost container.
+    #[inline]
     pub(crate) fn pop(&mut self) -> Option<Closed> {
         let level = Level(self.bytes.pop()?);
         let end = self.bytes.len();
