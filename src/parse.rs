@@ -1355,6 +1355,14 @@ impl<'a> Parser<'a> {
             // `{"a" = 1}`, `{"a";1}`: another separator written for the colon.
             self.fix(RepairKind::MissingColon, at)?;
             self.pos += 1;
+        } else if !self.strict
+            && rest.first() == Some(&b',')
+            && self.scalar_ends_item(self.skip_spaces_from(at + 1))
+        {
+            // `{"a": 1, "b", 2}`: a comma for the colon, as the number or literal that follows,
+            // ending the member, cannot be a key (json_repair's reading).
+            self.fix(RepairKind::MissingColon, at)?;
+            self.pos += 1;
         } else {
             self.fix(RepairKind::MissingColon, at)?;
         }
