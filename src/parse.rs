@@ -635,9 +635,43 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// A string element followed by a colon at `colon`. After other elements of an array that
+    /// is a member's value (`{"a": [1, 2 "b": 3}`), the array's `]` was left out and the string
+    /// is the object's next key; otherwise (`["key": "value"}]`) an object's `{` was left out
+    /// before it (json_repair's readings of both).
+    #[cold]
+    fn member_in_array(&mut self, colon: usize) -> Result<bool, Error> {
+        let first = matches!(self.out.get(self.element_out.wrapping_sub(1)), Some(b'['));
+        if first || self.scratch.nesting.parent() != Some(Container::Object) {
+            return self.object_from_element(colon);
+        }
+        let at = self.element_at;
+        // `[1, 2 "b": 3`: it was not a comma that was missing before the string.
+        if self
+            .repairs
+            .last()
+            .is_some_and(|r| r.kind == RepairKind::MissingComma && r.offset == Some(at))
+        {
+            self.repairs.pop();
+        }
+        self.fix(RepairKind::MissingBracket, at)?;
+        let key = self.out.split_off(self.element_out);
+        let comma = self.out.pop();
+        debug_assert_eq!(comma, Some(b','), "the comma before a later element");
+        self.close_frame();
+        if self.scratch.nesting.add_member() {
+            self.out.push(b',');
+        }
+        let start = self.out.len();
+        self.out.extend_from_slice(&key);
+        self.note_key(start, at);
+        self.out.push(b':');
+        self.pos = colon + 1;
+        Ok(true)
+    }
+
     /// Makes the string element just written the first key of an object opened before it,
     /// whose `{` was left out; the colon is at `colon`. Returns `true`: a value comes next.
-    #[cold]
     fn object_from_element(&mut self, colon: usize) -> Result<bool, Error> {
         let at = self.element_at;
         if self.scratch.nesting.depth() >= self.max_nesting {
@@ -838,9 +872,8 @@ impl<'a> Parser<'a> {
                     self.skip_ellipsis(at)?;
                 }
                 Some(b':') if !self.strict && self.string_element_ended() => {
-                    // `["key": "value"}]`: a member where an element should be: the object's
-                    // `{` is missing, and the string is its first key (json_repair's reading).
-                    return self.object_from_element(at);
+                    // A member where an element should be.
+                    return self.member_in_array(at);
                 }
                 Some(b'{') if !self.strict && self.object_in_array() => {
                     // `[{"i":1{"i":2}]`: the next element starts before the object closed.
