@@ -181,6 +181,27 @@ fn find_any_sse2(
     (None, p)
 }
 
+/// A number at the start of `s` whose digits are grouped with underscores (`82_461_110`), if
+/// it is one followed by a delimiter: its length, and the number without them.
+fn grouped_number(s: &[u8]) -> Option<(usize, Vec<u8>)> {
+    let len = s
+        .iter()
+        .position(|&b| {
+            !(b.is_ascii_digit() || matches!(b, b'_' | b'.' | b'e' | b'E' | b'+' | b'-'))
+        })
+        .unwrap_or(s.len());
+    let token = &s[..len];
+    let grouped = |i: usize| {
+        i > 0 && token[i - 1].is_ascii_digit() && token.get(i + 1).is_some_and(u8::is_ascii_digit)
+    };
+    if !token.contains(&b'_') || !(0..len).all(|i| token[i] != b'_' || grouped(i)) {
+        return None;
+    }
+    let digits: Vec<u8> = token.iter().copied().filter(|&b| b != b'_').collect();
+    let number = serde_json::from_slice::<serde_json::Number>(&digits).is_ok();
+    (number && is_delimiter(&s[len..])).then_some((len, digits))
+}
+
 /// Per string, the repairs already recorded, so a long string full of raw newlines is one
 /// repair record, not thousands (the offset is the first one's).
 #[derive(Default)]
@@ -758,6 +779,20 @@ impl<'a> Parser<'a> {
                     self.close_frame();
                     return Ok(false);
                 }
+                Some(b'{') if !self.strict => {
+                    // `{"a": 1, {"b": 2}}`: a brace where a key should be; its members are the
+                    // object's own (json_repair's reading), and the brace that closes them
+                    // closes the object.
+                    self.fix(RepairKind::ExtraBracket, at)?;
+                    self.pos += 1;
+                }
+                Some(b'[') if !self.strict => {
+                    // `{"a": 1, ["x"], "b": 2}`: an array where a key should be has no key to
+                    // be the value of: it is left out, and recorded.
+                    let end = self.bracketed_end(at).unwrap_or(self.src.len());
+                    self.note_prose(at, end);
+                    self.pos = end;
+                }
                 Some(_) => {
                     self.key()?;
                     self.colon()?;
@@ -813,6 +848,34 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+    }
+
+    /// Just past the bracket that closes the one at `open` (brackets inside double-quoted
+    /// strings do not count), or `None` when the input ends first.
+    fn bracketed_end(&self, open: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        let mut p = open;
+        while p < self.src.len() {
+            match self.src[p] {
+                b'[' | b'{' => depth += 1,
+                b']' | b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(p + 1);
+                    }
+                }
+                b'"' => {
+                    // To the closing quote, past escapes.
+                    p += 1;
+                    while p < self.src.len() && self.src[p] != b'"' {
+                        p += if self.src[p] == b'\\' { 2 } else { 1 };
+                    }
+                }
+                _ => {}
+            }
+            p += 1;
+        }
+        None
     }
 
     /// The length of an ellipsis (`...` or `…`) at `at`, if one is there.
@@ -1970,9 +2033,16 @@ impl<'a> Parser<'a> {
             return Ok(());
         }
         if !self.strict && !is_delimiter(&src[p..]) {
-            // `12px`, `1.2.3`, `50%`, `1/2`: text that starts with digits, not a number.
             self.out.truncate(out_start);
             self.repairs.truncate(repairs_before);
+            if let Some((len, digits)) = grouped_number(&src[start..]) {
+                // `82_461_110`, `1_234.5`: digits grouped as Python and JavaScript allow.
+                self.fix(RepairKind::NumberFormat, start)?;
+                self.out.extend_from_slice(&digits);
+                self.pos = start + len;
+                return Ok(());
+            }
+            // `12px`, `1.2.3`, `50%`, `1/2`: text that starts with digits, not a number.
             self.pos = start;
             return self.bare_string();
         }
