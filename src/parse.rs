@@ -971,6 +971,18 @@ impl<'a> Parser<'a> {
                     self.pos = at + len;
                 }
                 Some(_)
+                    if !self.strict
+                        && self.out.last() == Some(&b'"')
+                        && self.words_end_object(at).is_some() =>
+                {
+                    // `{"b": "data" AAAA }`: words after a string, up to the brace, are not a
+                    // member (no colon): they are left out, and recorded (json_repair drops
+                    // them too).
+                    let end = self.words_end_object(at).unwrap_or(at);
+                    self.note_prose(at, end);
+                    self.pos = end;
+                }
+                Some(_)
                     if !self.strict && top == Container::Object && self.scalar_ends_item(at) =>
                 {
                     // `{"b": "x" true}`: a second value where a member should be.
@@ -1477,7 +1489,10 @@ impl<'a> Parser<'a> {
             _ => None,
         };
         if let Some(end) = plain_end.filter(|&end| {
-            self.src.get(end) == Some(&b'"') && (self.strict || !self.quote_is_inner(end + 1))
+            self.src.get(end) == Some(&b'"')
+                && (self.strict
+                    || !self.quote_is_inner(end + 1)
+                    || self.words_end_object(end + 1).is_some())
         }) {
             // Most strings: nothing to escape before the quote that closes them.
             self.out.extend_from_slice(&self.src[at..end]);
@@ -1843,6 +1858,26 @@ impl<'a> Parser<'a> {
             && !text.contains(&b'\\')
             && value < self.src.len()
             && self.starts_value(value)
+    }
+
+    /// In an object, where bare words after a space at `at` end when they run to its closing
+    /// brace with no colon or quote among them. The look ahead is bounded.
+    fn words_end_object(&self, at: usize) -> Option<usize> {
+        if self.top() != Container::Object || self.scratch.nesting.is_empty() {
+            return None;
+        }
+        let at = self.skip_spaces_from(at);
+        // `"5"px}` is one string with a quote in it: the words must stand apart.
+        if !self.src[..at].last().is_some_and(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let ahead = &self.src[at..(at + 64).min(self.src.len())];
+        let len = ahead
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b' '))
+            .count();
+        let words = ahead[..len].trim_ascii_end();
+        (!words.is_empty() && ahead.get(len) == Some(&b'}')).then_some(at + words.len())
     }
 
     /// In an array, whether bare words at `at` run to the closing bracket (with no quote among
