@@ -1492,7 +1492,8 @@ impl<'a> Parser<'a> {
             self.src.get(end) == Some(&b'"')
                 && (self.strict
                     || !self.quote_is_inner(end + 1)
-                    || self.words_end_object(end + 1).is_some())
+                    || self.words_end_object(end + 1).is_some()
+                    || self.quoted_word_follows(end + 1))
         }) {
             // Most strings: nothing to escape before the quote that closes them.
             self.out.extend_from_slice(&self.src[at..end]);
@@ -1892,6 +1893,31 @@ impl<'a> Parser<'a> {
             .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b' '))
             .count();
         len > 0 && ahead.get(len) == Some(&b']')
+    }
+
+    /// In an array, whether a word with a stray closing quote, before a comma or the bracket,
+    /// follows at `at` after a space: `["value1" value2", "value3"]` holds three elements
+    /// (json_repair's reading). Only asked at a string's first quote: after an inner quote,
+    /// `"say "hi" there"` is one string. The look ahead is bounded.
+    fn quoted_word_follows(&self, at: usize) -> bool {
+        if self.top() != Container::Array || self.scratch.nesting.is_empty() {
+            return false;
+        }
+        let at = self.skip_spaces_from(at);
+        if !self.src[..at].last().is_some_and(u8::is_ascii_whitespace) {
+            return false;
+        }
+        let ahead = &self.src[at..(at + 64).min(self.src.len())];
+        let len = ahead
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b' '))
+            .count();
+        len > 0
+            && ahead.get(len) == Some(&b'"')
+            && matches!(
+                self.src.get(self.skip_spaces_from(at + len + 1)),
+                Some(b',' | b']')
+            )
     }
 
     /// Whether a number or `true`/`false`/`null` at `at` is followed (past spaces) by what ends
