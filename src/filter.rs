@@ -229,7 +229,7 @@ impl Filter {
                         // What was read before the failure still gets its output.
                         batch.data.truncate(batch.ends.last().map_or(0, |e| e.end));
                         crew.hand_over(&mut batch, pool, here, file);
-                        crew.write_all(pool, out, err, &mut summary)?;
+                        while crew.write_front(true, pool, out, err, &mut summary)? {}
                         out.flush()?;
                         return Err(e);
                     }
@@ -247,7 +247,7 @@ impl Filter {
                         batch.data.extend_from_slice(&whole[..start]);
                         let bytes = &whole[start..];
                         crew.hand_over(&mut batch, pool, here, file);
-                        crew.write_all(pool, out, err, &mut summary)?;
+                        while crew.write_front(true, pool, out, err, &mut summary)? {}
                         summary.inputs += 1;
                         if !here.one_to(line, file, bytes, out)? {
                             summary.failed += 1;
@@ -263,10 +263,11 @@ impl Filter {
                     });
                 }
                 if !batch.ends.is_empty() && (end || batch.data.len() >= BATCH_BYTES) {
-                    crew.write_ready(pool, out, err, &mut summary)?;
+                    // What is mended goes out; far ahead of the oldest batch, this thread waits
+                    // for it rather than hold more.
+                    while crew.write_front(false, pool, out, err, &mut summary)? {}
                     if crew.pending.len() >= MAX_PENDING * n {
-                        // Far ahead of the oldest batch: wait for it rather than hold more.
-                        crew.write_oldest(pool, out, err, &mut summary)?;
+                        crew.write_front(true, pool, out, err, &mut summary)?;
                     }
                     crew.hand_over(&mut batch, pool, here, file);
                 }
@@ -274,7 +275,7 @@ impl Filter {
                     break;
                 }
             }
-            crew.write_all(pool, out, err, &mut summary)?;
+            while crew.write_front(true, pool, out, err, &mut summary)? {}
             out.flush()?;
             Ok(summary)
         })
@@ -335,72 +336,40 @@ impl Crew {
         }
     }
 
-    /// Writes the oldest batch, waiting for its worker if need be.
-    fn write_oldest<W: Write, E: Write>(
+    /// Writes the oldest batch when it is mended, or (with `wait`) once its worker is done
+    /// with it; whether one was written.
+    fn write_front<W: Write, E: Write>(
         &mut self,
+        wait: bool,
         pool: &mut Vec<Batch>,
         out: &mut W,
         err: &mut E,
         summary: &mut Summary,
-    ) -> io::Result<()> {
+    ) -> io::Result<bool> {
+        let stopped = || io::Error::other("a worker thread stopped early");
         let done = match self.pending.pop_front() {
+            None => return Ok(false),
             Some(Slot::Done(batch)) => batch,
             Some(Slot::Worker(w)) => {
+                let batch = if wait {
+                    self.results[w].recv().map_err(|_| stopped())?
+                } else {
+                    match self.results[w].try_recv() {
+                        Ok(batch) => batch,
+                        Err(mpsc::TryRecvError::Empty) => {
+                            self.pending.push_front(Slot::Worker(w));
+                            return Ok(false);
+                        }
+                        Err(mpsc::TryRecvError::Disconnected) => return Err(stopped()),
+                    }
+                };
                 self.in_flight[w] -= 1;
-                self.results[w]
-                    .recv()
-                    .map_err(|_| io::Error::other("a worker thread stopped early"))?
+                batch
             }
-            None => return Ok(()),
         };
         *summary = done.write(out, err, *summary)?;
         pool.push(done);
-        Ok(())
-    }
-
-    /// Writes the batches at the front that are mended, without waiting.
-    fn write_ready<W: Write, E: Write>(
-        &mut self,
-        pool: &mut Vec<Batch>,
-        out: &mut W,
-        err: &mut E,
-        summary: &mut Summary,
-    ) -> io::Result<()> {
-        while let Some(slot) = self.pending.pop_front() {
-            let done = match slot {
-                Slot::Done(batch) => batch,
-                Slot::Worker(w) => match self.results[w].try_recv() {
-                    Ok(batch) => {
-                        self.in_flight[w] -= 1;
-                        batch
-                    }
-                    Err(mpsc::TryRecvError::Empty) => {
-                        self.pending.push_front(Slot::Worker(w));
-                        return Ok(());
-                    }
-                    Err(mpsc::TryRecvError::Disconnected) => {
-                        return Err(io::Error::other("a worker thread stopped early"));
-                    }
-                },
-            };
-            *summary = done.write(out, err, *summary)?;
-            pool.push(done);
-        }
-        Ok(())
-    }
-
-    /// Writes every batch not written yet, in order.
-    fn write_all<W: Write, E: Write>(
-        &mut self,
-        pool: &mut Vec<Batch>,
-        out: &mut W,
-        err: &mut E,
-        summary: &mut Summary,
-    ) -> io::Result<()> {
-        while !self.pending.is_empty() {
-            self.write_oldest(pool, out, err, summary)?;
-        }
-        Ok(())
+        Ok(true)
     }
 }
 

@@ -1861,22 +1861,35 @@ impl<'a> Parser<'a> {
             && self.starts_value(value)
     }
 
+    /// The bounded look ahead at `at`, and the length of the bare words (letters, digits, `_`,
+    /// `-` and spaces) it starts with.
+    fn words_at(&self, at: usize) -> (&'a [u8], usize) {
+        let ahead = &self.src[at..(at + 64).min(self.src.len())];
+        let len = ahead
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b' '))
+            .count();
+        (ahead, len)
+    }
+
+    /// Past spaces from `at`, when there are some: words after a closing quote must stand
+    /// apart from it to be read as something else (`"5"px` is one string with a quote in it).
+    fn after_space(&self, at: usize) -> Option<usize> {
+        let at = self.skip_spaces_from(at);
+        self.src[..at]
+            .last()
+            .is_some_and(u8::is_ascii_whitespace)
+            .then_some(at)
+    }
+
     /// In an object, where bare words after a space at `at` end when they run to its closing
     /// brace with no colon or quote among them. The look ahead is bounded.
     fn words_end_object(&self, at: usize) -> Option<usize> {
         if self.top() != Container::Object || self.scratch.nesting.is_empty() {
             return None;
         }
-        let at = self.skip_spaces_from(at);
-        // `"5"px}` is one string with a quote in it: the words must stand apart.
-        if !self.src[..at].last().is_some_and(u8::is_ascii_whitespace) {
-            return None;
-        }
-        let ahead = &self.src[at..(at + 64).min(self.src.len())];
-        let len = ahead
-            .iter()
-            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b' '))
-            .count();
+        let at = self.after_space(at)?;
+        let (ahead, len) = self.words_at(at);
         let words = ahead[..len].trim_ascii_end();
         (!words.is_empty() && ahead.get(len) == Some(&b'}')).then_some(at + words.len())
     }
@@ -1887,11 +1900,7 @@ impl<'a> Parser<'a> {
         if self.top() != Container::Array || self.scratch.nesting.is_empty() {
             return false;
         }
-        let ahead = &self.src[at..(at + 64).min(self.src.len())];
-        let len = ahead
-            .iter()
-            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b' '))
-            .count();
+        let (ahead, len) = self.words_at(at);
         len > 0 && ahead.get(len) == Some(&b']')
     }
 
@@ -1903,15 +1912,10 @@ impl<'a> Parser<'a> {
         if self.top() != Container::Array || self.scratch.nesting.is_empty() {
             return false;
         }
-        let at = self.skip_spaces_from(at);
-        if !self.src[..at].last().is_some_and(u8::is_ascii_whitespace) {
+        let Some(at) = self.after_space(at) else {
             return false;
-        }
-        let ahead = &self.src[at..(at + 64).min(self.src.len())];
-        let len = ahead
-            .iter()
-            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b' '))
-            .count();
+        };
+        let (ahead, len) = self.words_at(at);
         len > 0
             && ahead.get(len) == Some(&b'"')
             && matches!(
