@@ -70,7 +70,8 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
         // no list marker or prose comes first.
         return whole;
     }
-    if rest.first() == Some(&b'"') && memchr::memmem::find(rest, b"```").is_none() {
+    let fence = memchr::memmem::find(rest, b"```").map(|i| from + i);
+    if rest.first() == Some(&b'"') && fence.is_none() {
         // A string with no fence in it is read as it is, literal or not.
         return whole;
     }
@@ -79,7 +80,7 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
         // unquote stage decodes it, and looks for them in what it decodes to.
         return whole;
     }
-    if let Some(fence) = memchr::memmem::find(rest, b"```").map(|i| from + i) {
+    if let Some(fence) = fence {
         // A fence counts when no JSON opens before it: "```json\n{...}\n```".
         if memchr::memchr2(b'{', b'[', &text[from..fence]).is_none() {
             return fenced(text, from, fence, repairs);
@@ -161,6 +162,39 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
         }
         None => whole,
     }
+}
+
+/// The end (exclusive) of the JSON array or object starting at `start`, found by matching
+/// brackets outside double-quoted strings; `None` when the text ends first (the value was cut
+/// off). Shared by the parser and the call decoders.
+pub(crate) fn json_extent(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut i = start;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return Some(i + 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Where the object or array starts after a list marker (`-`, `*`, `+`, `1.`, `1)`) and

@@ -12,6 +12,7 @@ use std::ops::Range;
 
 use crate::error::{Code, Error};
 use crate::escape::{push_escape, push_json_string};
+use crate::locate::json_extent;
 use crate::nesting::{Container, Nesting};
 use crate::repair::{Repair, RepairKind};
 
@@ -629,14 +630,7 @@ impl<'a> Parser<'a> {
     }
 
     fn open(&mut self, kind: Container, at: usize) -> Result<(), Error> {
-        if self.scratch.nesting.depth() >= self.max_nesting {
-            return Err(Error::at(
-                Code::TooDeep,
-                at,
-                format_args!("arrays and objects nested deeper than {}", self.max_nesting),
-            ));
-        }
-        self.push_frame(kind, at, false);
+        self.push_frame(kind, at, false)?;
         self.out.push(match kind {
             Container::Array => b'[',
             Container::Object => b'{',
@@ -652,8 +646,7 @@ impl<'a> Parser<'a> {
         self.out.pop();
         // `{}, "b": 2}`: an empty container has no member for a comma to follow.
         let empty = matches!(self.out.last(), Some(b'{' | b'['));
-        self.push_frame(kind, bracket, !empty);
-        Ok(())
+        self.push_frame(kind, bracket, !empty)
     }
 
     /// A string element followed by a colon at `colon`. After other elements of an array that
@@ -695,30 +688,33 @@ impl<'a> Parser<'a> {
     /// whose `{` was left out; the colon is at `colon`. Returns `true`: a value comes next.
     fn object_from_element(&mut self, colon: usize) -> Result<bool, Error> {
         let at = self.element_at;
-        if self.scratch.nesting.depth() >= self.max_nesting {
-            return Err(Error::at(
-                Code::TooDeep,
-                at,
-                format_args!("arrays and objects nested deeper than {}", self.max_nesting),
-            ));
-        }
+        self.push_frame(Container::Object, at, true)?;
         self.fix(RepairKind::MissingBracket, at)?;
         let start = self.element_out;
         self.out.insert(start, b'{');
-        self.push_frame(Container::Object, at, true);
         self.note_key(start + 1, at);
         self.out.push(b':');
         self.pos = colon + 1;
         Ok(true)
     }
 
-    fn push_frame(&mut self, kind: Container, open: usize, nonempty: bool) {
+    /// Opens a level for a container whose bracket is (or would be) at `open`, unless that
+    /// goes past `--max-nesting`.
+    fn push_frame(&mut self, kind: Container, open: usize, nonempty: bool) -> Result<(), Error> {
+        if self.scratch.nesting.depth() >= self.max_nesting {
+            return Err(Error::at(
+                Code::TooDeep,
+                open,
+                format_args!("arrays and objects nested deeper than {}", self.max_nesting),
+            ));
+        }
         let keys_base = self.scratch.keys.len();
         self.scratch.nesting.push(kind, open, nonempty, keys_base);
         match kind {
             Container::Array => self.open_arrays += 1,
             Container::Object => self.open_objects += 1,
         }
+        Ok(())
     }
 
     fn top(&self) -> Container {
@@ -789,7 +785,7 @@ impl<'a> Parser<'a> {
                 Some(b'[') if !self.strict => {
                     // `{"a": 1, ["x"], "b": 2}`: an array where a key should be has no key to
                     // be the value of: it is left out, and recorded.
-                    let end = self.bracketed_end(at).unwrap_or(self.src.len());
+                    let end = json_extent(self.src, at).unwrap_or(self.src.len());
                     self.note_prose(at, end);
                     self.pos = end;
                 }
@@ -848,34 +844,6 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-    }
-
-    /// Just past the bracket that closes the one at `open` (brackets inside double-quoted
-    /// strings do not count), or `None` when the input ends first.
-    fn bracketed_end(&self, open: usize) -> Option<usize> {
-        let mut depth = 0usize;
-        let mut p = open;
-        while p < self.src.len() {
-            match self.src[p] {
-                b'[' | b'{' => depth += 1,
-                b']' | b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(p + 1);
-                    }
-                }
-                b'"' => {
-                    // To the closing quote, past escapes.
-                    p += 1;
-                    while p < self.src.len() && self.src[p] != b'"' {
-                        p += if self.src[p] == b'\\' { 2 } else { 1 };
-                    }
-                }
-                _ => {}
-            }
-            p += 1;
-        }
-        None
     }
 
     /// The length of an ellipsis (`...` or `…`) at `at`, if one is there.

@@ -12,6 +12,9 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
+mod common;
+use common::repair_kinds;
+
 const TOOLS: &str = "fixtures/calls/tools.json";
 
 fn cmd() -> Command {
@@ -279,14 +282,8 @@ fn arguments_are_mended_with_repairs_reported() {
     assert_eq!(code, 0);
     let call = &rec["value"]["calls"][0];
     assert_eq!(call["parameters"], json!({"path": "a.txt", "force": true}));
-    let kinds: Vec<&str> = call["repairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["kind"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        kinds,
+        repair_kinds(&call["repairs"]),
         [
             "unquote",
             "single_quotes",

@@ -9,6 +9,9 @@ use assert_cmd::Command as Cmd;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
+mod common;
+use common::repair_kinds;
+
 fn toolmend() -> Cmd {
     let mut cmd = Cmd::new(env!("CARGO_BIN_EXE_toolmend"));
     cmd.env_clear();
@@ -457,14 +460,8 @@ fn a_line_of_many_megabytes_comes_out_whole_in_every_mode() {
         assert_eq!(recs.len(), 4, "--threads {threads}");
         assert_eq!(recs[1]["line"], 2);
         assert_eq!(recs[1]["value"], json!([big, {"m": 1}]));
-        let kinds: Vec<&str> = recs[1]["repairs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["kind"].as_str().unwrap())
-            .collect();
         assert_eq!(
-            kinds,
+            repair_kinds(&recs[1]["repairs"]),
             [
                 "single_quotes",
                 "single_quotes",

@@ -4,11 +4,11 @@
 //! (Its own test binary, so the peak RSS of waited-for children is this test's toolmend runs
 //! alone; the fake programs write in 1 MiB pieces and stay small themselves.)
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+mod common;
+use common::{bin, code, quoted, stderr};
 
 /// The largest peak RSS among this process's waited-for children (and theirs), in KiB.
 fn children_max_rss_kib() -> i64 {
@@ -17,10 +17,6 @@ fn children_max_rss_kib() -> i64 {
     let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
     assert_eq!(rc, 0);
     usage.ru_maxrss
-}
-
-fn quoted(text: &str) -> String {
-    Value::from(text).to_string()
 }
 
 /// Runs `toolmend loop` with `config` (`{helper}`, `{scripted}` and `{dir}` filled in as TOML
@@ -35,16 +31,9 @@ fn run(name: &str, config: &str, files: &[(&str, &str)]) -> (i32, String, Durati
     for (file, text) in files {
         std::fs::write(dir.join(file), text).unwrap();
     }
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bin");
     let config = config
-        .replace(
-            "{helper}",
-            &quoted(&bin.join("faults_helper.py").display().to_string()),
-        )
-        .replace(
-            "{scripted}",
-            &quoted(&bin.join("scripted_llm.py").display().to_string()),
-        )
+        .replace("{helper}", &quoted(&bin("faults_helper.py")))
+        .replace("{scripted}", &quoted(&bin("scripted_llm.py")))
         .replace(
             "{replies}",
             &quoted(&dir.join("replies.txt").display().to_string()),
@@ -66,11 +55,7 @@ fn run(name: &str, config: &str, files: &[(&str, &str)]) -> (i32, String, Durati
         .unwrap();
     let took = start.elapsed();
     let _ = std::fs::remove_dir_all(&dir);
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        took,
-    )
+    (code(&out), stderr(&out), took)
 }
 
 #[test]

@@ -34,6 +34,20 @@ pub fn value(text: &str, what: &str) -> Option<Value> {
     parse(text)
 }
 
+/// Whether a `too_deep` refusal of `text` can be right: every level of nesting needs a bracket,
+/// a `(` (a tuple), a `:` (a member whose `{` was left out) or a call format's `<` or `=`, and
+/// a `\u` escape may decode to any of them. With no more of those than `max_nesting` (1000),
+/// `too_deep` is a bug in the nesting count, not a limit.
+pub fn could_be_too_deep(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let levels = bytes
+        .iter()
+        .filter(|b| matches!(b, b'{' | b'[' | b'(' | b':' | b'<' | b'='))
+        .count();
+    let escapes = bytes.windows(2).filter(|w| w == b"\\u").count();
+    levels + escapes > 1000
+}
+
 /// Repairs that valid JSON may still get: a duplicate key is merged (last value wins, at the
 /// first key's place), as serde_json's map also does.
 pub fn no_real_repairs(repairs: &[Repair]) -> bool {

@@ -16,7 +16,7 @@ use super::process::{self, Ended, Group};
 
 /// The longest answer read (64 KiB): enough for any honest one. A longer answer fails closed,
 /// whatever it starts with.
-pub const MAX_ANSWER: usize = 64 * 1024;
+const MAX_ANSWER: usize = 64 * 1024;
 
 /// What the hook decided.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,8 +5,8 @@
 //! stderr while we wait for stdout cannot deadlock on a full pipe; stdin is written on a thread
 //! too, so a child that never reads it cannot block us. When the child ends, times out or the
 //! run is interrupted, its whole process group is stopped: SIGTERM first, so that a well-behaved
-//! program can clean up, then SIGKILL for whatever is still alive after [`KILL_GRACE`]. A
-//! tool's background children die with it and cannot hold our pipes open.
+//! program can clean up, then SIGKILL for whatever is still alive after one second
+//! (`KILL_GRACE`). A tool's background children die with it and cannot hold our pipes open.
 
 use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt;
@@ -22,7 +22,7 @@ use super::sys;
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
 /// How long a stopped child's process group has between SIGTERM and SIGKILL.
-pub const KILL_GRACE: Duration = Duration::from_secs(1);
+const KILL_GRACE: Duration = Duration::from_secs(1);
 
 /// Which process group a child runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,8 +165,6 @@ pub fn run(
             Ok(None) => {}
             Err(e) => {
                 stop(&mut child, group);
-                let _ = child.kill();
-                let _ = child.wait();
                 return Err(e);
             }
         }
@@ -183,10 +181,6 @@ pub fn run(
     // Also after a normal exit: whatever it left running in the background goes with it.
     if group == Group::Own || !matches!(ended, Ended::Exited(_)) {
         stop(&mut child, group);
-    }
-    if !matches!(ended, Ended::Exited(_)) {
-        let _ = child.kill();
-        let _ = child.wait();
     }
 
     let drain_until = Instant::now() + DRAIN_GRACE;
@@ -214,7 +208,8 @@ pub fn run(
 
 /// Stops a child: its whole process group for [`Group::Own`] (what it started in the
 /// background too), the child alone for [`Group::Shared`]. SIGTERM (and SIGCONT, so that a
-/// stopped process gets it) first; SIGKILL for whatever is still alive after [`KILL_GRACE`].
+/// stopped process gets it) first; SIGKILL for whatever is still alive after [`KILL_GRACE`]. The
+/// child is reaped when this returns.
 fn stop(child: &mut Child, group: Group) {
     let id = child.id();
     let alive = |child: &mut Child| match group {
@@ -246,6 +241,7 @@ fn stop(child: &mut Child, group: Group) {
                     let _ = child.kill();
                 }
             }
+            let _ = child.wait();
             return;
         }
         thread::sleep(pause.min(until - now));

@@ -18,7 +18,7 @@ use crate::mend::{Mender, Options, Target};
 
 /// The longest reply taken (16 MiB); a model does not write more. A longer one is refused as a
 /// failed call, and no more than this is held in memory while it is read.
-pub const MAX_REPLY: usize = 16 << 20;
+const MAX_REPLY: usize = 16 << 20;
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -401,12 +401,6 @@ impl Run<'_> {
     }
 
     fn read_reply(&self, reply: &str) -> Reply {
-        if reply.trim().is_empty() {
-            return Reply::Malformed {
-                code: Code::EmptyInput.as_str(),
-                message: "the reply is empty".to_owned(),
-            };
-        }
         let found = match calls::extract(reply, &self.call_options) {
             Ok(found) => found,
             Err(failure) => {

@@ -2,37 +2,10 @@
 
 use std::ops::Range;
 
-/// The end (exclusive) of the JSON array or object starting at `start`, found by matching
-/// brackets outside strings; `None` when the text ends first (the value was cut off).
+/// The end (exclusive) of the JSON array or object starting at `start` (see
+/// [`crate::locate::json_extent`]).
 pub(crate) fn json_extent(text: &str, start: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut i = start;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if in_string {
-            match b {
-                b'\\' => i += 1,
-                b'"' => in_string = false,
-                _ => {}
-            }
-        } else {
-            match b {
-                b'"' => in_string = true,
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        return Some(i + 1);
-                    }
-                }
-                _ => {}
-            }
-        }
-        i += 1;
-    }
-    None
+    crate::locate::json_extent(text.as_bytes(), start)
 }
 
 /// The end of the JSON array or object starting at `start` when it is valid JSON as it stands:
@@ -45,9 +18,12 @@ pub(crate) fn valid_json_end(text: &str, start: usize) -> Option<usize> {
 
 /// Whether the whole of `text` (but for surrounding whitespace) is one JSON array or object.
 pub(crate) fn is_whole_json(text: &str) -> bool {
-    let trimmed = text.trim_ascii();
-    let start = text.len() - text.trim_ascii_start().len();
-    trimmed.starts_with(['{', '[']) && valid_json_end(text, start) == Some(start + trimmed.len())
+    let start = skip_ws(text, 0);
+    let end = text.trim_ascii_end().len();
+    // The bracket scan first: JSON followed by prose is ruled out without a parse.
+    text[start..].starts_with(['{', '['])
+        && json_extent(text, start) == Some(end)
+        && serde_json::from_str::<serde::de::IgnoredAny>(&text[start..end]).is_ok()
 }
 
 /// The index of the first byte at or after `i` that is not ASCII whitespace.

@@ -1,4 +1,5 @@
-//! Helpers shared by the loop test binaries (`tests/loop.rs`, `tests/faults.rs`).
+//! Helpers shared by the test binaries; each uses some of them.
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::Output;
@@ -30,4 +31,14 @@ pub fn stdout(out: &Output) -> String {
 
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The `kind` of each repair in a record's `repairs` array, in order.
+pub fn repair_kinds(repairs: &Value) -> Vec<&str> {
+    repairs
+        .as_array()
+        .expect("a repairs array")
+        .iter()
+        .map(|r| r["kind"].as_str().expect("a repair kind"))
+        .collect()
 }
