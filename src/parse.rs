@@ -1458,10 +1458,7 @@ impl<'a> Parser<'a> {
         };
         if let Some(end) = plain_end.filter(|&end| {
             self.src.get(end) == Some(&b'"')
-                && (self.strict
-                    || !self.quote_is_inner(end + 1)
-                    || self.words_end_object(end + 1).is_some()
-                    || self.quoted_word_follows(end + 1))
+                && (self.strict || self.value_quote_closes(end + 1, true))
         }) {
             // Most strings: nothing to escape before the quote that closes them.
             self.out.extend_from_slice(&self.src[at..end]);
@@ -1547,7 +1544,10 @@ impl<'a> Parser<'a> {
                         || c == b'`'
                         || self.src.get(self.skip_spaces_from(p + close_len)) == Some(&b':'))
                     && !(c == b'"' && self.key_quote_is_inner(p + close_len));
-                if self.strict || closes_key || (!key && !self.quote_is_inner(p + close_len)) {
+                if self.strict
+                    || closes_key
+                    || (!key && self.value_quote_closes(p + close_len, !noted.quote))
+                {
                     self.out.extend_from_slice(&src[run..p]);
                     self.pos = p + close_len;
                     return Ok(());
@@ -1862,6 +1862,15 @@ impl<'a> Parser<'a> {
         (!words.is_empty() && ahead.get(len) == Some(&b'}')).then_some(at + words.len())
     }
 
+    /// Whether the quote of a value's string that ends at `after` closes it. `first`: no quote
+    /// inside the string came before it; only then are words after it read as the next element
+    /// (`["value1" value2", "value3"]`) or as stray text before the object's brace (`"data"
+    /// AAAA }`), since after an inner quote (`"say "hi" there"`) they are the string's own.
+    fn value_quote_closes(&self, after: usize, first: bool) -> bool {
+        !self.quote_is_inner(after)
+            || first && (self.words_end_object(after).is_some() || self.quoted_word_follows(after))
+    }
+
     /// In an array, whether bare words at `at` run to the closing bracket (with no quote among
     /// them; before a comma they may still be the string's own). The look ahead is bounded.
     fn bare_element_follows(&self, at: usize) -> bool {
@@ -1874,8 +1883,7 @@ impl<'a> Parser<'a> {
 
     /// In an array, whether a word with a stray closing quote, before a comma or the bracket,
     /// follows at `at` after a space: `["value1" value2", "value3"]` holds three elements
-    /// (json_repair's reading). Only asked at a string's first quote: after an inner quote,
-    /// `"say "hi" there"` is one string. The look ahead is bounded.
+    /// (json_repair's reading). The look ahead is bounded.
     fn quoted_word_follows(&self, at: usize) -> bool {
         if self.top() != Container::Array || self.scratch.nesting.is_empty() {
             return false;
