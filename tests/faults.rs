@@ -675,18 +675,29 @@ fn a_hook_answer_over_64_kib_fails_closed_even_if_it_starts_with_allow() {
 
 // Signals.
 
+/// Sends `signal` to toolmend, started by this test.
+fn send(child: &Child, signal: i32) {
+    // SAFETY: sends a signal to the child we spawned.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, signal);
+    }
+}
+
+/// Sends `signal` to toolmend and waits for it to end: its output, and how long it took after
+/// the signal.
+fn signal_and_finish(child: Child, signal: i32) -> (Output, Duration) {
+    send(&child, signal);
+    let sent = Instant::now();
+    let out = finish(child);
+    (out, sent.elapsed())
+}
+
 /// Starts toolmend, waits for `ready` (a pid file name part), sends `signal`, and checks:
 /// exit 130 within `within`, status `interrupted`.
 fn interrupt(s: &Setup, config: &Path, ready: &str, signal: i32, within: Duration) {
     let child = s.command(config, "go").spawn().unwrap();
     s.wait_for_pid(ready);
-    // SAFETY: sends a signal to the child we spawned.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, signal);
-    }
-    let sent = Instant::now();
-    let out = finish(child);
-    let took = sent.elapsed();
+    let (out, took) = signal_and_finish(child, signal);
     assert_eq!(code(&out), 130, "{:?} {}", out.status, stderr(&out));
     assert!(took < within, "exit {took:?} after the signal");
     assert!(
@@ -797,13 +808,7 @@ fn sigterm_while_a_tool_ignores_sigterm_ends_after_the_grace() {
     ]);
     let child = s.command(&config, "go").spawn().unwrap();
     s.wait_for("tool-ready");
-    // SAFETY: sends a signal to the child we spawned.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
-    }
-    let sent = Instant::now();
-    let out = finish(child);
-    let took = sent.elapsed();
+    let (out, took) = signal_and_finish(child, libc::SIGTERM);
     assert_eq!(code(&out), 130, "{}", stderr(&out));
     assert!(
         took >= Duration::from_millis(900) && took < Duration::from_secs(3),
@@ -831,18 +836,9 @@ fn sigterm_during_the_backoff_between_retries() {
         assert!(start.elapsed() < GUARD, "the model never ran");
         std::thread::sleep(Duration::from_millis(10));
     }
-    // SAFETY: sends a signal to the child we spawned.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
-    }
-    let sent = Instant::now();
-    let out = finish(child);
+    let (out, took) = signal_and_finish(child, libc::SIGTERM);
     assert_eq!(code(&out), 130, "{}", stderr(&out));
-    assert!(
-        sent.elapsed() < Duration::from_secs(1),
-        "{:?}",
-        sent.elapsed()
-    );
+    assert!(took < Duration::from_secs(1), "{took:?}");
     assert_eq!(s.calls("llm").len(), 1);
     s.assert_nothing_left(1);
 }
@@ -862,10 +858,7 @@ fn an_ignored_sighup_stays_ignored() {
     }
     let child = command.spawn().unwrap();
     s.wait_for_pid("llm-wait-go");
-    // SAFETY: sends a signal to the child we spawned.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGHUP);
-    }
+    send(&child, libc::SIGHUP);
     // Had the SIGHUP been caught, toolmend would stop the model within milliseconds; give it
     // time to do so before the model is let go.
     std::thread::sleep(Duration::from_millis(300));
