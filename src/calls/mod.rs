@@ -36,6 +36,7 @@
 mod filter;
 mod formats;
 mod harmony;
+mod mask;
 mod message;
 mod pythonic;
 mod scan;
@@ -43,7 +44,7 @@ mod scan;
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::error::{Code, Error};
 use crate::mend::{Concat, Mender, Options, Target};
@@ -211,12 +212,13 @@ impl Extracted {
                 Value::Object(m)
             })
             .collect();
-        json!({
-            "calls": calls,
-            "text": self.text,
-            "reasoning": self.reasoning,
-            "incomplete": incomplete,
-        })
+        // Built by hand: `json!` passes values through `to_value`, which rewrites numbers.
+        let mut m = Map::new();
+        m.insert("calls".into(), Value::Array(calls));
+        m.insert("text".into(), self.text.clone().into());
+        m.insert("reasoning".into(), self.reasoning.clone().into());
+        m.insert("incomplete".into(), Value::Array(incomplete));
+        Value::Object(m)
     }
 }
 
@@ -355,6 +357,12 @@ impl<'o> Ctx<'o> {
     pub(crate) fn knows(&self, name: &str) -> bool {
         self.tools
             .is_none_or(|tools| tools.get(&scan::bare_name(name).0).is_some())
+    }
+
+    /// The value of JSON text the mender wrote, each number's text kept (see [`crate::exact`]).
+    pub(crate) fn value(&self, text: &str) -> Result<Value, Error> {
+        crate::exact::parse(text, self.options.max_nesting)
+            .map_err(|e| e.into_error(self.options.max_nesting))
     }
 
     pub(crate) fn mender(&self, target: Target, concat: Concat) -> Mender {
@@ -631,7 +639,7 @@ fn arguments(
             let mut map = Map::new();
             for (key, field) in fields {
                 let schema = definition.and_then(|t| t.param_schema(&key));
-                let value = typed(field, schema, &key, repairs);
+                let value = typed(field, schema, &key, ctx, repairs);
                 map.insert(key, value);
             }
             return Ok(Some(vec![map]));
@@ -666,11 +674,30 @@ fn arguments(
                     ),
                 }
             }
-            let parts: Vec<Map<String, Value>> =
-                serde_json::from_str(&mended.value()).map_err(|e| {
-                    Error::whole(Code::InvalidJson, format!("arguments of {tool:?}: {e}"))
-                })?;
-            Ok(Some(parts))
+            let parts = match ctx.value(&mended.value()) {
+                Ok(Value::Array(parts)) => parts,
+                Ok(other) => vec![other],
+                Err(e) => {
+                    return Err(Error {
+                        message: format!("arguments of {tool:?}: {}", e.message),
+                        ..e
+                    });
+                }
+            };
+            let objects = parts
+                .into_iter()
+                .map(|part| match part {
+                    Value::Object(map) => Ok(map),
+                    other => Err(Error::whole(
+                        Code::NotAnObject,
+                        format!(
+                            "arguments of {tool:?} must be an object, found {}",
+                            kind_of(&other)
+                        ),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Some(objects))
         }
         Err(error) => {
             let starts = trimmed.starts_with(['{', '[']);
@@ -687,14 +714,17 @@ fn arguments(
 }
 
 /// A named value of an XML-style format, given the type its schema declares.
-fn typed(field: Field, schema: Option<&Value>, key: &str, repairs: &mut Vec<Repair>) -> Value {
+fn typed(
+    field: Field,
+    schema: Option<&Value>,
+    key: &str,
+    ctx: &Ctx<'_>,
+    repairs: &mut Vec<Repair>,
+) -> Value {
     let (text, fallback_json) = match field {
         Field::Value(value) => return value,
         Field::Json(text) => {
-            if let Ok(value) = crate::repair(&text).and_then(|v| {
-                serde_json::from_str::<Value>(&v)
-                    .map_err(|e| Error::whole(Code::InvalidJson, e.to_string()))
-            }) {
+            if let Ok(value) = crate::repair(&text).and_then(|v| ctx.value(&v)) {
                 return value;
             }
             (text, false)
@@ -708,7 +738,7 @@ fn typed(field: Field, schema: Option<&Value>, key: &str, repairs: &mut Vec<Repa
     }
     if !types.is_empty() {
         for t in &types {
-            if let Some(value) = convert(&text, t) {
+            if let Some(value) = convert(&text, t, ctx) {
                 repairs.push(Repair {
                     kind: RepairKind::SchemaType,
                     offset: None,
@@ -720,7 +750,7 @@ fn typed(field: Field, schema: Option<&Value>, key: &str, repairs: &mut Vec<Repa
         }
         return Value::String(text);
     }
-    if fallback_json && let Ok(value) = serde_json::from_str::<Value>(text.trim()) {
+    if fallback_json && let Ok(value) = ctx.value(text.trim()) {
         return value;
     }
     Value::String(text)
@@ -741,18 +771,14 @@ fn schema_types(schema: &Value) -> Vec<&str> {
 }
 
 /// `text` as a value of JSON type `t`, when it is one.
-fn convert(text: &str, t: &str) -> Option<Value> {
+fn convert(text: &str, t: &str, ctx: &Ctx<'_>) -> Option<Value> {
     let trimmed = text.trim();
     match t {
-        "integer" => trimmed
-            .parse::<i64>()
-            .map(Value::from)
-            .or_else(|_| trimmed.parse::<u64>().map(Value::from))
-            .ok(),
-        "number" => match serde_json::from_str::<Value>(trimmed) {
-            Ok(Value::Number(n)) => Some(Value::Number(n)),
-            _ => None,
-        },
+        "integer" => crate::exact::number(trimmed)
+            .filter(|_| !trimmed.contains(['.', 'e', 'E']))
+            .map(Value::Number)
+            .or_else(|| trimmed.parse::<i64>().map(Value::from).ok()),
+        "number" => crate::exact::number(trimmed).map(Value::Number),
         "boolean" => match trimmed.to_ascii_lowercase().as_str() {
             "true" => Some(Value::Bool(true)),
             "false" => Some(Value::Bool(false)),
@@ -760,7 +786,7 @@ fn convert(text: &str, t: &str) -> Option<Value> {
         },
         "null" => matches!(trimmed, "null" | "None").then_some(Value::Null),
         "object" | "array" => {
-            let value: Value = serde_json::from_str(&crate::repair(trimmed).ok()?).ok()?;
+            let value = ctx.value(&crate::repair(trimmed).ok()?).ok()?;
             let fits = if t == "object" {
                 value.is_object()
             } else {
