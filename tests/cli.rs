@@ -518,3 +518,20 @@ fn threads_change_nothing_in_the_output() {
     assert_eq!(records[0]["value"], json!({"first": true}));
     assert_eq!(records.last().unwrap()["value"], json!({"last": 1}));
 }
+
+/// The crate says what it is and how it is licensed, and ships both license texts.
+#[test]
+fn package_is_described_and_dual_licensed() {
+    assert_eq!(env!("CARGO_PKG_LICENSE"), "MIT OR Apache-2.0");
+    assert!(!env!("CARGO_PKG_DESCRIPTION").is_empty());
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("\nkeywords = ["), "no keywords in Cargo.toml");
+    let mit = std::fs::read_to_string(root.join("LICENSE-MIT")).unwrap();
+    assert!(mit.starts_with("Copyright (c) the toolmend developers"));
+    assert!(mit.contains("Permission is hereby granted, free of charge"));
+    let apache = std::fs::read_to_string(root.join("LICENSE-APACHE")).unwrap();
+    assert!(apache.contains("Apache License") && apache.contains("Version 2.0, January 2004"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("MIT OR Apache-2.0"), "README names no license");
+}
