@@ -78,15 +78,24 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
     }
     let outcome = agent::run(&config, &prompt, &mut events);
 
-    if args.json {
-        writeln!(out, "{}", outcome.to_json())?;
+    let written = if args.json {
+        writeln!(out, "{}", outcome.to_json()).and_then(|()| out.flush())
     } else if let Some(answer) = &outcome.answer {
-        out.write_all(answer.as_bytes())?;
-        if !answer.ends_with('\n') {
-            out.write_all(b"\n")?;
-        }
+        out.write_all(answer.as_bytes())
+            .and_then(|()| match answer.ends_with('\n') {
+                true => Ok(()),
+                false => out.write_all(b"\n"),
+            })
+            .and_then(|()| out.flush())
+    } else {
+        out.flush()
+    };
+    // A closed stdout (`| head`) ends quietly, but the run's own status is still the exit code:
+    // a denied or timed-out run is never reported as a success.
+    match written {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => return Err(e.into()),
+        _ => {}
     }
-    out.flush()?;
     if let Some(error) = &outcome.error {
         let level = match outcome.status {
             Status::IterationLimit | Status::Timeout | Status::Terminated => "warning",

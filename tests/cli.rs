@@ -526,12 +526,105 @@ fn package_is_described_and_dual_licensed() {
     assert!(!env!("CARGO_PKG_DESCRIPTION").is_empty());
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
-    assert!(manifest.contains("\nkeywords = ["), "no keywords in Cargo.toml");
+    assert!(
+        manifest.contains("\nkeywords = ["),
+        "no keywords in Cargo.toml"
+    );
     let mit = std::fs::read_to_string(root.join("LICENSE-MIT")).unwrap();
     assert!(mit.starts_with("Copyright (c) the toolmend developers"));
     assert!(mit.contains("Permission is hereby granted, free of charge"));
     let apache = std::fs::read_to_string(root.join("LICENSE-APACHE")).unwrap();
     assert!(apache.contains("Apache License") && apache.contains("Version 2.0, January 2004"));
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    assert!(readme.contains("MIT OR Apache-2.0"), "README names no license");
+    assert!(
+        readme.contains("MIT OR Apache-2.0"),
+        "README names no license"
+    );
+}
+
+/// Runs toolmend with `stdin` and a stdout whose reading end is already closed, so every write
+/// fails with EPIPE whatever the output's size (unlike `| true`, which races the writer).
+fn run_with_closed_stdout(args: &[&str], stdin: &[u8]) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    // toolmend may stop reading once its output is gone: a failed write here is fine.
+    let _ = input.write_all(stdin);
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn every_command_ends_quietly_when_stdout_is_closed() {
+    let lines = "{\"a\":1}\n[1, 2,]\n".repeat(2000);
+    let reply = "<tool_call>{\"name\":\"ls\",\"arguments\":{}}</tool_call>";
+    let cases: &[(&[&str], &str)] = &[
+        (&["completions", "zsh"], ""),
+        (&["completions", "bash"], ""),
+        (&["completions", "fish"], ""),
+        (&["man"], ""),
+        (&["man", "loop"], ""),
+        (&["--help"], ""),
+        (&["calls", "--help"], ""),
+        (&["-h"], ""),
+        (&["--version"], ""),
+        (&["prompt", "--tools", "examples/openai.toml"], ""),
+        (&["check", "fixtures/repair"], ""),
+        (&[], &lines),
+        (&["args", "--records"], &lines),
+        (&["repair"], &lines),
+        (&["repair", "--threads", "1"], &lines),
+        (&["calls"], reply),
+        (&["calls", "--input", "lines", "--records"], &lines),
+        (
+            &[
+                "loop",
+                "--config",
+                "fixtures/demo/loop/agent.toml",
+                "--dry-run",
+                "hi",
+            ],
+            "",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (args, stdin) in cases {
+        let out = run_with_closed_stdout(args, stdin.as_bytes());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() != Some(0) || !stderr.is_empty() {
+            let first = stderr.lines().take(3).collect::<Vec<_>>().join(" | ");
+            failures.push(format!(
+                "toolmend {args:?}: {:?} {first}",
+                out.status.code()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A closed stdout does not hide how the loop's run ended: its status is still the exit code.
+#[test]
+fn a_failed_loop_keeps_its_exit_status_when_stdout_is_closed() {
+    let dir = std::env::temp_dir().join(format!("toolmend-closed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("agent.toml");
+    std::fs::write(
+        &config,
+        "[llm]\ncommand = [\"false\"]\nretries = 0\n\n[loop]\ntimeout = 20\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let out = run_with_closed_stdout(&["loop", "--config", config, "--json", "hi"], b"");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(8), "stderr: {stderr}");
+    assert!(!stderr.contains("Broken pipe"), "stderr: {stderr}");
+    std::fs::remove_dir_all(&dir).ok();
 }
