@@ -39,6 +39,8 @@ pub fn man(command: Option<&str>) -> anyhow::Result<ExitCode> {
             .clone()
             .display_name(full)
             .version(env!("CARGO_PKG_VERSION"))
+            // The version is for the page's footer: the command itself has no -V to list.
+            .disable_version_flag(true)
             .bin_name(format!("toolmend {name}"));
     }
     let mut out = io::stdout().lock();

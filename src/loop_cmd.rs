@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use toolmend::agent::{self, Config, Events, Status};
 
 use crate::cli::LoopArgs;
+use crate::hints;
 
 /// Runs the agent loop once.
 pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
@@ -22,6 +23,7 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
     let prompt = match args.prompt.as_deref() {
         Some(prompt) if prompt != "-" => prompt.to_owned(),
         _ => {
+            hints::if_stdin_is_a_terminal("the prompt");
             let mut text = String::new();
             if let Err(e) = io::stdin().read_to_string(&mut text) {
                 writeln!(stderr, "toolmend: reading the prompt from stdin: {e}")?;
