@@ -46,6 +46,8 @@ fn a_200_mb_line_over_the_limit_is_not_held_in_memory() {
 
 /// Runs toolmend with `input` on stdin, output thrown away, and returns its own peak RSS in KiB
 /// (wait4 gives this child's figure alone, whatever other tests run beside it).
+// wait4 below reaps the child; clippy only knows Child::wait.
+#[allow(clippy::zombie_processes)]
 fn peak_rss_kib(args: &[&str], input: Vec<u8>) -> i64 {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
         .args(args)
