@@ -99,22 +99,15 @@ pub(crate) fn ident_len(text: &str, i: usize) -> usize {
 }
 
 /// A function name as the formats write it, made bare: `functions.get_weather:0` gives
-/// `get_weather` and the id `functions.get_weather:0`.
+/// `get_weather` and the id `functions.get_weather:0` (an id only when there is a `:N` index).
+/// The bare name is [`crate::tools::lookup_key`], the key tools are found by.
 pub(crate) fn bare_name(name: &str) -> (String, Option<String>) {
     let trimmed = name.trim();
-    let mut bare = trimmed;
-    let mut id = None;
-    if let Some((head, index)) = bare.rsplit_once(':')
-        && !index.is_empty()
-        && index.bytes().all(|b| b.is_ascii_digit())
-    {
-        bare = head;
-        id = Some(trimmed.to_owned());
-    }
-    if let Some(rest) = bare.strip_prefix("functions.") {
-        bare = rest;
-    }
-    (bare.to_owned(), id)
+    let indexed = trimmed
+        .rsplit_once(':')
+        .is_some_and(|(_, index)| !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()));
+    let id = indexed.then(|| trimmed.to_owned());
+    (crate::tools::lookup_key(trimmed).to_owned(), id)
 }
 
 /// Pairs of reasoning markers, opening and closing.
