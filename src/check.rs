@@ -25,7 +25,10 @@
 //!   present it is compared, and the rule that ties the two runs together is checked: an input
 //!   that needed a repair fails under `--strict`, and one that needed none passes.
 //!
-//! A case with neither `expect` nor `error` fails until `--bless` records what it gives.
+//! A case with neither `expect` nor `error` fails until `--bless` records what it gives. A case
+//! whose fields could not all be compared is malformed, so that it cannot pass unchecked: an
+//! unknown field, `expect` with `error` (but for `calls`), `repairs` or `dropped` with `error`,
+//! `offset` without `error`.
 //! Cases are run in-process, in one batch per file, command and options; the [`Runner`] (the
 //! binary's own argument parser) turns the command and options into a filter, so options mean
 //! exactly what they mean on the command line.
@@ -47,6 +50,12 @@ const ALLOWED_IN_STRICT: &[&str] = &["unquote", "unescape", "duplicate_key"];
 
 /// The fields that hold expectations, in the order `--bless` writes them (after `input`).
 const OUTCOME_FIELDS: &[&str] = &["expect", "dropped", "repairs", "error", "offset", "strict"];
+
+/// Every field a case may have; any other is a mistake (a typo would go unchecked).
+const CASE_FIELDS: &[&str] = &[
+    "name", "command", "options", "input", "expect", "dropped", "repairs", "error", "offset",
+    "strict",
+];
 
 /// The commands a case may run.
 const COMMANDS: &[&str] = &["args", "repair", "calls"];
@@ -304,6 +313,16 @@ fn load(path: &Path) -> Result<Fixture, Vec<Problem>> {
 fn parse_case(line: usize, text: &str) -> Result<Case, String> {
     let fields: Fields =
         serde_json::from_str(text).map_err(|e| format!("not a fixture case: {e}"))?;
+    if let Some((key, _)) = fields
+        .0
+        .iter()
+        .find(|(k, _)| !CASE_FIELDS.contains(&k.as_str()))
+    {
+        return Err(format!(
+            "unknown field {key:?}; a case has: {}",
+            CASE_FIELDS.join(", ")
+        ));
+    }
     let string = |key: &str| -> Result<Option<String>, String> {
         fields
             .get(key)
@@ -350,6 +369,22 @@ fn parse_case(line: usize, text: &str) -> Result<Case, String> {
                 "\"error\" must be an error code, or a whole error object with a \"code\"".into(),
             );
         }
+    }
+    // Fields that could never be compared make a case that passes whatever it gives.
+    if fields.has("error") {
+        if fields.has("expect") && command != "calls" {
+            return Err(format!(
+                "a case gives a value (\"expect\") or fails (\"error\"), not both: an {command} \
+                 failure carries no value (only calls writes one with its error)"
+            ));
+        }
+        if let Some(key) = ["repairs", "dropped"].into_iter().find(|k| fields.has(k)) {
+            return Err(format!(
+                "{key:?} describes a value, and a case that expects an \"error\" has none"
+            ));
+        }
+    } else if fields.has("offset") {
+        return Err("\"offset\" is the offset of an \"error\", and the case has none".into());
     }
     string("strict")?;
     for key in ["repairs", "dropped"] {
@@ -656,7 +691,7 @@ fn compare(case: &Case, got: &Outcome, strict: Option<&Outcome>) -> Vec<String> 
         ),
         (
             Some(expect),
-            _,
+            None,
             Outcome::Value {
                 value,
                 repairs,
@@ -1065,6 +1100,37 @@ mod tests {
         assert!(err(r#"{"input":"x","error":{"message":"m"}}"#).contains("\"code\""));
         assert!(err(r#"{"input":"x","error":7}"#).contains("error code"));
         assert!(err(r#"{"input":"x","input":"y"}"#).contains("duplicate field"));
-        assert!(err(r#"{"input":"x","offset":-1}"#).contains("offset"));
+        assert!(err(r#"{"input":"x","error":"e","offset":-1}"#).contains("offset"));
+        for (line, why) in [
+            (r#"{"input":"x","expect":{},"error":"e"}"#, "not both"),
+            (
+                r#"{"command":"repair","input":"x","expect":1,"error":"e"}"#,
+                "not both",
+            ),
+            (
+                r#"{"input":"x","error":"e","repairs":[]}"#,
+                "\"repairs\" describes",
+            ),
+            (
+                r#"{"command":"calls","input":"x","error":"e","dropped":[]}"#,
+                "\"dropped\" describes",
+            ),
+            (r#"{"input":"x","expect":{},"offset":3}"#, "has none"),
+            (
+                r#"{"input":"x","expect":{},"repair":[]}"#,
+                "unknown field \"repair\"",
+            ),
+            (r#"{"input":"x","expcet":{}}"#, "unknown field \"expcet\""),
+        ] {
+            assert!(err(line).contains(why), "{line}: {}", err(line));
+        }
+        // With its error, a calls case may give the value the failure record carries.
+        assert!(
+            parse_case(
+                1,
+                r#"{"command":"calls","input":"x","expect":{},"error":"e"}"#
+            )
+            .is_ok()
+        );
     }
 }
