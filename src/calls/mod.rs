@@ -37,8 +37,10 @@ mod filter;
 mod formats;
 mod harmony;
 mod message;
+mod partial;
 mod pythonic;
 mod scan;
+mod stream;
 
 use std::fmt;
 use std::sync::Arc;
@@ -52,6 +54,7 @@ use crate::tools::{Tool, Tools};
 
 pub use filter::{CallsFilter, CallsFilterOptions, Shape};
 pub use message::extract_message;
+pub use stream::{Event, Stream};
 
 /// Settings of the extractor.
 #[derive(Debug, Clone)]
@@ -365,6 +368,8 @@ impl<'o> Ctx<'o> {
             max_depth: self.options.max_depth,
             max_nesting: self.options.max_nesting,
         })
+        // Parameters become serde_json values, which hold Unicode text only.
+        .replacing_lone_surrogates()
     }
 }
 

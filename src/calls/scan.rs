@@ -55,6 +55,20 @@ pub(crate) fn find_str(hay: &str, needle: &str) -> Option<usize> {
     None
 }
 
+/// [`find_str`] on bytes (the stream scans bytes, and may stop inside a character).
+pub(crate) fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let &first = needle.first()?;
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(first, &hay[from..]) {
+        let at = from + i;
+        if hay[at..].starts_with(needle) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
 /// The first of `markers` at or after `from`: `(start, marker length)`.
 pub(crate) fn find_any(text: &str, from: usize, markers: &[&str]) -> Option<(usize, usize)> {
     let hay = text.get(from..)?;
@@ -97,7 +111,7 @@ pub(crate) fn bare_name(name: &str) -> (String, Option<String>) {
 }
 
 /// Pairs of reasoning markers, opening and closing.
-const REASONING: &[(&str, &str)] = &[
+pub(crate) const REASONING: &[(&str, &str)] = &[
     ("<think>", "</think>"),
     ("<seed:think>", "</seed:think>"),
     ("[THINK]", "[/THINK]"),
