@@ -237,7 +237,7 @@ fn a_case_whose_fields_contradict_or_are_unknown_exits_2() {
         ),
         (
             r#"{"input": "{'a': 1}", "expect": {"a": 1}, "repiars": []}"#,
-            "unknown field \"repiars\"",
+            "\"repiars\" looks like a misspelt \"repairs\"",
         ),
     ] {
         write(&dir, "case.jsonl", &[case]);
