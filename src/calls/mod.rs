@@ -39,8 +39,10 @@ mod filter;
 mod formats;
 mod harmony;
 mod message;
+mod partial;
 mod pythonic;
 mod scan;
+mod stream;
 
 use std::fmt;
 use std::sync::Arc;
@@ -54,6 +56,7 @@ use crate::tools::{Tool, Tools};
 
 pub use filter::{CallsFilter, CallsFilterOptions, Shape};
 pub use message::extract_message;
+pub use stream::{Event, Stream};
 
 /// Settings of the extractor.
 #[derive(Debug, Clone)]
