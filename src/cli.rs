@@ -66,8 +66,16 @@ pub enum Command {
     /// Each reply (all of the input by default) gives `{"calls": [...], "text", "reasoning",
     /// "incomplete"}`. Each call is `{"tool", "parameters", "terminate"?, "id"?}`, its arguments
     /// mended by the args pipeline. Reasoning (<think>, [THINK], Harmony analysis, ...) is kept
-    /// apart and calls inside it are not calls. A call that was cut off is never healed: it is
-    /// listed under `incomplete` and the reply fails with `incomplete_call`.
+    /// apart and calls inside it are not calls; markers inside a JSON string are text. A call
+    /// that was cut off is never healed: it is listed under `incomplete` and the reply fails
+    /// with `incomplete_call`.
+    ///
+    /// A reply that is an API response is read as one, whole or as a jsonl line: an OpenAI chat
+    /// completion or its message, an OpenAI Responses `output`, an Anthropic message or content
+    /// list, an Ollama /api/chat response, a Gemini response (`functionCall` parts). A stop
+    /// reason that says the output was cut (finish_reason "length", stop_reason "max_tokens",
+    /// done_reason "length", finishReason "MAX_TOKENS") makes the call written last
+    /// incomplete. A reply that is one JSON string holding a call is unquoted.
     #[command(after_long_help = calls_help())]
     Calls(CallsArgs),
     /// Print the system prompt for a tools file
@@ -307,7 +315,7 @@ pub struct MendArgs {
 pub enum InputArg {
     /// One input per line
     Lines,
-    /// One JSON string or {"text"|"content"|"arguments", "id"} object per line
+    /// One JSON string, {"text"|"content"|"arguments", "id"} object or API response per line
     Jsonl,
     /// All of the input is one document
     Whole,

@@ -289,7 +289,74 @@ impl std::error::Error for Failure {}
 /// a call cannot be used (`invalid_json`, `missing_field`, `wrong_type`, `unknown_tool`,
 /// `invalid_parameters`, …); it carries what was found.
 pub fn extract(text: &str, options: &CallOptions) -> Result<Extracted, Failure> {
+    reply(text, options)
+}
+
+/// A reply given as text: a JSON string holding the reply is unquoted first (up to
+/// `max_depth` layers, when what it holds has a call), and one that is a whole API response
+/// or message is read as one ([`extract_message`]).
+pub(crate) fn reply(text: &str, options: &CallOptions) -> Result<Extracted, Failure> {
+    if let Some(found) = unquoted(text, options) {
+        return found;
+    }
+    if options
+        .format
+        .as_deref()
+        .is_none_or(|f| f == "auto" || f == "json")
+        && scan::is_whole_json(text)
+        && let Ok(value) = crate::exact::parse(text.trim(), options.max_nesting)
+        && message::is_api_shape(&value)
+    {
+        return extract_message(&value, options);
+    }
     run(Some(text), Vec::new(), None, options)
+}
+
+/// The reply inside a reply that is one JSON string literal (the whole reply encoded once
+/// more, as arguments often are), with an `unquote` repair; `None` when the reply is not one
+/// or what it holds has no call (a quoted answer stays the text it is).
+fn unquoted(text: &str, options: &CallOptions) -> Option<Result<Extracted, Failure>> {
+    let trimmed = text.trim();
+    if !trimmed.starts_with('"') {
+        return None;
+    }
+    let mut inner = serde_json::from_str::<String>(trimmed).ok()?;
+    let mut layers = 1;
+    while layers < options.max_depth && inner.trim().starts_with('"') {
+        match serde_json::from_str::<String>(inner.trim()) {
+            Ok(next) => {
+                inner = next;
+                layers += 1;
+            }
+            Err(_) => break,
+        }
+    }
+    let result = reply(&inner, options);
+    let found = match &result {
+        Ok(found) => found,
+        Err(failure) => failure.extracted.as_deref()?,
+    };
+    if found.calls.is_empty() && found.incomplete.is_empty() && found.rejected.is_empty() {
+        return None;
+    }
+    let unquote = Repair {
+        kind: RepairKind::Unquote,
+        offset: None,
+        layers: Some(layers),
+        text: None,
+    };
+    Some(match result {
+        Ok(mut found) => {
+            found.repairs.insert(0, unquote);
+            Ok(found)
+        }
+        Err(mut failure) => {
+            if let Some(found) = failure.extracted.as_deref_mut() {
+                found.repairs.insert(0, unquote);
+            }
+            Err(failure)
+        }
+    })
 }
 
 /// The shared body of [`extract`] and [`extract_message`]: scans `text` and finishes its calls
@@ -396,6 +463,8 @@ pub(crate) struct Raw {
     pub envelope: Option<Option<Error>>,
     pub repairs: Vec<Repair>,
     pub offset: usize,
+    /// Why the call was cut although its JSON may be whole: the API's stop reason said so.
+    pub cut: Option<String>,
 }
 
 /// A call's arguments as the format wrote them.
@@ -479,6 +548,7 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         envelope,
         mut repairs,
         offset,
+        cut,
     } = raw;
     let reject = |tool: Option<String>, id: Option<Value>, error: Error| Rejected {
         tool,
@@ -510,6 +580,15 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
     };
     let (tool, name_id) = scan::bare_name(&written);
     let id = id.or(name_id.map(Value::String));
+    if let Some(message) = cut {
+        found.incomplete.push(Incomplete {
+            tool: Some(tool),
+            id,
+            offset,
+            message,
+        });
+        return;
+    }
     let terminate = match terminate {
         None | Some(Value::Null) => None,
         Some(Value::Bool(b)) => Some(b),
