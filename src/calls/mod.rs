@@ -370,6 +370,8 @@ impl<'o> Ctx<'o> {
             max_depth: self.options.max_depth,
             max_nesting: self.options.max_nesting,
         })
+        // Parameters become serde_json values, which hold Unicode text only.
+        .replacing_lone_surrogates()
     }
 }
 
