@@ -115,6 +115,7 @@ pub fn call_options(args: &CallsArgs, dir: Option<&Path>) -> Result<CallOptions,
         tools,
         require_terminate: args.require_terminate,
         strict: args.strict,
+        max_nesting: args.max_nesting,
         ..CallOptions::default()
     })
 }
