@@ -160,7 +160,8 @@ Examples:
   toolmend calls --tools tools.json --records reply.txt
   toolmend calls --input jsonl --shape openai --records replies.jsonl
   toolmend calls --format mistral --require-terminate reply.txt
-  echo '<tool_call>{\"name\":\"ls\",\"arguments\":\"{}\"}</tool_call>' | toolmend calls";
+  echo '<tool_call>{\"name\":\"ls\",\"arguments\":\"{}\"}</tool_call>' | toolmend calls
+  curl -sN http://localhost:8080/v1/chat/completions -d @req.json | toolmend calls --stream --input sse";
 
 const PROMPT_EXAMPLES: &str = "\
 Examples:
@@ -185,9 +186,21 @@ pub struct CallsArgs {
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
-    /// How the input is cut into replies
-    #[arg(long, value_enum, default_value_t = InputArg::Whole, help_heading = "Input")]
-    pub input: InputArg,
+    /// How the input is cut into replies (with --stream: how the reply's pieces come)
+    #[arg(long, value_enum, default_value_t = CallsInputArg::Whole, help_heading = "Input")]
+    pub input: CallsInputArg,
+
+    /// Read one reply as it arrives; write one JSON event per line as it goes
+    ///
+    /// Events: `text` and `reasoning` deltas, `call_start` {index, tool}, `arguments` {index,
+    /// the parameters so far, `open`: the JSON pointer still being written}, `call_end`
+    /// {index, call}, `incomplete`, `invalid`, `retracted`, and last `end` (the record
+    /// `calls --records` writes for the whole reply). The input is raw text (`whole`, the
+    /// default), one delta per line (`jsonl`), or server-sent events (`sse`) of an OpenAI- or
+    /// Anthropic-compatible server. The exit status is that of `calls` on the whole reply.
+    /// See docs/streaming.md.
+    #[arg(long, help_heading = "Input")]
+    pub stream: bool,
 
     /// Refuse replies longer than this many bytes (K, M, G suffixes)
     #[arg(long, default_value = "64M", value_parser = parse_size, help_heading = "Input")]
@@ -231,6 +244,18 @@ pub struct CallsArgs {
     /// Refuse arrays and objects nested deeper than this (too_deep)
     #[arg(long, default_value_t = 1000, help_heading = "Calls")]
     pub max_nesting: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CallsInputArg {
+    /// One reply per line (with --stream: raw text)
+    Lines,
+    /// One JSON reply or message per line (with --stream: one delta per line)
+    Jsonl,
+    /// All of the input is one reply
+    Whole,
+    /// Server-sent events of an OpenAI- or Anthropic-compatible stream (--stream only)
+    Sse,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

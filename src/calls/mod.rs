@@ -35,6 +35,7 @@
 //! assert_eq!(failure.extracted.unwrap().incomplete[0].tool.as_deref(), Some("rm"));
 //! ```
 
+mod deltas;
 mod filter;
 mod formats;
 mod harmony;
@@ -55,6 +56,7 @@ use crate::mend::{Concat, Mender, Options, Target};
 use crate::repair::{Repair, RepairKind};
 use crate::tools::{Tool, Tools};
 
+pub use deltas::{DeltaFraming, Deltas};
 pub use filter::{CallsFilter, CallsFilterOptions, Shape};
 pub use message::extract_message;
 pub use stream::{Event, Stream};
