@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use toolmend::{Concat, FilterOptions, Framing, MAX_THREADS, Options, Target};
+use toolmend::{Concat, FilterOptions, Framing, MAX_THREADS, Options, Target, Truncated};
 
 const EXIT_CODES: &str = "\
 Exit status:
@@ -323,6 +323,14 @@ pub struct MendArgs {
     #[arg(long, help_heading = "Pipeline")]
     pub strict: bool,
 
+    /// Heal input that was cut off, or refuse it (`truncated`)
+    ///
+    /// Input cut off before its end (a string, array or object left open, `tru`, `{"a":`,
+    /// `1.`) is healed by default, each closing reported as a repair. `error` refuses it with
+    /// the `truncated` code: for a caller about to run what it gets.
+    #[arg(long, value_enum, default_value_t = TruncatedArg::Heal, help_heading = "Pipeline")]
+    pub truncated: TruncatedArg,
+
     /// Unquote at most this many string layers
     #[arg(long, default_value_t = 10, help_heading = "Pipeline")]
     pub max_depth: u32,
@@ -344,6 +352,14 @@ pub enum InputArg {
     Jsonl,
     /// All of the input is one document
     Whole,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TruncatedArg {
+    /// Close what was left open; report it in `repairs`
+    Heal,
+    /// Fail with `truncated`
+    Error,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -369,6 +385,10 @@ impl MendArgs {
                 strict: self.strict,
                 max_depth: self.max_depth,
                 max_nesting: self.max_nesting,
+                truncated: match self.truncated {
+                    TruncatedArg::Heal => Truncated::Heal,
+                    TruncatedArg::Error => Truncated::Error,
+                },
             },
             framing: match self.input {
                 InputArg::Lines => Framing::Lines,
