@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use toolmend::{Concat, FilterOptions, Framing, Options, Target};
+use toolmend::{Concat, FilterOptions, Framing, MAX_THREADS, Options, Target};
 
 const EXIT_CODES: &str = "\
 Exit status:
@@ -298,8 +298,8 @@ pub struct MendArgs {
     #[arg(long, default_value_t = 1000, help_heading = "Pipeline")]
     pub max_nesting: usize,
 
-    /// Threads that mend inputs (0: one per core, at most 8); output order is kept
-    #[arg(long, default_value_t = 0, value_name = "N", help_heading = "Pipeline")]
+    /// Threads that mend inputs (0: one per core, at most 8; at most 256); output order is kept
+    #[arg(long, default_value_t = 0, value_name = "N", value_parser = parse_threads, help_heading = "Pipeline")]
     pub threads: usize,
 }
 
@@ -348,6 +348,21 @@ impl MendArgs {
             threads: self.threads,
         }
     }
+}
+
+/// Parses `--threads`: 0 (one per core) up to [`MAX_THREADS`]. More would be refused by the
+/// system sooner or later, and cannot be faster.
+fn parse_threads(text: &str) -> Result<usize, String> {
+    let n: usize = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a whole number of threads"))?;
+    if n > MAX_THREADS {
+        return Err(format!(
+            "{n} threads is more than the limit of {MAX_THREADS} (0 picks one per core)"
+        ));
+    }
+    Ok(n)
 }
 
 /// Parses a byte size: a number with an optional K, M or G suffix (powers of 1024).
