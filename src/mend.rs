@@ -393,6 +393,7 @@ impl Mender {
                     offset: None,
                     layers: Some(quoted_layers),
                     text: None,
+                    path: None,
                 },
             );
         }

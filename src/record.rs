@@ -131,6 +131,10 @@ pub fn write_repairs(buf: &mut Vec<u8>, repairs: &[Repair]) {
             buf.extend_from_slice(field);
             push_json_string(buf, text.as_bytes());
         }
+        if let Some(path) = &repair.path {
+            buf.extend_from_slice(b",\"path\":");
+            push_json_string(buf, path.as_bytes());
+        }
         buf.push(b'}');
     }
     buf.push(b']');

@@ -1,0 +1,642 @@
+//! A JSON Schema for arguments: checks a value against it, and first coerces the value to it
+//! where the model's intent is unambiguous.
+//!
+//! Coercions, each reported as a `schema_type` repair with the JSON pointer of the value:
+//! - a number or boolean written as a string, for an `integer`, `number` or `boolean`
+//!   (`"3"`, `" 2.5 "`, `"True"`); the number keeps the text the model wrote;
+//! - a number, for a `string` (`3` gives `"3"`, `2.50` gives `"2.50"`);
+//! - an object or array written as a JSON-encoded string, for an `object` or `array`;
+//! - one value, for an `array` whose items accept it (`"x"` gives `["x"]`);
+//! - a member of `enum` (or the `const`) written in other case or with spaces around it
+//!   (`"Celsius "` for `"celsius"`), or written as a string for a number or boolean member.
+//!
+//! Nothing that loses information: `"3.7"` is no integer, `"yes"` no boolean, `"007"` no
+//! integer (its zeros would be lost). Where the schema offers a choice (`anyOf`, `oneOf`, a list
+//! of types) a value is coerced only when no branch accepts it as it is and exactly one
+//! coerced value is accepted. The walk follows `properties`, `additionalProperties`, `items`,
+//! `prefixItems`, `allOf` and `$ref` to `$defs` or `definitions` of the same schema.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolmend::schema::Schema;
+//!
+//! let schema = Schema::new(json!({
+//!     "type": "object",
+//!     "properties": {"days": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}},
+//! })).unwrap();
+//! let mut value = json!({"days": "3", "tags": "news"});
+//! let mut repairs = Vec::new();
+//! schema.apply(&mut value, true, &mut repairs).unwrap();
+//! assert_eq!(value, json!({"days": 3, "tags": ["news"]}));
+//! assert_eq!(repairs[0].path.as_deref(), Some("/days"));
+//!
+//! let mut wrong = json!({"days": "three"});
+//! let violations = schema.apply(&mut wrong, true, &mut repairs).unwrap_err();
+//! assert_eq!(violations[0].to_string(), r#"/days: "three" is not of type "integer" (type)"#);
+//! ```
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use jsonschema::{Validator, ValidatorMap};
+use serde_json::{Map, Number, Value};
+
+use crate::repair::{Repair, RepairKind};
+
+/// How many `$ref` and `allOf` steps may follow one another without going into the value (a
+/// schema that refers to itself ends there).
+const MAX_HOPS: u32 = 32;
+
+/// A compiled JSON Schema.
+pub struct Schema {
+    document: Value,
+    validator: Validator,
+    /// A validator for every subschema, keyed by its `#/…` pointer; built on the first value
+    /// that needs coercing.
+    parts: OnceLock<Option<ValidatorMap>>,
+}
+
+impl fmt::Debug for Schema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Schema")
+            .field("document", &self.document)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One place where a value breaks its schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The JSON pointer of the value (`/` for the whole value).
+    pub path: String,
+    /// The schema keyword it breaks (`type`, `required`, `enum`, …).
+    pub keyword: String,
+    /// What is wrong (`"three" is not of type "integer"`).
+    pub message: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} ({})", self.path, self.message, self.keyword)
+    }
+}
+
+impl Schema {
+    /// Compiles a schema.
+    ///
+    /// # Errors
+    /// The value is not a valid JSON Schema; the message says why.
+    pub fn new(document: Value) -> Result<Schema, String> {
+        let validator = jsonschema::options()
+            .build(&document)
+            .map_err(|e| e.to_string())?;
+        Ok(Schema {
+            document,
+            validator,
+            parts: OnceLock::new(),
+        })
+    }
+
+    /// The schema as written.
+    pub fn document(&self) -> &Value {
+        &self.document
+    }
+
+    /// Whether `value` matches the schema.
+    pub fn is_valid(&self, value: &Value) -> bool {
+        self.validator.is_valid(value)
+    }
+
+    /// Every place `value` breaks the schema, in schema order.
+    pub fn violations(&self, value: &Value) -> Vec<Violation> {
+        self.validator
+            .iter_errors(value)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                Violation {
+                    path: if path.is_empty() { "/".to_owned() } else { path },
+                    keyword: e.kind().keyword().to_owned(),
+                    message: e.to_string(),
+                }
+            })
+            .collect()
+    }
+
+    /// Coerces `value` to the schema where the intent is unambiguous (unless `coerce` is
+    /// false), then checks it. Each coercion is added to `repairs`.
+    ///
+    /// # Errors
+    /// Every violation that is left.
+    pub fn apply(
+        &self,
+        value: &mut Value,
+        coerce: bool,
+        repairs: &mut Vec<Repair>,
+    ) -> Result<(), Vec<Violation>> {
+        if self.is_valid(value) {
+            return Ok(());
+        }
+        if coerce {
+            self.coerce(value, repairs);
+            if self.is_valid(value) {
+                return Ok(());
+            }
+        }
+        Err(self.violations(value))
+    }
+
+    /// Coerces `value` to the schema where the intent is unambiguous; each change is added to
+    /// `repairs`. A value that matches the schema is left as it is.
+    pub fn coerce(&self, value: &mut Value, repairs: &mut Vec<Repair>) {
+        if self.is_valid(value) {
+            return;
+        }
+        let parts = self.parts.get_or_init(|| {
+            // Compiled once per schema, and only when some value needs it.
+            jsonschema::options().build_map(&self.document).ok()
+        });
+        let Some(parts) = parts else {
+            return;
+        };
+        let mut walk = Walk {
+            document: &self.document,
+            parts,
+            path: String::new(),
+            repairs,
+        };
+        walk.value(value, "#".to_owned(), 0);
+    }
+}
+
+/// One coercion pass over a value.
+struct Walk<'a> {
+    document: &'a Value,
+    parts: &'a ValidatorMap,
+    /// The JSON pointer of the value being walked.
+    path: String,
+    repairs: &'a mut Vec<Repair>,
+}
+
+impl Walk<'_> {
+    /// Whether the subschema at `pointer` accepts `value` (`None`: it has no validator).
+    fn accepts(&self, pointer: &str, value: &Value) -> Option<bool> {
+        self.parts.get(pointer).map(|v| v.is_valid(value))
+    }
+
+    fn report(&mut self) {
+        self.repairs.push(Repair {
+            kind: RepairKind::SchemaType,
+            offset: None,
+            layers: None,
+            text: None,
+            path: Some(if self.path.is_empty() {
+                "/".to_owned()
+            } else {
+                self.path.clone()
+            }),
+        });
+    }
+
+    /// Coerces `value` to the subschema at `pointer`.
+    fn value(&mut self, value: &mut Value, pointer: String, hops: u32) {
+        if hops > MAX_HOPS || self.accepts(&pointer, value) != Some(false) {
+            return;
+        }
+        let Some(node) = node(self.document, &pointer) else {
+            return;
+        };
+        if let Some(Value::String(target)) = node.get("$ref")
+            && let Some(target) = local_ref(target)
+        {
+            self.value(value, target, hops + 1);
+        }
+        if let Some(Value::Array(all)) = node.get("allOf") {
+            for i in 0..all.len() {
+                self.value(value, format!("{pointer}/allOf/{i}"), hops + 1);
+            }
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(branches)) = node.get(key) {
+                let branches: Vec<String> = (0..branches.len())
+                    .map(|i| format!("{pointer}/{key}/{i}"))
+                    .collect();
+                self.choose(value, &branches, hops);
+            }
+        }
+        self.retype(value, &pointer);
+        self.children(value, &pointer);
+    }
+
+    /// `anyOf`/`oneOf`: the one coerced value that a branch accepts, when no branch accepts
+    /// the value as it is and no two branches accept different values.
+    fn choose(&mut self, value: &mut Value, branches: &[String], hops: u32) {
+        if branches
+            .iter()
+            .any(|b| self.accepts(b, value) != Some(false))
+        {
+            return;
+        }
+        let mut chosen: Option<(Value, Vec<Repair>)> = None;
+        for branch in branches {
+            let mut candidate = value.clone();
+            let mut repairs = Vec::new();
+            let mut walk = Walk {
+                document: self.document,
+                parts: self.parts,
+                path: self.path.clone(),
+                repairs: &mut repairs,
+            };
+            walk.value(&mut candidate, branch.clone(), hops + 1);
+            if repairs.is_empty() || self.accepts(branch, &candidate) != Some(true) {
+                continue;
+            }
+            match &chosen {
+                None => chosen = Some((candidate, repairs)),
+                Some((earlier, _)) if *earlier == candidate => {}
+                Some(_) => return,
+            }
+        }
+        if let Some((candidate, repairs)) = chosen {
+            *value = candidate;
+            self.repairs.extend(repairs);
+        }
+    }
+
+    /// `enum`, `const` and `type`: the value of the right type or member, when one is meant.
+    fn retype(&mut self, value: &mut Value, pointer: &str) {
+        let Some(node) = node(self.document, pointer) else {
+            return;
+        };
+        let members: Option<Vec<&Value>> = match (node.get("enum"), node.get("const")) {
+            (Some(Value::Array(members)), _) => Some(members.iter().collect()),
+            (_, Some(member)) => Some(vec![member]),
+            _ => None,
+        };
+        if let Some(members) = members {
+            if members.iter().any(|m| same(m, value)) {
+                return;
+            }
+            // A value that is no member is left for the violation to name, whatever its type.
+            if let Some(member) = member_meant(&members, value) {
+                *value = member.clone();
+                self.report();
+            }
+            return;
+        }
+        let types: Vec<&str> = match node.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => return,
+        };
+        if types.is_empty() || types.iter().any(|t| has_type(value, t)) {
+            return;
+        }
+        let mut chosen: Option<Value> = None;
+        for t in &types {
+            let Some(candidate) = self.convert(value, t, pointer) else {
+                continue;
+            };
+            match &chosen {
+                None => chosen = Some(candidate),
+                Some(earlier) if *earlier == candidate => {}
+                Some(_) => return,
+            }
+        }
+        if let Some(candidate) = chosen {
+            *value = candidate;
+            self.report();
+        }
+    }
+
+    /// `value` as a value of JSON type `t`, when that is what it means.
+    fn convert(&mut self, value: &Value, t: &str, pointer: &str) -> Option<Value> {
+        match (t, value) {
+            ("integer", Value::String(s)) => {
+                let s = s.trim_matches(is_space);
+                is_integer_text(s).then(|| number(s)).flatten()
+            }
+            ("number", Value::String(s)) => number(s.trim_matches(is_space)),
+            ("boolean", Value::String(s)) => {
+                let s = s.trim_matches(is_space);
+                if s.eq_ignore_ascii_case("true") {
+                    Some(Value::Bool(true))
+                } else if s.eq_ignore_ascii_case("false") {
+                    Some(Value::Bool(false))
+                } else {
+                    None
+                }
+            }
+            ("string", Value::Number(n)) => Some(Value::String(n.to_string())),
+            ("object", Value::String(s)) => decode(s).filter(Value::is_object),
+            ("array", Value::String(s)) if decode(s).is_some_and(|v| v.is_array()) => decode(s),
+            ("array", Value::Null | Value::Array(_)) => None,
+            ("array", one) => {
+                // One value for a list of them, when the items take it (coerced as they say).
+                let mut wrapped = Value::Array(vec![one.clone()]);
+                let mut repairs = Vec::new();
+                let mut walk = Walk {
+                    document: self.document,
+                    parts: self.parts,
+                    path: self.path.clone(),
+                    repairs: &mut repairs,
+                };
+                walk.children(&mut wrapped, pointer);
+                let Value::Array(items) = &wrapped else {
+                    unreachable!("wrapped in an array")
+                };
+                let taken = match item_schema(node(self.document, pointer)?, pointer, 0) {
+                    Some(items_pointer) => self.accepts(&items_pointer, &items[0]) == Some(true),
+                    None => true,
+                };
+                taken.then_some(Value::Array(vec![one.clone()]))
+            }
+            _ => None,
+        }
+    }
+
+    /// Coerces the members of an object and the items of an array.
+    fn children(&mut self, value: &mut Value, pointer: &str) {
+        let Some(node) = node(self.document, pointer) else {
+            return;
+        };
+        let depth = self.path.len();
+        match value {
+            Value::Object(map) => {
+                let properties = node.get("properties").and_then(Value::as_object);
+                let additional = node.get("additionalProperties").filter(|a| a.is_object());
+                for (key, child) in map.iter_mut() {
+                    let escaped = escape(key);
+                    let sub = if properties.is_some_and(|p| p.contains_key(key)) {
+                        format!("{pointer}/properties/{escaped}")
+                    } else if additional.is_some() {
+                        format!("{pointer}/additionalProperties")
+                    } else {
+                        continue;
+                    };
+                    self.path.push('/');
+                    self.path.push_str(&escaped);
+                    self.value(child, sub, 0);
+                    self.path.truncate(depth);
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter_mut().enumerate() {
+                    let Some(sub) = item_schema(node, pointer, i) else {
+                        continue;
+                    };
+                    self.path.push('/');
+                    self.path.push_str(&i.to_string());
+                    self.value(child, sub, 0);
+                    self.path.truncate(depth);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The subschema at a `#/…` pointer.
+fn node<'d>(document: &'d Value, pointer: &str) -> Option<&'d Map<String, Value>> {
+    let inner = pointer.strip_prefix('#')?;
+    document.pointer(inner)?.as_object()
+}
+
+/// The pointer of the schema for item `i` of an array (`prefixItems`, `items`, or the older
+/// tuple form `items: [...]` with `additionalItems`).
+fn item_schema(node: &Map<String, Value>, pointer: &str, i: usize) -> Option<String> {
+    if let Some(Value::Array(prefix)) = node.get("prefixItems")
+        && i < prefix.len()
+    {
+        return Some(format!("{pointer}/prefixItems/{i}"));
+    }
+    match node.get("items") {
+        Some(Value::Array(tuple)) if i < tuple.len() => Some(format!("{pointer}/items/{i}")),
+        Some(Value::Array(_)) => node
+            .get("additionalItems")
+            .filter(|a| a.is_object())
+            .map(|_| format!("{pointer}/additionalItems")),
+        Some(Value::Object(_)) => Some(format!("{pointer}/items")),
+        _ => None,
+    }
+}
+
+/// The `#/…` pointer of a `$ref` within the same schema (`#`, `#/$defs/x`), percent-decoded.
+fn local_ref(target: &str) -> Option<String> {
+    if !target.starts_with('#') || (target.len() > 1 && !target.starts_with("#/")) {
+        return None;
+    }
+    if !target.contains('%') {
+        return Some(target.to_owned());
+    }
+    let bytes = target.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(hex) = target.get(i + 1..i + 3)
+            && let Ok(b) = u8::from_str_radix(hex, 16)
+        {
+            out.push(b);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// A key as a JSON pointer segment.
+fn escape(key: &str) -> String {
+    if key.contains(['~', '/']) {
+        key.replace('~', "~0").replace('/', "~1")
+    } else {
+        key.to_owned()
+    }
+}
+
+fn is_space(c: char) -> bool {
+    c.is_ascii_whitespace()
+}
+
+/// Whether `value` is of JSON Schema type `t`.
+fn has_type(value: &Value, t: &str) -> bool {
+    match (t, value) {
+        ("integer", Value::Number(n)) => {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        ("number", Value::Number(_))
+        | ("string", Value::String(_))
+        | ("boolean", Value::Bool(_))
+        | ("null", Value::Null)
+        | ("array", Value::Array(_))
+        | ("object", Value::Object(_)) => true,
+        _ => false,
+    }
+}
+
+/// Equal as JSON Schema compares (`1` and `1.0` are the same number).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+/// The one member of an enum that `value` writes differently: a string in other case or with
+/// spaces around it, a number or boolean written as a string, a number for a string member.
+fn member_meant<'m>(members: &[&'m Value], value: &Value) -> Option<&'m Value> {
+    let one = |found: Vec<&'m Value>| (found.len() == 1).then(|| found[0]);
+    match value {
+        Value::String(s) => {
+            let trimmed = s.trim_matches(is_space);
+            let strings = |same: &dyn Fn(&str) -> bool| -> Vec<&'m Value> {
+                members
+                    .iter()
+                    .copied()
+                    .filter(|m| m.as_str().is_some_and(same))
+                    .collect()
+            };
+            let exact = strings(&|m| m == trimmed);
+            if !exact.is_empty() {
+                return one(exact);
+            }
+            let folded = trimmed.to_lowercase();
+            let caseless = strings(&|m| m.trim_matches(is_space).to_lowercase() == folded);
+            if !caseless.is_empty() {
+                return one(caseless);
+            }
+            let written = match trimmed.to_ascii_lowercase().as_str() {
+                "true" => Some(Value::Bool(true)),
+                "false" => Some(Value::Bool(false)),
+                _ => number(trimmed),
+            }?;
+            one(members
+                .iter()
+                .copied()
+                .filter(|m| !m.is_string() && same(m, &written))
+                .collect())
+        }
+        Value::Number(n) => {
+            let text = n.to_string();
+            one(members
+                .iter()
+                .copied()
+                .filter(|m| m.as_str() == Some(text.as_str()))
+                .collect())
+        }
+        Value::Bool(b) => {
+            let text = if *b { "true" } else { "false" };
+            one(members
+                .iter()
+                .copied()
+                .filter(|m| m.as_str() == Some(text))
+                .collect())
+        }
+        _ => None,
+    }
+}
+
+/// Whether `text` is a JSON integer with no sign but `-` and no leading zero.
+fn is_integer_text(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
+}
+
+/// The number that `text` writes as JSON does, keeping its text; `None` for anything else.
+fn number(text: &str) -> Option<Value> {
+    if !is_json_number(text) {
+        return None;
+    }
+    serde_json::from_str::<Number>(text).ok().map(Value::Number)
+}
+
+/// Whether `text` is one JSON number (`-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`).
+fn is_json_number(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - start
+    };
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// A JSON-encoded string's value, when the string is exactly one JSON value.
+fn decode(text: &str) -> Option<Value> {
+    let trimmed = text.trim_matches(is_space);
+    if !trimmed.starts_with(['{', '[']) {
+        return None;
+    }
+    serde_json::from_str(trimmed).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn coerced(schema: Value, value: Value) -> (Value, Vec<String>) {
+        let schema = Schema::new(schema).unwrap();
+        let mut value = value;
+        let mut repairs = Vec::new();
+        schema.coerce(&mut value, &mut repairs);
+        (value, repairs.into_iter().filter_map(|r| r.path).collect())
+    }
+
+    #[test]
+    fn json_numbers() {
+        for good in ["0", "-0", "3", "2.5", "1e5", "1E+5", "-1.5e-3", "123456789012345678901234567890"] {
+            assert!(is_json_number(good), "{good}");
+        }
+        for bad in ["", "-", "01", "1.", ".5", "+1", "1e", "1e+", "0x1", "1_000", "NaN", " 1"] {
+            assert!(!is_json_number(bad), "{bad}");
+        }
+        assert!(is_integer_text("-12"));
+        assert!(!is_integer_text("007"));
+        assert!(!is_integer_text("3.0"));
+    }
+
+    #[test]
+    fn pointers_are_escaped() {
+        let (value, paths) = coerced(
+            json!({"properties": {"a/b~c": {"type": "integer"}}}),
+            json!({"a/b~c": "1"}),
+        );
+        assert_eq!(value, json!({"a/b~c": 1}));
+        assert_eq!(paths, ["/a~1b~0c"]);
+    }
+
+    #[test]
+    fn self_reference_ends() {
+        let (value, _) = coerced(json!({"$ref": "#", "type": "integer"}), json!("4"));
+        assert_eq!(value, json!(4));
+    }
+}
