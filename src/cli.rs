@@ -1,8 +1,10 @@
 //! Command-line arguments (clap derive), turned into the library's option structs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use toolmend::schema::Schema;
 use toolmend::{Concat, FilterOptions, Framing, Options, Target};
 
 const EXIT_CODES: &str = "\
@@ -23,7 +25,8 @@ Examples:
   echo '\"{\\\"command\\\":\\\"ls\\\"}\"' | toolmend args
   toolmend args --records calls.txt
   toolmend args --input jsonl --concat all logged.jsonl
-  toolmend args --strict --records < arguments.txt";
+  toolmend args --strict --records < arguments.txt
+  toolmend args --schema weather.schema.json --records calls.txt";
 
 const REPAIR_EXAMPLES: &str = "\
 Examples:
@@ -297,6 +300,12 @@ pub struct MendArgs {
     /// Threads that mend inputs (0: one per core, at most 8); output order is kept
     #[arg(long, default_value_t = 0, value_name = "N", help_heading = "Pipeline")]
     pub threads: usize,
+
+    /// Check each value against this JSON Schema, coercing values to it where the intent is
+    /// unambiguous ("3" for an integer; not with --strict); a value that breaks it fails with
+    /// invalid_parameters
+    #[arg(long, value_name = "FILE", help_heading = "Pipeline")]
+    pub schema: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -342,7 +351,18 @@ impl MendArgs {
             line_buffered: self.line_buffered,
             max_bytes: self.max_bytes,
             threads: self.threads,
+            schema: None,
         }
+    }
+
+    /// The `--schema` file, read (its path taken from `dir` when given).
+    pub fn schema(&self, dir: Option<&Path>) -> Result<Option<Arc<Schema>>, String> {
+        let Some(path) = &self.schema else {
+            return Ok(None);
+        };
+        let path = dir.map_or_else(|| path.clone(), |dir| dir.join(path));
+        let schema = Schema::from_path(&path).map_err(|e| format!("schema file {e}"))?;
+        Ok(Some(Arc::new(schema)))
     }
 }
 

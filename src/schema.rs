@@ -97,6 +97,19 @@ impl Schema {
         })
     }
 
+    /// Reads a JSON Schema from a JSON file.
+    ///
+    /// # Errors
+    /// The file cannot be read, is not JSON, or is not a valid JSON Schema; the message names
+    /// the file.
+    pub fn from_path(path: &std::path::Path) -> Result<Schema, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let document: Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?;
+        Schema::new(document)
+            .map_err(|e| format!("{}: not a valid JSON Schema: {e}", path.display()))
+    }
+
     /// The schema as written.
     pub fn document(&self) -> &Value {
         &self.document
@@ -145,9 +158,96 @@ impl Schema {
         Err(self.violations(value))
     }
 
+    /// Checks one JSON value written as `text` (as the args pipeline writes it), coercing it
+    /// first unless `coerce` is false. `Ok(None)`: it matches as written. `Ok(Some(text))`:
+    /// it matches once coerced, and the text is the value with each coerced value rewritten
+    /// and every other byte kept. The coercions are added to `repairs`, their paths after
+    /// `prefix` (the place of the value in a list, `/2`, or empty).
+    ///
+    /// # Errors
+    /// Every violation that is left, paths after `prefix`.
+    pub fn apply_text(
+        &self,
+        text: &str,
+        coerce: bool,
+        prefix: &str,
+        repairs: &mut Vec<Repair>,
+    ) -> Result<Option<String>, Vec<Violation>> {
+        let with_prefix = |mut violations: Vec<Violation>| {
+            for v in &mut violations {
+                v.path = join(prefix, &v.path);
+            }
+            violations
+        };
+        let mut value: Value = match parse(text) {
+            Some(value) => value,
+            None => {
+                return Err(with_prefix(vec![Violation {
+                    path: "/".into(),
+                    keyword: "$schema".into(),
+                    message: "the value is too deep to be checked".into(),
+                }]));
+            }
+        };
+        if self.is_valid(&value) {
+            return Ok(None);
+        }
+        if !coerce {
+            return Err(with_prefix(self.violations(&value)));
+        }
+        let mut coerced = Vec::new();
+        self.coerce_at_root(&mut value, &mut coerced);
+        if !self.is_valid(&value) {
+            return Err(with_prefix(self.violations(&value)));
+        }
+        // Rewrite the outermost coerced values, last first so earlier spans stay put.
+        let mut spans: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+        for repair in &coerced {
+            let path = repair.path.as_deref().unwrap_or_default();
+            let inside_earlier = coerced.iter().any(|r| {
+                let outer = r.path.as_deref().unwrap_or_default();
+                outer.len() < path.len()
+                    && path.starts_with(outer)
+                    && path.as_bytes()[outer.len()] == b'/'
+            });
+            if inside_earlier {
+                continue;
+            }
+            let (Some(span), Some(new)) = (span(text, path), value.pointer(path)) else {
+                // Cannot happen: coercion keeps every key and item where it was.
+                return Err(with_prefix(vec![Violation {
+                    path: shown(path),
+                    keyword: "$schema".into(),
+                    message: "the coerced value could not be written".into(),
+                }]));
+            };
+            spans.push((span, new.to_string()));
+        }
+        spans.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
+        spans.dedup_by_key(|(span, _)| span.start);
+        let mut out = text.to_owned();
+        for (span, new) in spans {
+            out.replace_range(span, &new);
+        }
+        repairs.extend(coerced.into_iter().map(|mut r| {
+            r.path = r.path.map(|p| join(prefix, &shown(&p)));
+            r
+        }));
+        Ok(Some(out))
+    }
+
     /// Coerces `value` to the schema where the intent is unambiguous; each change is added to
     /// `repairs`. A value that matches the schema is left as it is.
     pub fn coerce(&self, value: &mut Value, repairs: &mut Vec<Repair>) {
+        let start = repairs.len();
+        self.coerce_at_root(value, repairs);
+        for r in &mut repairs[start..] {
+            r.path = r.path.as_deref().map(shown);
+        }
+    }
+
+    /// [`Schema::coerce`], with the whole value's path left empty (as JSON pointers write it).
+    fn coerce_at_root(&self, value: &mut Value, repairs: &mut Vec<Repair>) {
         if self.is_valid(value) {
             return;
         }
@@ -189,11 +289,7 @@ impl Walk<'_> {
             offset: None,
             layers: None,
             text: None,
-            path: Some(if self.path.is_empty() {
-                "/".to_owned()
-            } else {
-                self.path.clone()
-            }),
+            path: Some(self.path.clone()),
         });
     }
 
@@ -391,6 +487,130 @@ impl Walk<'_> {
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// A JSON pointer as records show it: `/` for the whole value.
+fn shown(path: &str) -> String {
+    if path.is_empty() {
+        "/".to_owned()
+    } else {
+        path.to_owned()
+    }
+}
+
+/// `path` (as shown) inside the value at `prefix`.
+fn join(prefix: &str, path: &str) -> String {
+    match (prefix, path) {
+        ("", _) => path.to_owned(),
+        (_, "/") => prefix.to_owned(),
+        _ => format!("{prefix}{path}"),
+    }
+}
+
+/// The value of one JSON text.
+fn parse(text: &str) -> Option<Value> {
+    serde_json::from_str(text).ok()
+}
+
+/// Where the value at JSON pointer `path` is written in the JSON `text`.
+fn span(text: &str, path: &str) -> Option<std::ops::Range<usize>> {
+    let b = text.as_bytes();
+    let mut at = skip_space(b, 0);
+    if !path.is_empty() {
+        for segment in path.strip_prefix('/')?.split('/') {
+            let segment = segment.replace("~1", "/").replace("~0", "~");
+            at = match b.get(at)? {
+                b'{' => {
+                    let mut i = skip_space(b, at + 1);
+                    loop {
+                        if b.get(i)? != &b'"' {
+                            return None;
+                        }
+                        let key_end = skip_value(b, i)?;
+                        let key = &text[i + 1..key_end - 1];
+                        let same = if key.contains('\\') {
+                            serde_json::from_str::<String>(&text[i..key_end]).ok()? == segment
+                        } else {
+                            key == segment
+                        };
+                        i = skip_space(b, key_end);
+                        i = skip_space(b, i + usize::from(b.get(i) == Some(&b':')));
+                        if same {
+                            break i;
+                        }
+                        i = skip_space(b, skip_value(b, i)?);
+                        if b.get(i)? != &b',' {
+                            return None;
+                        }
+                        i = skip_space(b, i + 1);
+                    }
+                }
+                b'[' => {
+                    let index: usize = segment.parse().ok()?;
+                    let mut i = skip_space(b, at + 1);
+                    for _ in 0..index {
+                        i = skip_space(b, skip_value(b, i)?);
+                        if b.get(i)? != &b',' {
+                            return None;
+                        }
+                        i = skip_space(b, i + 1);
+                    }
+                    i
+                }
+                _ => return None,
+            };
+        }
+    }
+    Some(at..skip_value(b, at)?)
+}
+
+fn skip_space(b: &[u8], mut i: usize) -> usize {
+    while b.get(i).is_some_and(u8::is_ascii_whitespace) {
+        i += 1;
+    }
+    i
+}
+
+/// The end of the JSON value that starts at `i`.
+fn skip_value(b: &[u8], mut i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    loop {
+        match b.get(i)? {
+            b'"' => {
+                i += 1;
+                loop {
+                    match b.get(i)? {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+                i += 1;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                i += 1;
+            }
+            _ if depth == 0 => {
+                // A number or literal: up to the next delimiter.
+                while b
+                    .get(i)
+                    .is_some_and(|c| !matches!(c, b',' | b'}' | b']' | b':') && !c.is_ascii_whitespace())
+                {
+                    i += 1;
+                }
+                return Some(i);
+            }
+            _ => i += 1,
+        }
+        if depth == 0 {
+            return Some(i);
         }
     }
 }
