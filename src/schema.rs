@@ -127,7 +127,11 @@ impl Schema {
             .map(|e| {
                 let path = e.instance_path().to_string();
                 Violation {
-                    path: if path.is_empty() { "/".to_owned() } else { path },
+                    path: if path.is_empty() {
+                        "/".to_owned()
+                    } else {
+                        path
+                    },
                     keyword: e.kind().keyword().to_owned(),
                     message: e.to_string(),
                 }
@@ -599,10 +603,9 @@ fn skip_value(b: &[u8], mut i: usize) -> Option<usize> {
             }
             _ if depth == 0 => {
                 // A number or literal: up to the next delimiter.
-                while b
-                    .get(i)
-                    .is_some_and(|c| !matches!(c, b',' | b'}' | b']' | b':') && !c.is_ascii_whitespace())
-                {
+                while b.get(i).is_some_and(|c| {
+                    !matches!(c, b',' | b'}' | b']' | b':') && !c.is_ascii_whitespace()
+                }) {
                     i += 1;
                 }
                 return Some(i);
@@ -833,10 +836,21 @@ mod tests {
 
     #[test]
     fn json_numbers() {
-        for good in ["0", "-0", "3", "2.5", "1e5", "1E+5", "-1.5e-3", "123456789012345678901234567890"] {
+        for good in [
+            "0",
+            "-0",
+            "3",
+            "2.5",
+            "1e5",
+            "1E+5",
+            "-1.5e-3",
+            "123456789012345678901234567890",
+        ] {
             assert!(is_json_number(good), "{good}");
         }
-        for bad in ["", "-", "01", "1.", ".5", "+1", "1e", "1e+", "0x1", "1_000", "NaN", " 1"] {
+        for bad in [
+            "", "-", "01", "1.", ".5", "+1", "1e", "1e+", "0x1", "1_000", "NaN", " 1",
+        ] {
             assert!(!is_json_number(bad), "{bad}");
         }
         assert!(is_integer_text("-12"));

@@ -478,16 +478,18 @@ impl Run<'_> {
             ));
         };
         let parameters = Value::Object(call.parameters.clone());
-        self.events.emit(
-            "tool.call",
-            json!({
-                "iteration": self.iterations,
-                "tool": call.tool,
-                "parameters": parameters,
-                "terminate": call.terminate,
-                "requires_approval": tool.requires_approval,
-            }),
-        );
+        let mut event = json!({
+            "iteration": self.iterations,
+            "tool": call.tool,
+            "parameters": parameters,
+            "terminate": call.terminate,
+            "requires_approval": tool.requires_approval,
+        });
+        if !call.repairs.is_empty() {
+            // What was mended to get the call (a value coerced to its schema, ...).
+            event["repairs"] = calls::repairs_value(&call.repairs);
+        }
+        self.events.emit("tool.call", event);
         if tool.requires_approval {
             self.approve(call, &parameters, reason)?;
         }

@@ -228,7 +228,9 @@ fn write_failure(
         let violations: Vec<Value> = rejected
             .violations
             .iter()
-            .map(|v| serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message}))
+            .map(
+                |v| serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message}),
+            )
             .collect();
         e.insert("violations".into(), violations.into());
     }

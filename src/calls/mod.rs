@@ -553,8 +553,7 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         if let Some(definition) = definition {
             // Coercion to the schema is a repair, so --strict only checks.
             let coerce = !ctx.options.strict;
-            if let Err(violations) = definition.check(&mut parameters, coerce, &mut call_repairs)
-            {
+            if let Err(violations) = definition.check(&mut parameters, coerce, &mut call_repairs) {
                 let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
                 found.rejected.push(Rejected {
                     tool: Some(tool.clone()),
