@@ -370,7 +370,7 @@ fn unknown_tool_and_schema_violations() {
 
     let (rec, code) = record(
         &["--tools", TOOLS],
-        "<tool_call>{\"name\": \"search\", \"arguments\": {\"limit\": 0, \"query\": 5}}</tool_call>",
+        "<tool_call>{\"name\": \"search\", \"arguments\": {\"limit\": 0, \"query\": {\"q\": 5}}}</tool_call>",
     );
     assert_eq!(code, 1);
     assert_eq!(rec["error"]["code"], json!("invalid_parameters"));
