@@ -240,6 +240,37 @@ impl Schema {
         Ok(Some(out))
     }
 
+    /// Coerces the part of a value read so far (a stream's partial arguments) as
+    /// [`Schema::coerce`] will coerce the whole, so that what is shown now is never changed
+    /// later. `open` is the JSON pointer of the string still growing, if any. Values inside a
+    /// choice (`anyOf`, `oneOf`) that is still open cannot be known yet ([`Partial::Unsure`]);
+    /// an open string that its schema may retype is not shown yet ([`Partial::Wait`]).
+    pub fn coerce_partial(&self, value: &mut Value, open: Option<&str>) -> Partial {
+        let Some(open) = open else {
+            self.coerce(value, &mut Vec::new());
+            return Partial::Ready;
+        };
+        let segments: Vec<String> = open
+            .split('/')
+            .skip(1)
+            .map(|s| s.replace("~1", "/").replace("~0", "~"))
+            .collect();
+        let Some(parts) = self
+            .parts
+            .get_or_init(|| jsonschema::options().build_map(&self.document).ok())
+        else {
+            return Partial::Unsure;
+        };
+        let mut repairs = Vec::new();
+        let mut walk = Walk {
+            document: &self.document,
+            parts,
+            path: String::new(),
+            repairs: &mut repairs,
+        };
+        walk.partial(value, "#".to_owned(), &segments, 0)
+    }
+
     /// Coerces `value` to the schema where the intent is unambiguous; each change is added to
     /// `repairs`. A value that matches the schema is left as it is.
     pub fn coerce(&self, value: &mut Value, repairs: &mut Vec<Repair>) {
@@ -272,6 +303,17 @@ impl Schema {
     }
 }
 
+/// What [`Schema::coerce_partial`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Partial {
+    /// The value read so far is coerced as the whole will be.
+    Ready,
+    /// The open string may still be retyped: show nothing until it closes.
+    Wait,
+    /// A choice around what is still open decides later: nothing can be shown before the end.
+    Unsure,
+}
+
 /// One coercion pass over a value.
 struct Walk<'a> {
     document: &'a Value,
@@ -295,6 +337,110 @@ impl Walk<'_> {
             text: None,
             path: Some(self.path.clone()),
         });
+    }
+
+    /// [`Schema::coerce_partial`] at the subschema `pointer`, for a value whose still open
+    /// string is at `open` (relative segments) inside it.
+    fn partial(
+        &mut self,
+        value: &mut Value,
+        pointer: String,
+        open: &[String],
+        hops: u32,
+    ) -> Partial {
+        if hops > MAX_HOPS {
+            return Partial::Unsure;
+        }
+        let Some(node) = node(self.document, &pointer) else {
+            return Partial::Ready;
+        };
+        if ["anyOf", "oneOf"].iter().any(|k| node.contains_key(*k)) {
+            return if open.is_empty() {
+                Partial::Wait
+            } else {
+                Partial::Unsure
+            };
+        }
+        let mut found = Partial::Ready;
+        let mut merge = |p: Partial| {
+            found = match (found, p) {
+                (Partial::Unsure, _) | (_, Partial::Unsure) => Partial::Unsure,
+                (Partial::Wait, _) | (_, Partial::Wait) => Partial::Wait,
+                _ => Partial::Ready,
+            }
+        };
+        if let Some(Value::String(target)) = node.get("$ref")
+            && let Some(target) = local_ref(target)
+        {
+            merge(self.partial(value, target, open, hops + 1));
+        }
+        if let Some(Value::Array(all)) = node.get("allOf") {
+            for i in 0..all.len() {
+                merge(self.partial(value, format!("{pointer}/allOf/{i}"), open, hops + 1));
+            }
+        }
+        let types: Vec<&str> = match node.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let Some((first, rest)) = open.split_first() else {
+            // The growing string itself: shown only where the schema takes any string as it is.
+            let retyped = node.contains_key("enum")
+                || node.contains_key("const")
+                || (!types.is_empty() && !types.contains(&"string"));
+            if retyped {
+                merge(Partial::Wait);
+            }
+            return found;
+        };
+        if !types.is_empty() && !types.iter().any(|t| has_type(value, t)) {
+            // An open container of another type than the schema's may be wrapped at the end.
+            return Partial::Unsure;
+        }
+        let depth = self.path.len();
+        match value {
+            Value::Object(map) => {
+                let properties = node.get("properties").and_then(Value::as_object);
+                let additional = node.get("additionalProperties").filter(|a| a.is_object());
+                for (key, child) in map.iter_mut() {
+                    let escaped = escape(key);
+                    let sub = if properties.is_some_and(|p| p.contains_key(key)) {
+                        format!("{pointer}/properties/{escaped}")
+                    } else if additional.is_some() {
+                        format!("{pointer}/additionalProperties")
+                    } else {
+                        continue;
+                    };
+                    self.path.push('/');
+                    self.path.push_str(&escaped);
+                    if key == first {
+                        merge(self.partial(child, sub, rest, 0));
+                    } else {
+                        self.value(child, sub, 0);
+                    }
+                    self.path.truncate(depth);
+                }
+            }
+            Value::Array(items) => {
+                let last = items.len().saturating_sub(1);
+                for (i, child) in items.iter_mut().enumerate() {
+                    let Some(sub) = item_schema(node, &pointer, i) else {
+                        continue;
+                    };
+                    self.path.push('/');
+                    self.path.push_str(&i.to_string());
+                    if i == last && *first == i.to_string() {
+                        merge(self.partial(child, sub, rest, 0));
+                    } else {
+                        self.value(child, sub, 0);
+                    }
+                    self.path.truncate(depth);
+                }
+            }
+            _ => {}
+        }
+        found
     }
 
     /// Coerces `value` to the subschema at `pointer`.
@@ -866,6 +1012,48 @@ mod tests {
         );
         assert_eq!(value, json!({"a/b~c": 1}));
         assert_eq!(paths, ["/a~1b~0c"]);
+    }
+
+    #[test]
+    fn partial_values_are_coerced_as_the_whole_will_be() {
+        let schema = Schema::new(json!({"properties": {
+            "days": {"type": "integer"}, "city": {"type": "string"},
+            "unit": {"enum": ["c", "f"]}, "list": {"type": "array", "items": {"type": "integer"}},
+            "either": {"anyOf": [{"type": "integer"}, {"type": "object"}]}}}))
+        .unwrap();
+        let partial = |value: Value, open: Option<&str>| {
+            let mut value = value;
+            let found = schema.coerce_partial(&mut value, open);
+            (value, found)
+        };
+        // Closed values are coerced now; the open string of a string parameter is shown as is.
+        assert_eq!(
+            partial(json!({"days": "3", "city": "Os"}), Some("/city")),
+            (json!({"days": 3, "city": "Os"}), Partial::Ready)
+        );
+        // An open string its schema may retype ("3" may become "35") waits until it closes.
+        assert_eq!(
+            partial(json!({"days": "3"}), Some("/days")).1,
+            Partial::Wait
+        );
+        assert_eq!(
+            partial(json!({"unit": "C"}), Some("/unit")).1,
+            Partial::Wait
+        );
+        assert_eq!(
+            partial(json!({"list": ["1", "2"]}), Some("/list/1")),
+            (json!({"list": [1, "2"]}), Partial::Wait)
+        );
+        // A choice around what is still open is made only at the end.
+        assert_eq!(
+            partial(json!({"either": {"a": "x"}}), Some("/either/a")).1,
+            Partial::Unsure
+        );
+        // Nothing open: the whole value.
+        assert_eq!(
+            partial(json!({"either": "4"}), None),
+            (json!({"either": 4}), Partial::Ready)
+        );
     }
 
     #[test]

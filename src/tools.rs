@@ -30,7 +30,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use crate::repair::Repair;
-use crate::schema::{Schema, Violation};
+use crate::schema::{Partial, Schema, Violation};
 
 /// Why a tools file could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -90,6 +90,21 @@ impl Tool {
     /// Every place `parameters` breaks the schema, in schema order.
     pub fn violations(&self, parameters: &Value) -> Vec<Violation> {
         self.checker.violations(parameters)
+    }
+
+    /// The partial parameters of a call read so far, coerced as the whole call will be (see
+    /// [`Schema::coerce_partial`]).
+    pub fn coerce_partial(
+        &self,
+        parameters: &mut Map<String, Value>,
+        open: Option<&str>,
+    ) -> Partial {
+        let mut instance = Value::Object(std::mem::take(parameters));
+        let found = self.checker.coerce_partial(&mut instance, open);
+        if let Value::Object(map) = instance {
+            *parameters = map;
+        }
+        found
     }
 
     /// Coerces `parameters` to the schema where the intent is unambiguous (unless `coerce` is
