@@ -86,6 +86,7 @@ pub fn filter_options(args: &CallsArgs, dir: Option<&Path>) -> Result<CallsFilte
             tools,
             require_terminate: args.require_terminate,
             strict: args.strict,
+            max_nesting: args.max_nesting,
             ..CallOptions::default()
         },
         framing: match args.input {

@@ -230,6 +230,10 @@ pub struct CallsArgs {
     /// Make no repairs to arguments: arguments that need one fail
     #[arg(long, help_heading = "Calls")]
     pub strict: bool,
+
+    /// Refuse arrays and objects nested deeper than this (too_deep)
+    #[arg(long, default_value_t = 1000, help_heading = "Calls")]
+    pub max_nesting: usize,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -39,7 +39,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use jsonschema::{Validator, ValidatorMap};
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
 use crate::repair::{Repair, RepairKind};
 
@@ -659,9 +659,12 @@ fn join(prefix: &str, path: &str) -> String {
     }
 }
 
-/// The value of one JSON text.
+/// How deep a value may nest to be checked (the pipeline's own limit is the caller's).
+const MAX_NESTING: usize = 1000;
+
+/// The value of one JSON text, each number's text kept.
 fn parse(text: &str) -> Option<Value> {
-    serde_json::from_str(text).ok()
+    crate::exact::parse(text, MAX_NESTING).ok()
 }
 
 /// Where the value at JSON pointer `path` is written in the JSON `text`.
@@ -914,57 +917,20 @@ fn is_integer_text(text: &str) -> bool {
         && (digits == "0" || !digits.starts_with('0'))
 }
 
-/// The number that `text` writes as JSON does, keeping its text; `None` for anything else.
+/// The number that `text` writes as JSON does, with exactly that text; `None` for anything
+/// else.
 fn number(text: &str) -> Option<Value> {
-    if !is_json_number(text) {
-        return None;
-    }
-    serde_json::from_str::<Number>(text).ok().map(Value::Number)
+    crate::exact::number(text).map(Value::Number)
 }
 
-/// Whether `text` is one JSON number (`-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`).
-fn is_json_number(text: &str) -> bool {
-    let b = text.as_bytes();
-    let mut i = usize::from(b.first() == Some(&b'-'));
-    let digits = |i: &mut usize| {
-        let start = *i;
-        while b.get(*i).is_some_and(u8::is_ascii_digit) {
-            *i += 1;
-        }
-        *i - start
-    };
-    match b.get(i) {
-        Some(b'0') => i += 1,
-        Some(b'1'..=b'9') => {
-            digits(&mut i);
-        }
-        _ => return false,
-    }
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    i == b.len()
-}
-
-/// A JSON-encoded string's value, when the string is exactly one JSON value.
+/// A JSON-encoded string's value, when the string is exactly one JSON object or array (its
+/// numbers' text kept).
 fn decode(text: &str) -> Option<Value> {
     let trimmed = text.trim_matches(is_space);
     if !trimmed.starts_with(['{', '[']) {
         return None;
     }
-    serde_json::from_str(trimmed).ok()
+    parse(trimmed)
 }
 
 #[cfg(test)]
@@ -981,24 +947,32 @@ mod tests {
     }
 
     #[test]
-    fn json_numbers() {
-        for good in [
+    fn numbers_keep_the_text_written() {
+        for text in [
             "0",
             "-0",
             "3",
-            "2.5",
-            "1e5",
-            "1E+5",
+            "2.50",
+            "1E5",
+            "1e+5",
             "-1.5e-3",
             "123456789012345678901234567890",
         ] {
-            assert!(is_json_number(good), "{good}");
+            assert_eq!(number(text).unwrap().to_string(), text);
         }
         for bad in [
             "", "-", "01", "1.", ".5", "+1", "1e", "1e+", "0x1", "1_000", "NaN", " 1",
         ] {
-            assert!(!is_json_number(bad), "{bad}");
+            assert!(number(bad).is_none(), "{bad}");
         }
+        let (value, _) = coerced(
+            json!({"properties": {"n": {"type": "integer"}, "s": {"type": "string"}}}),
+            parse(r#"{"n": "123456789012345678901234567890", "s": 2.50}"#).unwrap(),
+        );
+        assert_eq!(
+            value.to_string(),
+            r#"{"n":123456789012345678901234567890,"s":"2.50"}"#
+        );
         assert!(is_integer_text("-12"));
         assert!(!is_integer_text("007"));
         assert!(!is_integer_text("3.0"));

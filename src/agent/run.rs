@@ -478,18 +478,18 @@ impl Run<'_> {
             ));
         };
         let parameters = Value::Object(call.parameters.clone());
-        let mut event = json!({
-            "iteration": self.iterations,
-            "tool": call.tool,
-            "parameters": parameters,
-            "terminate": call.terminate,
-            "requires_approval": tool.requires_approval,
-        });
+        // A map, not `json!`, which would rewrite the parameters' numbers (`to_value`).
+        let mut event = Map::new();
+        event.insert("iteration".into(), self.iterations.into());
+        event.insert("tool".into(), call.tool.clone().into());
+        event.insert("parameters".into(), parameters.clone());
+        event.insert("terminate".into(), call.terminate.into());
+        event.insert("requires_approval".into(), tool.requires_approval.into());
         if !call.repairs.is_empty() {
             // What was mended to get the call (a value coerced to its schema, ...).
-            event["repairs"] = calls::repairs_value(&call.repairs);
+            event.insert("repairs".into(), calls::repairs_value(&call.repairs));
         }
-        self.events.emit("tool.call", event);
+        self.events.emit("tool.call", Value::Object(event));
         if tool.requires_approval {
             self.approve(call, &parameters, reason)?;
         }
@@ -500,10 +500,7 @@ impl Run<'_> {
                 format!("tool {:?} has no command", call.tool),
             ));
         };
-        let timeout = tool
-            .timeout
-            .and_then(|t| Duration::try_from_secs_f64(t).ok())
-            .unwrap_or(self.config.tool_timeout);
+        let timeout = tool.timeout.unwrap_or(self.config.tool_timeout);
         let max_output = self.config.max_output;
         let result = match tool::run(
             &call.tool,
