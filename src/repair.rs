@@ -82,6 +82,10 @@ pub enum RepairKind {
     /// array, ...); `path` holds its JSON pointer. For the text values of XML-style call
     /// formats, `text` holds the parameter's name instead.
     SchemaType,
+    /// An XML-style call wrote all its arguments as one `arguments` parameter holding a JSON
+    /// object, for a tool whose schema has no `arguments` property: the object is the
+    /// arguments.
+    UnwrapArguments,
 }
 
 impl RepairKind {
@@ -125,6 +129,7 @@ impl RepairKind {
             UnicodeSpace => "unicode_space",
             MissingBracket => "missing_bracket",
             SchemaType => "schema_type",
+            UnwrapArguments => "unwrap_arguments",
         }
     }
 
@@ -161,6 +166,7 @@ impl RepairKind {
             UnicodeSpace => "expected a value, found a Unicode space",
             MissingBracket => "expected ',' or a closing bracket",
             SchemaType => "expected a JSON value of the schema's type",
+            UnwrapArguments => "expected the tool's parameters, found one \"arguments\" object",
         }
     }
 }
