@@ -80,6 +80,10 @@ pub enum RepairKind {
     /// A parameter value written as text (XML-style call formats) was given the JSON type its
     /// tool's schema declares (`"20"` to `20`); `text` holds the parameter's name.
     SchemaType,
+    /// An XML-style call wrote all its arguments as one `arguments` parameter holding a JSON
+    /// object, for a tool whose schema has no `arguments` property: the object is the
+    /// arguments.
+    UnwrapArguments,
 }
 
 impl RepairKind {
@@ -123,6 +127,7 @@ impl RepairKind {
             UnicodeSpace => "unicode_space",
             MissingBracket => "missing_bracket",
             SchemaType => "schema_type",
+            UnwrapArguments => "unwrap_arguments",
         }
     }
 
@@ -159,6 +164,7 @@ impl RepairKind {
             UnicodeSpace => "expected a value, found a Unicode space",
             MissingBracket => "expected ',' or a closing bracket",
             SchemaType => "expected a JSON value of the schema's type",
+            UnwrapArguments => "expected the tool's parameters, found one \"arguments\" object",
         }
     }
 }

@@ -654,6 +654,9 @@ fn arguments(
             ));
         }
         Args::Fields(fields) => {
+            if let Some(objects) = wrapped_arguments(&fields, definition, ctx, repairs) {
+                return Ok(Some(objects));
+            }
             let mut map = Map::new();
             for (key, field) in fields {
                 let schema = definition.and_then(|t| t.param_schema(&key));
@@ -729,6 +732,52 @@ fn arguments(
             })
         }
     }
+}
+
+/// The argument objects of a call whose only named value is `arguments` holding a JSON object
+/// (`<parameter name="arguments">{…}</parameter>`), when the tool's schema has no `arguments`
+/// property: the model wrapped its arguments. Without a schema the name is kept as written.
+fn wrapped_arguments(
+    fields: &[(String, Field)],
+    definition: Option<&Tool>,
+    ctx: &Ctx<'_>,
+    repairs: &mut Vec<Repair>,
+) -> Option<Vec<Map<String, Value>>> {
+    let [(key, field)] = fields else {
+        return None;
+    };
+    if key != "arguments" || definition?.param_schema(key).is_some() {
+        return None;
+    }
+    let unwrap = Repair {
+        kind: RepairKind::UnwrapArguments,
+        offset: None,
+        layers: None,
+        text: None,
+    };
+    let text = match field {
+        Field::Value(Value::Object(map)) => {
+            repairs.push(unwrap);
+            return Some(vec![map.clone()]);
+        }
+        Field::Value(Value::String(text))
+        | Field::Text(text)
+        | Field::TextOrJson(text)
+        | Field::Json(text) => text,
+        Field::Value(_) => return None,
+    };
+    if !text.trim_start().starts_with(['{', '"']) {
+        return None;
+    }
+    let mut mender = ctx.mender(Target::Object, Concat::All);
+    let mended = mender.mend(text).ok()?;
+    if truncated(mended.repairs(), text) {
+        return None;
+    }
+    let objects = serde_json::from_str(&mended.value()).ok()?;
+    repairs.push(unwrap);
+    repairs.extend_from_slice(mended.repairs());
+    Some(objects)
 }
 
 /// A named value of an XML-style format, given the type its schema declares. The schema
