@@ -164,7 +164,8 @@ Examples:
   toolmend calls --input jsonl --shape openai --records replies.jsonl
   toolmend calls --format mistral --require-terminate reply.txt
   echo '<tool_call>{\"name\":\"ls\",\"arguments\":\"{}\"}</tool_call>' | toolmend calls
-  curl -sN http://localhost:8080/v1/chat/completions -d @req.json | toolmend calls --stream --input sse";
+  curl -sN http://localhost:8080/v1/chat/completions -d @req.json | toolmend calls --stream --input sse
+  toolmend calls --list-formats   # docs/formats.md has an example of each";
 
 const PROMPT_EXAMPLES: &str = "\
 Examples:
@@ -224,6 +225,10 @@ pub struct CallsArgs {
     /// The call format (`auto` detects it by its markers)
     #[arg(long, default_value = "auto", value_parser = parse_format, help_heading = "Calls")]
     pub format: String,
+
+    /// Print the formats --format takes (in the order auto tries them) and exit
+    #[arg(long, help_heading = "Calls")]
+    pub list_formats: bool,
 
     /// Check calls against this tools file (JSON, or TOML by extension)
     ///

@@ -101,6 +101,11 @@ pub fn format_names() -> impl Iterator<Item = &'static str> {
     formats::TABLE.iter().map(|spec| spec.name)
 }
 
+/// Every format `--format` takes, in the order `auto` tries them, with the models that emit it.
+pub fn formats() -> impl Iterator<Item = (&'static str, &'static str)> {
+    formats::TABLE.iter().map(|spec| (spec.name, spec.models))
+}
+
 /// The formats with the models that emit them, for `--help`.
 pub fn format_help() -> String {
     let mut out = String::new();
