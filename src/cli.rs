@@ -1,8 +1,10 @@
 //! Command-line arguments (clap derive), turned into the library's option structs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use toolmend::schema::Schema;
 use toolmend::{Concat, FilterOptions, Framing, MAX_THREADS, Options, Target, Truncated};
 
 const EXIT_CODES: &str = "\
@@ -23,7 +25,8 @@ Examples:
   echo '\"{\\\"command\\\":\\\"ls\\\"}\"' | toolmend args
   toolmend args --records calls.txt
   toolmend args --input jsonl --concat all logged.jsonl
-  toolmend args --strict --records < arguments.txt";
+  toolmend args --strict --records < arguments.txt
+  toolmend args --schema weather.schema.json --records calls.txt";
 
 const REPAIR_EXAMPLES: &str = "\
 Examples:
@@ -169,7 +172,8 @@ Examples:
   toolmend calls --input jsonl --shape openai --records replies.jsonl
   toolmend calls --format mistral --require-terminate reply.txt
   echo '<tool_call>{\"name\":\"ls\",\"arguments\":\"{}\"}</tool_call>' | toolmend calls
-  curl -sN http://localhost:8080/v1/chat/completions -d @req.json | toolmend calls --stream --input sse";
+  curl -sN http://localhost:8080/v1/chat/completions -d @req.json | toolmend calls --stream --input sse
+  toolmend calls --list-formats   # docs/formats.md has an example of each";
 
 const PROMPT_EXAMPLES: &str = "\
 Examples:
@@ -229,6 +233,10 @@ pub struct CallsArgs {
     /// The call format (`auto` detects it by its markers)
     #[arg(long, default_value = "auto", value_parser = parse_format, help_heading = "Calls")]
     pub format: String,
+
+    /// Print the formats --format takes (in the order auto tries them) and exit
+    #[arg(long, help_heading = "Calls")]
+    pub list_formats: bool,
 
     /// Check calls against this tools file (JSON, or TOML by extension)
     ///
@@ -342,6 +350,12 @@ pub struct MendArgs {
     /// Threads that mend inputs (0: one per core, at most 8; at most 256); output order is kept
     #[arg(long, default_value_t = 0, value_name = "N", value_parser = parse_threads, help_heading = "Pipeline")]
     pub threads: usize,
+
+    /// Check each value against this JSON Schema, coercing values to it where the intent is
+    /// unambiguous ("3" for an integer; not with --strict); a value that breaks it fails with
+    /// invalid_parameters
+    #[arg(long, value_name = "FILE", help_heading = "Pipeline")]
+    pub schema: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -399,7 +413,18 @@ impl MendArgs {
             line_buffered: self.line_buffered,
             max_bytes: self.max_bytes,
             threads: self.threads,
+            schema: None,
         }
+    }
+
+    /// The `--schema` file, read (its path taken from `dir` when given).
+    pub fn schema(&self, dir: Option<&Path>) -> Result<Option<Arc<Schema>>, String> {
+        let Some(path) = &self.schema else {
+            return Ok(None);
+        };
+        let path = dir.map_or_else(|| path.clone(), |dir| dir.join(path));
+        let schema = Schema::from_path(&path).map_err(|e| format!("schema file {e}"))?;
+        Ok(Some(Arc::new(schema)))
     }
 }
 

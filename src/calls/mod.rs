@@ -54,6 +54,7 @@ use serde_json::{Map, Value};
 use crate::error::{Code, Error};
 use crate::mend::{Concat, Mender, Options, Target};
 use crate::repair::{Repair, RepairKind};
+use crate::schema::Violation;
 use crate::tools::{Tool, Tools};
 
 pub use deltas::{DeltaFraming, Deltas};
@@ -98,6 +99,11 @@ impl Default for CallOptions {
 /// The names `--format` accepts, most specific first (the order `auto` tries them in).
 pub fn format_names() -> impl Iterator<Item = &'static str> {
     formats::TABLE.iter().map(|spec| spec.name)
+}
+
+/// Every format `--format` takes, in the order `auto` tries them, with the models that emit it.
+pub fn formats() -> impl Iterator<Item = (&'static str, &'static str)> {
+    formats::TABLE.iter().map(|spec| (spec.name, spec.models))
 }
 
 /// The formats with the models that emit them, for `--help`.
@@ -152,8 +158,8 @@ pub struct Rejected {
     pub parameters: Option<Map<String, Value>>,
     /// Why it was rejected.
     pub error: Error,
-    /// For `invalid_parameters`: each violation as (JSON pointer, message).
-    pub violations: Vec<(String, String)>,
+    /// For `invalid_parameters`: every place the parameters break the tool's schema.
+    pub violations: Vec<Violation>,
 }
 
 /// What a reply holds.
@@ -346,6 +352,7 @@ fn unquoted(text: &str, options: &CallOptions) -> Option<Result<Extracted, Failu
         offset: None,
         layers: Some(layers),
         text: None,
+        path: None,
     };
     Some(match result {
         Ok(mut found) => {
@@ -643,18 +650,17 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
     } else {
         dropped = rest.into_iter().map(Value::Object).collect();
     }
-    for (i, (parameters, id)) in calls.into_iter().enumerate() {
+    for (i, (mut parameters, id)) in calls.into_iter().enumerate() {
+        let mut call_repairs = if i == 0 {
+            std::mem::take(&mut repairs)
+        } else {
+            Vec::new()
+        };
         if let Some(definition) = definition {
-            let instance = Value::Object(parameters);
-            let violations = definition.violations(&instance);
-            let Value::Object(parameters) = instance else {
-                unreachable!("built from an object")
-            };
-            if !violations.is_empty() {
-                let listed: Vec<String> = violations
-                    .iter()
-                    .map(|(path, message)| format!("{path}: {message}"))
-                    .collect();
+            // Coercion to the schema is a repair, so --strict only checks.
+            let coerce = !ctx.options.strict;
+            if let Err(violations) = definition.check(&mut parameters, coerce, &mut call_repairs) {
+                let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
                 found.rejected.push(Rejected {
                     tool: Some(tool.clone()),
                     id,
@@ -670,32 +676,19 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
                 });
                 continue;
             }
-            found.calls.push(Call {
-                tool: tool.clone(),
-                parameters,
-                terminate,
-                id,
-                repairs: if i == 0 { repairs.clone() } else { Vec::new() },
-                dropped: if i == 0 {
-                    std::mem::take(&mut dropped)
-                } else {
-                    Vec::new()
-                },
-            });
-        } else {
-            found.calls.push(Call {
-                tool: tool.clone(),
-                parameters,
-                terminate,
-                id,
-                repairs: if i == 0 { repairs.clone() } else { Vec::new() },
-                dropped: if i == 0 {
-                    std::mem::take(&mut dropped)
-                } else {
-                    Vec::new()
-                },
-            });
         }
+        found.calls.push(Call {
+            tool: tool.clone(),
+            parameters,
+            terminate,
+            id,
+            repairs: call_repairs,
+            dropped: if i == 0 {
+                std::mem::take(&mut dropped)
+            } else {
+                Vec::new()
+            },
+        });
     }
 }
 
@@ -765,6 +758,7 @@ fn arguments(
                             offset: None,
                             layers: Some(1),
                             text: None,
+                            path: None,
                         },
                     ),
                 }
@@ -828,6 +822,7 @@ fn wrapped_arguments(
         offset: None,
         layers: None,
         text: None,
+        path: None,
     };
     let text = match field {
         Field::Value(Value::Object(map)) => {
@@ -872,6 +867,7 @@ fn typed(
             offset: None,
             layers: None,
             text: Some(key.to_owned()),
+            path: None,
         });
         value
     };
