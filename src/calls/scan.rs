@@ -413,6 +413,66 @@ mod tests {
         }
     }
 
+    /// A small deterministic generator (no dependency for one test).
+    fn next(seed: &mut u64) -> usize {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (*seed >> 33) as usize
+    }
+
+    #[test]
+    fn a_finder_answers_what_a_fresh_search_answers() {
+        let mut seed = 7;
+        for _ in 0..300 {
+            let len = next(&mut seed) % 60;
+            let text: String = (0..len)
+                .map(|_| ['a', 'b', '<', '>'][next(&mut seed) % 4])
+                .collect();
+            let needles = ["<a>", "a", "<", "ab", "b<a"];
+            let mut finder = Finder::new(&text);
+            for _ in 0..40 {
+                let needle = needles[next(&mut seed) % needles.len()];
+                let from = next(&mut seed) % (len + 2);
+                let limit = from + next(&mut seed) % (len + 2);
+                let want = text
+                    .get(from..limit.min(len))
+                    .and_then(|hay| hay.find(needle))
+                    .map(|i| from + i);
+                assert_eq!(
+                    finder.find(from, limit, needle),
+                    want,
+                    "{text:?} {needle:?} {from}..{limit}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn remembered_extents_are_those_a_scan_finds() {
+        let mut seed = 11;
+        for _ in 0..300 {
+            let len = next(&mut seed) % 50;
+            let text: String = (0..len)
+                .map(|_| ['{', '}', '[', ']', '"', '\\', 'a'][next(&mut seed) % 7])
+                .collect();
+            let mut extents = Extents::default();
+            for _ in 0..30 {
+                let starts: Vec<usize> = text.match_indices(['{', '[']).map(|(i, _)| i).collect();
+                let Some(&start) = starts.get(next(&mut seed) % (starts.len() + 1)) else {
+                    continue;
+                };
+                let limit = start + next(&mut seed) % (len + 1);
+                let limit = limit.min(len);
+                assert_eq!(
+                    extents.get(&text, start, limit),
+                    json_extent(&text[..limit], start),
+                    "{text:?} at {start} within {limit}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn extents_skip_strings() {
         assert_eq!(json_extent(r#"{"a":"}"}x"#, 0), Some(9));
