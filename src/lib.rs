@@ -26,6 +26,7 @@ pub mod calls;
 pub mod check;
 mod error;
 mod escape;
+mod exact;
 mod filter;
 mod input;
 mod locate;

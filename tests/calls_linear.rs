@@ -86,6 +86,8 @@ const FAMILIES: &[Family] = &[
 ];
 
 /// CPU time (user + system) of `toolmend calls` on `input`.
+// The child is reaped by `wait4`, which also gives its CPU time; `Child::wait` would not.
+#[allow(clippy::zombie_processes)]
 fn cpu_time(input: &str) -> Duration {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
         .arg("calls")

@@ -559,7 +559,8 @@ fn approval_allow_runs_the_tool_and_the_hook_sees_the_call() {
 }
 
 #[test]
-fn an_allow_may_carry_a_reason_which_goes_to_the_transcript() {
+fn an_allow_with_a_reason_fails_closed_and_the_transcript_says_why() {
+    // Only the one-key `{"decision":"allow"}` allows; an extra key makes the answer ambiguous.
     let s = Setup::new("allow-reason");
     let replies = [echo("hi", true)];
     let config = s.config(&replies, "", &approved_echo("allow-reason"));
@@ -568,15 +569,156 @@ fn an_allow_may_carry_a_reason_which_goes_to_the_transcript() {
         &config,
         &["go", "--transcript", &transcript.display().to_string()],
     );
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(stdout(&out), "echo: hi\n");
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(s.log("tool.log").is_empty(), "the tool must not run");
     let events = events(&std::fs::read_to_string(&transcript).unwrap());
     let decided = events
         .iter()
         .find(|e| e["type"] == "approval.decided")
         .unwrap();
-    assert_eq!(decided["data"]["decision"], "allow");
-    assert_eq!(decided["data"]["reason"], "looks safe");
+    assert_eq!(decided["data"]["decision"], "failed");
+    let why = decided["data"]["reason"].as_str().unwrap();
+    assert!(why.contains("\"reason\" beside the decision"), "{why}");
+}
+
+/// `echo` behind a hook that prints the bytes of `{dir}/answer` and exits with `exit`.
+fn hook_saying(s: &Setup, answer: &[u8], exit: i32) -> PathBuf {
+    std::fs::write(s.path("answer"), answer).unwrap();
+    let rest = approved_echo("say").replace(
+        "\"{dir}/hook.log\"]",
+        &format!("\"{{dir}}/hook.log\", \"{{dir}}/answer\", \"{exit}\"]"),
+    );
+    let _ = std::fs::remove_file(s.path("tool.log"));
+    let _ = std::fs::remove_dir_all(s.path("inputs"));
+    s.config(&[echo("hi", true)], "", &rest)
+}
+
+#[test]
+fn only_one_exact_allow_allows_every_other_answer_fails_closed() {
+    let s = Setup::new("hook-answers");
+    let allow = br#"{"decision":"allow"}"#;
+    // Whitespace around the one object is fine.
+    for answer in [
+        &allow[..],
+        b"{\"decision\":\"allow\"}\n",
+        b"  { \"decision\" : \"allow\" }\r\n",
+        b"\n\t{\"decision\":\"allow\"}\n\n",
+    ] {
+        let config = hook_saying(&s, answer, 0);
+        let out = s.run(&config, &["go"]);
+        let shown = String::from_utf8_lossy(answer);
+        assert_eq!(code(&out), 0, "{shown:?}: {}", stderr(&out));
+        assert_eq!(s.log("tool.log").len(), 1, "{shown:?}");
+    }
+    let huge = [&allow[..], &[b' '; 70_000][..]].concat();
+    let failures: &[(&[u8], i32, &str)] = &[
+        // The same key twice, in any order, even when both say allow.
+        (
+            br#"{"decision":"deny","decision":"allow"}"#,
+            0,
+            "\"decision\" twice",
+        ),
+        (
+            br#"{"decision":"allow","decision":"deny"}"#,
+            0,
+            "\"decision\" twice",
+        ),
+        (
+            br#"{"decision":"allow","decision":"allow"}"#,
+            0,
+            "\"decision\" twice",
+        ),
+        (
+            br#"{"decision":"deny","reason":"x","decision":"deny"}"#,
+            0,
+            "twice",
+        ),
+        // Other keys beside an allow.
+        (
+            br#"{"decision":"allow","reason":"fine"}"#,
+            0,
+            "\"reason\" beside",
+        ),
+        (
+            br#"{"decision":"allow","force":true}"#,
+            0,
+            "\"force\" beside",
+        ),
+        (br#"{"x":1,"decision":"allow"}"#, 0, "\"x\" beside"),
+        // Not the exact string.
+        (br#"{"decision":"Allow"}"#, 0, "\"Allow\""),
+        (br#"{"decision":" allow"}"#, 0, "\" allow\""),
+        (br#"{"decision":"allow "}"#, 0, "\"allow \""),
+        (br#"{"decision":"ALLOW"}"#, 0, "\"ALLOW\""),
+        (br#"{"decision":true}"#, 0, "not a string"),
+        (br#"{"decision":["allow"]}"#, 0, "not a string"),
+        (br#"{"decision":null}"#, 0, "not a string"),
+        (br#"{"Decision":"allow"}"#, 0, "no \"decision\""),
+        (br#"{}"#, 0, "no \"decision\""),
+        (br#"["allow"]"#, 0, "not one JSON object"),
+        (br#""allow""#, 0, "not one JSON object"),
+        (b"allow", 0, "not one JSON object"),
+        // Something before or after the one object.
+        (br#"{"decision":"allow"}x"#, 0, "not one JSON object"),
+        (
+            br#"{"decision":"allow"}{"decision":"allow"}"#,
+            0,
+            "not one JSON object",
+        ),
+        (
+            b"{\"decision\":\"allow\"}\nok, running it",
+            0,
+            "not one JSON object",
+        ),
+        (
+            b"checking...\n{\"decision\":\"allow\"}",
+            0,
+            "not one JSON object",
+        ),
+        (
+            b"\xef\xbb\xbf{\"decision\":\"allow\"}",
+            0,
+            "not one JSON object",
+        ),
+        (br#"{"decision":"allow""#, 0, "not one JSON object"),
+        // No answer, a failing exit, bytes that are not text, too much.
+        (b"", 0, "no answer"),
+        (b"  \n", 0, "no answer"),
+        (allow, 1, "exit status 1"),
+        (allow, 2, "exit status 2"),
+        (b"{\"decision\":\"allow\"}\xff", 0, "not UTF-8"),
+        (b"{\"decision\":\"allow\xff\"}", 0, "not UTF-8"),
+        (&huge, 0, "over the limit"),
+        // A deny whose extra parts are not a string reason is not a clean deny either.
+        (br#"{"decision":"deny","reason":1}"#, 0, "not a string"),
+        (
+            br#"{"decision":"deny","force":true}"#,
+            0,
+            "\"force\" beside",
+        ),
+    ];
+    for &(answer, exit, why) in failures {
+        let config = hook_saying(&s, answer, exit);
+        let out = s.run(&config, &["go"]);
+        let shown = String::from_utf8_lossy(answer);
+        let shown = &shown[..shown.len().min(80)];
+        assert_eq!(code(&out), 4, "{shown:?} exit {exit}: {}", stderr(&out));
+        assert!(s.log("tool.log").is_empty(), "{shown:?}: the tool ran");
+        assert!(stderr(&out).contains(why), "{shown:?}: {}", stderr(&out));
+    }
+    // A deny is a deny (exit 3), with or without a string reason, whatever the exit status.
+    for (answer, exit) in [
+        (&br#"{"decision":"deny"}"#[..], 0),
+        (br#" {"decision":"deny","reason":"no"} "#, 0),
+        (br#"{"reason":"no","decision":"deny"}"#, 0),
+        (br#"{"decision":"deny"}"#, 1),
+    ] {
+        let config = hook_saying(&s, answer, exit);
+        let out = s.run(&config, &["go"]);
+        let shown = String::from_utf8_lossy(answer);
+        assert_eq!(code(&out), 3, "{shown:?}: {}", stderr(&out));
+        assert!(s.log("tool.log").is_empty(), "{shown:?}: the tool ran");
+    }
 }
 
 #[test]
@@ -673,6 +815,97 @@ command = ["rm", "-rf", "/nonexistent/toolmend"]
         stderr(&out)
     );
     assert!(s.inputs().is_empty(), "the model must not be called");
+}
+
+#[test]
+fn tool_names_that_reach_the_same_tool_are_a_config_error() {
+    // `x` needs no approval, `functions.x` does; a call to `functions.x` is looked up as `x`.
+    for (a, b) in [
+        ("x", "functions.x"),
+        ("functions.x", "x"),
+        ("x", "x:0"),
+        ("x", "functions.x:0"),
+        ("x", " x"),
+        ("functions.functions.x", "x"),
+    ] {
+        let s = Setup::new("alias");
+        let rest = format!(
+            r#"
+[approval]
+command = ["python3", "{{bin}}/approval_hook.py", "deny", "{{dir}}/hook.log"]
+
+[[tools]]
+name = {}
+read_only = true
+command = ["python3", "{{bin}}/record_tool.py", "{{dir}}/tool.log"]
+
+[[tools]]
+name = {}
+command = ["python3", "{{bin}}/record_tool.py", "{{dir}}/tool.log"]
+"#,
+            quoted(a),
+            quoted(b)
+        );
+        let config = s.config(&[call("functions.x", json!({}), true)], "", &rest);
+        let out = s.run(&config, &["go"]);
+        assert_eq!(code(&out), 2, "{a:?} {b:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!("{a:?} and {b:?}")),
+            "{}",
+            stderr(&out)
+        );
+        assert!(s.inputs().is_empty(), "the model must not be called");
+        assert!(s.log("tool.log").is_empty());
+    }
+}
+
+#[test]
+fn a_tool_named_with_the_functions_prefix_is_reached_by_that_name() {
+    let s = Setup::new("prefixed");
+    let rest = ECHO_TOOL.replace("name = \"echo\"", "name = \"functions.echo\"");
+    let replies = [call("functions.echo", json!({"text": "hi"}), true)];
+    let config = s.config(&replies, "", &rest);
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "echo: hi\n");
+}
+
+#[test]
+fn a_bad_tool_timeout_or_key_is_refused_like_a_bad_loop_timeout() {
+    // The values `[loop] timeout` refuses were taken as "no timeout given" in a tool.
+    for value in ["nan", "inf", "-1", "0", "\"1\"", "1e300", "true"] {
+        let s = Setup::new("tool-timeout");
+        for (rest, key) in [
+            (format!("{ECHO_TOOL}timeout = {value}\n"), "timeout"),
+            (format!("[loop]\ntimeout = {value}\n{ECHO_TOOL}"), "timeout"),
+        ] {
+            let config = s.config(&[echo("hi", true)], "", &rest);
+            let out = s.run(&config, &["go"]);
+            assert_eq!(code(&out), 2, "{value}: {}", stderr(&out));
+            assert!(stderr(&out).contains(key), "{value}: {}", stderr(&out));
+            assert!(
+                s.inputs().is_empty(),
+                "{value}: the model must not be called"
+            );
+        }
+    }
+    let s = Setup::new("tool-key");
+    for typo in ["timout = 5", "read_olny = true", "requires_aproval = false"] {
+        let config = s.config(&[echo("hi", true)], "", &format!("{ECHO_TOOL}{typo}\n"));
+        let out = s.run(&config, &["go"]);
+        assert_eq!(code(&out), 2, "{typo}: {}", stderr(&out));
+        let key = typo.split(' ').next().unwrap();
+        assert!(
+            stderr(&out).contains(&format!("unknown key \"{key}\"")),
+            "{}",
+            stderr(&out)
+        );
+        assert!(s.inputs().is_empty());
+    }
+    let config = s.config(&[echo("hi", true)], "", "[loop]\nmax_output = 0\n");
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("max_output"), "{}", stderr(&out));
 }
 
 // 7. Tools: stdin only, bounded output, failures reported.
@@ -1209,4 +1442,84 @@ fn sigint_kills_the_children_and_exits_130() {
 #[test]
 fn sigterm_kills_the_children_and_exits_130() {
     interrupt(libc::SIGTERM);
+}
+
+// Issue 14, point 6: numbers lost their value on the way to the tool, and a call the JSON
+// parser refused (`1e400`, nesting past 127) turned into text beside a call that then ran.
+
+#[test]
+fn the_tool_the_hook_and_the_transcript_get_numbers_as_the_model_wrote_them() {
+    let s = Setup::new("exact-numbers");
+    let parameters =
+        r#"{"text":"n","id":123456789012345678901234567890,"x":1E5,"z":-0,"big":1e400,"p":1.50}"#;
+    let reply = format!(r#"{{"tool": "echo", "parameters": {parameters}, "terminate": true}}"#);
+    let config = s.config(&[reply], "", &approved_echo("allow"));
+    let transcript = s.path("run.jsonl");
+    let out = s.run(
+        &config,
+        &["go", "--transcript", &transcript.display().to_string()],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let tool = s.log("tool.log");
+    assert_eq!(tool.len(), 1);
+    assert_eq!(
+        tool[0]["stdin"],
+        format!("{parameters}\n"),
+        "the tool's stdin"
+    );
+    let hook = std::fs::read_to_string(s.path("hook.log")).unwrap();
+    assert!(
+        hook.contains(&format!(r#""parameters":{parameters}"#)),
+        "the hook's stdin: {hook}"
+    );
+    let events = std::fs::read_to_string(&transcript).unwrap();
+    let call = events
+        .lines()
+        .find(|l| l.contains(r#""type":"tool.call""#))
+        .unwrap();
+    assert!(
+        call.contains(&format!(r#""parameters":{parameters}"#)),
+        "{call}"
+    );
+}
+
+#[test]
+fn a_call_the_old_parser_refused_is_no_longer_dropped_beside_a_safe_one() {
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    for second in [
+        r#"{"text": "x", "n": 1e400}"#.to_owned(),
+        format!(r#"{{"text": "x", "d": {deep}}}"#),
+    ] {
+        let s = Setup::new("not-reduced");
+        let reply = format!(
+            "{}\n{{\"tool\": \"echo\", \"parameters\": {second}, \"terminate\": true}}",
+            echo("safe", false)
+        );
+        let config = s.config(&[reply, "Done.".into()], "", ECHO_TOOL);
+        let transcript = s.path("run.jsonl");
+        let out = s.run(
+            &config,
+            &["go", "--transcript", &transcript.display().to_string()],
+        );
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert_eq!(stdout(&out), "Done.\n");
+        assert!(s.log("tool.log").is_empty(), "no call of the two ran");
+        let events = events(&std::fs::read_to_string(&transcript).unwrap());
+        let error = events.iter().find(|e| e["type"] == "parse.error").unwrap();
+        assert_eq!(error["data"]["code"], "concatenated", "{error}");
+        // One call nested 200 deep on its own runs, its parameters whole.
+        let s = Setup::new("deep-call");
+        let reply =
+            format!("{{\"tool\": \"echo\", \"parameters\": {second}, \"terminate\": true}}");
+        let config = s.config(&[reply], "", ECHO_TOOL);
+        let out = s.run(&config, &["go"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let tool = s.log("tool.log");
+        assert_eq!(tool.len(), 1);
+        let sent = tool[0]["stdin"].as_str().unwrap();
+        assert_eq!(
+            sent,
+            format!("{}\n", second.replace(": ", ":").replace(", ", ","))
+        );
+    }
 }

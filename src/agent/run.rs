@@ -443,16 +443,14 @@ impl Run<'_> {
             ));
         };
         let parameters = Value::Object(call.parameters.clone());
-        self.events.emit(
-            "tool.call",
-            json!({
-                "iteration": self.iterations,
-                "tool": call.tool,
-                "parameters": parameters,
-                "terminate": call.terminate,
-                "requires_approval": tool.requires_approval,
-            }),
-        );
+        // A map, not `json!`, which would rewrite the parameters' numbers (`to_value`).
+        let mut event = Map::new();
+        event.insert("iteration".into(), self.iterations.into());
+        event.insert("tool".into(), call.tool.clone().into());
+        event.insert("parameters".into(), parameters.clone());
+        event.insert("terminate".into(), call.terminate.into());
+        event.insert("requires_approval".into(), tool.requires_approval.into());
+        self.events.emit("tool.call", Value::Object(event));
         if tool.requires_approval {
             self.approve(call, &parameters, reason)?;
         }
@@ -463,10 +461,7 @@ impl Run<'_> {
                 format!("tool {:?} has no command", call.tool),
             ));
         };
-        let timeout = tool
-            .timeout
-            .and_then(|t| Duration::try_from_secs_f64(t).ok())
-            .unwrap_or(self.config.tool_timeout);
+        let timeout = tool.timeout.unwrap_or(self.config.tool_timeout);
         let max_output = self.config.max_output;
         let result = match tool::run(
             &call.tool,
@@ -514,7 +509,7 @@ impl Run<'_> {
         }
         let decision = approval::ask(hook, &Value::Object(request), self.deadline);
         let (word, why) = match &decision {
-            Decision::Allow(reason) => ("allow", reason.clone()),
+            Decision::Allow => ("allow", None),
             Decision::Deny(reason) => ("deny", reason.clone()),
             Decision::Failed(why) => ("failed", Some(why.clone())),
             Decision::RunTimedOut => return Err(self.timed_out()),
@@ -530,7 +525,7 @@ impl Run<'_> {
             }),
         );
         match decision {
-            Decision::Allow(_) => Ok(()),
+            Decision::Allow => Ok(()),
             Decision::Deny(reason) => Err(Stop::new(
                 Status::Denied,
                 format!(

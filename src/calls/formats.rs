@@ -16,7 +16,7 @@ use super::scan::{
     Finder, Reasoning, bare_name, blank, find_str, ident_len, is_name_byte, is_valid_json,
     is_whole_json, json_extent, reasoning, remaining_text, skip_ws,
 };
-use super::{Args, Ctx, Field, Incomplete, Item, Raw, harmony, truncated};
+use super::{Args, Ctx, Field, Incomplete, Item, Raw, Rejected, harmony, truncated};
 use crate::error::{Code, Error};
 use crate::mend::{Concat, Target};
 use crate::repair::Repair;
@@ -52,21 +52,26 @@ pub(crate) enum Kind {
         close: &'static [&'static str],
         body: Body,
     },
-    /// `open BODY`: the body runs to the next `open` or the end; text after it stays text.
+    /// `open BODY` (any of `open`): the body runs to the next open or the end; text after it
+    /// stays text. A `lead` marker right before the open (whitespace between) is part of it.
     Prefix {
-        open: &'static str,
+        open: &'static [&'static str],
+        lead: &'static [&'static str],
         body: Body,
     },
-    /// `open HEAD sep ARGS close` per call, inside optional section markers. HEAD is the name
-    /// (or an id like `functions.x:0`), or `function` with the name on the first line of ARGS.
+    /// `open HEAD sep ARGS close` per call, inside optional section markers. HEAD is the name,
+    /// or `function` with the name on the first line of ARGS; with `id_head` it is a call id
+    /// `functions.NAME:INDEX` (Kimi K2), and a head of another shape names no tool.
     Tagged {
         open: &'static str,
         sep: &'static str,
         close: &'static str,
         section: &'static [&'static str],
         body: Body,
+        id_head: bool,
     },
     Harmony,
+    Hunyuan,
     Mistral,
     Functionary32,
     BarePythonic,
@@ -112,13 +117,14 @@ pub(crate) const TABLE: &[Spec] = &[
     },
     Spec {
         name: "kimi_k2",
-        models: "Kimi K2 (<|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>)",
+        models: "Kimi K2 (<|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>); an id not NAME:INDEX names no tool (missing_field)",
         kind: Kind::Tagged {
             open: "<|tool_call_begin|>",
             sep: "<|tool_call_argument_begin|>",
             close: "<|tool_call_end|>",
             section: &["<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"],
             body: JSON,
+            id_head: true,
         },
     },
     Spec {
@@ -130,6 +136,7 @@ pub(crate) const TABLE: &[Spec] = &[
             close: "<｜tool_call_end｜>",
             section: &["<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"],
             body: Body::Invoke("steptml:"),
+            id_head: false,
         },
     },
     Spec {
@@ -141,6 +148,7 @@ pub(crate) const TABLE: &[Spec] = &[
             close: "<｜tool▁call▁end｜>",
             section: DEEPSEEK_SECTION,
             body: JSON,
+            id_head: false,
         },
     },
     Spec {
@@ -165,6 +173,11 @@ pub(crate) const TABLE: &[Spec] = &[
         name: "longcat",
         models: "LongCat-Flash (<longcat_tool_call>JSON)",
         kind: block(&["<longcat_tool_call>"], &["</longcat_tool_call>"], JSON),
+    },
+    Spec {
+        name: "hunyuan",
+        models: "Hunyuan HY3 / HY4 (<tool_calls><tool_call>NAME<tool_sep><arg_key>K</arg_key><arg_value>V</arg_value></tool_call>, HY4 tags labelled <tool_call:opensource>); values typed by the schema, else strings",
+        kind: Kind::Hunyuan,
     },
     Spec {
         name: "hermes",
@@ -203,13 +216,14 @@ pub(crate) const TABLE: &[Spec] = &[
         name: "granite",
         models: "IBM Granite 3.0 (<|tool_call|>[JSON])",
         kind: Kind::Prefix {
-            open: "<|tool_call|>",
+            open: &["<|tool_call|>"],
+            lead: &[],
             body: JSON,
         },
     },
     Spec {
         name: "mistral",
-        models: "Mistral: [TOOL_CALLS][JSON array], [TOOL_CALLS]NAME{JSON}, [TOOL_CALLS]NAME[ARGS]{JSON}",
+        models: "Mistral: [TOOL_CALLS][JSON array], [TOOL_CALLS]NAME{JSON}, [TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{JSON}; stray words around the calls stay text",
         kind: Kind::Mistral,
     },
     Spec {
@@ -233,9 +247,10 @@ pub(crate) const TABLE: &[Spec] = &[
     },
     Spec {
         name: "gigachat3",
-        models: "GigaChat 3 (<|message_sep|>function call<|role_sep|>JSON)",
+        models: "GigaChat 3 (<|message_sep|>function call<|role_sep|>JSON), GigaChat 3.1 (<|function_call|>JSON)",
         kind: Kind::Prefix {
-            open: "<|message_sep|>function call<|role_sep|>",
+            open: &["function call<|role_sep|>", "<|function_call|>"],
+            lead: &["<|message_sep|>"],
             body: JSON,
         },
     },
@@ -262,7 +277,8 @@ pub(crate) const TABLE: &[Spec] = &[
         name: "granite_20b",
         models: "granite-20b-functioncalling (<function_call> JSON)",
         kind: Kind::Prefix {
-            open: "<function_call>",
+            open: &["<function_call>"],
+            lead: &[],
             body: JSON,
         },
     },
@@ -280,7 +296,8 @@ pub(crate) const TABLE: &[Spec] = &[
         name: "phi4",
         models: "Phi-4-mini, FireFunction v2 (functools[JSON])",
         kind: Kind::Prefix {
-            open: "functools",
+            open: &["functools"],
+            lead: &[],
             body: JSON,
         },
     },
@@ -288,7 +305,8 @@ pub(crate) const TABLE: &[Spec] = &[
         name: "llama3",
         models: "Llama 3.x (<|python_tag|>JSON or NAME.call(…))",
         kind: Kind::Prefix {
-            open: "<|python_tag|>",
+            open: &["<|python_tag|>"],
+            lead: &[],
             body: Body::PythonicOrJson,
         },
     },
@@ -338,6 +356,9 @@ pub(crate) struct Out {
     /// For Harmony: the text and reasoning, taken from its channels.
     pub text: Option<Vec<String>>,
     pub reasoning: Vec<String>,
+    /// Call markers from which no call could be read, each an error (or a cut-off call) with
+    /// its span: they count when this format found calls, or when no format found any.
+    pub unread: Vec<(Item, Range<usize>)>,
 }
 
 /// Scans a reply with the chosen format, or with each format in turn.
@@ -351,6 +372,14 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>) -> Scanned {
     // A reply that is one JSON object or array is read as JSON: markers and reasoning tags in
     // its strings are text (`{"tool": "f", "parameters": {"q": "<tool_call>"}}`).
     let whole_json = forced.is_none() && is_whole_json(text);
+    // Markers inside the strings of JSON values are text in every format (see `mask`); a
+    // whole-JSON reply is read as JSON alone, so it needs no mask.
+    let strings = if whole_json {
+        Vec::new()
+    } else {
+        super::mask::json_strings(text, ctx)
+    };
+    let mask = super::mask::Scope::new(text, strings);
     let harmony_first = match forced {
         Some(spec) => matches!(spec.kind, Kind::Harmony),
         None => !whole_json && harmony::detect(text),
@@ -371,7 +400,10 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>) -> Scanned {
         reasoning(text)
     };
     let visible = blank(text, &thinking.spans);
+    mask.also(&visible);
     let mut chosen = (None, Out::default());
+    // The first format whose markers were there but held nothing readable, if none finds calls.
+    let mut unread = None;
     for spec in forced.map_or(TABLE, std::slice::from_ref) {
         // `hermes` already tells `<tool_call>` bodies apart; these two are for --format.
         let forced_only = matches!(spec.name, "qwen3_coder" | "glm45");
@@ -386,8 +418,22 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>) -> Scanned {
             chosen = (Some(spec.name), out);
             break;
         }
+        if unread.is_none() && !out.unread.is_empty() {
+            unread = Some((Some(spec.name), out));
+        }
     }
-    let (format, mut out) = chosen;
+    let (format, mut out) = match (chosen, unread) {
+        ((None, _), Some(unread)) => unread,
+        (chosen, _) => chosen,
+    };
+    if !out.unread.is_empty() {
+        // A marker no call could be read from is an error, never silent text.
+        for (item, span) in std::mem::take(&mut out.unread) {
+            out.items.push(item);
+            out.cut.push(span);
+        }
+        out.items.sort_by_key(Item::offset);
+    }
     let mut cut = thinking.spans.clone();
     cut.append(&mut out.cut);
     Scanned {
@@ -407,16 +453,18 @@ fn run_spec(spec: &Spec, text: &str, ctx: &Ctx<'_>) -> Out {
     let mut out = Out::default();
     match spec.kind {
         Kind::Block { open, close, body } => blocks(text, ctx, open, close, body, &mut out),
-        Kind::Prefix { open, body } => prefixes(text, ctx, open, body, &mut out),
+        Kind::Prefix { open, lead, body } => prefixes(text, ctx, open, lead, body, &mut out),
         Kind::Tagged {
             open,
             sep,
             close,
             section,
             body,
+            id_head,
         } => {
-            tagged(text, ctx, [open, sep, close], section, body, &mut out);
+            tagged(text, [open, sep, close], section, body, id_head, &mut out);
         }
+        Kind::Hunyuan => hunyuan(text, ctx, &mut out),
         Kind::Mistral => mistral(text, ctx, &mut out),
         Kind::Functionary32 => functionary32(text, ctx, &mut out),
         Kind::BarePythonic => bare_pythonic(text, &mut out),
@@ -456,24 +504,124 @@ fn blocks(text: &str, ctx: &Ctx<'_>, opens: &[&str], closes: &[&str], body: Body
         if decode(text, ctx, body, from..body_end, closed, out).is_some() {
             out.cut.push(start..after);
             pos = after.max(body_start);
+        } else if (closed || !mentioned(text, &text[start..body_start], start))
+            && let Some(calls) = after_prose(text, ctx, body, body_start..body_end, out)
+        {
+            // The markers and the calls are cut; the stray words around the calls stay text.
+            out.cut.extend([start..body_start, calls, body_end..after]);
+            pos = after.max(body_start);
+        } else if let Some(item) = unread(text, &text[start..body_start], start, body_end, closed) {
+            out.unread.push((item, start..after));
+            pos = after.max(body_start);
         } else {
             pos = body_start;
         }
     }
+    if !out.items.is_empty() || !out.unread.is_empty() {
+        // A closing marker written twice, or without its opening one, is markup too.
+        cut_all(text, closes, out);
+    }
 }
 
-fn prefixes(text: &str, ctx: &Ctx<'_>, open: &str, body: Body, out: &mut Out) {
+/// Cuts every occurrence of `markers` out of the text: a format's own markers are never text.
+fn cut_all<M: AsRef<str>>(text: &str, markers: &[M], out: &mut Out) {
+    for marker in markers {
+        let marker = marker.as_ref();
+        let mut p = 0;
+        while let Some(j) = find_str(&text[p..], marker) {
+            out.cut.push(p + j..p + j + marker.len());
+            p += j + marker.len();
+        }
+    }
+}
+
+/// Markers that are also words or plain tags a reply may mention (`<tool_call>` tags, the
+/// functools module): they start a call only at the start of a line or before call-like
+/// text. The others are special tokens, never written in prose.
+const PLAIN_MARKERS: &[&str] = &[
+    "<tool_call>",
+    "<tool_calls>",
+    "<TOOLCALL>",
+    "<function_calls>",
+    "<function_call>",
+    "<function=",
+    "functools",
+    "[TOOL_CALLS]",
+];
+
+/// Whether the marker at `start` is only mentioned, for a body that does not start like a
+/// call: in backticks, the word `functools`, or a plain marker in the middle of a line.
+fn mentioned(text: &str, marker: &str, start: usize) -> bool {
+    let line = text[..start].trim_end_matches([' ', '\t']);
+    text[..start].ends_with('`')
+        || marker == "functools"
+        || (PLAIN_MARKERS.contains(&marker) && !(line.is_empty() || line.ends_with('\n')))
+}
+
+/// The error for a call marker at `start` whose body (to `body_end`) no decoder could read,
+/// or `None` when the marker is only mentioned: in backticks, or a plain marker in the middle
+/// of prose. A body that is empty to the end of the reply is a call cut off after its marker.
+fn unread(text: &str, marker: &str, start: usize, body_end: usize, closed: bool) -> Option<Item> {
+    let body = text[start + marker.len()..body_end].trim();
+    let at_end = body.is_empty() && !closed && body_end == text.len();
+    if body.is_empty() && !closed && !at_end {
+        // The marker written twice: the next one starts the call.
+        return None;
+    }
+    let call_like = body.starts_with(['{', '[', '<']) || body.starts_with("```");
+    if (mentioned(text, marker, start) && !(call_like || at_end)) || marker == "functools" {
+        return None;
+    }
+    if at_end {
+        return Some(Item::Incomplete(Incomplete {
+            tool: None,
+            id: None,
+            offset: start,
+            message: format!("it ends after {marker}"),
+        }));
+    }
+    Some(Item::failed(
+        None,
+        Error::at(
+            Code::InvalidJson,
+            start,
+            format!("{marker} starts a tool call, but no call can be read from what follows it"),
+        ),
+    ))
+}
+
+fn prefixes(text: &str, ctx: &Ctx<'_>, opens: &[&str], lead: &[&str], body: Body, out: &mut Out) {
+    let mut find = Finder::new(text);
     let mut pos = 0;
-    while let Some(i) = find_str(&text[pos..], open) {
-        let start = pos + i;
-        let body_start = start + open.len();
-        let body_end = find_str(&text[body_start..], open).map_or(text.len(), |j| body_start + j);
+    while let Some((at, len)) = find.find_any(pos, text.len(), opens) {
+        let body_start = at + len;
+        let body_end = find
+            .find_any(body_start, text.len(), opens)
+            .map_or(text.len(), |(j, _)| j);
+        let before = text[..at].trim_end();
+        let start = lead
+            .iter()
+            .find(|l| before.ends_with(**l))
+            .map_or(at, |l| before.len() - l.len());
+        let open = &text[at..body_start];
         match decode(text, ctx, body, body_start..body_end, false, out) {
             Some(end) => {
                 out.cut.push(start..end);
                 pos = end.max(body_start);
             }
-            None => pos = body_start,
+            None if !mentioned(text, open, at)
+                && let Some(calls) = after_prose(text, ctx, body, body_start..body_end, out) =>
+            {
+                out.cut.extend([start..body_start, calls.clone()]);
+                pos = calls.end.max(body_start);
+            }
+            None => match unread(text, open, at, body_end, false) {
+                Some(item) => {
+                    out.unread.push((item, start..body_end));
+                    pos = body_end.max(body_start);
+                }
+                None => pos = body_start,
+            },
         }
     }
 }
@@ -519,6 +667,50 @@ fn decode(
             }
         }
     }
+}
+
+/// Where the first JSON value in `range` that holds calls starts, when stray words come
+/// before it (`[TOOL_CALLS] Sure: [{…}]`): a value that is cut off counts (it is a cut-off
+/// call); a complete one that holds no call is skipped whole, and a few are looked at.
+fn call_json(text: &str, ctx: &Ctx<'_>, range: Range<usize>) -> Option<usize> {
+    let bytes = &text.as_bytes()[..range.end];
+    let mut i = range.start;
+    for _ in 0..8 {
+        let start = i + memchr::memchr2(b'{', b'[', &bytes[i..])?;
+        let Some(end) = json_extent(&text[..range.end], start) else {
+            return Some(start);
+        };
+        let mut mender = ctx.mender(Target::Any, Concat::First);
+        let value = mender
+            .mend(&text[start..end])
+            .ok()
+            .and_then(|m| serde_json::from_str::<Value>(&m.value()).ok());
+        let mut raws = Vec::new();
+        if value.is_some_and(|v| collect(v, false, true, &mut raws)) && !raws.is_empty() {
+            return Some(start);
+        }
+        i = end;
+    }
+    None
+}
+
+/// Decodes a body whose JSON calls follow stray words; the words stay text. Returns the span
+/// the calls took.
+fn after_prose(
+    text: &str,
+    ctx: &Ctx<'_>,
+    body: Body,
+    range: Range<usize>,
+    out: &mut Out,
+) -> Option<Range<usize>> {
+    let name_is_key = match body {
+        Body::Json { name_is_key } => name_is_key,
+        Body::ToolCall | Body::PythonicOrJson => false,
+        _ => return None,
+    };
+    let start = call_json(text, ctx, range.clone())?;
+    let end = json_seq(text, ctx, start..range.end, name_is_key, true, out)?;
+    Some(start..end)
 }
 
 /// One or more JSON calls, separated by whitespace, `;` or `,` (or glued `}{`), possibly in
@@ -583,7 +775,7 @@ fn json_piece(
         let healed = lenient
             .mend(piece)
             .ok()
-            .and_then(|m| serde_json::from_str::<Value>(&m.value()).ok());
+            .and_then(|m| ctx.value(&m.value()).ok());
         let mut raws = Vec::new();
         if let Some(v) = healed {
             collect(v, name_is_key, false, &mut raws);
@@ -623,9 +815,19 @@ fn json_piece(
             r
         })
         .collect();
-    let value: Value = match serde_json::from_str(&mended.value()) {
+    let value = match ctx.value(&mended.value()) {
         Ok(v) => v,
-        Err(_) => return,
+        Err(error) => {
+            out.items.push(Item::failed(
+                None,
+                Error {
+                    message: format!("tool call JSON: {}", error.message),
+                    offset: error.offset.map(|o| o + range.start),
+                    ..error
+                },
+            ));
+            return;
+        }
     };
     let mut raws = Vec::new();
     let shaped = collect(value, name_is_key, false, &mut raws);
@@ -928,8 +1130,8 @@ fn gemma_args(text: &str, brace: usize, quote: &str) -> Option<(String, usize)> 
                     .take_while(|&&c| !matches!(c, b',' | b':' | b'{' | b'}' | b'[' | b']'))
                     .count();
                 let word = text[j..j + len].trim_end();
-                let literal = matches!(word, "true" | "false" | "null")
-                    || serde_json::from_str::<serde_json::Number>(word).is_ok();
+                let literal =
+                    matches!(word, "true" | "false" | "null") || crate::exact::is_number(word);
                 if at_key || !literal {
                     crate::escape::push_json_string(&mut json, word.as_bytes());
                 } else {
@@ -1314,16 +1516,27 @@ fn bare_pythonic(text: &str, out: &mut Out) {
     }
 }
 
+/// Whether a Kimi K2 call id is `functions.NAME:INDEX` (or `NAME:INDEX`).
+fn is_call_id(head: &str) -> bool {
+    let Some((name, index)) = head.rsplit_once(':') else {
+        return false;
+    };
+    let name = name.strip_prefix("functions.").unwrap_or(name);
+    !index.is_empty()
+        && index.bytes().all(|b| b.is_ascii_digit())
+        && !name.is_empty()
+        && name.bytes().all(is_name_byte)
+}
+
 /// DeepSeek, Kimi K2 and Step-3: `open HEAD sep ARGS close` per call.
 fn tagged(
     text: &str,
-    ctx: &Ctx<'_>,
     [open, sep, close]: [&str; 3],
     section: &[&str],
     body: Body,
+    id_head: bool,
     out: &mut Out,
 ) {
-    let _ = ctx;
     let mut find = Finder::new(text);
     let mut pos = 0;
     let mut any = false;
@@ -1340,6 +1553,8 @@ fn tagged(
             let head = text[head_start..limit].trim();
             let (tool, id) = if head.is_empty() || head == "function" {
                 (None, None)
+            } else if id_head && !is_call_id(head) {
+                (None, Some(head.to_owned()))
             } else {
                 let (tool, id) = bare_name(head);
                 (Some(tool), id)
@@ -1361,6 +1576,24 @@ fn tagged(
         let call_end = after.unwrap_or(args_end);
         out.cut.push(start..call_end);
         pos = call_end.max(head_start);
+        if id_head && !is_call_id(head) {
+            // `functions.invalid.0` is no call to a tool named `invalid.0`: the id is how the
+            // format names the tool, and this one names none.
+            out.items.push(Item::Failed(Rejected {
+                tool: None,
+                id: Some(Value::String(head.to_owned())),
+                parameters: None,
+                error: Error::at(
+                    Code::MissingField,
+                    start,
+                    format!(
+                        "tool call id {head:?} is not functions.NAME:INDEX, so it names no tool"
+                    ),
+                ),
+                violations: Vec::new(),
+            }));
+            continue;
+        }
         if let Body::Invoke(prefix) = body {
             invokes(text, args_start..args_end, complete, prefix, out);
             continue;
@@ -1395,11 +1628,21 @@ fn tagged(
         }));
     }
     if any {
-        for marker in section {
-            let mut p = 0;
-            while let Some(j) = find_str(&text[p..], marker) {
-                out.cut.push(p + j..p + j + marker.len());
-                p += j + marker.len();
+        cut_all(text, section, out);
+    } else {
+        // A section that opens, but holds no call (its closing markers all say `end`).
+        let opens: Vec<&str> = section
+            .iter()
+            .copied()
+            .filter(|m| !m.contains("end"))
+            .collect();
+        if let Some((start, len)) = find.find_any(0, text.len(), &opens) {
+            let next = find.find_any(start + len, text.len(), section);
+            let body_end = next.map_or(text.len(), |(e, _)| e);
+            let end = next.map_or(text.len(), |(e, l)| e + l);
+            let marker = &text[start..start + len];
+            if let Some(item) = unread(text, marker, start, body_end, next.is_some()) {
+                out.unread.push((item, start..end));
             }
         }
     }
@@ -1414,8 +1657,220 @@ fn strip_fence(text: &str) -> &str {
     body.trim_end().strip_suffix("```").unwrap_or(body).trim()
 }
 
+/// The label and the end of a Hunyuan tag whose name ended at `i`: `>` (HY3) or `:LABEL>`
+/// (HY4 writes `<tool_call:opensource>`).
+fn hy_tag(text: &str, i: usize) -> Option<(&str, usize)> {
+    let rest = &text[i..];
+    if rest.starts_with('>') {
+        return Some(("", i + 1));
+    }
+    let label = rest.strip_prefix(':')?;
+    let n = label
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+        .count();
+    (n > 0 && label[n..].starts_with('>')).then(|| (&text[i..i + 1 + n], i + 2 + n))
+}
+
+/// Hunyuan HY3 / HY4: `<tool_calls>`, then per call `<tool_call>NAME<tool_sep>` and
+/// `<arg_key>K</arg_key><arg_value>V</arg_value>` pairs (or a JSON object) up to
+/// `</tool_call>`. HY4 writes no `<tool_sep>` and labels every tag (`<tool_call:opensource>`).
+/// A `<tool_call>` is Hunyuan's when it has the separator, a label, or stands in a
+/// `<tool_calls>` section; GLM's and Hermes' bare `<tool_call>` are left to `hermes`.
+fn hunyuan(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
+    let mut pos = 0;
+    let mut labels: Vec<&str> = Vec::new();
+    while let Some(i) = find_str(&text[pos..], "<tool_call") {
+        let start = pos + i;
+        let name_end = start + "<tool_call".len();
+        if text[name_end..].starts_with('s') {
+            // A `<tool_calls>` section holding JSON is Jamba's: markers in its strings are text.
+            pos = match hy_tag(text, name_end + 1) {
+                Some((_, end)) if text[skip_ws(text, end)..].starts_with(['[', '{']) => {
+                    let at = skip_ws(text, end);
+                    ctx.json_extent(text, at, text.len())
+                        .filter(|&e| is_valid_json(&text[at..e]))
+                        .unwrap_or(end)
+                }
+                _ => name_end,
+            };
+            continue;
+        }
+        let Some((label, tag_end)) = hy_tag(text, name_end) else {
+            pos = name_end;
+            continue;
+        };
+        let close = format!("</tool_call{label}>");
+        let section_open = format!("<tool_calls{label}>");
+        let section_close = format!("</tool_calls{label}>");
+        let sep = format!("<tool_sep{label}>");
+        let next_open =
+            find_str(&text[tag_end..], &text[start..tag_end]).map_or(text.len(), |j| tag_end + j);
+        let (body_end, after) = until(
+            &mut Finder::new(text),
+            tag_end,
+            next_open,
+            &[close.as_str(), section_close.as_str()],
+        );
+        // A section close ends the call but is cut with the section markers.
+        let after = after.map(|a| {
+            if text[body_end..].starts_with(&close) {
+                a
+            } else {
+                body_end
+            }
+        });
+        let at = skip_ws(text, tag_end).min(body_end);
+        let n = text[at..body_end]
+            .bytes()
+            .take_while(|b| is_name_byte(*b))
+            .count();
+        let mut args_at = skip_ws(text, at + n).min(body_end);
+        let has_sep = text[args_at..body_end].starts_with(&sep);
+        let before = text[..start].trim_end();
+        let in_section = before.ends_with(&section_open)
+            || (labels.contains(&label) && before.ends_with(&close));
+        let rest = &text[at + n..body_end];
+        let glm_like = n > 0
+            && (rest.is_empty()
+                || rest.starts_with(char::is_whitespace)
+                || rest.starts_with("<arg_key"));
+        let json_body = n == 0 && text[at..body_end].starts_with('{');
+        if !(has_sep || !label.is_empty() || (in_section && (glm_like || json_body))) {
+            pos = tag_end;
+            continue;
+        }
+        if !labels.contains(&label) {
+            labels.push(label);
+        }
+        let complete = after.is_some();
+        let call_end = after.unwrap_or(body_end);
+        out.cut.push(start..call_end);
+        pos = call_end.max(tag_end);
+        if json_body {
+            // `<tool_call>{"name": …}</tool_call>` in a section: Hermes' body.
+            json_seq(text, ctx, at..body_end, false, true, out);
+            continue;
+        }
+        if n == 0 {
+            out.items.push(Item::failed(
+                None,
+                Error::at(
+                    Code::MissingField,
+                    start,
+                    "tool call has no tool name after <tool_call>",
+                ),
+            ));
+            continue;
+        }
+        let name = &text[at..at + n];
+        let incomplete = || {
+            Item::Incomplete(Incomplete {
+                tool: Some(bare_name(name).0),
+                id: None,
+                offset: start,
+                message: format!("it ends before {close}"),
+            })
+        };
+        if has_sep {
+            args_at = skip_ws(text, args_at + sep.len()).min(body_end);
+        }
+        if text[args_at..body_end].starts_with(['{', '[']) {
+            let args = text[args_at..body_end].trim_end();
+            if !complete && json_extent(args, 0).is_none() {
+                out.items.push(incomplete());
+            } else {
+                out.items.push(Item::Call(Raw {
+                    name: Some(name.to_owned()),
+                    args: Args::Text(args.to_owned()),
+                    offset: start,
+                    ..Raw::default()
+                }));
+            }
+            continue;
+        }
+        match hy_pairs(text, args_at..body_end, label) {
+            Ok(fields) if complete => out.items.push(Item::Call(Raw {
+                name: Some(name.to_owned()),
+                args: Args::Fields(fields),
+                offset: start,
+                ..Raw::default()
+            })),
+            Ok(_) | Err((_, true, _)) if !complete => out.items.push(incomplete()),
+            Ok(_) => {}
+            Err((offset, _, what)) => out.items.push(Item::failed(
+                Some(bare_name(name).0),
+                Error::at(
+                    Code::InvalidJson,
+                    offset,
+                    format!("the arguments of the call to {name:?} are not <arg_key>/<arg_value> pairs: {what}"),
+                ),
+            )),
+        }
+    }
+    for label in labels {
+        cut_all(
+            text,
+            &[
+                format!("<tool_calls{label}>"),
+                format!("</tool_calls{label}>"),
+            ],
+            out,
+        );
+    }
+}
+
+/// Hunyuan's `<arg_key>K</arg_key><arg_value>V</arg_value>` pairs in `range` (tags with
+/// `label`). The error: where, whether the text ended first, and what was expected.
+fn hy_pairs(
+    text: &str,
+    range: Range<usize>,
+    label: &str,
+) -> Result<Vec<(String, Field)>, (usize, bool, String)> {
+    let [key_open, key_close, value_open, value_close] =
+        ["<arg_key", "</arg_key", "<arg_value", "</arg_value"].map(|t| format!("{t}{label}>"));
+    let mut find = Finder::new(text);
+    let mut fields = Vec::new();
+    let mut i = range.start;
+    loop {
+        i = skip_ws(text, i).min(range.end);
+        if i >= range.end {
+            return Ok(fields);
+        }
+        if !text[i..range.end].starts_with(&key_open) {
+            return Err((i, false, format!("expected {key_open}")));
+        }
+        let key_start = i + key_open.len();
+        let (key_end, Some(after_key)) =
+            until(&mut find, key_start, range.end, &[key_close.as_str()])
+        else {
+            return Err((key_start, true, format!("{key_open} is not closed")));
+        };
+        let v = skip_ws(text, after_key).min(range.end);
+        if !text[v..range.end].starts_with(&value_open) {
+            return Err((
+                v,
+                v >= range.end,
+                format!("expected {value_open} after the key"),
+            ));
+        }
+        let value_start = v + value_open.len();
+        let (value_end, Some(after_value)) =
+            until(&mut find, value_start, range.end, &[value_close.as_str()])
+        else {
+            return Err((value_start, true, format!("{value_open} is not closed")));
+        };
+        fields.push((
+            text[key_start..key_end].trim().to_owned(),
+            Field::Text(text[value_start..value_end].to_owned()),
+        ));
+        i = after_value;
+    }
+}
+
 /// Mistral: `[TOOL_CALLS]` then a JSON array (pre-v11), `NAME{json}` (v11) or
-/// `NAME[ARGS]{json}` with an optional `[CALL_ID]id` (v13).
+/// `NAME[ARGS]{json}` with an optional `[CALL_ID]id` (v13). Stray words between the marker and
+/// the calls (and after them) stay text; a marker followed by nothing readable is an error.
 fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
     const MARK: &str = "[TOOL_CALLS]";
     let mut pos = 0;
@@ -1436,48 +1891,93 @@ fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             .bytes()
             .take_while(|b| is_name_byte(*b))
             .count();
-        if n == 0 {
-            continue;
-        }
         let name = &text[at..at + n];
         let mut j = at + n;
         let mut id = None;
-        if text[j..].starts_with("[CALL_ID]") {
-            j += "[CALL_ID]".len();
-            let m = text[j..segment_end]
-                .bytes()
-                .take_while(u8::is_ascii_alphanumeric)
-                .count();
-            id = Some(Value::String(text[j..j + m].to_owned()));
-            j += m;
-        }
-        if text[j..].starts_with("[ARGS]") {
-            j += "[ARGS]".len();
-        }
-        j = skip_ws(text, j).min(segment_end);
-        if !text[j..segment_end].starts_with(['{', '[']) {
-            if j >= segment_end {
-                out.items.push(Item::Incomplete(Incomplete {
-                    tool: Some(name.to_owned()),
-                    id,
-                    offset: start,
-                    message: "it ends before its arguments".into(),
-                }));
-                out.cut.push(start..segment_end);
-                pos = segment_end.max(after);
+        let mut tagged = false;
+        // `[CALL_ID]id` and `[ARGS]`, in either order.
+        while n > 0
+            && ["[CALL_ID]", "[ARGS]"]
+                .iter()
+                .any(|t| text[j..segment_end].starts_with(t))
+        {
+            if let Some(rest) = text[j..segment_end].strip_prefix("[CALL_ID]") {
+                let m = rest.bytes().take_while(u8::is_ascii_alphanumeric).count();
+                id = Some(Value::String(rest[..m].to_owned()));
+                j += "[CALL_ID]".len() + m;
+            } else {
+                j += "[ARGS]".len();
             }
+            tagged = true;
+        }
+        let args_at = skip_ws(text, j).min(segment_end);
+        // v11 writes the arguments right after the name; v13 after its tags.
+        let args_at = if tagged || text[j..].starts_with('{') {
+            Some(args_at)
+        } else {
+            None
+        };
+        if n > 0 && args_at.is_some_and(|a| text[a..segment_end].starts_with(['{', '['])) {
+            let args_at = args_at.unwrap_or(j);
+            let args_end = json_extent(&text[..segment_end], args_at).unwrap_or(segment_end);
+            let mut end = args_end;
+            // An id written after the arguments.
+            if id.is_none()
+                && let Some(rest) = text[end..segment_end].strip_prefix("[CALL_ID]")
+            {
+                let m = rest.bytes().take_while(u8::is_ascii_alphanumeric).count();
+                id = Some(Value::String(rest[..m].to_owned()));
+                end += "[CALL_ID]".len() + m;
+            }
+            out.items.push(Item::Call(Raw {
+                name: Some(name.to_owned()),
+                id,
+                args: Args::Text(text[args_at..args_end].to_owned()),
+                offset: start,
+                ..Raw::default()
+            }));
+            out.cut.push(start..end);
+            pos = end.max(after);
             continue;
         }
-        let end = json_extent(&text[..segment_end], j).unwrap_or(segment_end);
-        out.items.push(Item::Call(Raw {
-            name: Some(name.to_owned()),
-            id,
-            args: Args::Text(text[j..end].to_owned()),
-            offset: start,
-            ..Raw::default()
-        }));
-        out.cut.push(start..end);
-        pos = end.max(after);
+        if n > 0 && skip_ws(text, j) >= segment_end {
+            out.items.push(Item::Incomplete(Incomplete {
+                tool: Some(name.to_owned()),
+                id,
+                offset: start,
+                message: "it ends before its arguments".into(),
+            }));
+            out.cut.push(start..segment_end);
+            pos = segment_end.max(after);
+            continue;
+        }
+        // Stray words, then the calls: the first JSON value in the segment that holds them.
+        if let Some(json_at) = call_json(text, ctx, at..segment_end)
+            && let Some(end) = json_seq(text, ctx, json_at..segment_end, false, true, out)
+        {
+            out.cut.extend([start..after, json_at..end]);
+            pos = end.max(after);
+            continue;
+        }
+        // `NAME {json}`: v11 with a space before the arguments.
+        let k = skip_ws(text, j).min(segment_end);
+        if n > 0 && k > j && !name.ends_with([':', '.', '-']) && text[k..].starts_with('{') {
+            let end = json_extent(&text[..segment_end], k).unwrap_or(segment_end);
+            out.items.push(Item::Call(Raw {
+                name: Some(name.to_owned()),
+                id,
+                args: Args::Text(text[k..end].to_owned()),
+                offset: start,
+                ..Raw::default()
+            }));
+            out.cut.push(start..end);
+            pos = end.max(after);
+            continue;
+        }
+        if let Some(item) = unread(text, MARK, start, segment_end, false) {
+            out.unread.push((item, start..segment_end));
+            pos = segment_end.max(after);
+        }
     }
 }
 
@@ -1575,13 +2075,31 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
         };
         let piece = &text[start..end];
         let mut mender = ctx.mender(Target::Any, Concat::First);
-        let Ok(mended) = mender.mend(piece) else {
-            i = unreadable(start, end, complete);
-            continue;
+        let mended = match mender.mend(piece) {
+            Ok(mended) => mended,
+            // Nesting past the limit is refused, not read as text: a call nested that deep
+            // must not vanish from the reply.
+            Err(error) if error.code == Code::TooDeep && complete => {
+                out.items.push(Item::failed(
+                    None,
+                    Error {
+                        message: format!("tool call JSON: {}", error.message),
+                        offset: error.offset.map(|o| o + start),
+                        ..error
+                    },
+                ));
+                out.cut.push(start..end);
+                i = end;
+                continue;
+            }
+            Err(_) => {
+                i = unreadable(start, end, complete);
+                continue;
+            }
         };
         let cut_off = !complete || truncated(mended.repairs(), piece);
         let repairs = mended.repairs().to_vec();
-        let Ok(value) = serde_json::from_str::<Value>(&mended.value()) else {
+        let Ok(value) = ctx.value(&mended.value()) else {
             i = unreadable(start, end, complete);
             continue;
         };
@@ -1633,8 +2151,25 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             raw.offset = start;
             out.items.push(Item::Call(raw));
         }
-        out.cut.push(span);
+        out.cut
+            .push(span.start..closing_markers_after(text, span.end));
         i = end;
+    }
+}
+
+/// The end of the closing call markers (`</tool_call>`, …) right after `end`, whitespace
+/// between: JSON a format's opening marker was left out of (templates write it) ends with them.
+fn closing_markers_after(text: &str, mut end: usize) -> usize {
+    loop {
+        let at = skip_ws(text, end);
+        let close = TABLE.iter().find_map(|spec| match spec.kind {
+            Kind::Block { close, .. } => close.iter().find(|c| text[at..].starts_with(**c)),
+            _ => None,
+        });
+        match close {
+            Some(c) => end = at + c.len(),
+            None => return end,
+        }
     }
 }
 

@@ -6,7 +6,9 @@
 //!    set apart; calls written inside it are not calls;
 //! 2. the call markup is found: with [`CallOptions::format`] unset, the formats of
 //!    [`format_names`] are tried most specific first and the first that finds a call wins;
-//!    marker-less JSON comes last;
+//!    marker-less JSON comes last. A call marker from which no call can be read is an error
+//!    (`invalid_json`, or `incomplete_call` when the reply ends after it), never text; stray
+//!    words between a marker and its calls stay text, and no format's markers do;
 //! 3. every call's arguments go through the args pipeline ([`crate::Mender`]), so
 //!    double-encoded and broken arguments are mended and the repairs reported; values of
 //!    XML-style formats are typed by the tool's schema;
@@ -36,15 +38,18 @@
 mod filter;
 mod formats;
 mod harmony;
+mod mask;
 mod message;
+mod partial;
 mod pythonic;
 mod scan;
+mod stream;
 
 use std::cell::RefCell;
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::error::{Code, Error};
 use crate::mend::{Concat, Mender, Options, Target};
@@ -53,6 +58,7 @@ use crate::tools::{Tool, Tools};
 
 pub use filter::{CallsFilter, CallsFilterOptions, Shape};
 pub use message::extract_message;
+pub use stream::{Event, Stream};
 
 /// Settings of the extractor.
 #[derive(Debug, Clone)]
@@ -212,12 +218,13 @@ impl Extracted {
                 Value::Object(m)
             })
             .collect();
-        json!({
-            "calls": calls,
-            "text": self.text,
-            "reasoning": self.reasoning,
-            "incomplete": incomplete,
-        })
+        // Built by hand: `json!` passes values through `to_value`, which rewrites numbers.
+        let mut m = Map::new();
+        m.insert("calls".into(), Value::Array(calls));
+        m.insert("text".into(), self.text.clone().into());
+        m.insert("reasoning".into(), self.reasoning.clone().into());
+        m.insert("incomplete".into(), Value::Array(incomplete));
+        Value::Object(m)
     }
 }
 
@@ -367,6 +374,12 @@ impl<'o> Ctx<'o> {
             .is_none_or(|tools| tools.get(&scan::bare_name(name).0).is_some())
     }
 
+    /// The value of JSON text the mender wrote, each number's text kept (see [`crate::exact`]).
+    pub(crate) fn value(&self, text: &str) -> Result<Value, Error> {
+        crate::exact::parse(text, self.options.max_nesting)
+            .map_err(|e| e.into_error(self.options.max_nesting))
+    }
+
     pub(crate) fn mender(&self, target: Target, concat: Concat) -> Mender {
         Mender::new(Options {
             target,
@@ -375,6 +388,8 @@ impl<'o> Ctx<'o> {
             max_depth: self.options.max_depth,
             max_nesting: self.options.max_nesting,
         })
+        // Parameters become serde_json values, which hold Unicode text only.
+        .replacing_lone_surrogates()
     }
 }
 
@@ -432,6 +447,15 @@ pub(crate) enum Item {
 }
 
 impl Item {
+    /// Where in the reply the item starts.
+    pub(crate) fn offset(&self) -> usize {
+        match self {
+            Item::Call(raw) => raw.offset,
+            Item::Incomplete(cut) => cut.offset,
+            Item::Failed(rejected) => rejected.error.offset.unwrap_or(0),
+        }
+    }
+
     pub(crate) fn failed(name: Option<String>, error: Error) -> Item {
         Item::Failed(Rejected {
             tool: name,
@@ -641,7 +665,7 @@ fn arguments(
             let mut map = Map::new();
             for (key, field) in fields {
                 let schema = definition.and_then(|t| t.param_schema(&key));
-                let value = typed(field, schema, &key, repairs);
+                let value = typed(field, schema, &key, ctx, repairs);
                 map.insert(key, value);
             }
             return Ok(Some(vec![map]));
@@ -676,11 +700,30 @@ fn arguments(
                     ),
                 }
             }
-            let parts: Vec<Map<String, Value>> =
-                serde_json::from_str(&mended.value()).map_err(|e| {
-                    Error::whole(Code::InvalidJson, format!("arguments of {tool:?}: {e}"))
-                })?;
-            Ok(Some(parts))
+            let parts = match ctx.value(&mended.value()) {
+                Ok(Value::Array(parts)) => parts,
+                Ok(other) => vec![other],
+                Err(e) => {
+                    return Err(Error {
+                        message: format!("arguments of {tool:?}: {}", e.message),
+                        ..e
+                    });
+                }
+            };
+            let objects = parts
+                .into_iter()
+                .map(|part| match part {
+                    Value::Object(map) => Ok(map),
+                    other => Err(Error::whole(
+                        Code::NotAnObject,
+                        format!(
+                            "arguments of {tool:?} must be an object, found {}",
+                            kind_of(&other)
+                        ),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Some(objects))
         }
         Err(error) => {
             let starts = trimmed.starts_with(['{', '[']);
@@ -696,73 +739,164 @@ fn arguments(
     }
 }
 
-/// A named value of an XML-style format, given the type its schema declares.
-fn typed(field: Field, schema: Option<&Value>, key: &str, repairs: &mut Vec<Repair>) -> Value {
-    let (text, fallback_json) = match field {
+/// A named value of an XML-style format, given the type its schema declares. The schema
+/// decides and nothing else: a value typed `string` stays the text the model wrote (`"42"`),
+/// one typed `integer` becomes a number; `null` is read only where the schema allows it. With
+/// no type in the schema the field's own default holds (see [`Field`]).
+fn typed(
+    field: Field,
+    schema: Option<&Value>,
+    key: &str,
+    ctx: &Ctx<'_>,
+    repairs: &mut Vec<Repair>,
+) -> Value {
+    let types = schema.map(schema_types).unwrap_or_default();
+    let mut coerced = |value: Value| {
+        repairs.push(Repair {
+            kind: RepairKind::SchemaType,
+            offset: None,
+            layers: None,
+            text: Some(key.to_owned()),
+        });
+        value
+    };
+    let (text, json) = match field {
         Field::Value(value) => return value,
         Field::Json(text) => {
-            if let Ok(value) = crate::repair(&text).and_then(|v| {
-                serde_json::from_str::<Value>(&v)
-                    .map_err(|e| Error::whole(Code::InvalidJson, e.to_string()))
-            }) {
-                return value;
-            }
-            (text, false)
+            let value = crate::repair(&text).ok().and_then(|v| ctx.value(&v).ok());
+            (text, value)
         }
-        Field::Text(text) => (text, false),
-        Field::TextOrJson(text) => (text, true),
+        Field::Text(text) => (text, None),
+        Field::TextOrJson(text) => {
+            let value = if types.is_empty() {
+                ctx.value(text.trim()).ok()
+            } else {
+                None
+            };
+            (text, value)
+        }
     };
-    let types = schema.map(schema_types).unwrap_or_default();
+    if types.is_empty() {
+        return json.unwrap_or(Value::String(text));
+    }
+    // JSON the format marked as such (DSML `string="false"`) stands when its type is allowed.
+    if let Some(value) = &json
+        && types.iter().any(|t| fits(value, t))
+    {
+        return json.unwrap_or_default();
+    }
+    // JSON of another type than the schema's: its text is read again, as the schema says.
+    let retyped = json.as_ref().is_some_and(|v| !v.is_string());
+    let text = match json {
+        Some(Value::String(decoded)) => decoded,
+        _ => text,
+    };
+    if let Some(member) = schema.and_then(|s| enum_member(s, &text)) {
+        return if member.is_string() {
+            member
+        } else {
+            coerced(member)
+        };
+    }
+    if types.contains(&"null") && matches!(text.trim(), "null" | "None") {
+        return coerced(Value::Null);
+    }
     if types.contains(&"string") {
-        return Value::String(text);
+        return if retyped {
+            coerced(Value::String(text))
+        } else {
+            Value::String(text)
+        };
     }
-    if !types.is_empty() {
-        for t in &types {
-            if let Some(value) = convert(&text, t) {
-                repairs.push(Repair {
-                    kind: RepairKind::SchemaType,
-                    offset: None,
-                    layers: None,
-                    text: Some(key.to_owned()),
-                });
-                return value;
-            }
+    for t in &types {
+        if let Some(value) = convert(&text, t, ctx) {
+            return coerced(value);
         }
-        return Value::String(text);
-    }
-    if fallback_json && let Ok(value) = serde_json::from_str::<Value>(text.trim()) {
-        return value;
     }
     Value::String(text)
 }
 
-/// The JSON types a schema allows (`type` as a string or a list, or in `anyOf`/`oneOf`).
+/// Whether `value` is of JSON Schema type `t`.
+fn fits(value: &Value, t: &str) -> bool {
+    match (t, value) {
+        ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
+        ("number", Value::Number(_))
+        | ("string", Value::String(_))
+        | ("boolean", Value::Bool(_))
+        | ("null", Value::Null)
+        | ("array", Value::Array(_))
+        | ("object", Value::Object(_)) => true,
+        _ => false,
+    }
+}
+
+/// The member of the schema's `enum` (or its `const`) that `text` writes: a string member
+/// equal to the text, else another member whose JSON is the text.
+fn enum_member(schema: &Value, text: &str) -> Option<Value> {
+    let members: Vec<&Value> = match (schema.get("enum"), schema.get("const")) {
+        (Some(Value::Array(members)), _) => members.iter().collect(),
+        (_, Some(member)) => vec![member],
+        _ => return None,
+    };
+    if let Some(found) = members.iter().find(|m| m.as_str() == Some(text)) {
+        return Some((*found).clone());
+    }
+    let trimmed = text.trim();
+    let written: Value = serde_json::from_str(trimmed).ok()?;
+    members
+        .into_iter()
+        .find(|m| !m.is_string() && **m == written)
+        .cloned()
+}
+
+/// The JSON types a schema allows: `type` as a string or a list, else those of `anyOf` /
+/// `oneOf`, else those of its `enum` members or `const`.
 fn schema_types(schema: &Value) -> Vec<&str> {
     match schema.get("type") {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-        _ => ["anyOf", "oneOf"]
-            .iter()
-            .filter_map(|k| schema.get(*k).and_then(Value::as_array))
-            .flatten()
-            .flat_map(schema_types)
-            .collect(),
+        _ => {
+            let mut types: Vec<&str> = ["anyOf", "oneOf"]
+                .iter()
+                .filter_map(|k| schema.get(*k).and_then(Value::as_array))
+                .flatten()
+                .flat_map(schema_types)
+                .collect();
+            if types.is_empty() {
+                let members = match (schema.get("enum"), schema.get("const")) {
+                    (Some(Value::Array(members)), _) => members.iter().collect(),
+                    (_, Some(member)) => vec![member],
+                    _ => Vec::new(),
+                };
+                for member in members {
+                    let t = match member {
+                        Value::Null => "null",
+                        Value::Bool(_) => "boolean",
+                        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+                        Value::Number(_) => "number",
+                        Value::String(_) => "string",
+                        Value::Array(_) => "array",
+                        Value::Object(_) => "object",
+                    };
+                    if !types.contains(&t) {
+                        types.push(t);
+                    }
+                }
+            }
+            types
+        }
     }
 }
 
 /// `text` as a value of JSON type `t`, when it is one.
-fn convert(text: &str, t: &str) -> Option<Value> {
+fn convert(text: &str, t: &str, ctx: &Ctx<'_>) -> Option<Value> {
     let trimmed = text.trim();
     match t {
-        "integer" => trimmed
-            .parse::<i64>()
-            .map(Value::from)
-            .or_else(|_| trimmed.parse::<u64>().map(Value::from))
-            .ok(),
-        "number" => match serde_json::from_str::<Value>(trimmed) {
-            Ok(Value::Number(n)) => Some(Value::Number(n)),
-            _ => None,
-        },
+        "integer" => crate::exact::number(trimmed)
+            .filter(|_| !trimmed.contains(['.', 'e', 'E']))
+            .map(Value::Number)
+            .or_else(|| trimmed.parse::<i64>().map(Value::from).ok()),
+        "number" => crate::exact::number(trimmed).map(Value::Number),
         "boolean" => match trimmed.to_ascii_lowercase().as_str() {
             "true" => Some(Value::Bool(true)),
             "false" => Some(Value::Bool(false)),
@@ -770,7 +904,7 @@ fn convert(text: &str, t: &str) -> Option<Value> {
         },
         "null" => matches!(trimmed, "null" | "None").then_some(Value::Null),
         "object" | "array" => {
-            let value: Value = serde_json::from_str(&crate::repair(trimmed).ok()?).ok()?;
+            let value = ctx.value(&crate::repair(trimmed).ok()?).ok()?;
             let fits = if t == "object" {
                 value.is_object()
             } else {
