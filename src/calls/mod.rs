@@ -35,6 +35,7 @@
 //! assert_eq!(failure.extracted.unwrap().incomplete[0].tool.as_deref(), Some("rm"));
 //! ```
 
+mod deltas;
 mod filter;
 mod formats;
 mod harmony;
@@ -56,6 +57,7 @@ use crate::mend::{Concat, Mender, Options, Target};
 use crate::repair::{Repair, RepairKind};
 use crate::tools::{Tool, Tools};
 
+pub use deltas::{DeltaFraming, Deltas};
 pub use filter::{CallsFilter, CallsFilterOptions, Shape};
 pub use message::extract_message;
 pub use stream::{Event, Stream};
@@ -387,6 +389,8 @@ impl<'o> Ctx<'o> {
             strict: self.options.strict,
             max_depth: self.options.max_depth,
             max_nesting: self.options.max_nesting,
+            // A cut call is found from the repairs and listed as incomplete, not refused here.
+            ..Options::default()
         })
         // Parameters become serde_json values, which hold Unicode text only.
         .replacing_lone_surrogates()
@@ -469,14 +473,7 @@ impl Item {
 
 /// Whether the repairs say the text was cut off.
 pub(crate) fn truncated(repairs: &[Repair], text: &str) -> bool {
-    let end = text.trim_end().len();
-    repairs.iter().any(|r| match r.kind {
-        RepairKind::UnterminatedContainer
-        | RepairKind::UnterminatedString
-        | RepairKind::TruncatedLiteral => true,
-        RepairKind::MissingValue => r.offset.is_none_or(|o| o + 2 >= end),
-        _ => false,
-    })
+    crate::repair::truncated(repairs, text)
 }
 
 /// Normalizes one call and adds it (or its failure) to `found`.
@@ -662,6 +659,9 @@ fn arguments(
             ));
         }
         Args::Fields(fields) => {
+            if let Some(objects) = wrapped_arguments(&fields, definition, ctx, repairs) {
+                return Ok(Some(objects));
+            }
             let mut map = Map::new();
             for (key, field) in fields {
                 let schema = definition.and_then(|t| t.param_schema(&key));
@@ -737,6 +737,52 @@ fn arguments(
             })
         }
     }
+}
+
+/// The argument objects of a call whose only named value is `arguments` holding a JSON object
+/// (`<parameter name="arguments">{…}</parameter>`), when the tool's schema has no `arguments`
+/// property: the model wrapped its arguments. Without a schema the name is kept as written.
+fn wrapped_arguments(
+    fields: &[(String, Field)],
+    definition: Option<&Tool>,
+    ctx: &Ctx<'_>,
+    repairs: &mut Vec<Repair>,
+) -> Option<Vec<Map<String, Value>>> {
+    let [(key, field)] = fields else {
+        return None;
+    };
+    if key != "arguments" || definition?.param_schema(key).is_some() {
+        return None;
+    }
+    let unwrap = Repair {
+        kind: RepairKind::UnwrapArguments,
+        offset: None,
+        layers: None,
+        text: None,
+    };
+    let text = match field {
+        Field::Value(Value::Object(map)) => {
+            repairs.push(unwrap);
+            return Some(vec![map.clone()]);
+        }
+        Field::Value(Value::String(text))
+        | Field::Text(text)
+        | Field::TextOrJson(text)
+        | Field::Json(text) => text,
+        Field::Value(_) => return None,
+    };
+    if !text.trim_start().starts_with(['{', '"']) {
+        return None;
+    }
+    let mut mender = ctx.mender(Target::Object, Concat::All);
+    let mended = mender.mend(text).ok()?;
+    if truncated(mended.repairs(), text) {
+        return None;
+    }
+    let objects = serde_json::from_str(&mended.value()).ok()?;
+    repairs.push(unwrap);
+    repairs.extend_from_slice(mended.repairs());
+    Some(objects)
 }
 
 /// A named value of an XML-style format, given the type its schema declares. The schema
