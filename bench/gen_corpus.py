@@ -21,6 +21,9 @@ Writes into OUT_DIR (default bench/work/corpus):
       One line of about 200 MB: a clean JSON object (for the huge-line memory figure).
   adv-<series>-<1x|10x|100x>.txt
       Adversarial single-line inputs for the scaling series (see ADVERSARIAL below).
+  adv-calls-<series>-<1x|10x|100x>.txt
+      Adversarial replies for the `toolmend calls` scaling series (see CALLS_ADVERSARIAL below):
+      each format's markers repeated, markers with a JSON body that never closes, deep nesting.
   lines-<empty|crlf|tiny>-<1m|16m>.txt
       1,000,000 and 16,000,000 lines that are empty, `\r` alone, or `{"a":1}` (the memory
       table's lines series: peak RSS must not grow with the number of lines).
@@ -30,6 +33,7 @@ Writes into OUT_DIR (default bench/work/corpus):
       What was generated, with the kind of each line counted.
 
 Usage: gen_corpus.py [--out DIR] [--seed N] [--sizes 10k,100k,1m] [--no-big] [--adv-base BYTES]
+                     [--calls-adv-base BYTES]
 """
 
 import argparse
@@ -363,6 +367,89 @@ ADVERSARIAL = {
 SCALES = [("1x", 1), ("10x", 10), ("100x", 100)]
 
 
+# ---------------------------------------------------------------------------------------------
+# Adversarial replies for `toolmend calls` (issue 14): each format's markers repeated (the
+# closer never comes), markers whose JSON body never closes, and deep nesting.
+
+
+def rep(unit, n):
+    """`unit` repeated to about n bytes."""
+    return unit * max(1, n // len(unit.encode()))
+
+
+# name -> the unit repeated to the size
+CALLS_MARKERS = {
+    "harmony": '<|channel|>commentary to=functions.f<|message|>{"a":',
+    "harmony-analysis": "<|channel|>analysis<|message|>x<|end|>",
+    "deepseek_dsml": "<｜DSML｜function_calls>",
+    "deepseek_dsml-invoke": '<｜DSML｜function_calls><｜DSML｜invoke name="f">',
+    "kimi_k2": "<|tool_call_begin|>",
+    "kimi_k2-args": "<|tool_call_begin|>f<|tool_call_argument_begin|>{",
+    "step3": "<｜tool_call_begin｜>",
+    "deepseek": "<｜tool▁call▁begin｜>",
+    "deepseek-json": "<｜tool▁call▁begin｜>[{",
+    "minimax_m2": "<minimax:tool_call>",
+    "seed_oss": "<seed:tool_call>",
+    "longcat": "<longcat_tool_call>",
+    "hermes": "<tool_call>",
+    "hermes-json": "<tool_call>{",
+    "hermes-function": "<tool_call><function=f>",
+    "lfm2": "<|tool_call_start|>",
+    "llama4": "<|python_start|>",
+    "granite": "<|tool_call|>",
+    "mistral": "[TOOL_CALLS]",
+    "mistral-args": "[TOOL_CALLS]f[ARGS]{",
+    "command_r": "<|START_ACTION|>",
+    "command_r-json": "<|START_ACTION|>[",
+    "apertus": "<|tools_prefix|>",
+    "internlm2": "<|action_start|><|plugin|>",
+    "gigachat3": "<|message_sep|>function call<|role_sep|>",
+    "nemotron": "<TOOLCALL>",
+    "nemotron-json": "<TOOLCALL>[",
+    "jamba": "<tool_calls>",
+    "olmo3": "<function_calls>",
+    "granite_20b": "<function_call>",
+    "functionary": "<function=a>",
+    "functionary_v32": ">>>f\n{",
+    "phi4": "functools[",
+    "llama3": "<|python_tag|>",
+    "functiongemma": "<start_function_call>",
+    "gemma4": "<|tool_call>",
+    "reasoning": "<think>a</think>b",
+    "reasoning-open": "<think>",
+    "json-calls": '{"name":"f","arguments":{}} ',
+}
+
+CALLS_ADVERSARIAL = {"marker-" + k: (lambda u: lambda n: rep(u, n))(v) for k, v in CALLS_MARKERS.items()}
+CALLS_ADVERSARIAL.update({
+    "qwen3-coder-parameters": lambda n: "<tool_call><function=f>" + rep("<parameter=a>", n) + "</function></tool_call>",
+    "pythonic-list": lambda n: "[" + rep("f(a=1), ", n) + "]",
+    "deep-arrays-closed": lambda n: "[" * (n // 2) + "]" * (n // 2),
+    "deep-arrays-unclosed": lambda n: "[" * n,
+    "deep-objects-closed": lambda n: "x " + rep('{"a":', n // 2) + "1" + "}" * (n // 10),
+    "deep-objects-unclosed": lambda n: rep('{"a":', n),
+    "deep-arrays-around-a-call": lambda n: "x " + "[" * (n // 2) + '{"name":"f","arguments":{}}' + "]" * (n // 2),
+})
+
+
+def write_calls_adversarial(out, base, force=False):
+    """The replies of the calls scaling series, adv-calls-NAME-SCALE.txt (one reply per file)."""
+    stamp = os.path.join(out, "calls-adversarial.json")
+    want = {"base": base, "series": sorted(CALLS_ADVERSARIAL), "version": 1}
+    names = ["adv-calls-%s-%s.txt" % (n, label) for n in CALLS_ADVERSARIAL for label, _ in SCALES]
+    if not force and os.path.exists(stamp) and all(os.path.exists(os.path.join(out, n)) for n in names):
+        with open(stamp) as f:
+            if json.load(f) == want:
+                return
+    for name, fn in CALLS_ADVERSARIAL.items():
+        for label, k in SCALES:
+            with open(os.path.join(out, "adv-calls-%s-%s.txt" % (name, label)), "w", encoding="utf-8",
+                      newline="\n") as f:
+                f.write(fn(base * k))
+    with open(stamp, "w") as f:
+        json.dump(want, f)
+
+
 def write_big(path, target):
     """One ~target-byte line: {"items":[{...},{...},...],"n":N} built from a fixed pool."""
     rnd = random.Random(SEED + 7)
@@ -449,10 +536,13 @@ def main():
     p.add_argument("--no-big", action="store_true")
     p.add_argument("--big-bytes", type=int, default=200 * 1000 * 1000)
     p.add_argument("--adv-base", type=int, default=1_000_000, help="bytes of a 1x adversarial input")
+    p.add_argument("--calls-adv-base", type=int, default=100_000,
+                   help="bytes of a 1x adversarial reply for `toolmend calls`")
     p.add_argument("--force", action="store_true", help="regenerate files that already exist")
     a = p.parse_args()
 
     os.makedirs(a.out, exist_ok=True)
+    write_calls_adversarial(a.out, a.calls_adv_base, a.force)
     manifest_path = os.path.join(a.out, "manifest.json")
     want = {"seed": a.seed, "sizes": a.sizes, "replies": a.replies, "big": not a.no_big,
             "big_bytes": a.big_bytes, "adv_base": a.adv_base, "version": 3}

@@ -9,6 +9,7 @@ Measures, and writes to bench/RESULTS.md (and bench/work/results.json):
      (1M and 16M lines that are empty, `\r` alone or tiny) must not grow with the lines.
   3. Scaling of toolmend on adversarial single-line inputs at 1x/10x/100x size.
   4. `toolmend calls` on the replies corpus, when that command exists.
+  5. Scaling of `toolmend calls` on adversarial replies at 1x/10x/100x size.
 """
 
 import argparse
@@ -50,7 +51,14 @@ def log(*a):
 
 
 def run_timed(cmd, stdin_path, timeout=None, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
-    """Wall time of one run with stdin from a file; (seconds, exit code), or (None, 'timeout').
+    """Wall time of one run with stdin from a file; (seconds, exit code), or (None, 'timeout')."""
+    elapsed, _cpu, rc = run_measured(cmd, stdin_path, timeout, stdout, stderr)
+    return elapsed, rc
+
+
+def run_measured(cmd, stdin_path, timeout=None, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+    """Wall and CPU (user + system) time of one run with stdin from a file; (wall, cpu, exit
+    code), or (None, None, 'timeout').
 
     Waits with a blocking wait4(): Popen.wait(timeout) polls with growing sleeps, which would
     round short runs up to the next poll. A timer kills the process if it runs too long."""
@@ -65,14 +73,14 @@ def run_timed(cmd, stdin_path, timeout=None, stdout=subprocess.DEVNULL, stderr=s
                 p.kill()
             timer = threading.Timer(timeout, kill)
             timer.start()
-        _, status, _usage = os.wait4(p.pid, 0)
+        _, status, usage = os.wait4(p.pid, 0)
         elapsed = time.perf_counter() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
         if timer:
             timer.cancel()
         if killed:
-            return None, "timeout"
-        return elapsed, p.returncode
+            return None, None, "timeout"
+        return elapsed, usage.ru_utime + usage.ru_stime, p.returncode
 
 
 def peak_rss_kib(cmd, stdin_path):
@@ -402,6 +410,56 @@ def scaling(args, res):
     return out
 
 
+def calls_scaling(args, res):
+    """`toolmend calls` on each adversarial reply at 1x/10x/100x: time per byte must not grow."""
+    out = {}
+    cmd = [TOOLMEND, "calls", "--max-bytes", "300M"]
+    with open(os.path.join(CORPUS, "calls-adversarial.json")) as f:
+        res["calls_scaling_base"] = json.load(f)["base"]
+    for name in gen_corpus.CALLS_ADVERSARIAL:
+        rows = {}
+        stop = None
+        for label, _k in gen_corpus.SCALES:
+            path = os.path.join(CORPUS, "adv-calls-%s-%s.txt" % (name, label))
+            nbytes = os.path.getsize(path)
+            if stop:
+                rows[label] = {"bytes": nbytes, "skipped": stop}
+                continue
+            ts, cpus = [], []
+            rc = None
+            for _ in range(args.calls_adv_runs):
+                t, cpu, rc = run_measured(cmd, path, timeout=args.adv_timeout)
+                if t is None:
+                    stop = "a smaller size timed out"
+                    rows[label] = {"bytes": nbytes, "timeout_s": args.adv_timeout}
+                    break
+                ts.append(t)
+                cpus.append(cpu)
+            if ts and not stop:
+                med = statistics.median(ts)
+                cpu = statistics.median(cpus)
+                # Growth is judged on CPU time: on a shared machine wall time mostly measures
+                # the other processes.
+                rows[label] = {"bytes": nbytes, "median_s": med, "cpu_s": cpu,
+                               "runs": [round(t, 4) for t in ts], "ns_per_byte": cpu / nbytes * 1e9,
+                               "exit": rc}
+                if med * 10 > args.adv_timeout:
+                    stop = "the next size would take over %d s at this rate" % args.adv_timeout
+        r1, r10, r100 = (rows.get(k, {}).get("ns_per_byte") for k in ("1x", "10x", "100x"))
+        if r1 and r10 and r100:
+            g100_1, g100_10 = r100 / r1, r100 / r10
+            verdict = {"per_byte_100x_vs_1x": g100_1, "per_byte_100x_vs_10x": g100_10,
+                       "linear": max(g100_1, g100_10) <= args.linear_tolerance}
+        else:
+            verdict = {"linear": False, "note": "did not finish every size"}
+        out[name] = {"sizes": rows, "verdict": verdict}
+        log("== calls scaling %-28s %s" % (name, "  ".join(
+            "%s %.4fs" % (k, v["cpu_s"]) if "cpu_s" in v else "%s -" % k for k, v in rows.items())))
+        res["calls_scaling"] = out
+        save(res)
+    return out
+
+
 def calls(args, res):
     path = os.path.join(CORPUS, "replies.jsonl")
     helptext = sh([TOOLMEND, "calls", "--help"])
@@ -551,6 +609,12 @@ def report(res, args):
         w("| linear time on every adversarial series | %d of %d series linear%s | %s |" % (
             len(sc) - len(nonlin), len(sc), (" (not: %s)" % ", ".join(nonlin)) if nonlin else "",
             "yes" if not nonlin else "**no**"))
+    cs = res.get("calls_scaling", {})
+    if cs:
+        nonlin = [n for n, d in cs.items() if not d["verdict"].get("linear")]
+        w("| `calls` linear on every adversarial reply (issue 14) | %d of %d series linear%s | %s |" % (
+            len(cs) - len(nonlin), len(cs), (" (not: %s)" % ", ".join(nonlin)) if nonlin else "",
+            "yes" if not nonlin else "**no**"))
     w("")
 
     if mem or lm:
@@ -614,6 +678,36 @@ def report(res, args):
           "repeated (tens of thousands at 1x); backslashes-even/odd: a run of backslashes inside a string "
           "(odd: the string never ends); backslashes-encoded: the same inside a JSON-string-encoded object.\n")
 
+    if cs:
+        w("## Scaling of `toolmend calls` on adversarial replies\n")
+        w("One reply per input, sizes 1x/10x/100x of %s bytes, `toolmend calls --max-bytes 300M`, "
+          "median of %d run(s). Times are CPU time (user + system), not wall time: the growth of "
+          "the time per byte (at 100x over that at 1x and at 10x) is what is judged, and on a "
+          "shared machine wall time mostly measures the other processes; linear when both are "
+          "≤ %.1f. `marker-X` repeats the markers of format X (with `-json`, `-args`…: followed by "
+          "a body that never ends); the calls found are cut off or have no closer, so most replies "
+          "fail (exit 1), after every marker was looked at.\n" % (
+              format(res.get("calls_scaling_base", 0), ","), args.calls_adv_runs, args.linear_tolerance))
+        w("| series | unit | 1x | 10x | 100x | ns/byte at 100x | growth 100x/1x | 100x/10x | exit at 100x | linear |")
+        w("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        for n, d in cs.items():
+            s = d["sizes"]
+            cells = []
+            for k in ("1x", "10x", "100x"):
+                v = s.get(k, {})
+                cells.append(fmt_t(v["cpu_s"]) if "cpu_s" in v else (
+                    "timeout (%d s)" % v["timeout_s"] if "timeout_s" in v else "skipped"))
+            v = d["verdict"]
+            big = s.get("100x", {})
+            unit = gen_corpus.CALLS_MARKERS.get(n[len("marker-"):]) if n.startswith("marker-") else None
+            w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                n, ("`%s`" % unit.replace("|", "\\|").replace("\n", "\\n")) if unit else "", *cells,
+                "%.2f" % big["ns_per_byte"] if "ns_per_byte" in big else "-",
+                "%.2f" % v["per_byte_100x_vs_1x"] if "per_byte_100x_vs_1x" in v else "-",
+                "%.2f" % v["per_byte_100x_vs_10x"] if "per_byte_100x_vs_10x" in v else "-",
+                big.get("exit", "-"), "yes" if v.get("linear") else "**no**"))
+        w("")
+
     c = res.get("calls")
     if c:
         w("## `toolmend calls` on raw model replies\n")
@@ -645,7 +739,8 @@ def main():
     p.add_argument("--adv-timeout", type=int, default=120)
     p.add_argument("--adv-base", type=int, default=1_000_000)
     p.add_argument("--linear-tolerance", type=float, default=1.5)
-    p.add_argument("--only", default="throughput,kinds,memory,lines,scaling,calls")
+    p.add_argument("--calls-adv-runs", type=int, default=1)
+    p.add_argument("--only", default="throughput,kinds,memory,lines,scaling,calls,calls-scaling")
     p.add_argument("--merge", action="store_true",
                    help="keep the sections of bench/work/results.json that this run does not measure")
     p.add_argument("--out", default=os.path.join(BENCH, "RESULTS.md"))
@@ -655,7 +750,9 @@ def main():
         if s not in SIZES:
             p.error("unknown size %s" % s)
     only = set(args.only.split(","))
-    for exe in (TOOLMEND, FLOOR):
+    # The floor is needed only where it is compared with.
+    need_floor = only & {"throughput", "kinds", "memory"}
+    for exe in (TOOLMEND, FLOOR) if need_floor else (TOOLMEND,):
         if not os.path.exists(exe):
             sys.exit("missing %s: run bench/run.sh, which builds it" % exe)
 
@@ -682,6 +779,8 @@ def main():
         scaling(args, res)
     if "calls" in only:
         calls(args, res)
+    if "calls-scaling" in only:
+        calls_scaling(args, res)
     save(res)
     report(res, args)
 

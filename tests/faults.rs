@@ -351,6 +351,23 @@ fn a_hanging_model_is_stopped_by_the_run_timeout_with_6() {
     s.assert_nothing_left(2);
 }
 
+/// The time to read a reply counts against the run's timeout: a reply of 2 MiB of cut-off
+/// calls (malformed, so the model is asked again and again) ends the run at its deadline. Reading
+/// such a reply was quadratic and held the run for minutes (issue 14).
+#[test]
+fn a_reply_that_is_slow_to_read_does_not_hold_the_run_past_its_timeout() {
+    let s = Setup::new("llm-markers");
+    let config = s.config(&[
+        "[loop]\ntimeout = 2\nmax_parse_retries = 1000\n",
+        &s.llm("markers", ""),
+    ]);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert_eq!(s.finished()["status"], "timeout");
+    s.assert_nothing_left(1);
+}
+
 #[test]
 fn a_model_past_its_call_timeout_is_a_failed_call_retried_then_8() {
     let s = Setup::new("llm-call-timeout");
@@ -788,6 +805,26 @@ fn sigterm_while_the_model_runs() {
 #[test]
 fn sighup_while_the_model_runs() {
     interrupt_the_model(libc::SIGHUP);
+}
+
+/// A stop signal is acted on while a reply is being read (the reply is read off the thread
+/// that watches for signals): before, SIGTERM waited for the whole read, minutes on a reply of
+/// repeated markers (issue 14).
+#[test]
+fn sigterm_while_a_reply_is_read() {
+    let s = Setup::new("signal-reading");
+    let config = s.config(&[&s.llm("markers", "")]);
+    let child = s.command(&config, "go").spawn().unwrap();
+    s.wait_for("llm-replied");
+    std::thread::sleep(Duration::from_millis(100));
+    let (out, took) = signal_and_finish(child, libc::SIGTERM);
+    assert_eq!(code(&out), 130, "{:?} {}", out.status, stderr(&out));
+    assert!(
+        took < Duration::from_secs(2),
+        "exit {took:?} after the signal"
+    );
+    assert_eq!(s.finished()["status"], "interrupted");
+    s.assert_nothing_left(1);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! The agent loop: ask the model, read its reply, approve and run the tool it calls, repeat.
 
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -229,7 +230,7 @@ impl Run<'_> {
             let reply = self.ask_model()?;
             self.messages
                 .push(Message::new(Role::Assistant, reply.clone()));
-            match self.read_reply(&reply) {
+            match self.read_reply(&reply)? {
                 Reply::Answer(answer) => return Ok((Status::Answered, answer, None)),
                 Reply::Malformed { code, message } => {
                     malformed_in_a_row += 1;
@@ -400,54 +401,18 @@ impl Run<'_> {
         }
     }
 
-    fn read_reply(&self, reply: &str) -> Reply {
-        let found = match calls::extract(reply, &self.call_options) {
-            Ok(found) => found,
-            Err(failure) => {
-                let mut message = failure.error.message;
-                if failure.error.code == Code::IncompleteCall {
-                    // "Cut off" also covers JSON that breaks before its end; the strict
-                    // parser says exactly where, which is what the model needs to fix it.
-                    let call = failure.error.offset.and_then(|at| reply.get(at..));
-                    if let Some(Err(e)) = call.map(strict_parse) {
-                        message
-                            .push_str(&format!(" (as JSON, from the call's start: {})", e.message));
-                    }
-                }
-                return Reply::Malformed {
-                    code: failure.error.code.as_str(),
-                    message,
-                };
-            }
-        };
-        let count = found.calls.len();
-        if count > 1 {
-            return Reply::Malformed {
-                code: Code::Concatenated.as_str(),
-                message: format!(
-                    "the reply holds {count} tool calls; send exactly one JSON object per reply"
-                ),
-            };
-        }
-        match found.calls.into_iter().next() {
-            Some(call) => Reply::Call {
-                call: Box::new(call),
-                reason: found.text,
-            },
-            None => {
-                let text = found.text.unwrap_or_default();
-                if text.trim().is_empty() {
-                    // Only reasoning: no answer to give, so the model is asked again.
-                    return Reply::Malformed {
-                        code: Code::EmptyInput.as_str(),
-                        message: "the reply has no text besides its reasoning".to_owned(),
-                    };
-                }
-                match attempted_call(&text) {
-                    Some((code, message)) => Reply::Malformed { code, message },
-                    None => Reply::Answer(text),
-                }
-            }
+    /// Reads a reply on a thread of its own, so that the run's timeout and stop signals are
+    /// acted on while it is read, however long that takes.
+    fn read_reply(&self, reply: &str) -> Result<Reply, Stop> {
+        let (reply, options) = (reply.to_owned(), self.call_options.clone());
+        match off_thread(self.deadline, move || read_reply(&reply, &options)) {
+            Ok(reply) => Ok(reply),
+            Err(Interruption::Signal(signal)) => Err(self.interrupted(signal)),
+            Err(Interruption::Deadline) => Err(self.timed_out()),
+            Err(Interruption::Failed) => Err(Stop::new(
+                Status::Internal,
+                "the model's reply could not be read (the extractor failed: a bug)",
+            )),
         }
     }
 
@@ -585,6 +550,98 @@ impl Run<'_> {
     }
 }
 
+/// What a reply is: an answer, one valid call, or malformed (and why).
+fn read_reply(reply: &str, options: &CallOptions) -> Reply {
+    let found = match calls::extract(reply, options) {
+        Ok(found) => found,
+        Err(failure) => {
+            let mut message = failure.error.message;
+            if failure.error.code == Code::IncompleteCall {
+                // "Cut off" also covers JSON that breaks before its end; the strict
+                // parser says exactly where, which is what the model needs to fix it.
+                let call = failure.error.offset.and_then(|at| reply.get(at..));
+                if let Some(Err(e)) = call.map(strict_parse) {
+                    message.push_str(&format!(" (as JSON, from the call's start: {})", e.message));
+                }
+            }
+            return Reply::Malformed {
+                code: failure.error.code.as_str(),
+                message,
+            };
+        }
+    };
+    let count = found.calls.len();
+    if count > 1 {
+        return Reply::Malformed {
+            code: Code::Concatenated.as_str(),
+            message: format!(
+                "the reply holds {count} tool calls; send exactly one JSON object per reply"
+            ),
+        };
+    }
+    match found.calls.into_iter().next() {
+        Some(call) => Reply::Call {
+            call: Box::new(call),
+            reason: found.text,
+        },
+        None => {
+            let text = found.text.unwrap_or_default();
+            if text.trim().is_empty() {
+                // Only reasoning: no answer to give, so the model is asked again.
+                return Reply::Malformed {
+                    code: Code::EmptyInput.as_str(),
+                    message: "the reply has no text besides its reasoning".to_owned(),
+                };
+            }
+            match attempted_call(&text) {
+                Some((code, message)) => Reply::Malformed { code, message },
+                None => Reply::Answer(text),
+            }
+        }
+    }
+}
+
+/// Why work handed to [`off_thread`] gave no result.
+#[derive(Debug, PartialEq, Eq)]
+enum Interruption {
+    /// A stop signal came.
+    Signal(i32),
+    /// The run's deadline passed.
+    Deadline,
+    /// The work panicked, or no thread could be started for it.
+    Failed,
+}
+
+/// Runs `work` on a thread of its own and waits for it, but no longer than `deadline` and
+/// no longer than until a stop signal comes: the loop's promises hold whatever the work does.
+/// Work given up on is left to finish on its own; its result is dropped.
+fn off_thread<T: Send + 'static>(
+    deadline: Instant,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Interruption> {
+    let (send, receive) = mpsc::channel();
+    thread::Builder::new()
+        .name("toolmend-extract".into())
+        .spawn(move || {
+            let _ = send.send(work());
+        })
+        .map_err(|_| Interruption::Failed)?;
+    loop {
+        if let Some(signal) = sys::stop_requested() {
+            return Err(Interruption::Signal(signal));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(Interruption::Deadline);
+        }
+        match receive.recv_timeout((deadline - now).min(Duration::from_millis(10))) {
+            Ok(result) => return Ok(result),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return Err(Interruption::Failed),
+        }
+    }
+}
+
 /// Whether a reply without a call still tries to be one: it has a `"tool"`, `"parameters"` or
 /// `"terminate"` key. The extractor reads such text as prose when the JSON is too broken or
 /// lacks the envelope; the model must hear about it, not have it taken for its answer. Other
@@ -649,6 +706,25 @@ mod tests {
             attempted_call("```json\n{\"parameters\": {}, \"terminate\": false}\n```").unwrap();
         assert_eq!(code, "missing_field");
         assert!(attempted_call("Calling: \"tool\": echo").is_some());
+    }
+
+    #[test]
+    fn work_off_thread_gives_way_to_the_deadline() {
+        let start = Instant::now();
+        let slow = off_thread(start + Duration::from_millis(100), || {
+            thread::sleep(Duration::from_secs(5));
+            1
+        });
+        assert_eq!(slow, Err(Interruption::Deadline));
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+        let soon = Instant::now() + Duration::from_secs(5);
+        assert_eq!(off_thread(soon, || 7), Ok(7));
+        let failed = off_thread(soon, || -> i32 { panic!("a failing extractor") });
+        assert_eq!(failed, Err(Interruption::Failed));
     }
 
     #[test]

@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 
 use super::pythonic::{Py, PyError};
 use super::scan::{
-    Reasoning, bare_name, blank, find_any, find_str, ident_len, is_name_byte, is_whole_json,
-    json_extent, reasoning, remaining_text, skip_ws, valid_json_end,
+    Finder, Reasoning, bare_name, blank, find_str, ident_len, is_name_byte, is_valid_json,
+    is_whole_json, json_extent, reasoning, remaining_text, skip_ws,
 };
 use super::{Args, Ctx, Field, Incomplete, Item, Raw, Rejected, harmony, truncated};
 use crate::error::{Code, Error};
@@ -475,18 +475,21 @@ fn run_spec(spec: &Spec, text: &str, ctx: &Ctx<'_>) -> Out {
 }
 
 fn blocks(text: &str, ctx: &Ctx<'_>, opens: &[&str], closes: &[&str], body: Body, out: &mut Out) {
+    let mut find = Finder::new(text);
     let mut pos = 0;
-    while let Some((start, open_len)) = find_any(text, pos, opens) {
+    while let Some((start, open_len)) = find.find_any(pos, text.len(), opens) {
         let body_start = start + open_len;
         // A body that is valid JSON ends where that JSON does: markers in its strings are text.
         let at = skip_ws(text, body_start);
         let search = if text[at..].starts_with(['{', '[']) {
-            valid_json_end(text, at).unwrap_or(body_start)
+            ctx.json_extent(text, at, text.len())
+                .filter(|&end| is_valid_json(&text[at..end]))
+                .unwrap_or(body_start)
         } else {
             body_start
         };
-        let close = find_any(text, search, closes);
-        let next = find_any(text, search, opens);
+        let close = find.find_any(search, text.len(), closes);
+        let next = find.find_any(search, text.len(), opens);
         let (body_end, after, closed) = match (close, next) {
             (Some((c, len)), n) if n.is_none_or(|(o, _)| c <= o) => (c, c + len, true),
             (_, Some((o, _))) => (o, o, false),
@@ -588,10 +591,13 @@ fn unread(text: &str, marker: &str, start: usize, body_end: usize, closed: bool)
 }
 
 fn prefixes(text: &str, ctx: &Ctx<'_>, opens: &[&str], lead: &[&str], body: Body, out: &mut Out) {
+    let mut find = Finder::new(text);
     let mut pos = 0;
-    while let Some((at, len)) = find_any(text, pos, opens) {
+    while let Some((at, len)) = find.find_any(pos, text.len(), opens) {
         let body_start = at + len;
-        let body_end = find_any(text, body_start, opens).map_or(text.len(), |(j, _)| j);
+        let body_end = find
+            .find_any(body_start, text.len(), opens)
+            .map_or(text.len(), |(j, _)| j);
         let before = text[..at].trim_end();
         let start = lead
             .iter()
@@ -735,7 +741,7 @@ fn json_seq(
         if i >= range.end || !text[i..].starts_with(['{', '[']) {
             break;
         }
-        let (piece_end, complete) = match json_extent(&text[..range.end], i) {
+        let (piece_end, complete) = match ctx.json_extent(text, i, range.end) {
             Some(e) => (e, true),
             None => (range.end, false),
         };
@@ -1024,8 +1030,13 @@ fn looks_like_glm(body: &str) -> bool {
 }
 
 /// The text between `from` and the first of `ends` (within `limit`): `(end, found)`.
-fn until(text: &str, from: usize, limit: usize, ends: &[&str]) -> (usize, Option<usize>) {
-    match find_any(&text[..limit], from, ends) {
+fn until(
+    find: &mut Finder<'_>,
+    from: usize,
+    limit: usize,
+    ends: &[&str],
+) -> (usize, Option<usize>) {
+    match find.find_any(from, limit, ends) {
         Some((i, len)) => (i, Some(i + len)),
         None => (limit, None),
     }
@@ -1157,6 +1168,7 @@ fn gemma_args(text: &str, brace: usize, quote: &str) -> Option<(String, usize)> 
 }
 
 fn function_tags(text: &str, range: Range<usize>, closed: bool, out: &mut Out) -> Option<usize> {
+    let mut find = Finder::new(text);
     let mut pos = range.start;
     let mut any = false;
     while let Some(i) = find_str(&text[pos..range.end], "<function=") {
@@ -1180,7 +1192,7 @@ fn function_tags(text: &str, range: Range<usize>, closed: bool, out: &mut Out) -
         }
         any = true;
         let content_start = name_start + gt + 1;
-        let (content_end, after) = until(text, content_start, range.end, &["</function>"]);
+        let (content_end, after) = until(&mut find, content_start, range.end, &["</function>"]);
         let complete = after.is_some() || closed;
         function_body(text, name, start, content_start..content_end, complete, out);
         pos = after.unwrap_or(range.end);
@@ -1220,6 +1232,7 @@ fn function_body(
         out.items.push(incomplete("it ends before </function>"));
         return;
     }
+    let mut find = Finder::new(text);
     let mut fields = Vec::new();
     let mut pos = range.start;
     while let Some(i) = find_str(&text[pos..range.end], "<parameter=") {
@@ -1234,7 +1247,7 @@ fn function_body(
             .trim_matches(['"', '\'']);
         let value_start = key_start + gt + 1;
         let (value_end, after) = until(
-            text,
+            &mut find,
             value_start,
             range.end,
             &["</parameter>", "<parameter=", "</function>"],
@@ -1283,17 +1296,18 @@ fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) -> Option<u
         }));
         return Some(range.end);
     }
+    let mut find = Finder::new(text);
     let mut fields = Vec::new();
     let mut pos = at + n;
     while let Some(i) = find_str(&text[pos..range.end], "<arg_key>") {
         let key_start = pos + i + "<arg_key>".len();
-        let (key_end, after_key) = until(text, key_start, range.end, &["</arg_key>"]);
+        let (key_end, after_key) = until(&mut find, key_start, range.end, &["</arg_key>"]);
         let value_open = after_key.map(|a| skip_ws(text, a));
         let value = value_open
             .filter(|&v| text[v..range.end].starts_with("<arg_value>"))
             .map(|v| {
                 let vs = v + "<arg_value>".len();
-                let (ve, after) = until(text, vs, range.end, &["</arg_value>"]);
+                let (ve, after) = until(&mut find, vs, range.end, &["</arg_value>"]);
                 (vs..ve, after.unwrap_or(range.end))
             });
         let key = text[key_start..key_end].trim().to_owned();
@@ -1352,6 +1366,7 @@ fn invokes(
     let close = format!("</{prefix}invoke>");
     let p_open = format!("<{prefix}parameter");
     let p_close = format!("</{prefix}parameter>");
+    let mut find = Finder::new(text);
     let mut pos = range.start;
     let mut any = false;
     while let Some(i) = find_str(&text[pos..range.end], &open) {
@@ -1369,7 +1384,7 @@ fn invokes(
         let name = attr(tag, "name").unwrap_or_default();
         any = true;
         let content_start = start + gt + 1;
-        let (content_end, after) = until(text, content_start, range.end, &[close.as_str()]);
+        let (content_end, after) = until(&mut find, content_start, range.end, &[close.as_str()]);
         if after.is_none() && !closed {
             out.items.push(Item::Incomplete(Incomplete {
                 tool: (!name.is_empty()).then(|| bare_name(&name).0),
@@ -1390,7 +1405,8 @@ fn invokes(
             let key = attr(tag, "name").unwrap_or_default();
             let is_json = attr(tag, "string").is_some_and(|s| s == "false");
             let value_start = tag_start + gt + 1;
-            let (value_end, after) = until(text, value_start, content_end, &[p_close.as_str()]);
+            let (value_end, after) =
+                until(&mut find, value_start, content_end, &[p_close.as_str()]);
             let value = xml_value(&text[value_start..value_end]);
             fields.push((
                 key,
@@ -1544,16 +1560,19 @@ fn tagged(
     id_head: bool,
     out: &mut Out,
 ) {
+    let mut find = Finder::new(text);
     let mut pos = 0;
     let mut any = false;
-    while let Some(i) = find_str(&text[pos..], open) {
-        let start = pos + i;
+    while let Some(start) = find.find(pos, text.len(), open) {
         let head_start = start + open.len();
-        let next_open = find_str(&text[head_start..], open).map_or(text.len(), |j| head_start + j);
-        let limit =
-            find_any(text, head_start, section).map_or(next_open, |(s, _)| s.min(next_open));
+        let next_open = find
+            .find(head_start, text.len(), open)
+            .unwrap_or(text.len());
+        let limit = find
+            .find_any(head_start, text.len(), section)
+            .map_or(next_open, |(s, _)| s.min(next_open));
         any = true;
-        let Some(sep_at) = find_str(&text[head_start..limit], sep).map(|j| head_start + j) else {
+        let Some(sep_at) = find.find_any(head_start, limit, &[sep]).map(|(at, _)| at) else {
             let head = text[head_start..limit].trim();
             let (tool, id) = if head.is_empty() || head == "function" {
                 (None, None)
@@ -1575,7 +1594,7 @@ fn tagged(
         };
         let head = text[head_start..sep_at].trim();
         let args_start = sep_at + sep.len();
-        let (args_end, after) = until(text, args_start, limit, &[close]);
+        let (args_end, after) = until(&mut find, args_start, limit, &[close]);
         let complete = after.is_some();
         let call_end = after.unwrap_or(args_end);
         out.cut.push(start..call_end);
@@ -1640,8 +1659,8 @@ fn tagged(
             .copied()
             .filter(|m| !m.contains("end"))
             .collect();
-        if let Some((start, len)) = find_any(text, 0, &opens) {
-            let next = find_any(text, start + len, section);
+        if let Some((start, len)) = find.find_any(0, text.len(), &opens) {
+            let next = find.find_any(start + len, text.len(), section);
             let body_end = next.map_or(text.len(), |(e, _)| e);
             let end = next.map_or(text.len(), |(e, l)| e + l);
             let marker = &text[start..start + len];
@@ -1691,7 +1710,10 @@ fn hunyuan(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             // A `<tool_calls>` section holding JSON is Jamba's: markers in its strings are text.
             pos = match hy_tag(text, name_end + 1) {
                 Some((_, end)) if text[skip_ws(text, end)..].starts_with(['[', '{']) => {
-                    valid_json_end(text, skip_ws(text, end)).unwrap_or(end)
+                    let at = skip_ws(text, end);
+                    ctx.json_extent(text, at, text.len())
+                        .filter(|&e| is_valid_json(&text[at..e]))
+                        .unwrap_or(end)
                 }
                 _ => name_end,
             };
@@ -1708,7 +1730,7 @@ fn hunyuan(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
         let next_open =
             find_str(&text[tag_end..], &text[start..tag_end]).map_or(text.len(), |j| tag_end + j);
         let (body_end, after) = until(
-            text,
+            &mut Finder::new(text),
             tag_end,
             next_open,
             &[close.as_str(), section_close.as_str()],
@@ -1830,6 +1852,7 @@ fn hy_pairs(
 ) -> Result<Vec<(String, Field)>, (usize, bool, String)> {
     let [key_open, key_close, value_open, value_close] =
         ["<arg_key", "</arg_key", "<arg_value", "</arg_value"].map(|t| format!("{t}{label}>"));
+    let mut find = Finder::new(text);
     let mut fields = Vec::new();
     let mut i = range.start;
     loop {
@@ -1841,7 +1864,8 @@ fn hy_pairs(
             return Err((i, false, format!("expected {key_open}")));
         }
         let key_start = i + key_open.len();
-        let (key_end, Some(after_key)) = until(text, key_start, range.end, &[key_close.as_str()])
+        let (key_end, Some(after_key)) =
+            until(&mut find, key_start, range.end, &[key_close.as_str()])
         else {
             return Err((key_start, true, format!("{key_open} is not closed")));
         };
@@ -1855,7 +1879,7 @@ fn hy_pairs(
         }
         let value_start = v + value_open.len();
         let (value_end, Some(after_value)) =
-            until(text, value_start, range.end, &[value_close.as_str()])
+            until(&mut find, value_start, range.end, &[value_close.as_str()])
         else {
             return Err((value_start, true, format!("{value_open} is not closed")));
         };
@@ -2048,9 +2072,23 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
     // Each bracket that never closes costs a pass to the end of the text; a few are looked
     // at (the call cut off at the end among them), then the scan stops, so work stays linear.
     let mut unclosed = 0;
+    // A complete value that cannot be read is looked into (a call may sit inside broken
+    // JSON), which hands each value nested in it to the mender again: on `[[[…]]]` nested past
+    // --max-nesting that was a pass per bracket. The bytes looked into again are capped at a
+    // few times the reply; past that, such a value is skipped whole.
+    let mut budget = 2 * text.len() + (64 << 10);
+    let mut unreadable = |start: usize, end: usize, complete: bool| {
+        if complete && budget < end - start {
+            return end;
+        }
+        if complete {
+            budget -= end - start;
+        }
+        start + 1
+    };
     while let Some(j) = memchr::memchr2(b'{', b'[', &bytes[i..]) {
         let start = i + j;
-        let (end, complete) = match json_extent(text, start) {
+        let (end, complete) = match ctx.json_extent(text, start, text.len()) {
             Some(e) => (e, true),
             None if unclosed == 8 => break,
             None => {
@@ -2078,14 +2116,14 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
                 continue;
             }
             Err(_) => {
-                i = start + 1;
+                i = unreadable(start, end, complete);
                 continue;
             }
         };
         let cut_off = !complete || truncated(mended.repairs(), piece);
         let repairs = mended.repairs().to_vec();
         let Ok(value) = ctx.value(&mended.value()) else {
-            i = start + 1;
+            i = unreadable(start, end, complete);
             continue;
         };
         let mut raws = Vec::new();
@@ -2170,13 +2208,10 @@ fn fenced_span(text: &str, start: usize, end: usize) -> (Range<usize>, bool) {
     let before = text[..start].trim_end();
     let after = text[end..].trim_start();
     let mut span = start..end;
-    let mut fence_before = None;
-    if let Some(line_start) = before.rfind("```") {
-        let tag = &before[line_start + 3..];
-        if tag.bytes().all(|b| b.is_ascii_alphanumeric()) {
-            fence_before = Some(line_start);
-        }
-    }
+    // A fence right before, but for its tag: found without searching the text before it
+    // (an `rfind` per value made a reply of many calls quadratic).
+    let untagged = before.trim_end_matches(|c: char| c.is_ascii_alphanumeric());
+    let fence_before = untagged.ends_with("```").then(|| untagged.len() - 3);
     if let Some(fs) = fence_before
         && after.starts_with("```")
     {

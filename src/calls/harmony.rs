@@ -7,7 +7,7 @@
 //! missing: a call with no terminator is complete when its JSON is.
 
 use super::formats::Out;
-use super::scan::find_str;
+use super::scan::{Finder, find_str};
 use super::{Args, Ctx, Incomplete, Item, Raw};
 
 const MESSAGE: &str = "<|message|>";
@@ -29,6 +29,7 @@ pub(crate) fn detect(text: &str) -> bool {
 pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> Out {
     let mut out = Out::default();
     let mut texts = Vec::new();
+    let mut find = Finder::new(text);
     let mut pos = 0;
     loop {
         let Some(i) = find_str(&text[pos..], MESSAGE) else {
@@ -51,7 +52,7 @@ pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> Out {
         }
         let header = &segment[header_start..];
         let content_start = m + MESSAGE.len();
-        let (content_end, terminator) = match super::scan::find_any(text, content_start, ENDS) {
+        let (content_end, terminator) = match find.find_any(content_start, text.len(), ENDS) {
             Some((e, len)) => (e, Some(&text[e..e + len])),
             None => (text.len(), None),
         };

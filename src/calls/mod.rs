@@ -46,6 +46,7 @@ mod pythonic;
 mod scan;
 mod stream;
 
+use std::cell::RefCell;
 use std::fmt;
 use std::sync::Arc;
 
@@ -423,6 +424,8 @@ pub(crate) fn run(
 pub(crate) struct Ctx<'o> {
     pub options: &'o CallOptions,
     pub tools: Option<&'o Tools>,
+    /// The JSON extents found so far in the text being scanned.
+    extents: RefCell<scan::Extents>,
 }
 
 impl<'o> Ctx<'o> {
@@ -430,7 +433,14 @@ impl<'o> Ctx<'o> {
         Ctx {
             options,
             tools: options.tools.as_deref(),
+            extents: RefCell::default(),
         }
+    }
+
+    /// The end of the JSON array or object at `start` within `text[..limit]` (see
+    /// [`scan::Extents`]: each bracket of a text is scanned a bounded number of times).
+    pub(crate) fn json_extent(&self, text: &str, start: usize, limit: usize) -> Option<usize> {
+        self.extents.borrow_mut().get(text, start, limit)
     }
 
     /// Whether a name may be a call in marker-less text: any name without tools, only a

@@ -8,12 +8,10 @@ pub(crate) fn json_extent(text: &str, start: usize) -> Option<usize> {
     crate::locate::json_extent(text.as_bytes(), start)
 }
 
-/// The end of the JSON array or object starting at `start` when it is valid JSON as it stands:
-/// call markers and reasoning tags inside its strings are text, not markup.
-pub(crate) fn valid_json_end(text: &str, start: usize) -> Option<usize> {
-    let end = json_extent(text, start)?;
-    serde_json::from_str::<serde::de::IgnoredAny>(&text[start..end]).ok()?;
-    Some(end)
+/// Whether `text` is valid JSON as it stands: call markers and reasoning tags inside its
+/// strings are text, not markup.
+pub(crate) fn is_valid_json(text: &str) -> bool {
+    serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
 
 /// Whether the whole of `text` (but for surrounding whitespace) is one JSON array or object.
@@ -73,14 +71,186 @@ pub(crate) fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
     None
 }
 
-/// The first of `markers` at or after `from`: `(start, marker length)`.
-pub(crate) fn find_any(text: &str, from: usize, markers: &[&str]) -> Option<(usize, usize)> {
-    let hay = text.get(from..)?;
-    markers
-        .iter()
-        .filter(|m| !m.is_empty())
-        .filter_map(|m| find_str(hay, m).map(|i| (from + i, m.len())))
-        .min_by_key(|&(i, len)| (i, usize::MAX - len))
+/// Finds markers in one text for a loop that asks again and again from further on: what each
+/// search found (or that a needle is absent up to some point) is remembered, so no byte is
+/// searched twice for the same needle. A plain search per question rescans the rest of the
+/// text for every marker that is not there: `<tool_call>` repeated 30,000 times took seconds.
+pub(crate) struct Finder<'t> {
+    text: &'t str,
+    seen: Vec<Seen>,
+}
+
+/// What is known of one needle.
+struct Seen {
+    needle: Box<str>,
+    from: usize,
+    /// `Some`: the first occurrence at or after `from`. `None`: no occurrence at or after
+    /// `from` ends by `upto`.
+    at: Option<usize>,
+    upto: usize,
+}
+
+impl<'t> Finder<'t> {
+    pub(crate) fn new(text: &'t str) -> Finder<'t> {
+        Finder {
+            text,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Where `needle` first occurs at or after `from`, ending by `limit`.
+    pub(crate) fn find(&mut self, from: usize, limit: usize, needle: &str) -> Option<usize> {
+        let text = self.text;
+        let limit = limit.min(text.len());
+        let len = needle.len();
+        if from + len > limit {
+            return None;
+        }
+        // Occurrences that lie wholly in text[a..b].
+        let search = |a: usize, b: usize| {
+            (a + len <= b)
+                .then(|| find_str(&text[a..b], needle).map(|i| a + i))
+                .flatten()
+        };
+        let Some(slot) = self.seen.iter().position(|s| &*s.needle == needle) else {
+            let at = search(from, limit);
+            self.seen.push(Seen {
+                needle: needle.into(),
+                from,
+                at,
+                upto: limit,
+            });
+            return at;
+        };
+        let seen = &mut self.seen[slot];
+        // Before what is known: only the bytes where an occurrence would start before it.
+        let before = (from < seen.from)
+            .then(|| search(from, (seen.from + len - 1).min(limit)))
+            .flatten();
+        let at = before.or_else(|| {
+            let f = from.max(seen.from);
+            match seen.at {
+                Some(a) if a >= f => (a + len <= limit).then_some(a),
+                Some(_) => search(f, limit),
+                None if limit <= seen.upto => None,
+                None => search(f.max((seen.upto + 1).saturating_sub(len)), limit),
+            }
+        });
+        // Keep the most that is known from `from` on.
+        let (known_at, upto) = match (at, seen.at) {
+            (Some(a), _) => (Some(a), limit),
+            (None, Some(a)) if from >= seen.from && a >= from => (Some(a), limit),
+            (None, None) if from >= seen.from => (None, limit.max(seen.upto)),
+            (None, _) => (None, limit),
+        };
+        seen.from = from;
+        seen.at = known_at;
+        seen.upto = upto;
+        at
+    }
+
+    /// The first of `needles` at or after `from` that ends by `limit`: `(start, length)`, the
+    /// longest at a tie.
+    pub(crate) fn find_any(
+        &mut self,
+        from: usize,
+        limit: usize,
+        needles: &[&str],
+    ) -> Option<(usize, usize)> {
+        needles
+            .iter()
+            .filter(|n| !n.is_empty())
+            .filter_map(|n| self.find(from, limit, n).map(|at| (at, n.len())))
+            .min_by_key(|&(i, len)| (i, usize::MAX - len))
+    }
+}
+
+/// `json_extent` over one text, remembered: a scan records the end of every bracket it opens
+/// outside a string, so asking at any of them again costs nothing, and a scan that reaches a
+/// bracket already known jumps to its end. Without this, each opening bracket of `[[[…` (or each
+/// `<tool_call>{` of a repeated marker) cost a pass to the end of the text.
+#[derive(Debug, Default)]
+pub(crate) struct Extents {
+    /// The text these are for (its address and length; cleared for another text).
+    text: (usize, usize),
+    /// Per byte offset: 0 unknown, `UNCLOSED`, or the end (exclusive) of the value opened there.
+    known: Vec<u32>,
+}
+
+const UNCLOSED: u32 = u32::MAX;
+
+impl Extents {
+    /// The end (exclusive) of the JSON array or object starting at `start` within
+    /// `text[..limit]`, as [`json_extent`] gives it.
+    pub(crate) fn get(&mut self, text: &str, start: usize, limit: usize) -> Option<usize> {
+        let bytes = text.as_bytes();
+        // Offsets are kept as u32; a text that does not fit is scanned as it comes.
+        if bytes.len() >= UNCLOSED as usize {
+            return json_extent(&text[..limit], start);
+        }
+        let id = (text.as_ptr() as usize, text.len());
+        if self.text != id || self.known.is_empty() {
+            self.text = id;
+            self.known.clear();
+            self.known.resize(bytes.len() + 1, 0);
+        }
+        self.scan(bytes, start).filter(|&end| end <= limit)
+    }
+
+    fn scan(&mut self, bytes: &[u8], start: usize) -> Option<usize> {
+        match self.known[start] {
+            0 => {}
+            UNCLOSED => return None,
+            end => return Some(end as usize),
+        }
+        let mut open: Vec<usize> = Vec::new();
+        let mut i = start;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'"' => {
+                    // To the closing quote, past escapes.
+                    let mut j = i + 1;
+                    loop {
+                        match memchr::memchr2(b'"', b'\\', &bytes[j.min(bytes.len())..]) {
+                            Some(k) if bytes[j + k] == b'\\' => j += k + 2,
+                            Some(k) => {
+                                j += k;
+                                break;
+                            }
+                            None => {
+                                j = bytes.len();
+                                break;
+                            }
+                        }
+                    }
+                    i = j;
+                }
+                b'{' | b'[' => match self.known[i] {
+                    0 => open.push(i),
+                    UNCLOSED => break,
+                    // A value whose end is known: the same bytes follow, so its end is ours.
+                    end => {
+                        i = end as usize;
+                        continue;
+                    }
+                },
+                b'}' | b']' => {
+                    if let Some(o) = open.pop() {
+                        self.known[o] = (i + 1) as u32;
+                    }
+                    if open.is_empty() {
+                        return Some(i + 1);
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        for o in open {
+            self.known[o] = UNCLOSED;
+        }
+        None
+    }
 }
 
 /// Whether `b` may be part of a function name (`a-z`, digits, `_`, `-`, `.`, `:`).
@@ -153,17 +323,18 @@ pub(crate) fn reasoning(text: &str) -> Reasoning {
         }
     }
     let mut pos = found.spans.last().map_or(0, |s| s.end);
+    let mut find = Finder::new(text);
     while let Some((start, open)) = REASONING
         .iter()
-        .filter_map(|(o, c)| find_str(&text[pos..], o).map(|i| (pos + i, (o, c))))
+        .filter_map(|(o, c)| find.find(pos, text.len(), o).map(|i| (i, (o, c))))
         .min_by_key(|(i, _)| *i)
     {
         let body = start + open.0.len();
-        match find_str(&text[body..], open.1) {
-            Some(i) => {
-                found.parts.push(body..body + i);
-                found.spans.push(start..body + i + open.1.len());
-                pos = body + i + open.1.len();
+        match find.find(body, text.len(), open.1) {
+            Some(end) => {
+                found.parts.push(body..end);
+                found.spans.push(start..end + open.1.len());
+                pos = end + open.1.len();
             }
             None => {
                 found.parts.push(body..text.len());
@@ -255,6 +426,66 @@ mod tests {
         let hay = "a <<tool <tool_call> é<tool_call>";
         for needle in ["<tool_call>", "<", "é<", "tool", "x", "", "<tool_call>x"] {
             assert_eq!(find_str(hay, needle), hay.find(needle), "{needle:?}");
+        }
+    }
+
+    /// A small deterministic generator (no dependency for one test).
+    fn next(seed: &mut u64) -> usize {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (*seed >> 33) as usize
+    }
+
+    #[test]
+    fn a_finder_answers_what_a_fresh_search_answers() {
+        let mut seed = 7;
+        for _ in 0..300 {
+            let len = next(&mut seed) % 60;
+            let text: String = (0..len)
+                .map(|_| ['a', 'b', '<', '>'][next(&mut seed) % 4])
+                .collect();
+            let needles = ["<a>", "a", "<", "ab", "b<a"];
+            let mut finder = Finder::new(&text);
+            for _ in 0..40 {
+                let needle = needles[next(&mut seed) % needles.len()];
+                let from = next(&mut seed) % (len + 2);
+                let limit = from + next(&mut seed) % (len + 2);
+                let want = text
+                    .get(from..limit.min(len))
+                    .and_then(|hay| hay.find(needle))
+                    .map(|i| from + i);
+                assert_eq!(
+                    finder.find(from, limit, needle),
+                    want,
+                    "{text:?} {needle:?} {from}..{limit}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn remembered_extents_are_those_a_scan_finds() {
+        let mut seed = 11;
+        for _ in 0..300 {
+            let len = next(&mut seed) % 50;
+            let text: String = (0..len)
+                .map(|_| ['{', '}', '[', ']', '"', '\\', 'a'][next(&mut seed) % 7])
+                .collect();
+            let mut extents = Extents::default();
+            for _ in 0..30 {
+                let starts: Vec<usize> = text.match_indices(['{', '[']).map(|(i, _)| i).collect();
+                let Some(&start) = starts.get(next(&mut seed) % (starts.len() + 1)) else {
+                    continue;
+                };
+                let limit = start + next(&mut seed) % (len + 1);
+                let limit = limit.min(len);
+                assert_eq!(
+                    extents.get(&text, start, limit),
+                    json_extent(&text[..limit], start),
+                    "{text:?} at {start} within {limit}"
+                );
+            }
         }
     }
 

@@ -1,0 +1,145 @@
+//! `toolmend calls` takes time linear in the reply's length, whatever the reply repeats: each
+//! adversarial family runs at a size and at 8 times it, and the CPU time may grow about 8 times,
+//! not 64. A family that was quadratic took tens of seconds at the larger size (issue 14).
+//!
+//! CPU time (of the child alone, from `wait4`) rather than wall time, so that a loaded machine
+//! does not fail the test; runs too short to judge pass on their own.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The smaller size of each family, in bytes (the larger is 8 times it).
+const BASE: usize = 24 << 10;
+/// Growth of the CPU time from the smaller to the larger size beyond which the work is taken
+/// as superlinear (linear gives about 8; quadratic about 64).
+const MAX_GROWTH: f64 = 24.0;
+/// A larger run that takes less CPU time than this passes whatever its growth.
+const FLOOR: Duration = Duration::from_millis(400);
+/// Longest a run may take before it is taken as hung.
+const GUARD: Duration = Duration::from_secs(60);
+
+/// `unit` repeated to about `n` bytes.
+fn rep(unit: &str, n: usize) -> String {
+    unit.repeat((n / unit.len()).max(1))
+}
+
+type Family = (&'static str, fn(usize) -> String);
+
+/// One family per way the extractor went quadratic: a marker whose closer never comes, a
+/// bracket extent per marker, a section marker searched per call, reasoning tags, Harmony
+/// message ends, XML parameters, a fence looked for before every value, values nested deeper
+/// than can be read.
+const FAMILIES: &[Family] = &[
+    ("<tool_call> repeated", |n| rep("<tool_call>", n)),
+    ("<TOOLCALL>[ repeated", |n| rep("<TOOLCALL>[", n)),
+    ("<|START_ACTION|>{ repeated", |n| {
+        rep("<|START_ACTION|>{", n)
+    }),
+    ("<function=a> repeated", |n| rep("<function=a>", n)),
+    ("<|tool_call_begin|> repeated", |n| {
+        rep("<|tool_call_begin|>", n)
+    }),
+    ("<｜tool▁call▁begin｜>f( repeated", |n| {
+        rep("<｜tool▁call▁begin｜>f(", n)
+    }),
+    ("<|python_start|> repeated", |n| rep("<|python_start|>", n)),
+    ("<minimax:tool_call> with JSON bodies", |n| {
+        rep(r#"<minimax:tool_call>{"a":"<minimax:tool_call>[1]"}"#, n)
+    }),
+    ("Kimi calls", |n| {
+        rep(
+            r#"<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a":1}<|tool_call_end|>"#,
+            n,
+        )
+    }),
+    ("Harmony messages", |n| {
+        rep(r#"<|channel|>commentary to=functions.f<|message|>{"a":"#, n)
+    }),
+    ("Harmony analysis", |n| {
+        rep("<|channel|>analysis<|message|>x<|end|>", n)
+    }),
+    ("reasoning blocks", |n| rep("<think>a</think>b", n)),
+    ("Qwen3-Coder parameters", |n| {
+        format!(
+            "<tool_call><function=f>{}</function></tool_call>",
+            rep("<parameter=a>", n)
+        )
+    }),
+    ("marker-less calls", |n| {
+        rep(r#"{"name":"f","arguments":{}} "#, n)
+    }),
+    ("deep arrays, closed", |n| {
+        format!("{}{}", "[".repeat(n / 2), "]".repeat(n / 2))
+    }),
+    ("deep objects, closed", |n| {
+        format!("x {}1{}", rep(r#"{"a":"#, n / 2), "}".repeat(n / 10))
+    }),
+    ("deep arrays around a call", |n| {
+        format!(
+            "x {}{}{}",
+            "[".repeat(n / 2),
+            r#"{"name":"f","arguments":{}}"#,
+            "]".repeat(n / 2)
+        )
+    }),
+];
+
+/// CPU time (user + system) of `toolmend calls` on `input`.
+// The child is reaped by `wait4`, which also gives its CPU time; `Child::wait` would not.
+#[allow(clippy::zombie_processes)]
+fn cpu_time(input: &str) -> Duration {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+        .arg("calls")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_owned();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let pid = child.id() as libc::pid_t;
+    let start = Instant::now();
+    loop {
+        let mut status = 0;
+        // SAFETY: rusage is plain data filled in by the kernel; the pid is our own child.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let done = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        assert!(done >= 0, "wait4: {}", std::io::Error::last_os_error());
+        if done == pid {
+            let _ = writer.join();
+            let time = |t: libc::timeval| {
+                Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+            };
+            return time(usage.ru_utime) + time(usage.ru_stime);
+        }
+        if start.elapsed() > GUARD {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("toolmend calls ran over {GUARD:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn calls_is_linear_on_every_adversarial_family() {
+    let mut report = Vec::new();
+    let mut superlinear = Vec::new();
+    for (name, family) in FAMILIES {
+        let small = cpu_time(&family(BASE));
+        let large = cpu_time(&family(8 * BASE));
+        let growth = large.as_secs_f64() / small.as_secs_f64().max(1e-3);
+        report.push(format!("{name}: {small:?} -> {large:?} (x{growth:.1})"));
+        if large > FLOOR && growth > MAX_GROWTH {
+            superlinear.push(*name);
+        }
+    }
+    eprintln!("{}", report.join("\n"));
+    assert!(
+        superlinear.is_empty(),
+        "superlinear: {superlinear:?}\n{}",
+        report.join("\n")
+    );
+}
