@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use toolmend::{Concat, FilterOptions, Framing, MAX_THREADS, Options, Target};
+use toolmend::{Concat, FilterOptions, Framing, MAX_THREADS, Options, Target, Truncated};
 
 const EXIT_CODES: &str = "\
 Exit status:
@@ -160,7 +160,8 @@ Examples:
   toolmend calls --tools tools.json --records reply.txt
   toolmend calls --input jsonl --shape openai --records replies.jsonl
   toolmend calls --format mistral --require-terminate reply.txt
-  echo '<tool_call>{\"name\":\"ls\",\"arguments\":\"{}\"}</tool_call>' | toolmend calls";
+  echo '<tool_call>{\"name\":\"ls\",\"arguments\":\"{}\"}</tool_call>' | toolmend calls
+  curl -sN http://localhost:8080/v1/chat/completions -d @req.json | toolmend calls --stream --input sse";
 
 const PROMPT_EXAMPLES: &str = "\
 Examples:
@@ -185,9 +186,21 @@ pub struct CallsArgs {
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
-    /// How the input is cut into replies
-    #[arg(long, value_enum, default_value_t = InputArg::Whole, help_heading = "Input")]
-    pub input: InputArg,
+    /// How the input is cut into replies (with --stream: how the reply's pieces come)
+    #[arg(long, value_enum, default_value_t = CallsInputArg::Whole, help_heading = "Input")]
+    pub input: CallsInputArg,
+
+    /// Read one reply as it arrives; write one JSON event per line as it goes
+    ///
+    /// Events: `text` and `reasoning` deltas, `call_start` {index, tool}, `arguments` {index,
+    /// the parameters so far, `open`: the JSON pointer still being written}, `call_end`
+    /// {index, call}, `incomplete`, `invalid`, `retracted`, and last `end` (the record
+    /// `calls --records` writes for the whole reply). The input is raw text (`whole`, the
+    /// default), one delta per line (`jsonl`), or server-sent events (`sse`) of an OpenAI- or
+    /// Anthropic-compatible server. The exit status is that of `calls` on the whole reply.
+    /// See docs/streaming.md.
+    #[arg(long, help_heading = "Input")]
+    pub stream: bool,
 
     /// Refuse replies longer than this many bytes (K, M, G suffixes)
     #[arg(long, default_value = "64M", value_parser = parse_size, help_heading = "Input")]
@@ -231,6 +244,18 @@ pub struct CallsArgs {
     /// Refuse arrays and objects nested deeper than this (too_deep)
     #[arg(long, default_value_t = 1000, help_heading = "Calls")]
     pub max_nesting: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CallsInputArg {
+    /// One reply per line (with --stream: raw text)
+    Lines,
+    /// One JSON reply or message per line (with --stream: one delta per line)
+    Jsonl,
+    /// All of the input is one reply
+    Whole,
+    /// Server-sent events of an OpenAI- or Anthropic-compatible stream (--stream only)
+    Sse,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -290,6 +315,14 @@ pub struct MendArgs {
     #[arg(long, help_heading = "Pipeline")]
     pub strict: bool,
 
+    /// Heal input that was cut off, or refuse it (`truncated`)
+    ///
+    /// Input cut off before its end (a string, array or object left open, `tru`, `{"a":`,
+    /// `1.`) is healed by default, each closing reported as a repair. `error` refuses it with
+    /// the `truncated` code: for a caller about to run what it gets.
+    #[arg(long, value_enum, default_value_t = TruncatedArg::Heal, help_heading = "Pipeline")]
+    pub truncated: TruncatedArg,
+
     /// Unquote at most this many string layers
     #[arg(long, default_value_t = 10, help_heading = "Pipeline")]
     pub max_depth: u32,
@@ -311,6 +344,14 @@ pub enum InputArg {
     Jsonl,
     /// All of the input is one document
     Whole,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TruncatedArg {
+    /// Close what was left open; report it in `repairs`
+    Heal,
+    /// Fail with `truncated`
+    Error,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -336,6 +377,10 @@ impl MendArgs {
                 strict: self.strict,
                 max_depth: self.max_depth,
                 max_nesting: self.max_nesting,
+                truncated: match self.truncated {
+                    TruncatedArg::Heal => Truncated::Heal,
+                    TruncatedArg::Error => Truncated::Error,
+                },
             },
             framing: match self.input {
                 InputArg::Lines => Framing::Lines,

@@ -35,6 +35,7 @@
 //! assert_eq!(failure.extracted.unwrap().incomplete[0].tool.as_deref(), Some("rm"));
 //! ```
 
+mod deltas;
 mod filter;
 mod formats;
 mod harmony;
@@ -55,6 +56,7 @@ use crate::mend::{Concat, Mender, Options, Target};
 use crate::repair::{Repair, RepairKind};
 use crate::tools::{Tool, Tools};
 
+pub use deltas::{DeltaFraming, Deltas};
 pub use filter::{CallsFilter, CallsFilterOptions, Shape};
 pub use message::extract_message;
 pub use stream::{Event, Stream};
@@ -377,6 +379,8 @@ impl<'o> Ctx<'o> {
             strict: self.options.strict,
             max_depth: self.options.max_depth,
             max_nesting: self.options.max_nesting,
+            // A cut call is found from the repairs and listed as incomplete, not refused here.
+            ..Options::default()
         })
         // Parameters become serde_json values, which hold Unicode text only.
         .replacing_lone_surrogates()
@@ -459,14 +463,7 @@ impl Item {
 
 /// Whether the repairs say the text was cut off.
 pub(crate) fn truncated(repairs: &[Repair], text: &str) -> bool {
-    let end = text.trim_end().len();
-    repairs.iter().any(|r| match r.kind {
-        RepairKind::UnterminatedContainer
-        | RepairKind::UnterminatedString
-        | RepairKind::TruncatedLiteral => true,
-        RepairKind::MissingValue => r.offset.is_none_or(|o| o + 2 >= end),
-        _ => false,
-    })
+    crate::repair::truncated(repairs, text)
 }
 
 /// Normalizes one call and adds it (or its failure) to `found`.
