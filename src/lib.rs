@@ -36,6 +36,7 @@ mod parse;
 mod prompt;
 mod record;
 mod repair;
+pub mod schema;
 pub mod tools;
 mod unquote;
 

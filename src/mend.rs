@@ -159,6 +159,21 @@ impl Mended<'_> {
         (skip..self.parts.len()).map(|i| self.part(i))
     }
 
+    /// The values that make up the value, as compact JSON: the one value, or with
+    /// [`Concat::All`] each item of the array.
+    pub fn parts(&self) -> impl Iterator<Item = &str> {
+        let count = match self.concat {
+            Concat::All => self.parts.len(),
+            _ => 1,
+        };
+        (0..count).map(|i| self.part(i))
+    }
+
+    /// Whether the value is the array of every value written ([`Concat::All`]).
+    pub fn is_list(&self) -> bool {
+        self.concat == Concat::All
+    }
+
     /// What was changed to get the value; empty when the input was clean JSON.
     pub fn repairs(&self) -> &[Repair] {
         self.repairs
@@ -476,6 +491,7 @@ impl Mender {
                     offset: None,
                     layers: Some(quoted_layers),
                     text: None,
+                    path: None,
                 },
             );
         }

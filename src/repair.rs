@@ -77,9 +77,15 @@ pub enum RepairKind {
     UnicodeSpace,
     /// A closing bracket was missing before the next value (`[{"a":1{"b":2}]`); it was added.
     MissingBracket,
-    /// A parameter value written as text (XML-style call formats) was given the JSON type its
-    /// tool's schema declares (`"20"` to `20`); `text` holds the parameter's name.
+    /// A value was given the type its schema declares where the intent was unambiguous
+    /// (`"20"` to `20` for an integer, `3` to `"3"` for a string, `"x"` to `["x"]` for an
+    /// array, ...); `path` holds its JSON pointer. For the text values of XML-style call
+    /// formats, `text` holds the parameter's name instead.
     SchemaType,
+    /// An XML-style call wrote all its arguments as one `arguments` parameter holding a JSON
+    /// object, for a tool whose schema has no `arguments` property: the object is the
+    /// arguments.
+    UnwrapArguments,
 }
 
 impl RepairKind {
@@ -123,6 +129,7 @@ impl RepairKind {
             UnicodeSpace => "unicode_space",
             MissingBracket => "missing_bracket",
             SchemaType => "schema_type",
+            UnwrapArguments => "unwrap_arguments",
         }
     }
 
@@ -159,6 +166,7 @@ impl RepairKind {
             UnicodeSpace => "expected a value, found a Unicode space",
             MissingBracket => "expected ',' or a closing bracket",
             SchemaType => "expected a JSON value of the schema's type",
+            UnwrapArguments => "expected the tool's parameters, found one \"arguments\" object",
         }
     }
 }
@@ -174,6 +182,8 @@ pub struct Repair {
     pub layers: Option<u32>,
     /// The key of a [`RepairKind::DuplicateKey`], or the start of left-out [`RepairKind::Prose`].
     pub text: Option<String>,
+    /// For [`RepairKind::SchemaType`]: the JSON pointer of the value that was coerced.
+    pub path: Option<String>,
 }
 
 impl Repair {
@@ -183,6 +193,7 @@ impl Repair {
             offset: Some(offset),
             layers: None,
             text: None,
+            path: None,
         }
     }
 }
