@@ -20,6 +20,13 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
+    // A dry run starts nothing, so its commands need not exist here.
+    if !args.dry_run
+        && let Err(e) = config.check_commands()
+    {
+        writeln!(stderr, "toolmend: config {}: {e}", args.config.display())?;
+        return Ok(ExitCode::from(2));
+    }
     let prompt = match args.prompt.as_deref() {
         Some(prompt) if prompt != "-" => prompt.to_owned(),
         _ => {

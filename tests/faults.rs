@@ -9,6 +9,7 @@
 //! (Peak memory with a 100 MiB reply is measured in `tests/faults_memory.rs`.)
 
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -670,10 +671,14 @@ fn a_hanging_hook_fails_closed_at_its_timeout() {
 }
 
 #[test]
-fn a_missing_hook_fails_closed() {
+fn a_hook_that_cannot_start_fails_closed() {
+    // A hook that is missing at the start is a config error (exit 2, tests/loop.rs); one whose
+    // start fails during the run (here its interpreter is missing) rejects the call.
     let s = Setup::new("hook-missing");
-    let missing = quoted(&s.path("no-such-hook").display().to_string());
-    let (out, _) = guarded_run(&s, &format!("[{missing}]"));
+    let hook = s.path("hook.sh");
+    std::fs::write(&hook, "#!/nonexistent/toolmend-interpreter\n").unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (out, _) = guarded_run(&s, &format!("[{}]", quoted(&hook.display().to_string())));
     assert_eq!(code(&out), 4, "{}", stderr(&out));
     assert!(stderr(&out).contains("could not start"), "{}", stderr(&out));
     assert!(!s.exists("tool-ran"), "the tool ran");

@@ -877,15 +877,19 @@ fn a_terminal_hook_runs_in_toolmends_process_group_others_in_their_own() {
 
 #[test]
 fn a_hook_that_cannot_start_fails_closed() {
-    let s = Setup::new("hook-missing");
+    // A missing hook is refused before the run (a_hook_or_tool_command_that_cannot_start_...);
+    // one that fails only when started rejects the call.
+    let s = Setup::new("hook-unstartable");
+    let hook = script_without_interpreter(&s, "hook.sh");
     let replies = [echo("hi", false), "never".into()];
     let rest = approved_echo("allow").replace(
-        "\"python3\", \"{bin}/approval_hook.py\"",
-        "\"/nonexistent/hook\"",
+        "\"python3\", \"{bin}/approval_hook.py\", \"allow\", \"{dir}/hook.log\"",
+        &quoted(&hook),
     );
     let config = s.config(&replies, "", &rest);
     let out = s.run(&config, &["go"]);
     assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(stderr(&out).contains("could not start"), "{}", stderr(&out));
     assert!(s.log("tool.log").is_empty());
 }
 
@@ -1068,8 +1072,9 @@ command = [\"sh\", \"{{bin}}/failing_tool.sh\"]
 [[tools]]
 name = \"missing\"
 read_only = true
-command = [\"/nonexistent/toolmend-tool\"]
-"
+command = [{}]
+",
+        quoted(&script_without_interpreter(&s, "missing.sh"))
     );
     let replies = [
         call("broken", json!({}), false),
@@ -1139,18 +1144,99 @@ fn a_model_that_keeps_failing_exits_8() {
     );
 }
 
+/// An executable script whose interpreter does not exist: it passes every check made before
+/// the run, and fails only when started (ENOENT from exec).
+fn script_without_interpreter(s: &Setup, name: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = s.path(name);
+    std::fs::write(&path, "#!/nonexistent/toolmend-interpreter\n").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
 #[test]
-fn a_model_command_that_cannot_start_exits_8() {
+fn a_model_command_that_cannot_start_is_a_config_error_at_once() {
+    // It was retried (here 2 retries, 1 s apart), then the run failed with exit 8.
     let s = Setup::new("llm-missing");
+    std::fs::write(s.path("not-executable"), "#!/bin/sh\necho hi\n").unwrap();
+    for program in [
+        "/nonexistent/model".to_owned(),
+        "toolmend-no-such-model".to_owned(),
+        s.path_str("not-executable"),
+        s.dir.display().to_string(),
+    ] {
+        let config = s.path("agent.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[llm]\ncommand = [{}]\nretries = 2\nretry_delay = 1\n",
+                quoted(&program)
+            ),
+        )
+        .unwrap();
+        let start = Instant::now();
+        let out = s.run(&config, &["go"]);
+        assert_eq!(code(&out), 2, "{program}: {}", stderr(&out));
+        assert!(start.elapsed() < Duration::from_secs(1), "{program}");
+        let err = stderr(&out);
+        assert!(err.contains("[llm] command"), "{err}");
+        assert!(
+            err.contains(&format!("{program:?} cannot be started")),
+            "{err}"
+        );
+    }
+    // One that fails only when started (its interpreter is missing) stops the run at once too.
+    let program = script_without_interpreter(&s, "model.sh");
     let config = s.path("agent.toml");
     std::fs::write(
         &config,
-        "[llm]\ncommand = [\"/nonexistent/model\"]\nretries = 1\nretry_delay = 0\n",
+        format!(
+            "[llm]\ncommand = [{}]\nretries = 2\nretry_delay = 1\n",
+            quoted(&program)
+        ),
     )
     .unwrap();
-    let out = s.run(&config, &["go"]);
-    assert_eq!(code(&out), 8, "{}", stderr(&out));
+    let transcript = s.path_str("run.jsonl");
+    let start = Instant::now();
+    let out = s.run(&config, &["go", "--transcript", &transcript]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(start.elapsed() < Duration::from_secs(1));
     assert!(stderr(&out).contains("could not start"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not retried"), "{}", stderr(&out));
+    let events = events(&std::fs::read_to_string(&transcript).unwrap());
+    assert_eq!(
+        types(&events),
+        ["run.started", "llm.request", "llm.response", "run.finished"]
+    );
+    assert_eq!(events[3]["data"]["status"], "config_error");
+}
+
+#[test]
+fn a_hook_or_tool_command_that_cannot_start_is_a_config_error() {
+    let s = Setup::new("commands-missing");
+    for rest in [
+        approved_echo("allow").replace(
+            "\"python3\", \"{bin}/approval_hook.py\", \"allow\", \"{dir}/hook.log\"",
+            "\"/nonexistent/hook\"",
+        ),
+        ECHO_TOOL.replace(
+            "\"python3\", \"{bin}/record_tool.py\", \"{dir}/tool.log\"",
+            "\"toolmend-no-such-tool\"",
+        ),
+    ] {
+        let config = s.config(&[echo("hi", true)], "", &rest);
+        let out = s.run(&config, &["go"]);
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("cannot be started"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(s.inputs().is_empty(), "the model must not be called");
+    }
+    // --dry-run starts nothing, so it does not ask.
+    let out = s.run(&s.path("agent.toml"), &["--dry-run", "go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
 
 // 9. Text input.

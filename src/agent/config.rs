@@ -216,6 +216,36 @@ impl Config {
     }
 }
 
+impl Config {
+    /// Checks that every command can be started: the LLM command, the approval hook and each
+    /// tool's (a name is searched in `PATH`, as when it runs). A run would otherwise find out
+    /// only when it gets there: the LLM command retried for seconds, a hook failing closed.
+    ///
+    /// # Errors
+    /// The first command that is not found, is a directory or is not executable, with its key.
+    pub fn check_commands(&self) -> Result<(), ConfigError> {
+        let commands = std::iter::once(("[llm] command".to_owned(), &self.llm.command))
+            .chain(
+                self.approval
+                    .iter()
+                    .map(|a| ("[approval] command".to_owned(), &a.command)),
+            )
+            .chain(self.tools.iter().filter_map(|t| {
+                let command = t.command.as_ref()?;
+                Some((format!("[[tools]] {:?} command", t.name), command))
+            }));
+        for (key, command) in commands {
+            if let Some(why) = super::process::unstartable(&command[0]) {
+                return Err(ConfigError(format!(
+                    "{key} {:?} cannot be started: {why}",
+                    command[0]
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 fn argv(command: Vec<String>, key: &str) -> Result<Vec<String>, ConfigError> {
     if command.first().is_none_or(|program| program.is_empty()) {
         return Err(ConfigError(format!(

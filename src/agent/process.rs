@@ -8,8 +8,11 @@
 //! program can clean up, then SIGKILL for whatever is still alive after one second
 //! (`KILL_GRACE`). A tool's background children die with it and cannot hold our pipes open.
 
+use std::ffi::CString;
 use std::io::{self, Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
@@ -98,6 +101,75 @@ impl Finished {
             Ended::Interrupted => "interrupted".to_owned(),
         }
     }
+}
+
+/// Why `program` cannot be started, looked for the way starting it will look (a name with a
+/// `/` is a path; a bare name is searched in `PATH`): not found, a directory, not executable.
+/// `None` when it can be, as far as can be told before starting it (an executable script whose
+/// interpreter is missing still fails then: see [`cannot_start`]).
+pub fn unstartable(program: &str) -> Option<String> {
+    if program.contains('/') {
+        return why_not_executable(Path::new(program));
+    }
+    let Some(path) = std::env::var_os("PATH") else {
+        return None; // the system's default search path: left to the start itself
+    };
+    let mut first_problem = None;
+    for dir in std::env::split_paths(&path) {
+        // An empty entry is the current directory, as for execvp.
+        let candidate = if dir.as_os_str().is_empty() {
+            PathBuf::from(program)
+        } else {
+            dir.join(program)
+        };
+        match why_not_executable(&candidate) {
+            None => return None,
+            Some(why) if candidate.exists() => {
+                first_problem.get_or_insert(why);
+            }
+            Some(_) => {}
+        }
+    }
+    Some(first_problem.unwrap_or_else(|| "not found in PATH".to_owned()))
+}
+
+/// Why the file at `path` cannot be executed, if it cannot.
+fn why_not_executable(path: &Path) -> Option<String> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Some("no such file".to_owned()),
+        Err(e) => return Some(e.to_string()),
+    };
+    if meta.is_dir() {
+        return Some(format!("{} is a directory", path.display()));
+    }
+    let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else {
+        return Some("the path holds a NUL byte".to_owned());
+    };
+    // SAFETY: access reads the NUL-terminated path and touches nothing else.
+    if unsafe { libc::access(c_path.as_ptr(), libc::X_OK) } != 0 {
+        return Some(format!("{} is not executable", path.display()));
+    }
+    None
+}
+
+/// Whether a failure to start a command says that the command itself is wrong (missing, not
+/// executable, a missing interpreter, not a program), so that trying again cannot help; not
+/// a passing shortage (threads, memory, file descriptors).
+pub fn cannot_start(error: &io::Error) -> bool {
+    matches!(
+        error.raw_os_error(),
+        Some(
+            libc::ENOENT
+                | libc::EACCES
+                | libc::ENOEXEC
+                | libc::ENOTDIR
+                | libc::EISDIR
+                | libc::ELOOP
+                | libc::ENAMETOOLONG
+                | libc::EPERM
+        )
+    )
 }
 
 /// The earlier of `timeout` from now and `limit` (a huge timeout cannot overflow).
@@ -394,5 +466,37 @@ mod tests {
             .is_err()
         );
         assert!(run(&[], b"", soon(1.0), 10, Group::Own).is_err());
+        let e = run(
+            &["/nonexistent/toolmend-test".into()],
+            b"",
+            soon(1.0),
+            10,
+            Group::Own,
+        )
+        .unwrap_err();
+        assert!(cannot_start(&e), "{e}");
+    }
+
+    #[test]
+    fn unstartable_programs_are_named_before_they_run() {
+        assert_eq!(unstartable("sh"), None);
+        assert_eq!(unstartable("/bin/sh"), None);
+        assert_eq!(
+            unstartable("toolmend-no-such-program").as_deref(),
+            Some("not found in PATH")
+        );
+        assert_eq!(
+            unstartable("/nonexistent/x").as_deref(),
+            Some("no such file")
+        );
+        assert!(unstartable("/").unwrap().contains("is a directory"));
+        let dir = std::env::temp_dir().join(format!("toolmend-unstartable-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let plain = dir.join("plain");
+        std::fs::write(&plain, "#!/bin/sh\n").unwrap();
+        let found = unstartable(plain.to_str().unwrap());
+        // Written without an execute bit: access(X_OK) refuses it, even for root.
+        assert!(found.unwrap().contains("is not executable"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -41,6 +41,9 @@ pub enum Status {
     Malformed,
     /// The LLM command kept failing.
     LlmFailed,
+    /// A command of the config cannot be started (the LLM command is missing, not
+    /// executable, or its interpreter is missing): trying again cannot help.
+    ConfigError,
     /// SIGINT, SIGTERM or SIGHUP.
     Interrupted,
     /// Something that should not happen (a bug).
@@ -59,6 +62,7 @@ impl Status {
             Status::Timeout => "timeout",
             Status::Malformed => "malformed",
             Status::LlmFailed => "llm_failed",
+            Status::ConfigError => "config_error",
             Status::Interrupted => "interrupted",
             Status::Internal => "internal_error",
         }
@@ -69,6 +73,7 @@ impl Status {
         match self {
             Status::Answered | Status::Terminated => 0,
             Status::Internal => 1,
+            Status::ConfigError => 2,
             Status::Denied => 3,
             Status::ApprovalFailed => 4,
             Status::IterationLimit => 5,
@@ -336,6 +341,17 @@ impl Run<'_> {
             let deadline = process::deadline(llm.timeout, self.deadline);
             let problem = match process::run(&llm.command, &input, deadline, MAX_REPLY, Group::Own)
             {
+                Err(e) if process::cannot_start(&e) => {
+                    let problem = format!("could not start {:?}: {e}", llm.command[0]);
+                    self.events.emit(
+                        "llm.response",
+                        json!({"iteration": self.iterations, "ok": false, "error": problem}),
+                    );
+                    return Err(Stop::new(
+                        Status::ConfigError,
+                        format!("the [llm] command {problem}; it is not retried"),
+                    ));
+                }
                 Err(e) => format!("could not start {:?}: {e}", llm.command[0]),
                 Ok(done) => match done.ended {
                     Ended::Interrupted => return Err(self.stopped_child()),
