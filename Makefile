@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/toolmend
 
-.PHONY: all build release test test-clients bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
+.PHONY: all build release test test-clients test-python python-wheel bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
 all: build
 
 build:
@@ -11,11 +11,13 @@ build:
 release:
 	$(CARGO) build --release
 
-## Every test: unit, doc, CLI, fixtures (fixtures/**), memory, then the example clients.
+## Every test: unit, doc, CLI, fixtures (fixtures/**), memory, the example clients, then the
+## Python package (built, installed into a fresh venv, its tests run there).
 test:
 	$(CARGO) test --all-targets
 	$(CARGO) test --doc
 	$(MAKE) test-clients
+	$(MAKE) test-python
 
 ## The Python and Node clients' self-tests, against the debug build.
 test-clients:
@@ -23,13 +25,40 @@ test-clients:
 	TOOLMEND=target/debug/toolmend python3 examples/python/toolmend_client.py --self-test
 	TOOLMEND=target/debug/toolmend node examples/node/toolmend_client.mjs --self-test
 
+## The packages are built in the debug profile for tests; PROFILE=release for real use.
+PROFILE ?= debug
+PROFILE_FLAG := $(if $(filter release,$(PROFILE)),--release,)
+PYTHON ?= python3
+## maturin and pytest, from PyPI, in a venv of their own.
+PYBUILD := target/pybuild
+WHEELS := target/wheels/$(PROFILE)
+
+$(PYBUILD)/bin/maturin:
+	$(PYTHON) -m venv $(PYBUILD)
+	$(PYBUILD)/bin/pip install -q 'maturin>=1.9,<2' pytest
+
+## The Python wheel (python/): the native module and, in its scripts, the toolmend binary.
+python-wheel: $(PYBUILD)/bin/maturin
+	$(CARGO) build --locked $(PROFILE_FLAG) --bin toolmend
+	rm -rf python/toolmend.data $(WHEELS) && mkdir -p python/toolmend.data/scripts
+	cp target/$(PROFILE)/toolmend python/toolmend.data/scripts/toolmend
+	strip python/toolmend.data/scripts/toolmend 2>/dev/null || true
+	$(PYBUILD)/bin/maturin build --quiet --locked --strip $(PROFILE_FLAG) -m python/Cargo.toml -o $(WHEELS)
+
+## The wheel installed into a fresh venv (target/pytest-venv), and python/tests run there.
+test-python: python-wheel
+	rm -rf target/pytest-venv && $(PYTHON) -m venv target/pytest-venv
+	target/pytest-venv/bin/pip install -q --disable-pip-version-check $(WHEELS)/toolmend-*.whl pytest
+	cd python && ../target/pytest-venv/bin/pytest -q -p no:cacheprovider tests
+
 ## Rewrite the fixtures' expectations from what toolmend does now; review the diff by hand.
 bless: build
 	target/debug/toolmend check --bless fixtures/args fixtures/repair fixtures/calls fixtures/fuzz
 
 lint:
-	$(CARGO) fmt --check
+	$(CARGO) fmt --all --check
 	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy -p toolmend-python -- -D warnings
 
 fmt:
 	$(CARGO) fmt
