@@ -11,6 +11,7 @@ use toolmend::calls::{CallOptions, CallsFilter, CallsFilterOptions, Shape};
 use toolmend::tools::Tools;
 
 use crate::cli::{CallsArgs, InputArg, PromptArgs, ShapeArg};
+use crate::hints;
 
 /// Runs `calls` over every input file.
 pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
@@ -37,12 +38,13 @@ pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
         let name = path.to_string_lossy();
         let file = named.then_some(name.as_ref());
         let summary = if path == Path::new("-") {
+            hints::if_stdin_is_a_terminal("model replies");
             filter.run(io::stdin().lock(), file, &mut out, &mut err)
         } else {
             match File::open(path) {
                 Ok(f) => filter.run(BufReader::new(f), file, &mut out, &mut err),
                 Err(e) => {
-                    writeln!(err, "toolmend: {name}: {e}")?;
+                    hints::unreadable(&mut err, path, &e)?;
                     unreadable = true;
                     continue;
                 }

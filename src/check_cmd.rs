@@ -13,6 +13,7 @@ use toolmend::check::{CheckOptions, Runner, check};
 
 use crate::calls_cmd;
 use crate::cli::{CheckArgs, Cli, Command};
+use crate::hints;
 
 /// Runs every fixture case and reports; exit 0, 1 (a case failed) or 2 (a problem).
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
@@ -23,7 +24,16 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     out.flush()?;
     let mut err = io::stderr();
     for problem in &report.problems {
-        writeln!(err, "toolmend: {problem}")?;
+        // A missing path spelled like a command (`toolmend check repiar`) was probably one.
+        let command = args
+            .paths
+            .iter()
+            .find(|path| path.display().to_string() == problem.location)
+            .and_then(|path| hints::command_like(path));
+        match command {
+            Some(command) => writeln!(err, "toolmend: {problem}; did you mean `{command}`?")?,
+            None => writeln!(err, "toolmend: {problem}")?,
+        }
     }
     Ok(ExitCode::from(report.exit_code()))
 }

@@ -210,6 +210,13 @@ pub struct CallsArgs {
     pub format: String,
 
     /// Check calls against this tools file (JSON, or TOML by extension)
+    ///
+    /// The values of XML-style formats (Qwen3-Coder, GLM, MiniMax, DSML, Step-3) are
+    /// plain text typed by the parameter's schema and nothing else: a value typed `string` stays
+    /// the text written (`42` gives "42"), one typed `integer`, `number`, `boolean`, `array` or
+    /// `object` is read as that type, `null` only where the schema allows null, an `enum` or
+    /// `const` member as written. Without a type, Qwen3-Coder-style values stay strings and GLM
+    /// values are read as JSON when they are JSON.
     #[arg(long, value_name = "FILE", help_heading = "Calls")]
     pub tools: Option<PathBuf>,
 

@@ -11,8 +11,12 @@ use crate::cli::Cli;
 
 /// Prints completions for `shell`.
 pub fn completions(shell: Shell) -> anyhow::Result<ExitCode> {
+    // clap_complete panics when its writer fails (`| true`): it writes to memory, we write
+    // that out, so a closed stdout is an error that main ends quietly.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "toolmend", &mut script);
     let mut out = io::stdout().lock();
-    clap_complete::generate(shell, &mut Cli::command(), "toolmend", &mut out);
+    out.write_all(&script)?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
@@ -35,6 +39,8 @@ pub fn man(command: Option<&str>) -> anyhow::Result<ExitCode> {
             .clone()
             .display_name(full)
             .version(env!("CARGO_PKG_VERSION"))
+            // The version is for the page's footer: the command itself has no -V to list.
+            .disable_version_flag(true)
             .bin_name(format!("toolmend {name}"));
     }
     let mut out = io::stdout().lock();

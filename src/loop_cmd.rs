@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use toolmend::agent::{self, Config, Events, Status};
 
 use crate::cli::LoopArgs;
+use crate::hints;
 
 /// Runs the agent loop once.
 pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
@@ -22,6 +23,7 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
     let prompt = match args.prompt.as_deref() {
         Some(prompt) if prompt != "-" => prompt.to_owned(),
         _ => {
+            hints::if_stdin_is_a_terminal("the prompt");
             let mut text = String::new();
             if let Err(e) = io::stdin().read_to_string(&mut text) {
                 writeln!(stderr, "toolmend: reading the prompt from stdin: {e}")?;
@@ -78,15 +80,24 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
     }
     let outcome = agent::run(&config, &prompt, &mut events);
 
-    if args.json {
-        writeln!(out, "{}", outcome.to_json())?;
+    let written = if args.json {
+        writeln!(out, "{}", outcome.to_json()).and_then(|()| out.flush())
     } else if let Some(answer) = &outcome.answer {
-        out.write_all(answer.as_bytes())?;
-        if !answer.ends_with('\n') {
-            out.write_all(b"\n")?;
-        }
+        out.write_all(answer.as_bytes())
+            .and_then(|()| match answer.ends_with('\n') {
+                true => Ok(()),
+                false => out.write_all(b"\n"),
+            })
+            .and_then(|()| out.flush())
+    } else {
+        out.flush()
+    };
+    // A closed stdout (`| head`) ends quietly, but the run's own status is still the exit code:
+    // a denied or timed-out run is never reported as a success.
+    match written {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => return Err(e.into()),
+        _ => {}
     }
-    out.flush()?;
     if let Some(error) = &outcome.error {
         let level = match outcome.status {
             Status::IterationLimit | Status::Timeout | Status::Terminated => "warning",

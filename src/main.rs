@@ -4,6 +4,7 @@ mod calls_cmd;
 mod check_cmd;
 mod cli;
 mod generate_cmd;
+mod hints;
 mod loop_cmd;
 
 use std::fs::File;
@@ -62,6 +63,10 @@ fn mend(args: &MendArgs, target: Target) -> anyhow::Result<ExitCode> {
         let name = path.to_string_lossy();
         let file = named.then_some(name.as_ref());
         let summary = if path == Path::new("-") {
+            hints::if_stdin_is_a_terminal(match target {
+                Target::Object => "tool-call arguments, one per line,",
+                Target::Any => "almost-JSON documents, one per line,",
+            });
             // A larger buffer than stdin's own: fewer reads, longer runs of whole lines.
             let stdin = BufReader::with_capacity(256 << 10, io::stdin().lock());
             filter.run(stdin, file, &mut out, &mut err)
@@ -74,7 +79,7 @@ fn mend(args: &MendArgs, target: Target) -> anyhow::Result<ExitCode> {
                     &mut err,
                 ),
                 Err(e) => {
-                    writeln!(err, "toolmend: {name}: {e}")?;
+                    hints::unreadable(&mut err, path, &e)?;
                     unreadable = true;
                     continue;
                 }

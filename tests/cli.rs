@@ -518,3 +518,247 @@ fn threads_change_nothing_in_the_output() {
     assert_eq!(records[0]["value"], json!({"first": true}));
     assert_eq!(records.last().unwrap()["value"], json!({"last": 1}));
 }
+
+/// The crate says what it is and how it is licensed, and ships both license texts.
+#[test]
+fn package_is_described_and_dual_licensed() {
+    assert_eq!(env!("CARGO_PKG_LICENSE"), "MIT OR Apache-2.0");
+    assert!(!env!("CARGO_PKG_DESCRIPTION").is_empty());
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("\nkeywords = ["),
+        "no keywords in Cargo.toml"
+    );
+    let mit = std::fs::read_to_string(root.join("LICENSE-MIT")).unwrap();
+    assert!(mit.starts_with("Copyright (c) the toolmend developers"));
+    assert!(mit.contains("Permission is hereby granted, free of charge"));
+    let apache = std::fs::read_to_string(root.join("LICENSE-APACHE")).unwrap();
+    assert!(apache.contains("Apache License") && apache.contains("Version 2.0, January 2004"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(
+        readme.contains("MIT OR Apache-2.0"),
+        "README names no license"
+    );
+}
+
+/// Runs toolmend with `stdin` and a stdout whose reading end is already closed, so every write
+/// fails with EPIPE whatever the output's size (unlike `| true`, which races the writer).
+fn run_with_closed_stdout(args: &[&str], stdin: &[u8]) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    // toolmend may stop reading once its output is gone: a failed write here is fine.
+    let _ = input.write_all(stdin);
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn every_command_ends_quietly_when_stdout_is_closed() {
+    let lines = "{\"a\":1}\n[1, 2,]\n".repeat(2000);
+    let reply = "<tool_call>{\"name\":\"ls\",\"arguments\":{}}</tool_call>";
+    let cases: &[(&[&str], &str)] = &[
+        (&["completions", "zsh"], ""),
+        (&["completions", "bash"], ""),
+        (&["completions", "fish"], ""),
+        (&["man"], ""),
+        (&["man", "loop"], ""),
+        (&["--help"], ""),
+        (&["calls", "--help"], ""),
+        (&["-h"], ""),
+        (&["--version"], ""),
+        (&["prompt", "--tools", "examples/openai.toml"], ""),
+        (&["check", "fixtures/repair"], ""),
+        (&[], &lines),
+        (&["args", "--records"], &lines),
+        (&["repair"], &lines),
+        (&["repair", "--threads", "1"], &lines),
+        (&["calls"], reply),
+        (&["calls", "--input", "lines", "--records"], &lines),
+        (
+            &[
+                "loop",
+                "--config",
+                "fixtures/demo/loop/agent.toml",
+                "--dry-run",
+                "hi",
+            ],
+            "",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (args, stdin) in cases {
+        let out = run_with_closed_stdout(args, stdin.as_bytes());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() != Some(0) || !stderr.is_empty() {
+            let first = stderr.lines().take(3).collect::<Vec<_>>().join(" | ");
+            failures.push(format!(
+                "toolmend {args:?}: {:?} {first}",
+                out.status.code()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A closed stdout does not hide how the loop's run ended: its status is still the exit code.
+#[test]
+fn a_failed_loop_keeps_its_exit_status_when_stdout_is_closed() {
+    let dir = std::env::temp_dir().join(format!("toolmend-closed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("agent.toml");
+    std::fs::write(
+        &config,
+        "[llm]\ncommand = [\"false\"]\nretries = 0\n\n[loop]\ntimeout = 20\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let out = run_with_closed_stdout(&["loop", "--config", config, "--json", "hi"], b"");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(8), "stderr: {stderr}");
+    assert!(!stderr.contains("Broken pipe"), "stderr: {stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Each command's man page lists only the flags that command accepts (no `-V, --version` on
+/// commands that refuse it): every long flag on a page is in the command's own `--help`.
+#[test]
+fn man_pages_list_only_flags_their_command_accepts() {
+    let commands = [
+        "args",
+        "repair",
+        "calls",
+        "prompt",
+        "loop",
+        "check",
+        "completions",
+        "man",
+    ];
+    for command in [None].into_iter().chain(commands.map(Some)) {
+        let man_args: Vec<&str> = ["man"].into_iter().chain(command).collect();
+        let page = toolmend().args(&man_args).assert().success();
+        let page = String::from_utf8_lossy(&page.get_output().stdout)
+            .replace("\\-", "-")
+            .replace("\\fB", " ")
+            .replace("\\fR", " ")
+            .replace("\\fI", " ");
+        let help_args: Vec<&str> = command.into_iter().chain(["--help"]).collect();
+        let help = toolmend().args(&help_args).assert().success();
+        let help = String::from_utf8_lossy(&help.get_output().stdout).into_owned();
+        let flags: Vec<&str> = page
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .filter(|w| w.starts_with("--") && w.len() > 2)
+            .collect();
+        assert!(flags.contains(&"--help"), "{command:?}: no flags found");
+        for flag in flags {
+            assert!(
+                help.contains(flag),
+                "`toolmend man {}` lists {flag}, which the command does not take",
+                command.unwrap_or("")
+            );
+        }
+        if let Some(command) = command {
+            toolmend().args([command, "--version"]).assert().code(2);
+        }
+    }
+    toolmend().arg("--version").assert().success();
+}
+
+/// A file argument that does not exist but is spelled like a command was probably one.
+#[test]
+fn a_missing_file_named_like_a_command_suggests_it() {
+    for (args, suggestion) in [
+        (&["repiar"][..], Some("repair")),
+        (&["args", "reapir"], Some("repair")),
+        (&["calls", "cals"], Some("calls")),
+        (&["check", "chekc"], Some("check")),
+        (&["promtp"], Some("prompt")),
+        (&["no-such-notes.txt"], None),
+        (&["calls", "replies"], None),
+    ] {
+        let out = toolmend().args(args).write_stdin("").output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        match suggestion {
+            Some(command) => assert!(
+                stderr.contains(&format!("did you mean `{command}`?")),
+                "{args:?}: {stderr}"
+            ),
+            None => assert!(!stderr.contains("did you mean"), "{args:?}: {stderr}"),
+        }
+    }
+}
+
+/// Runs toolmend with a pseudo-terminal as its stdin (python3's pty module), types `typed` and
+/// then Ctrl-D, and returns (exit code, stdout, stderr).
+fn run_at_a_terminal(args: &[&str], typed: &str) -> (i32, String, String) {
+    let script = r#"
+import json, os, pty, subprocess, sys
+argv = json.loads(sys.argv[1])
+master, slave = pty.openpty()
+child = subprocess.Popen(argv, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+os.close(slave)
+os.write(master, sys.argv[2].encode() + b"\x04")
+out, err = child.communicate(timeout=20)
+print(json.dumps([child.returncode, out.decode(), err.decode()]))
+"#;
+    let argv: Vec<&str> = [env!("CARGO_BIN_EXE_toolmend")]
+        .into_iter()
+        .chain(args.iter().copied())
+        .collect();
+    let out = Command::new("python3")
+        .args(["-c", script, &serde_json::to_string(&argv).unwrap(), typed])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_terminal_on_stdin_gets_a_one_line_hint_and_input_still_works() {
+    for (args, typed, expected) in [
+        (&[][..], "{'a': 1}\n", "{\"a\":1}\n"),
+        (&["repair"], "[1, 2,]\n", "[1,2]\n"),
+        (
+            &["calls", "--input", "lines"],
+            "hello\n",
+            "\"text\":\"hello\"",
+        ),
+        (
+            &[
+                "loop",
+                "--config",
+                "fixtures/demo/loop/agent.toml",
+                "--dry-run",
+            ],
+            "What is in /tmp?\n",
+            "What is in /tmp?",
+        ),
+    ] {
+        let (code, stdout, stderr) = run_at_a_terminal(args, typed);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        assert!(stdout.contains(expected), "{args:?}: {stdout}");
+        let hint: Vec<&str> = stderr.lines().collect();
+        assert_eq!(hint.len(), 1, "{args:?}: {stderr}");
+        assert!(
+            hint[0].starts_with("toolmend: reading ") && hint[0].contains("Ctrl-D"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // Piped input gets no hint (the other tests check stderr stays empty).
+    toolmend().write_stdin("{}\n").assert().success().stderr("");
+}

@@ -662,7 +662,14 @@ fn a_missing_hook_fails_closed() {
 #[test]
 fn a_hook_answer_over_64_kib_fails_closed_even_if_it_starts_with_allow() {
     let s = Setup::new("hook-huge");
-    let (out, _) = guarded_run(&s, &s.helper("hook", "huge-allow"));
+    // 8 MiB from Python can take longer than the usual 0.5 s on a loaded machine, and a
+    // timeout would hide what this test is about: the size limit.
+    let config = s.config(&[
+        &s.scripted_llm(&[call("guarded", false), "never".into()]),
+        &hook(&s.helper("hook", "huge-allow")).replace("timeout = 0.5", "timeout = 10"),
+        &s.tool("guarded", "record", false, ""),
+    ]);
+    let (out, _) = s.run(&config, "go");
     assert_eq!(code(&out), 4, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("over the limit of 65536 bytes"),

@@ -559,7 +559,8 @@ fn approval_allow_runs_the_tool_and_the_hook_sees_the_call() {
 }
 
 #[test]
-fn an_allow_may_carry_a_reason_which_goes_to_the_transcript() {
+fn an_allow_with_a_reason_fails_closed_and_the_transcript_says_why() {
+    // Only the one-key `{"decision":"allow"}` allows; an extra key makes the answer ambiguous.
     let s = Setup::new("allow-reason");
     let replies = [echo("hi", true)];
     let config = s.config(&replies, "", &approved_echo("allow-reason"));
@@ -568,15 +569,156 @@ fn an_allow_may_carry_a_reason_which_goes_to_the_transcript() {
         &config,
         &["go", "--transcript", &transcript.display().to_string()],
     );
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(stdout(&out), "echo: hi\n");
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(s.log("tool.log").is_empty(), "the tool must not run");
     let events = events(&std::fs::read_to_string(&transcript).unwrap());
     let decided = events
         .iter()
         .find(|e| e["type"] == "approval.decided")
         .unwrap();
-    assert_eq!(decided["data"]["decision"], "allow");
-    assert_eq!(decided["data"]["reason"], "looks safe");
+    assert_eq!(decided["data"]["decision"], "failed");
+    let why = decided["data"]["reason"].as_str().unwrap();
+    assert!(why.contains("\"reason\" beside the decision"), "{why}");
+}
+
+/// `echo` behind a hook that prints the bytes of `{dir}/answer` and exits with `exit`.
+fn hook_saying(s: &Setup, answer: &[u8], exit: i32) -> PathBuf {
+    std::fs::write(s.path("answer"), answer).unwrap();
+    let rest = approved_echo("say").replace(
+        "\"{dir}/hook.log\"]",
+        &format!("\"{{dir}}/hook.log\", \"{{dir}}/answer\", \"{exit}\"]"),
+    );
+    let _ = std::fs::remove_file(s.path("tool.log"));
+    let _ = std::fs::remove_dir_all(s.path("inputs"));
+    s.config(&[echo("hi", true)], "", &rest)
+}
+
+#[test]
+fn only_one_exact_allow_allows_every_other_answer_fails_closed() {
+    let s = Setup::new("hook-answers");
+    let allow = br#"{"decision":"allow"}"#;
+    // Whitespace around the one object is fine.
+    for answer in [
+        &allow[..],
+        b"{\"decision\":\"allow\"}\n",
+        b"  { \"decision\" : \"allow\" }\r\n",
+        b"\n\t{\"decision\":\"allow\"}\n\n",
+    ] {
+        let config = hook_saying(&s, answer, 0);
+        let out = s.run(&config, &["go"]);
+        let shown = String::from_utf8_lossy(answer);
+        assert_eq!(code(&out), 0, "{shown:?}: {}", stderr(&out));
+        assert_eq!(s.log("tool.log").len(), 1, "{shown:?}");
+    }
+    let huge = [&allow[..], &[b' '; 70_000][..]].concat();
+    let failures: &[(&[u8], i32, &str)] = &[
+        // The same key twice, in any order, even when both say allow.
+        (
+            br#"{"decision":"deny","decision":"allow"}"#,
+            0,
+            "\"decision\" twice",
+        ),
+        (
+            br#"{"decision":"allow","decision":"deny"}"#,
+            0,
+            "\"decision\" twice",
+        ),
+        (
+            br#"{"decision":"allow","decision":"allow"}"#,
+            0,
+            "\"decision\" twice",
+        ),
+        (
+            br#"{"decision":"deny","reason":"x","decision":"deny"}"#,
+            0,
+            "twice",
+        ),
+        // Other keys beside an allow.
+        (
+            br#"{"decision":"allow","reason":"fine"}"#,
+            0,
+            "\"reason\" beside",
+        ),
+        (
+            br#"{"decision":"allow","force":true}"#,
+            0,
+            "\"force\" beside",
+        ),
+        (br#"{"x":1,"decision":"allow"}"#, 0, "\"x\" beside"),
+        // Not the exact string.
+        (br#"{"decision":"Allow"}"#, 0, "\"Allow\""),
+        (br#"{"decision":" allow"}"#, 0, "\" allow\""),
+        (br#"{"decision":"allow "}"#, 0, "\"allow \""),
+        (br#"{"decision":"ALLOW"}"#, 0, "\"ALLOW\""),
+        (br#"{"decision":true}"#, 0, "not a string"),
+        (br#"{"decision":["allow"]}"#, 0, "not a string"),
+        (br#"{"decision":null}"#, 0, "not a string"),
+        (br#"{"Decision":"allow"}"#, 0, "no \"decision\""),
+        (br#"{}"#, 0, "no \"decision\""),
+        (br#"["allow"]"#, 0, "not one JSON object"),
+        (br#""allow""#, 0, "not one JSON object"),
+        (b"allow", 0, "not one JSON object"),
+        // Something before or after the one object.
+        (br#"{"decision":"allow"}x"#, 0, "not one JSON object"),
+        (
+            br#"{"decision":"allow"}{"decision":"allow"}"#,
+            0,
+            "not one JSON object",
+        ),
+        (
+            b"{\"decision\":\"allow\"}\nok, running it",
+            0,
+            "not one JSON object",
+        ),
+        (
+            b"checking...\n{\"decision\":\"allow\"}",
+            0,
+            "not one JSON object",
+        ),
+        (
+            b"\xef\xbb\xbf{\"decision\":\"allow\"}",
+            0,
+            "not one JSON object",
+        ),
+        (br#"{"decision":"allow""#, 0, "not one JSON object"),
+        // No answer, a failing exit, bytes that are not text, too much.
+        (b"", 0, "no answer"),
+        (b"  \n", 0, "no answer"),
+        (allow, 1, "exit status 1"),
+        (allow, 2, "exit status 2"),
+        (b"{\"decision\":\"allow\"}\xff", 0, "not UTF-8"),
+        (b"{\"decision\":\"allow\xff\"}", 0, "not UTF-8"),
+        (&huge, 0, "over the limit"),
+        // A deny whose extra parts are not a string reason is not a clean deny either.
+        (br#"{"decision":"deny","reason":1}"#, 0, "not a string"),
+        (
+            br#"{"decision":"deny","force":true}"#,
+            0,
+            "\"force\" beside",
+        ),
+    ];
+    for &(answer, exit, why) in failures {
+        let config = hook_saying(&s, answer, exit);
+        let out = s.run(&config, &["go"]);
+        let shown = String::from_utf8_lossy(answer);
+        let shown = &shown[..shown.len().min(80)];
+        assert_eq!(code(&out), 4, "{shown:?} exit {exit}: {}", stderr(&out));
+        assert!(s.log("tool.log").is_empty(), "{shown:?}: the tool ran");
+        assert!(stderr(&out).contains(why), "{shown:?}: {}", stderr(&out));
+    }
+    // A deny is a deny (exit 3), with or without a string reason, whatever the exit status.
+    for (answer, exit) in [
+        (&br#"{"decision":"deny"}"#[..], 0),
+        (br#" {"decision":"deny","reason":"no"} "#, 0),
+        (br#"{"reason":"no","decision":"deny"}"#, 0),
+        (br#"{"decision":"deny"}"#, 1),
+    ] {
+        let config = hook_saying(&s, answer, exit);
+        let out = s.run(&config, &["go"]);
+        let shown = String::from_utf8_lossy(answer);
+        assert_eq!(code(&out), 3, "{shown:?}: {}", stderr(&out));
+        assert!(s.log("tool.log").is_empty(), "{shown:?}: the tool ran");
+    }
 }
 
 #[test]

@@ -2,13 +2,19 @@
 //!
 //! The hook gets `{"tool", "parameters", "iteration", "reason"?}` as JSON on stdin (`reason`
 //! is the text the model wrote beside the call, when it wrote any). It allows a call only by
-//! exiting 0 with stdout holding the one JSON object `{"decision": "allow"}`; `{"decision":
-//! "deny"}` (optionally with a `"reason"`) denies it. Anything else (a non-zero exit, a crash,
-//! running past its timeout, output that is not such an object) is a failure, which rejects
-//! the call too.
+//! exiting 0 with stdout holding exactly one JSON object `{"decision": "allow"}`: that one key,
+//! once, with that exact string; whitespace around the object is fine. `{"decision": "deny"}`,
+//! optionally with a string `"reason"` (each key once), denies it, whatever the exit status.
+//! Anything else is a failure, which rejects the call too: a non-zero exit, a crash, running
+//! past its timeout, no output, output that is not UTF-8 or over [`MAX_ANSWER`], a key given
+//! twice, any other key or value (`"Allow"`, `" allow"`, `true`), or anything before or after
+//! the one object (a second object, a word, a log line). An ambiguous answer never allows.
 
+use std::collections::HashSet;
+use std::fmt;
 use std::time::Instant;
 
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::config::ApprovalConfig;
@@ -21,8 +27,8 @@ const MAX_ANSWER: usize = 64 * 1024;
 /// What the hook decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
-    /// Run the call; the hook's reason, if it gave one.
-    Allow(Option<String>),
+    /// Run the call.
+    Allow,
     /// The hook said no, with its reason if it gave one.
     Deny(Option<String>),
     /// The hook did not give a usable answer; the call is rejected.
@@ -67,28 +73,107 @@ pub fn ask(hook: &ApprovalConfig, request: &Value, run_deadline: Instant) -> Dec
             done.stdout.total
         ));
     }
-    let answer = done.stdout.text();
-    let decision = serde_json::from_str::<Value>(answer.trim())
-        .ok()
-        .and_then(|v| v.as_object().cloned());
-    let reason = decision
-        .as_ref()
-        .and_then(|d| d.get("reason"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    match decision.as_ref().and_then(|d| d.get("decision")) {
+    let answer = read_answer(&done.stdout.bytes);
+    match answer {
         // A deny is a deny, whatever the exit status says.
-        Some(Value::String(d)) if d == "deny" => Decision::Deny(reason),
+        Ok(Answer::Deny(reason)) => Decision::Deny(reason),
         _ if !done.succeeded() => Decision::Failed(format!(
             "it ended with {}{}",
             done.describe(),
             stderr_note(&done.stderr.text())
         )),
-        Some(Value::String(d)) if d == "allow" => Decision::Allow(reason),
-        _ => Decision::Failed(format!(
-            "its answer {:?} is not {{\"decision\":\"allow\"}} or {{\"decision\":\"deny\"}}",
-            crate::cut(answer.trim(), 100)
-        )),
+        Ok(Answer::Allow) => Decision::Allow,
+        Err(why) => Decision::Failed(why),
+    }
+}
+
+/// A usable answer of the hook.
+#[derive(Debug, PartialEq, Eq)]
+enum Answer {
+    Allow,
+    Deny(Option<String>),
+}
+
+/// Reads the hook's stdout strictly: `Err` says why it is neither an allow nor a deny.
+fn read_answer(bytes: &[u8]) -> Result<Answer, String> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| format!("its answer is not UTF-8 (byte {})", e.valid_up_to()))?;
+    let shown = crate::cut(text.trim(), 100);
+    if shown.is_empty() {
+        return Err("it printed no answer; only {\"decision\":\"allow\"} allows".into());
+    }
+    // Keys are kept in order with duplicates, so `{"decision":"deny","decision":"allow"}`
+    // cannot be read as its last key; anything around the one object fails to parse.
+    let Entries(entries) = serde_json::from_str(text).map_err(|e| {
+        format!("its answer {shown:?} is not one JSON object ({e}); only {{\"decision\":\"allow\"}} allows")
+    })?;
+    let wrong = |why: String| {
+        Err(format!(
+            "its answer {shown:?} {why}; only {{\"decision\":\"allow\"}} allows"
+        ))
+    };
+    let mut seen = HashSet::new();
+    if let Some((key, _)) = entries.iter().find(|(k, _)| !seen.insert(k.as_str())) {
+        return wrong(format!("gives the key {key:?} twice"));
+    }
+    let decision = entries
+        .iter()
+        .find(|(k, _)| k == "decision")
+        .map(|(_, v)| v);
+    let extra = || {
+        entries
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .find(|k| *k != "decision")
+    };
+    match decision {
+        Some(Value::String(d)) if d == "allow" => match extra() {
+            None => Ok(Answer::Allow),
+            Some(key) => wrong(format!("has the key {key:?} beside the decision")),
+        },
+        Some(Value::String(d)) if d == "deny" => {
+            let reason = entries.iter().find(|(k, _)| k == "reason").map(|(_, v)| v);
+            if let Some(key) = entries
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .find(|k| !matches!(*k, "decision" | "reason"))
+            {
+                return wrong(format!("has the key {key:?} beside the deny"));
+            }
+            match reason {
+                None => Ok(Answer::Deny(None)),
+                Some(Value::String(r)) => Ok(Answer::Deny(Some(r.clone()))),
+                Some(_) => wrong("gives a \"reason\" that is not a string".into()),
+            }
+        }
+        Some(Value::String(d)) => {
+            wrong(format!("decides {d:?}, which is not \"allow\" or \"deny\""))
+        }
+        Some(other) => wrong(format!("gives a decision that is not a string: {other}")),
+        None => wrong("has no \"decision\"".into()),
+    }
+}
+
+/// A JSON object's entries in order, duplicates kept.
+struct Entries(Vec<(String, Value)>);
+
+impl<'de> Deserialize<'de> for Entries {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Entries, D::Error> {
+        struct EntriesVisitor;
+        impl<'de> Visitor<'de> for EntriesVisitor {
+            type Value = Entries;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry::<String, Value>()? {
+                    entries.push(entry);
+                }
+                Ok(Entries(entries))
+            }
+        }
+        deserializer.deserialize_map(EntriesVisitor)
     }
 }
 

@@ -549,7 +549,7 @@ impl Run<'_> {
         }
         let decision = approval::ask(hook, &Value::Object(request), self.deadline);
         let (word, why) = match &decision {
-            Decision::Allow(reason) => ("allow", reason.clone()),
+            Decision::Allow => ("allow", None),
             Decision::Deny(reason) => ("deny", reason.clone()),
             Decision::Failed(why) => ("failed", Some(why.clone())),
             Decision::RunTimedOut => return Err(self.timed_out()),
@@ -565,7 +565,7 @@ impl Run<'_> {
             }),
         );
         match decision {
-            Decision::Allow(_) => Ok(()),
+            Decision::Allow => Ok(()),
             Decision::Deny(reason) => Err(Stop::new(
                 Status::Denied,
                 format!(

@@ -16,7 +16,7 @@ use super::scan::{
     Reasoning, bare_name, blank, find_any, find_str, ident_len, is_name_byte, is_whole_json,
     json_extent, reasoning, remaining_text, skip_ws, valid_json_end,
 };
-use super::{Args, Ctx, Field, Incomplete, Item, Raw, harmony, truncated};
+use super::{Args, Ctx, Field, Incomplete, Item, Raw, Rejected, harmony, truncated};
 use crate::error::{Code, Error};
 use crate::mend::{Concat, Target};
 use crate::repair::Repair;
@@ -57,14 +57,16 @@ pub(crate) enum Kind {
         open: &'static str,
         body: Body,
     },
-    /// `open HEAD sep ARGS close` per call, inside optional section markers. HEAD is the name
-    /// (or an id like `functions.x:0`), or `function` with the name on the first line of ARGS.
+    /// `open HEAD sep ARGS close` per call, inside optional section markers. HEAD is the name,
+    /// or `function` with the name on the first line of ARGS; with `id_head` it is a call id
+    /// `functions.NAME:INDEX` (Kimi K2), and a head of another shape names no tool.
     Tagged {
         open: &'static str,
         sep: &'static str,
         close: &'static str,
         section: &'static [&'static str],
         body: Body,
+        id_head: bool,
     },
     Harmony,
     Mistral,
@@ -112,13 +114,14 @@ pub(crate) const TABLE: &[Spec] = &[
     },
     Spec {
         name: "kimi_k2",
-        models: "Kimi K2 (<|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>)",
+        models: "Kimi K2 (<|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>); an id not NAME:INDEX names no tool (missing_field)",
         kind: Kind::Tagged {
             open: "<|tool_call_begin|>",
             sep: "<|tool_call_argument_begin|>",
             close: "<|tool_call_end|>",
             section: &["<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"],
             body: JSON,
+            id_head: true,
         },
     },
     Spec {
@@ -130,6 +133,7 @@ pub(crate) const TABLE: &[Spec] = &[
             close: "<｜tool_call_end｜>",
             section: &["<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"],
             body: Body::Invoke("steptml:"),
+            id_head: false,
         },
     },
     Spec {
@@ -141,6 +145,7 @@ pub(crate) const TABLE: &[Spec] = &[
             close: "<｜tool▁call▁end｜>",
             section: DEEPSEEK_SECTION,
             body: JSON,
+            id_head: false,
         },
     },
     Spec {
@@ -414,8 +419,9 @@ fn run_spec(spec: &Spec, text: &str, ctx: &Ctx<'_>) -> Out {
             close,
             section,
             body,
+            id_head,
         } => {
-            tagged(text, ctx, [open, sep, close], section, body, &mut out);
+            tagged(text, [open, sep, close], section, body, id_head, &mut out);
         }
         Kind::Mistral => mistral(text, ctx, &mut out),
         Kind::Functionary32 => functionary32(text, ctx, &mut out),
@@ -1301,16 +1307,27 @@ fn bare_pythonic(text: &str, out: &mut Out) {
     }
 }
 
+/// Whether a Kimi K2 call id is `functions.NAME:INDEX` (or `NAME:INDEX`).
+fn is_call_id(head: &str) -> bool {
+    let Some((name, index)) = head.rsplit_once(':') else {
+        return false;
+    };
+    let name = name.strip_prefix("functions.").unwrap_or(name);
+    !index.is_empty()
+        && index.bytes().all(|b| b.is_ascii_digit())
+        && !name.is_empty()
+        && name.bytes().all(is_name_byte)
+}
+
 /// DeepSeek, Kimi K2 and Step-3: `open HEAD sep ARGS close` per call.
 fn tagged(
     text: &str,
-    ctx: &Ctx<'_>,
     [open, sep, close]: [&str; 3],
     section: &[&str],
     body: Body,
+    id_head: bool,
     out: &mut Out,
 ) {
-    let _ = ctx;
     let mut pos = 0;
     let mut any = false;
     while let Some(i) = find_str(&text[pos..], open) {
@@ -1324,6 +1341,8 @@ fn tagged(
             let head = text[head_start..limit].trim();
             let (tool, id) = if head.is_empty() || head == "function" {
                 (None, None)
+            } else if id_head && !is_call_id(head) {
+                (None, Some(head.to_owned()))
             } else {
                 let (tool, id) = bare_name(head);
                 (Some(tool), id)
@@ -1345,6 +1364,24 @@ fn tagged(
         let call_end = after.unwrap_or(args_end);
         out.cut.push(start..call_end);
         pos = call_end.max(head_start);
+        if id_head && !is_call_id(head) {
+            // `functions.invalid.0` is no call to a tool named `invalid.0`: the id is how the
+            // format names the tool, and this one names none.
+            out.items.push(Item::Failed(Rejected {
+                tool: None,
+                id: Some(Value::String(head.to_owned())),
+                parameters: None,
+                error: Error::at(
+                    Code::MissingField,
+                    start,
+                    format!(
+                        "tool call id {head:?} is not functions.NAME:INDEX, so it names no tool"
+                    ),
+                ),
+                violations: Vec::new(),
+            }));
+            continue;
+        }
         if let Body::Invoke(prefix) = body {
             invokes(text, args_start..args_end, complete, prefix, out);
             continue;

@@ -686,57 +686,148 @@ fn arguments(
     }
 }
 
-/// A named value of an XML-style format, given the type its schema declares.
+/// A named value of an XML-style format, given the type its schema declares. The schema
+/// decides and nothing else: a value typed `string` stays the text the model wrote (`"42"`),
+/// one typed `integer` becomes a number; `null` is read only where the schema allows it. With
+/// no type in the schema the field's own default holds (see [`Field`]).
 fn typed(field: Field, schema: Option<&Value>, key: &str, repairs: &mut Vec<Repair>) -> Value {
-    let (text, fallback_json) = match field {
+    let types = schema.map(schema_types).unwrap_or_default();
+    let mut coerced = |value: Value| {
+        repairs.push(Repair {
+            kind: RepairKind::SchemaType,
+            offset: None,
+            layers: None,
+            text: Some(key.to_owned()),
+        });
+        value
+    };
+    let (text, json) = match field {
         Field::Value(value) => return value,
         Field::Json(text) => {
-            if let Ok(value) = crate::repair(&text).and_then(|v| {
-                serde_json::from_str::<Value>(&v)
-                    .map_err(|e| Error::whole(Code::InvalidJson, e.to_string()))
-            }) {
-                return value;
-            }
-            (text, false)
+            let value = crate::repair(&text)
+                .ok()
+                .and_then(|v| serde_json::from_str(&v).ok());
+            (text, value)
         }
-        Field::Text(text) => (text, false),
-        Field::TextOrJson(text) => (text, true),
+        Field::Text(text) => (text, None),
+        Field::TextOrJson(text) => {
+            let value = if types.is_empty() {
+                serde_json::from_str::<Value>(text.trim()).ok()
+            } else {
+                None
+            };
+            (text, value)
+        }
     };
-    let types = schema.map(schema_types).unwrap_or_default();
+    if types.is_empty() {
+        return json.unwrap_or(Value::String(text));
+    }
+    // JSON the format marked as such (DSML `string="false"`) stands when its type is allowed.
+    if let Some(value) = &json
+        && types.iter().any(|t| fits(value, t))
+    {
+        return json.unwrap_or_default();
+    }
+    // JSON of another type than the schema's: its text is read again, as the schema says.
+    let retyped = json.as_ref().is_some_and(|v| !v.is_string());
+    let text = match json {
+        Some(Value::String(decoded)) => decoded,
+        _ => text,
+    };
+    if let Some(member) = schema.and_then(|s| enum_member(s, &text)) {
+        return if member.is_string() {
+            member
+        } else {
+            coerced(member)
+        };
+    }
+    if types.contains(&"null") && matches!(text.trim(), "null" | "None") {
+        return coerced(Value::Null);
+    }
     if types.contains(&"string") {
-        return Value::String(text);
+        return if retyped {
+            coerced(Value::String(text))
+        } else {
+            Value::String(text)
+        };
     }
-    if !types.is_empty() {
-        for t in &types {
-            if let Some(value) = convert(&text, t) {
-                repairs.push(Repair {
-                    kind: RepairKind::SchemaType,
-                    offset: None,
-                    layers: None,
-                    text: Some(key.to_owned()),
-                });
-                return value;
-            }
+    for t in &types {
+        if let Some(value) = convert(&text, t) {
+            return coerced(value);
         }
-        return Value::String(text);
-    }
-    if fallback_json && let Ok(value) = serde_json::from_str::<Value>(text.trim()) {
-        return value;
     }
     Value::String(text)
 }
 
-/// The JSON types a schema allows (`type` as a string or a list, or in `anyOf`/`oneOf`).
+/// Whether `value` is of JSON Schema type `t`.
+fn fits(value: &Value, t: &str) -> bool {
+    match (t, value) {
+        ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
+        ("number", Value::Number(_))
+        | ("string", Value::String(_))
+        | ("boolean", Value::Bool(_))
+        | ("null", Value::Null)
+        | ("array", Value::Array(_))
+        | ("object", Value::Object(_)) => true,
+        _ => false,
+    }
+}
+
+/// The member of the schema's `enum` (or its `const`) that `text` writes: a string member
+/// equal to the text, else another member whose JSON is the text.
+fn enum_member(schema: &Value, text: &str) -> Option<Value> {
+    let members: Vec<&Value> = match (schema.get("enum"), schema.get("const")) {
+        (Some(Value::Array(members)), _) => members.iter().collect(),
+        (_, Some(member)) => vec![member],
+        _ => return None,
+    };
+    if let Some(found) = members.iter().find(|m| m.as_str() == Some(text)) {
+        return Some((*found).clone());
+    }
+    let trimmed = text.trim();
+    let written: Value = serde_json::from_str(trimmed).ok()?;
+    members
+        .into_iter()
+        .find(|m| !m.is_string() && **m == written)
+        .cloned()
+}
+
+/// The JSON types a schema allows: `type` as a string or a list, else those of `anyOf` /
+/// `oneOf`, else those of its `enum` members or `const`.
 fn schema_types(schema: &Value) -> Vec<&str> {
     match schema.get("type") {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-        _ => ["anyOf", "oneOf"]
-            .iter()
-            .filter_map(|k| schema.get(*k).and_then(Value::as_array))
-            .flatten()
-            .flat_map(schema_types)
-            .collect(),
+        _ => {
+            let mut types: Vec<&str> = ["anyOf", "oneOf"]
+                .iter()
+                .filter_map(|k| schema.get(*k).and_then(Value::as_array))
+                .flatten()
+                .flat_map(schema_types)
+                .collect();
+            if types.is_empty() {
+                let members = match (schema.get("enum"), schema.get("const")) {
+                    (Some(Value::Array(members)), _) => members.iter().collect(),
+                    (_, Some(member)) => vec![member],
+                    _ => Vec::new(),
+                };
+                for member in members {
+                    let t = match member {
+                        Value::Null => "null",
+                        Value::Bool(_) => "boolean",
+                        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+                        Value::Number(_) => "number",
+                        Value::String(_) => "string",
+                        Value::Array(_) => "array",
+                        Value::Object(_) => "object",
+                    };
+                    if !types.contains(&t) {
+                        types.push(t);
+                    }
+                }
+            }
+            types
+        }
     }
 }
 
