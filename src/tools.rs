@@ -171,21 +171,30 @@ impl Tools {
         for (i, entry) in list.into_iter().enumerate() {
             let tool =
                 tool_from_value(entry).map_err(|e| ToolsError(format!("tool {}: {e}", i + 1)))?;
-            if tools.iter().any(|t: &Tool| t.name == tool.name) {
-                return Err(ToolsError(format!(
-                    "tool {}: the name {:?} is defined twice",
-                    i + 1,
-                    tool.name
-                )));
+            let key = lookup_key(&tool.name);
+            if let Some(other) = tools.iter().find(|t: &&Tool| lookup_key(&t.name) == key) {
+                return Err(ToolsError(if other.name == tool.name {
+                    format!("tool {}: the name {:?} is defined twice", i + 1, tool.name)
+                } else {
+                    format!(
+                        "tool {}: the names {:?} and {:?} are the same tool to a call (both are \
+                         looked up as {key:?}); rename one",
+                        i + 1,
+                        other.name,
+                        tool.name
+                    )
+                }));
             }
             tools.push(tool);
         }
         Ok(Tools { tools })
     }
 
-    /// The tool of this name.
+    /// The tool a call by this name reaches: names are compared by [`lookup_key`], so
+    /// `functions.read_file:0` reaches `read_file`.
     pub fn get(&self, name: &str) -> Option<&Tool> {
-        self.tools.iter().find(|t| t.name == name)
+        let key = lookup_key(name);
+        self.tools.iter().find(|t| lookup_key(&t.name) == key)
     }
 
     /// Every tool, in file order.
@@ -204,6 +213,31 @@ impl Tools {
     }
 }
 
+/// The name by which a call reaches a tool: the name without surrounding whitespace, a
+/// `functions.` namespace prefix or a `:N` call index, each removed as often as it occurs
+/// (`functions.get_weather:0` → `get_weather`). Case counts: `X` and `x` are two tools. The one
+/// function both for looking a call's tool up and for refusing a tools list in which two names
+/// would reach the same tool.
+pub fn lookup_key(name: &str) -> &str {
+    let mut key = name;
+    loop {
+        let before = key.len();
+        key = key.trim();
+        if let Some((head, index)) = key.rsplit_once(':')
+            && !index.is_empty()
+            && index.bytes().all(|b| b.is_ascii_digit())
+        {
+            key = head;
+        }
+        if let Some(rest) = key.strip_prefix("functions.") {
+            key = rest;
+        }
+        if key.len() == before {
+            return key;
+        }
+    }
+}
+
 fn tool_from_value(value: Value) -> Result<Tool, String> {
     let Value::Object(mut map) = value else {
         return Err("expected an object".into());
@@ -219,7 +253,13 @@ fn tool_from_value(value: Value) -> Result<Tool, String> {
         map = inner;
     }
     let name = match map.remove("name") {
-        Some(Value::String(name)) if !name.trim().is_empty() => name,
+        Some(Value::String(name)) if !lookup_key(&name).is_empty() => name,
+        Some(Value::String(name)) if !name.trim().is_empty() => {
+            return Err(format!(
+                "the name {name:?} leaves nothing to call it by (a `functions.` prefix and a \
+                 `:N` index are not part of a name)"
+            ));
+        }
         Some(_) => return Err("\"name\" must be a non-empty string".into()),
         None => return Err("missing \"name\"".into()),
     };
@@ -449,6 +489,55 @@ mod tests {
         let ls = toml.get("ls").unwrap();
         assert_eq!(ls.command.as_deref(), Some(&["ls".to_owned()][..]));
         assert_eq!(ls.params[0].name, "dir");
+    }
+
+    #[test]
+    fn lookup_keys_are_fixed_points() {
+        for (name, key) in [
+            ("read_file", "read_file"),
+            ("functions.read_file:0", "read_file"),
+            (" functions.functions.x ", "x"),
+            ("x:0:1", "x"),
+            ("functions.x:3 ", "x"),
+            ("ns.x", "ns.x"),
+            ("X", "X"),
+            ("x:", "x:"),
+            ("functions.", ""),
+        ] {
+            assert_eq!(lookup_key(name), key, "{name:?}");
+            assert_eq!(lookup_key(key), key, "{key:?} is its own key");
+        }
+    }
+
+    #[test]
+    fn names_that_reach_the_same_tool_are_refused() {
+        for (a, b) in [
+            ("x", "functions.x"),
+            ("functions.x", "x"),
+            ("x", " x"),
+            ("x", "x:0"),
+            ("functions.x:1", "functions.functions.x"),
+        ] {
+            let text = format!(r#"[{{"name": {a:?}}}, {{"name": {b:?}}}]"#);
+            let e = Tools::from_json_str(&text).unwrap_err();
+            assert!(
+                e.0.contains(&format!("{a:?} and {b:?}")) && e.0.contains("\"x\""),
+                "{text}: {e}"
+            );
+        }
+        let e = Tools::from_json_str(r#"[{"name": "x"}, {"name": "x"}]"#).unwrap_err();
+        assert!(e.0.contains("defined twice"), "{e}");
+        // Case counts; another namespace is part of the name.
+        let tools =
+            Tools::from_json_str(r#"[{"name": "x"}, {"name": "X"}, {"name": "ns.x"}]"#).unwrap();
+        assert_eq!(tools.get("functions.X:0").unwrap().name, "X");
+        assert_eq!(tools.get("x").unwrap().name, "x");
+        // A name written with the prefix is reached with or without it.
+        let tools = Tools::from_json_str(r#"[{"name": "functions.y"}]"#).unwrap();
+        assert_eq!(tools.get("functions.y").unwrap().name, "functions.y");
+        assert_eq!(tools.get("y").unwrap().name, "functions.y");
+        let e = Tools::from_json_str(r#"[{"name": "functions.:0"}]"#).unwrap_err();
+        assert!(e.0.contains("leaves nothing"), "{e}");
     }
 
     #[test]

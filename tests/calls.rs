@@ -462,6 +462,57 @@ fn tools_file_forms_json_and_toml() {
         .code(2);
 }
 
+#[test]
+fn names_that_reach_the_same_tool_are_a_tools_file_error() {
+    // A call to `functions.x` is looked up as `x`: with both defined, it would run `x`.
+    let dir = tempdir();
+    for (i, (a, b)) in [
+        ("x", "functions.x"),
+        ("functions.x", "x"),
+        ("x", "x:0"),
+        ("x", " x "),
+        ("functions.x:1", "functions.functions.x"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let path = dir.join(format!("alias-{i}.json"));
+        let tools = json!([
+            {"name": a, "read_only": true},
+            {"name": b, "requires_approval": true}
+        ]);
+        fs::write(&path, tools.to_string()).unwrap();
+        let both = format!("{a:?} and {b:?}");
+        for command in ["calls", "prompt"] {
+            cmd()
+                .args([command, "--tools", path.to_str().unwrap()])
+                .write_stdin("hi")
+                .assert()
+                .code(2)
+                .stdout("")
+                .stderr(predicate::str::contains(&both));
+        }
+        // And through `check`, whose cases name a tools file in their options.
+        let fixture = dir.join(format!("alias-{i}.jsonl"));
+        let case = json!({"command": "calls", "options": ["--tools", path.file_name().unwrap().to_str().unwrap()], "input": "hi", "expect": {}});
+        fs::write(&fixture, format!("{case}\n")).unwrap();
+        cmd()
+            .args(["check", fixture.to_str().unwrap()])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(&both));
+    }
+    // A tool named with the prefix alone is reached by a call that writes it so.
+    let path = dir.join("prefixed.json");
+    fs::write(&path, r#"[{"name": "functions.ls"}]"#).unwrap();
+    let (rec, code) = record(
+        &["--tools", path.to_str().unwrap()],
+        r#"{"tool": "functions.ls", "parameters": {}}"#,
+    );
+    assert_eq!(code, 0, "{rec}");
+    assert_eq!(rec["value"]["calls"][0]["tool"], "ls");
+}
+
 fn tempdir() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "toolmend-calls-{}-{:?}",

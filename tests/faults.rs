@@ -339,10 +339,12 @@ fn secs(d: Duration) -> f64 {
 #[test]
 fn a_hanging_model_is_stopped_by_the_run_timeout_with_6() {
     let s = Setup::new("llm-hang");
-    let config = s.config(&["[loop]\ntimeout = 0.5\n", &s.llm("hang", "")]);
+    // 2 s, not less: on a loaded machine the model needs time to start and record its pid.
+    let config = s.config(&["[loop]\ntimeout = 2\n", &s.llm("hang", "")]);
     let (out, took) = s.run(&config, "go");
     assert_eq!(code(&out), 6, "{}", stderr(&out));
-    assert!(took < Duration::from_secs(3), "took {took:?}");
+    // The model sleeps 60 s; the run ends at its 2 s timeout.
+    assert!(took < Duration::from_secs(5), "took {took:?}");
     assert!(stderr(&out).contains("warning"), "{}", stderr(&out));
     assert_eq!(s.finished()["status"], "timeout");
     // The model and the child it forked.
@@ -534,11 +536,12 @@ fn a_tool_that_floods_forever_is_killed_at_its_timeout() {
     let config = s.config(&[
         "[loop]\nmax_output = 1000\n",
         &s.scripted_llm(&[call("flood", false), "Stopped.".into()]),
-        &s.tool("flood", "flood-forever", true, "timeout = 0.5"),
+        // 2 s, so that a loaded machine still starts it and it records its pid.
+        &s.tool("flood", "flood-forever", true, "timeout = 2"),
     ]);
     let (out, took) = s.run(&config, "go");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert!(took < Duration::from_secs(7), "took {took:?}");
     let result = tool_result(&s);
     assert_eq!(result["ok"], false);
     assert!(
@@ -615,8 +618,10 @@ fn a_tool_gets_sigterm_first_and_may_clean_up() {
 
 // The approval hook.
 
+/// The hook gets 2 s: on a loaded machine Python may need more than 0.5 s to start, and a
+/// hook killed before it starts leaves nothing to check.
 fn hook(command: &str) -> String {
-    format!("[approval]\ncommand = {command}\ntimeout = 0.5\n")
+    format!("[approval]\ncommand = {command}\ntimeout = 2\n")
 }
 
 /// A run whose model calls `guarded` (a tool that needs approval and writes `tool-ran`), with
@@ -635,7 +640,8 @@ fn a_hanging_hook_fails_closed_at_its_timeout() {
     let s = Setup::new("hook-hang");
     let (out, took) = guarded_run(&s, &s.helper("hook", "hang"));
     assert_eq!(code(&out), 4, "{}", stderr(&out));
-    assert!(took < Duration::from_secs(4), "took {took:?}");
+    // The hook sleeps 60 s; it is killed at its 2 s timeout.
+    assert!(took < Duration::from_secs(6), "took {took:?}");
     assert!(
         stderr(&out).contains("no answer within"),
         "{}",
@@ -662,11 +668,11 @@ fn a_missing_hook_fails_closed() {
 #[test]
 fn a_hook_answer_over_64_kib_fails_closed_even_if_it_starts_with_allow() {
     let s = Setup::new("hook-huge");
-    // 8 MiB from Python can take longer than the usual 0.5 s on a loaded machine, and a
+    // 8 MiB from Python can take longer than the usual 2 s on a loaded machine, and a
     // timeout would hide what this test is about: the size limit.
     let config = s.config(&[
         &s.scripted_llm(&[call("guarded", false), "never".into()]),
-        &hook(&s.helper("hook", "huge-allow")).replace("timeout = 0.5", "timeout = 10"),
+        &hook(&s.helper("hook", "huge-allow")).replace("timeout = 2", "timeout = 10"),
         &s.tool("guarded", "record", false, ""),
     ]);
     let (out, _) = s.run(&config, "go");

@@ -817,6 +817,59 @@ command = ["rm", "-rf", "/nonexistent/toolmend"]
     assert!(s.inputs().is_empty(), "the model must not be called");
 }
 
+#[test]
+fn tool_names_that_reach_the_same_tool_are_a_config_error() {
+    // `x` needs no approval, `functions.x` does; a call to `functions.x` is looked up as `x`.
+    for (a, b) in [
+        ("x", "functions.x"),
+        ("functions.x", "x"),
+        ("x", "x:0"),
+        ("x", "functions.x:0"),
+        ("x", " x"),
+        ("functions.functions.x", "x"),
+    ] {
+        let s = Setup::new("alias");
+        let rest = format!(
+            r#"
+[approval]
+command = ["python3", "{{bin}}/approval_hook.py", "deny", "{{dir}}/hook.log"]
+
+[[tools]]
+name = {}
+read_only = true
+command = ["python3", "{{bin}}/record_tool.py", "{{dir}}/tool.log"]
+
+[[tools]]
+name = {}
+command = ["python3", "{{bin}}/record_tool.py", "{{dir}}/tool.log"]
+"#,
+            quoted(a),
+            quoted(b)
+        );
+        let config = s.config(&[call("functions.x", json!({}), true)], "", &rest);
+        let out = s.run(&config, &["go"]);
+        assert_eq!(code(&out), 2, "{a:?} {b:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!("{a:?} and {b:?}")),
+            "{}",
+            stderr(&out)
+        );
+        assert!(s.inputs().is_empty(), "the model must not be called");
+        assert!(s.log("tool.log").is_empty());
+    }
+}
+
+#[test]
+fn a_tool_named_with_the_functions_prefix_is_reached_by_that_name() {
+    let s = Setup::new("prefixed");
+    let rest = ECHO_TOOL.replace("name = \"echo\"", "name = \"functions.echo\"");
+    let replies = [call("functions.echo", json!({"text": "hi"}), true)];
+    let config = s.config(&replies, "", &rest);
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "echo: hi\n");
+}
+
 // 7. Tools: stdin only, bounded output, failures reported.
 
 #[test]

@@ -5,13 +5,20 @@
 //!   `openai` shape's `arguments` text is a JSON object;
 //! - a JSON object given as a call's arguments, in the bare envelope or in a Hermes
 //!   `<tool_call>`, comes out as that call's parameters unchanged and unrepaired;
-//! - the calls filter writes one record for a whole reply, and one per non-blank jsonl line.
+//! - the calls filter writes one record for a whole reply, and one per non-blank jsonl line;
+//! - `calls::Stream` fed the reply in chunks (sizes taken from the reply's own bytes, and one
+//!   character at a time) agrees with `extract`: its text and reasoning deltas concatenate to
+//!   the reply's, its `call_end` calls are the calls, its `end` event is the result, every
+//!   announced call ends once, and each call's shown arguments only grow.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use toolmend::calls::{CallOptions, CallsFilter, CallsFilterOptions, Extracted, Shape, extract};
+use toolmend::calls::{
+    CallOptions, CallsFilter, CallsFilterOptions, Event, Extracted, Failure, Shape, Stream,
+    extract,
+};
 use toolmend::{Code, Framing};
 
 #[path = "common.rs"]
@@ -83,8 +90,127 @@ fn arguments_kept(reply: &str, expected: &Value) {
     );
 }
 
+/// Cuts `text` at character boundaries into pieces of 1 to 16 bytes, sizes taken from the
+/// text's own bytes (so the fuzzer controls them).
+fn chunks(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let (mut from, mut k) = (0, 0);
+    while from < text.len() {
+        let mut to = (from + 1 + (bytes[k % bytes.len()] as usize % 16)).min(text.len());
+        while !text.is_char_boundary(to) {
+            to += 1;
+        }
+        out.push(&text[from..to]);
+        from = to;
+        k += 1;
+    }
+    out
+}
+
+/// Whether `before` (shown with `open` still being written) holds nothing `after` changes.
+fn kept(before: &Value, after: &Value, open: &[&str]) -> bool {
+    match (before, after) {
+        (Value::Object(b), Value::Object(a)) => b.iter().all(|(k, v)| {
+            a.get(k).is_some_and(|w| {
+                if open.first().map(|s| s.replace("~1", "/").replace("~0", "~")) == Some(k.clone()) {
+                    kept(v, w, &open[1..])
+                } else {
+                    v == w
+                }
+            })
+        }),
+        (Value::Array(b), Value::Array(a)) => {
+            b.len() <= a.len()
+                && b.iter().zip(a).enumerate().all(|(i, (v, w))| {
+                    if open.first() == Some(&i.to_string().as_str()) {
+                        kept(v, w, &open[1..])
+                    } else {
+                        v == w
+                    }
+                })
+        }
+        (Value::String(b), Value::String(a)) if open.is_empty() => a.starts_with(b.as_str()),
+        _ => before == after,
+    }
+}
+
+fn streamed(chunks: &[&str], expected: &Result<Extracted, Failure>) {
+    let mut stream = Stream::new(CallOptions::default());
+    let mut events = Vec::new();
+    for chunk in chunks {
+        events.extend(stream.feed(chunk));
+    }
+    events.extend(stream.finish());
+    let (mut text, mut reasoning, mut calls) = (String::new(), String::new(), Vec::new());
+    let mut started = 0;
+    let mut ended = Vec::new();
+    let mut shown: Vec<Option<(Value, Option<String>)>> = Vec::new();
+    let mut end = None;
+    for event in &events {
+        match event {
+            Event::Text(d) => text.push_str(d),
+            Event::Reasoning(d) => reasoning.push_str(d),
+            Event::CallStart { index, .. } => {
+                assert_eq!(*index, started, "call_start out of order");
+                started += 1;
+                shown.push(None);
+            }
+            Event::Arguments {
+                index,
+                parameters,
+                open,
+            } => {
+                let now = Value::Object(parameters.clone());
+                if let Some((before, before_open)) = &shown[*index] {
+                    let open = before_open.as_deref().expect("arguments after final ones");
+                    let segs: Vec<&str> = open.split('/').skip(1).collect();
+                    assert!(kept(before, &now, &segs), "{before} then {now}");
+                }
+                shown[*index] = Some((now, open.clone()));
+            }
+            Event::CallEnd { index, call } => {
+                if let Some((before, open)) = &shown[*index] {
+                    let open = open.as_deref().unwrap_or("");
+                    let segs: Vec<&str> = open.split('/').skip(1).collect();
+                    let last = Value::Object(call.parameters.clone());
+                    assert!(kept(before, &last, &segs), "{before} then {last}");
+                }
+                ended.push(*index);
+                calls.push(call.clone());
+            }
+            Event::Incomplete { index, .. }
+            | Event::Invalid { index, .. }
+            | Event::Retracted { index, .. } => ended.push(*index),
+            Event::End { result, .. } => end = Some(result.clone()),
+        }
+    }
+    assert_eq!(end.as_deref(), Some(expected), "the end event is the result");
+    ended.sort_unstable();
+    let indexes: Vec<usize> = (0..ended.len()).collect();
+    assert_eq!(ended, indexes, "every index ends once");
+    assert!(started <= ended.len());
+    let found = match expected {
+        Ok(found) => Some(found),
+        Err(failure) => failure.extracted.as_deref(),
+    };
+    let want = |f: fn(&Extracted) -> &Option<String>| {
+        found.and_then(|x| f(x).clone()).unwrap_or_default()
+    };
+    assert_eq!(text, want(|x| &x.text), "text deltas");
+    assert_eq!(reasoning, want(|x| &x.reasoning), "reasoning deltas");
+    assert_eq!(calls, found.map(|f| f.calls.clone()).unwrap_or_default());
+}
+
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
+        let expected = extract(text, &CallOptions::default());
+        streamed(&chunks(text), &expected);
+        let chars: Vec<&str> = text
+            .char_indices()
+            .map(|(i, c)| &text[i..i + c.len_utf8()])
+            .collect();
+        streamed(&chars, &expected);
         match extract(text, &CallOptions::default()) {
             Ok(extracted) => written(&extracted),
             Err(failure) => {

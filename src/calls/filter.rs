@@ -173,34 +173,43 @@ impl CallsFilter {
         } else {
             extract(text, &self.options.calls)
         };
-        match result {
-            Ok(found) => {
-                if self.options.records {
-                    let mut record = Map::new();
-                    record.insert("ok".into(), true.into());
-                    record.extend(head);
-                    record.insert("value".into(), found.to_value(self.options.shape));
-                    record.insert("repairs".into(), repairs_value(&found.repairs));
-                    push_line(buf, &Value::Object(record));
-                } else {
-                    push_line(buf, &found.to_value(self.options.shape));
-                }
-                true
+        match &result {
+            Ok(found) if !self.options.records => {
+                push_line(buf, &found.to_value(self.options.shape));
             }
-            Err(failure) => {
-                write_failure(
-                    buf,
-                    head,
-                    &failure.error,
-                    reply_text.as_deref().map_or(bytes, str::as_bytes),
-                    failure
-                        .extracted
-                        .as_deref()
-                        .map(|f| (f, self.options.shape)),
-                );
-                false
+            _ => {
+                let original = reply_text.as_deref().map_or(bytes, str::as_bytes);
+                let record = outcome_record(&result, head, original, self.options.shape);
+                push_line(buf, &Value::Object(record));
             }
         }
+        result.is_ok()
+    }
+}
+
+/// The record of one reply's result: `{"ok":true, head…, "value", "repairs"}`, or a failure
+/// record (see [`CallsFilter::run`]); `original` is the reply as read.
+pub(crate) fn outcome_record(
+    result: &Result<Extracted, Failure>,
+    head: Map<String, Value>,
+    original: &[u8],
+    shape: Shape,
+) -> Map<String, Value> {
+    match result {
+        Ok(found) => {
+            let mut record = Map::new();
+            record.insert("ok".into(), true.into());
+            record.extend(head);
+            record.insert("value".into(), found.to_value(shape));
+            record.insert("repairs".into(), repairs_value(&found.repairs));
+            record
+        }
+        Err(failure) => failure_record(
+            head,
+            &failure.error,
+            original,
+            failure.extracted.as_deref().map(|f| (f, shape)),
+        ),
     }
 }
 
@@ -211,6 +220,18 @@ fn write_failure(
     original: &[u8],
     found: Option<(&Extracted, Shape)>,
 ) {
+    push_line(
+        buf,
+        &Value::Object(failure_record(head, error, original, found)),
+    );
+}
+
+fn failure_record(
+    head: Map<String, Value>,
+    error: &Error,
+    original: &[u8],
+    found: Option<(&Extracted, Shape)>,
+) -> Map<String, Value> {
     let mut record = Map::new();
     record.insert("ok".into(), false.into());
     record.extend(head);
@@ -260,7 +281,7 @@ fn write_failure(
         }
         record.insert("value".into(), value);
     }
-    push_line(buf, &Value::Object(record));
+    record
 }
 
 fn push_line(buf: &mut Vec<u8>, value: &Value) {

@@ -37,8 +37,10 @@ mod filter;
 mod formats;
 mod harmony;
 mod message;
+mod partial;
 mod pythonic;
 mod scan;
+mod stream;
 
 use std::fmt;
 use std::sync::Arc;
@@ -52,6 +54,7 @@ use crate::tools::{Tool, Tools};
 
 pub use filter::{CallsFilter, CallsFilterOptions, Shape};
 pub use message::extract_message;
+pub use stream::{Event, Stream};
 
 /// Settings of the extractor.
 #[derive(Debug, Clone)]

@@ -55,6 +55,20 @@ pub(crate) fn find_str(hay: &str, needle: &str) -> Option<usize> {
     None
 }
 
+/// [`find_str`] on bytes (the stream scans bytes, and may stop inside a character).
+pub(crate) fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let &first = needle.first()?;
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(first, &hay[from..]) {
+        let at = from + i;
+        if hay[at..].starts_with(needle) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
 /// The first of `markers` at or after `from`: `(start, marker length)`.
 pub(crate) fn find_any(text: &str, from: usize, markers: &[&str]) -> Option<(usize, usize)> {
     let hay = text.get(from..)?;
@@ -85,26 +99,19 @@ pub(crate) fn ident_len(text: &str, i: usize) -> usize {
 }
 
 /// A function name as the formats write it, made bare: `functions.get_weather:0` gives
-/// `get_weather` and the id `functions.get_weather:0`.
+/// `get_weather` and the id `functions.get_weather:0` (an id only when there is a `:N` index).
+/// The bare name is [`crate::tools::lookup_key`], the key tools are found by.
 pub(crate) fn bare_name(name: &str) -> (String, Option<String>) {
     let trimmed = name.trim();
-    let mut bare = trimmed;
-    let mut id = None;
-    if let Some((head, index)) = bare.rsplit_once(':')
-        && !index.is_empty()
-        && index.bytes().all(|b| b.is_ascii_digit())
-    {
-        bare = head;
-        id = Some(trimmed.to_owned());
-    }
-    if let Some(rest) = bare.strip_prefix("functions.") {
-        bare = rest;
-    }
-    (bare.to_owned(), id)
+    let indexed = trimmed
+        .rsplit_once(':')
+        .is_some_and(|(_, index)| !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()));
+    let id = indexed.then(|| trimmed.to_owned());
+    (crate::tools::lookup_key(trimmed).to_owned(), id)
 }
 
 /// Pairs of reasoning markers, opening and closing.
-const REASONING: &[(&str, &str)] = &[
+pub(crate) const REASONING: &[(&str, &str)] = &[
     ("<think>", "</think>"),
     ("<seed:think>", "</seed:think>"),
     ("[THINK]", "[/THINK]"),

@@ -1,0 +1,1388 @@
+//! A reply read as it arrives: [`Stream`] is fed chunks of any size and yields [`Event`]s.
+//!
+//! Two layers:
+//! - **Progress** (`call_start`, `arguments`, and `retracted` for a start that was not a call
+//!   after all): one scan over the bytes as they come finds the call markers of every format
+//!   family and reads the JSON after them incrementally ([`super::partial`]). A tool name is
+//!   announced once it is written in full; partial parameters hold only what no later byte
+//!   can change, and say which path is still open.
+//! - **Results** (`text` and `reasoning` deltas, `call_end`, `incomplete`, `invalid`, `end`)
+//!   come from the same extractor as `calls` ([`super::extract`]), so for any chunking they
+//!   equal what `calls` gives for the whole reply. What `calls` decides about a reply can
+//!   depend on bytes that have not arrived yet (a closing `</think>` with no opening one makes
+//!   everything before it reasoning; the format chosen is the most specific one that finds a
+//!   call anywhere), so results are given when the reply ends, with [`Stream::finish`].
+//!
+//! Each `call_start` index ends with exactly one of `call_end`, `incomplete`, `invalid` or
+//! `retracted`; `call_end` events come in the order of `calls`' list.
+//!
+//! ```
+//! use toolmend::calls::{CallOptions, Event, Stream};
+//!
+//! let mut stream = Stream::new(CallOptions::default());
+//! let mut events = Vec::new();
+//! for chunk in ["Checking.<tool_", "call>{\"name\": \"get_weather\", \"argu", "ments\": {\"city\": \"Os", "lo\"}}</tool_call>"] {
+//!     events.extend(stream.feed(chunk));
+//! }
+//! assert!(matches!(&events[0], Event::CallStart { index: 0, tool, .. } if tool == "get_weather"));
+//! assert!(matches!(&events[1], Event::Arguments { parameters, open: Some(path), .. }
+//!     if parameters["city"] == "Os" && path == "/city"));
+//! events.extend(stream.finish());
+//! assert!(matches!(&events[events.len() - 2], Event::CallEnd { index: 0, call } if call.parameters["city"] == "Oslo"));
+//! ```
+
+use serde::ser::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use super::filter::outcome_record;
+use super::formats::{Body, Kind, TABLE};
+use super::partial::{Frame, Reader, Step, pointer};
+use super::scan::{REASONING, bare_name, find_bytes, is_name_byte};
+use super::{Call, CallOptions, Extracted, Failure, Incomplete, Rejected, Shape, call_value};
+use crate::record::original_text;
+
+/// What a [`Stream`] tells as a reply arrives. Owned, and serialized as one JSON object with
+/// an `"event"` field (`text`, `reasoning`, `call_start`, `arguments`, `call_end`,
+/// `incomplete`, `invalid`, `retracted`, `end`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// More of the reply's text (`calls`' `text`; deltas concatenate to it).
+    Text(String),
+    /// More of the reply's reasoning (`calls`' `reasoning`).
+    Reasoning(String),
+    /// A call to `tool` is being written.
+    CallStart {
+        /// The call's number in this stream (0, 1, …).
+        index: usize,
+        /// The bare tool name.
+        tool: String,
+        /// The call's id, when the format carries one before the arguments.
+        id: Option<Value>,
+    },
+    /// The parameters read so far. A value whose JSON pointer is not a prefix of `open` is
+    /// final; the value at `open` (a string, or a container) may still grow.
+    Arguments {
+        /// The call's number.
+        index: usize,
+        /// The parameters so far.
+        parameters: Map<String, Value>,
+        /// The JSON pointer of the value still being written (`""`: the parameters object
+        /// itself); `None` once the parameters are complete.
+        open: Option<String>,
+    },
+    /// The call, as `calls` gives it for the whole reply.
+    CallEnd {
+        /// The call's number.
+        index: usize,
+        /// The normalized call with its repairs.
+        call: Call,
+    },
+    /// The call was cut off: it is not a call.
+    Incomplete {
+        /// The call's number.
+        index: usize,
+        /// What `calls` lists under `incomplete`.
+        incomplete: Incomplete,
+    },
+    /// The call cannot be used (bad JSON, unknown tool, parameters that fail the schema, …).
+    Invalid {
+        /// The call's number.
+        index: usize,
+        /// The call and why it was rejected.
+        rejected: Rejected,
+    },
+    /// What was announced at this index is not a call after all (it was inside reasoning, or
+    /// the reply turned out to be in another format).
+    Retracted {
+        /// The call's number.
+        index: usize,
+        /// Why.
+        reason: String,
+    },
+    /// The reply ended: what `calls` gives for the whole reply (the stream's last event),
+    /// written as a `calls --records` record.
+    End {
+        /// The result.
+        result: Box<Result<Extracted, Failure>>,
+        /// The reply, as an error record's `original` shows it (its first 100 characters).
+        original: String,
+    },
+}
+
+impl Event {
+    /// The event as JSON, calls written in `shape`.
+    pub fn to_value(&self, shape: Shape) -> Value {
+        let mut m = Map::new();
+        let kind = match self {
+            Event::Text(delta) => {
+                m.insert("delta".into(), delta.clone().into());
+                "text"
+            }
+            Event::Reasoning(delta) => {
+                m.insert("delta".into(), delta.clone().into());
+                "reasoning"
+            }
+            Event::CallStart { index, tool, id } => {
+                m.insert("index".into(), (*index).into());
+                m.insert("tool".into(), tool.clone().into());
+                if let Some(id) = id {
+                    m.insert("id".into(), id.clone());
+                }
+                "call_start"
+            }
+            Event::Arguments {
+                index,
+                parameters,
+                open,
+            } => {
+                m.insert("index".into(), (*index).into());
+                m.insert("parameters".into(), Value::Object(parameters.clone()));
+                m.insert(
+                    "open".into(),
+                    open.clone().map_or(Value::Null, Value::String),
+                );
+                "arguments"
+            }
+            Event::CallEnd { index, call } => {
+                m.insert("index".into(), (*index).into());
+                m.insert("call".into(), call_value(call, shape));
+                "call_end"
+            }
+            Event::Incomplete { index, incomplete } => {
+                m.insert("index".into(), (*index).into());
+                m.insert(
+                    "tool".into(),
+                    incomplete.tool.clone().map_or(Value::Null, Value::String),
+                );
+                if let Some(id) = &incomplete.id {
+                    m.insert("id".into(), id.clone());
+                }
+                m.insert("offset".into(), incomplete.offset.into());
+                m.insert("message".into(), incomplete.message.clone().into());
+                "incomplete"
+            }
+            Event::Invalid { index, rejected } => {
+                m.insert("index".into(), (*index).into());
+                m.insert(
+                    "tool".into(),
+                    rejected.tool.clone().map_or(Value::Null, Value::String),
+                );
+                if let Some(id) = &rejected.id {
+                    m.insert("id".into(), id.clone());
+                }
+                let mut e = Map::new();
+                e.insert("code".into(), rejected.error.code.as_str().into());
+                e.insert("message".into(), rejected.error.message.clone().into());
+                m.insert("error".into(), Value::Object(e));
+                "invalid"
+            }
+            Event::Retracted { index, reason } => {
+                m.insert("index".into(), (*index).into());
+                m.insert("reason".into(), reason.clone().into());
+                "retracted"
+            }
+            Event::End { result, original } => {
+                let record = outcome_record(result, Map::new(), original.as_bytes(), shape);
+                let mut out = Map::new();
+                out.insert("event".into(), "end".into());
+                out.extend(record);
+                return Value::Object(out);
+            }
+        };
+        let mut out = Map::new();
+        out.insert("event".into(), kind.into());
+        out.extend(m);
+        Value::Object(out)
+    }
+}
+
+impl Serialize for Event {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_value(Shape::Native).serialize(serializer)
+    }
+}
+
+/// What a marker starts.
+#[derive(Debug, Clone, Copy)]
+enum Action {
+    /// A reasoning block of this kind (index in `REASONING`).
+    Think(usize),
+    /// The close of a reasoning block.
+    Unthink,
+    /// A block or prefix format: its body follows.
+    Body(Body),
+    /// `open NAME sep ARGS` (Kimi K2, DeepSeek).
+    Tagged(&'static str),
+    /// `[TOOL_CALLS]`.
+    Mistral,
+    /// `<function=NAME>`.
+    Function,
+    /// `>>>NAME\n`.
+    Arrows,
+}
+
+/// The markers a stream looks for, longest first, and which bytes can start one.
+struct Markers {
+    list: Vec<(&'static [u8], Action)>,
+    first: [bool; 256],
+    markerless: bool,
+}
+
+impl Markers {
+    fn new(format: Option<&str>) -> Markers {
+        let forced = format.filter(|f| *f != "auto");
+        let mut list: Vec<(&'static [u8], Action)> = Vec::new();
+        for (i, (open, close)) in REASONING.iter().enumerate() {
+            list.push((open.as_bytes(), Action::Think(i)));
+            list.push((close.as_bytes(), Action::Unthink));
+        }
+        let mut markerless = false;
+        for spec in TABLE {
+            if forced.is_some_and(|f| f != spec.name)
+                || (forced.is_none() && matches!(spec.name, "qwen3_coder" | "glm45"))
+            {
+                continue;
+            }
+            let mut add = |marker: &'static str, action: Action| {
+                if !list.iter().any(|(m, _)| *m == marker.as_bytes()) {
+                    list.push((marker.as_bytes(), action));
+                }
+            };
+            match spec.kind {
+                Kind::Block { open, body, .. } => {
+                    for marker in open {
+                        if *marker == "<function=" {
+                            add(marker, Action::Function);
+                        } else {
+                            add(marker, Action::Body(body));
+                        }
+                    }
+                }
+                Kind::Prefix { open, body } => add(open, Action::Body(body)),
+                Kind::Tagged {
+                    open,
+                    sep,
+                    body: Body::Json { .. },
+                    ..
+                } => add(open, Action::Tagged(sep)),
+                Kind::Mistral => add("[TOOL_CALLS]", Action::Mistral),
+                Kind::Functionary32 => add(">>>", Action::Arrows),
+                Kind::Json => markerless = true,
+                _ => {}
+            }
+        }
+        list.sort_by_key(|(m, _)| std::cmp::Reverse(m.len()));
+        let mut first = [false; 256];
+        for (m, _) in &list {
+            first[m[0] as usize] = true;
+        }
+        Markers {
+            list,
+            first,
+            markerless,
+        }
+    }
+
+    /// The marker at the start of `rest`: `Ok(Some)` when one is there in full, `Err` when
+    /// `rest` may still become one.
+    fn at(&self, rest: &[u8]) -> Result<Option<(usize, Action)>, ()> {
+        let mut partial = false;
+        for &(m, action) in &self.list {
+            if m[0] != rest[0] {
+                continue;
+            }
+            if rest.len() >= m.len() {
+                if rest.starts_with(m) {
+                    return if partial {
+                        Err(())
+                    } else {
+                        Ok(Some((m.len(), action)))
+                    };
+                }
+            } else if m.starts_with(rest) {
+                partial = true;
+            }
+        }
+        if partial { Err(()) } else { Ok(None) }
+    }
+}
+
+/// How the JSON after a marker is read.
+#[derive(Debug, Clone, Copy)]
+struct Ctx {
+    /// Call objects (or lists of them) are read; `None`: the arguments of this slot.
+    args_of: Option<usize>,
+    /// Apertus: `{NAME: {args}}`.
+    name_is_key: bool,
+    /// Marker-less JSON: a call needs an argument key (or the `tool` envelope).
+    strict: bool,
+    /// More JSON values may follow in the body (`;`, `,` or nothing between).
+    seq: bool,
+    /// Where the block ends, to skip to when its JSON cannot be read.
+    close: Option<&'static str>,
+}
+
+/// What the scan is in the middle of.
+enum Mode {
+    Text,
+    /// Inside a reasoning block, until its close.
+    Reasoning(&'static str),
+    /// After a body marker: whitespace and a code fence before the JSON.
+    Body {
+        ctx: Ctx,
+        ticks: u8,
+        lang: bool,
+    },
+    /// A name being read after a marker.
+    Head(Head),
+    /// Reading JSON.
+    Json(Box<CallReader>, Ctx),
+    /// Skipping to the end of a block whose body could not be read.
+    SkipTo(&'static str),
+}
+
+enum Head {
+    /// `[TOOL_CALLS]`: whitespace, then JSON or `NAME[CALL_ID]id[ARGS]{…}`.
+    Mistral {
+        name: String,
+        id: Option<String>,
+        tag: Option<Vec<u8>>,
+        in_id: bool,
+        spaced: bool,
+    },
+    /// `<function=NAME>`.
+    Function { name: String },
+    /// `>>>NAME\n`.
+    Arrows { name: String },
+    /// `open HEAD sep`: the head, then (for `function`) the name on the next line.
+    Tagged {
+        sep: &'static str,
+        head: Vec<u8>,
+        matched: usize,
+        line: Option<String>,
+    },
+}
+
+/// Names are short; a longer run is not a name.
+const MAX_NAME: usize = 256;
+
+/// What a frame of a call reader holds.
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    /// A call object (the slot of its call).
+    Call(usize),
+    /// A list of calls.
+    List,
+    /// A call's arguments object.
+    Args(usize),
+    Other,
+}
+
+const NAME_KEYS: &[&str] = &["tool", "name", "tool_name", "function", "recipient_name"];
+const ARG_KEYS: &[&str] = &["parameters", "arguments", "args", "input"];
+const WRAPPERS: &[&str] = &["tool_calls", "tool_call", "function_call"];
+
+/// A call being read: its announced index and what was shown of its arguments.
+#[derive(Debug, Default)]
+struct Slot {
+    index: Option<usize>,
+    tool: Option<String>,
+    /// The argument key in use; a second one makes the arguments ambiguous.
+    args_key: Option<String>,
+    /// Arguments given as a JSON string: read inside it.
+    nested: Option<Nested>,
+    /// Shown arguments could be contradicted: show no more.
+    frozen: bool,
+    /// Bytes of arguments read, and how many had been read at the last `arguments` event.
+    args_bytes: usize,
+    shown_bytes: usize,
+    shown: Option<Value>,
+    /// The arguments were read to their end (the last `arguments` event was final).
+    args_done: bool,
+    /// The call's JSON was read to its end.
+    closed: bool,
+    /// `retracted` or a result was given.
+    ended: bool,
+    strict: bool,
+    name_is_key: bool,
+}
+
+#[derive(Debug)]
+struct Nested {
+    reader: Reader,
+    fed: usize,
+}
+
+/// JSON being read for calls.
+struct CallReader {
+    reader: Reader,
+    roles: Vec<Role>,
+    ctx: Ctx,
+    /// Bytes read, for the size of arguments.
+    read: usize,
+    /// For each `Args` frame on the stack: `read` when it opened.
+    args_from: Vec<usize>,
+}
+
+/// A reply read as it arrives (see the module documentation).
+pub struct Stream {
+    options: CallOptions,
+    markers: Markers,
+    buf: String,
+    pos: usize,
+    mode: Mode,
+    slots: Vec<Slot>,
+    next_index: usize,
+    /// An opening reasoning marker was seen (a closing one can no longer reach back).
+    opened: bool,
+    result: Option<Box<Result<Extracted, Failure>>>,
+    text_sent: usize,
+    reasoning_sent: usize,
+}
+
+impl Stream {
+    /// A stream that reads one reply with these settings (those of [`super::extract`]).
+    pub fn new(options: CallOptions) -> Stream {
+        let markers = Markers::new(options.format.as_deref());
+        Stream {
+            options,
+            markers,
+            buf: String::new(),
+            pos: 0,
+            mode: Mode::Text,
+            slots: Vec::new(),
+            next_index: 0,
+            opened: false,
+            result: None,
+            text_sent: 0,
+            reasoning_sent: 0,
+        }
+    }
+
+    /// Reads the next chunk; returns what it makes known. Chunks may split the reply
+    /// anywhere (in a marker, a name, an escape). After [`Stream::finish`] nothing is read.
+    pub fn feed(&mut self, chunk: &str) -> Vec<Event> {
+        let mut events = Vec::new();
+        self.feed_into(chunk, &mut events);
+        events
+    }
+
+    /// [`Stream::feed`], adding the events to `events`.
+    pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event>) {
+        if self.result.is_some() || chunk.is_empty() {
+            return;
+        }
+        self.buf.push_str(chunk);
+        self.scan(events);
+        self.refresh(events);
+    }
+
+    /// The reply so far.
+    pub fn reply(&self) -> &str {
+        &self.buf
+    }
+
+    /// How many announced calls have been read to the end of their JSON (not yet checked as
+    /// `calls` will check them at the end). The loop's `stop_after_call` stops reading then.
+    pub fn closed_calls(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| s.closed && s.index.is_some() && !s.ended)
+            .count()
+    }
+
+    /// Ends the reply: the results (`text`, `reasoning`, `call_end`, `incomplete`, `invalid`,
+    /// `retracted`) and the `end` event. A second call returns nothing.
+    pub fn finish(&mut self) -> Vec<Event> {
+        let mut events = Vec::new();
+        if self.result.is_some() {
+            return events;
+        }
+        self.refresh(&mut events);
+        let result = super::extract(&self.buf, &self.options);
+        self.settle(&result, &mut events);
+        let result = Box::new(result);
+        events.push(Event::End {
+            result: result.clone(),
+            original: original_text(self.buf.as_bytes()),
+        });
+        self.result = Some(result);
+        events
+    }
+
+    /// What `calls` gives for the whole reply, once finished.
+    pub fn result(&self) -> Option<&Result<Extracted, Failure>> {
+        self.result.as_deref()
+    }
+
+    /// Scans the bytes not yet looked at.
+    fn scan(&mut self, events: &mut Vec<Event>) {
+        let len = self.buf.len();
+        while self.pos < len {
+            let bytes = self.buf.as_bytes();
+            let p = self.pos;
+            let b = bytes[p];
+            match &mut self.mode {
+                Mode::Text => {
+                    if b == b'{' && self.markers.markerless {
+                        let ctx = Ctx {
+                            args_of: None,
+                            name_is_key: false,
+                            strict: true,
+                            seq: false,
+                            close: None,
+                        };
+                        self.mode = Mode::Json(Box::new(CallReader::new(ctx)), ctx);
+                        continue;
+                    }
+                    if !self.markers.first[b as usize] {
+                        let mut q = p + 1;
+                        while q < len && !self.markers.first[bytes[q] as usize] && bytes[q] != b'{'
+                        {
+                            q += 1;
+                        }
+                        self.pos = q;
+                        continue;
+                    }
+                    match self.markers.at(&bytes[p..]) {
+                        Err(()) => return,
+                        Ok(None) => self.pos += 1,
+                        Ok(Some((n, action))) => {
+                            self.pos += n;
+                            self.marker(action, p, events);
+                        }
+                    }
+                }
+                Mode::Reasoning(close) | Mode::SkipTo(close) => {
+                    let close = *close;
+                    match find_bytes(&bytes[p..], close.as_bytes()) {
+                        Some(i) => {
+                            self.pos = p + i + close.len();
+                            self.mode = Mode::Text;
+                        }
+                        None => {
+                            self.pos = len.saturating_sub(close.len() - 1).max(p);
+                            return;
+                        }
+                    }
+                }
+                Mode::Body { ctx, ticks, lang } => {
+                    let ctx = *ctx;
+                    if *lang {
+                        if b == b'\n' {
+                            *lang = false;
+                            *ticks = 0;
+                        }
+                        self.pos += 1;
+                    } else if b.is_ascii_whitespace() || (ctx.seq && matches!(b, b';' | b',')) {
+                        self.pos += 1;
+                    } else if b == b'`' {
+                        *ticks += 1;
+                        if *ticks == 3 {
+                            *lang = true;
+                        }
+                        self.pos += 1;
+                    } else if *ticks == 0 && matches!(b, b'{' | b'[') {
+                        self.mode = Mode::Json(Box::new(CallReader::new(ctx)), ctx);
+                    } else {
+                        self.mode = Mode::Text;
+                    }
+                }
+                Mode::Head(_) => self.head(b, events),
+                Mode::Json(reader, ctx) => {
+                    let ctx = *ctx;
+                    match reader.push(b, &mut self.slots, &mut self.next_index, events) {
+                        Step::More => self.pos += 1,
+                        Step::Done => {
+                            self.pos += 1;
+                            self.mode = if ctx.seq && ctx.args_of.is_none() {
+                                Mode::Body {
+                                    ctx,
+                                    ticks: 0,
+                                    lang: false,
+                                }
+                            } else {
+                                Mode::Text
+                            };
+                        }
+                        Step::Bail => {
+                            reader.bail(&mut self.slots);
+                            self.mode = match ctx.close {
+                                Some(close) => Mode::SkipTo(close),
+                                None => Mode::Text,
+                            };
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A marker was read at `at`.
+    fn marker(&mut self, action: Action, at: usize, events: &mut Vec<Event>) {
+        match action {
+            Action::Think(kind) => {
+                self.opened = true;
+                self.mode = Mode::Reasoning(REASONING[kind].1);
+            }
+            Action::Unthink => {
+                // A close with no open before it: everything before is reasoning (unless the
+                // text before is blank, when there is nothing to retract anyway).
+                if !self.opened && !self.buf[..at].trim().is_empty() {
+                    self.retract_all("it was inside reasoning: a closing marker with no opening one came after it", events);
+                }
+            }
+            Action::Body(body) => {
+                let (name_is_key, json) = match body {
+                    Body::Json { name_is_key } => (name_is_key, true),
+                    Body::ToolCall | Body::PythonicOrJson => (false, true),
+                    _ => (false, false),
+                };
+                if json {
+                    let close = TABLE.iter().find_map(|spec| match spec.kind {
+                        Kind::Block { open, close, .. }
+                            if open.iter().any(|o| self.buf[at..].starts_with(o)) =>
+                        {
+                            close.first().copied()
+                        }
+                        _ => None,
+                    });
+                    self.mode = Mode::Body {
+                        ctx: Ctx {
+                            args_of: None,
+                            name_is_key,
+                            strict: false,
+                            seq: true,
+                            close,
+                        },
+                        ticks: 0,
+                        lang: false,
+                    };
+                }
+            }
+            Action::Tagged(sep) => {
+                self.mode = Mode::Head(Head::Tagged {
+                    sep,
+                    head: Vec::new(),
+                    matched: 0,
+                    line: None,
+                });
+            }
+            Action::Mistral => {
+                self.mode = Mode::Head(Head::Mistral {
+                    name: String::new(),
+                    id: None,
+                    tag: None,
+                    in_id: false,
+                    spaced: false,
+                });
+            }
+            Action::Function => {
+                self.mode = Mode::Head(Head::Function {
+                    name: String::new(),
+                });
+            }
+            Action::Arrows => {
+                self.mode = Mode::Head(Head::Arrows {
+                    name: String::new(),
+                });
+            }
+        }
+    }
+
+    /// One byte of a name after a marker.
+    fn head(&mut self, b: u8, events: &mut Vec<Event>) {
+        let Mode::Head(head) = &mut self.mode else {
+            return;
+        };
+        // `Some(name, id)`: the arguments' JSON starts at this byte.
+        let mut args: Option<(String, Option<String>)> = None;
+        let mut give_up = false;
+        let mut consume = true;
+        match head {
+            Head::Mistral {
+                name,
+                id,
+                tag,
+                in_id,
+                spaced,
+            } => {
+                if let Some(t) = tag {
+                    t.push(b);
+                    if b == b']' {
+                        match t.as_slice() {
+                            b"[CALL_ID]" => *in_id = true,
+                            b"[ARGS]" => *in_id = false,
+                            _ => give_up = true,
+                        }
+                        *tag = None;
+                    } else if t.len() > 9 {
+                        give_up = true;
+                    }
+                } else if *in_id && b.is_ascii_alphanumeric() {
+                    id.get_or_insert_with(String::new).push(b as char);
+                } else if name.is_empty() && !*spaced && b.is_ascii_whitespace() {
+                } else if name.is_empty() && matches!(b, b'[' | b'{') {
+                    let ctx = Ctx {
+                        args_of: None,
+                        name_is_key: false,
+                        strict: false,
+                        seq: false,
+                        close: None,
+                    };
+                    self.mode = Mode::Json(Box::new(CallReader::new(ctx)), ctx);
+                    return;
+                } else if !*spaced && is_name_byte(b) && name.len() < MAX_NAME {
+                    name.push(b as char);
+                } else if !name.is_empty() && b == b'[' {
+                    *in_id = false;
+                    tag.replace(vec![b]);
+                } else if !name.is_empty() && b.is_ascii_whitespace() {
+                    *spaced = true;
+                    *in_id = false;
+                } else if !name.is_empty() && b == b'{' {
+                    args = Some((std::mem::take(name), id.take()));
+                    consume = false;
+                } else {
+                    give_up = true;
+                }
+            }
+            Head::Function { name } => {
+                if b == b'>' && !name.is_empty() {
+                    let name = std::mem::take(name);
+                    self.start_call(name, None, events);
+                    self.mode = Mode::Body {
+                        ctx: Ctx {
+                            args_of: Some(self.slots.len() - 1),
+                            name_is_key: false,
+                            strict: false,
+                            seq: false,
+                            close: Some("</function>"),
+                        },
+                        ticks: 0,
+                        lang: false,
+                    };
+                    self.pos += 1;
+                    return;
+                } else if is_name_byte(b) && name.len() < MAX_NAME {
+                    name.push(b as char);
+                } else {
+                    give_up = true;
+                }
+            }
+            Head::Arrows { name } => {
+                if b == b'\n' && !name.is_empty() && name != "all" {
+                    let name = std::mem::take(name);
+                    self.start_call(name, None, events);
+                    self.mode = Mode::Body {
+                        ctx: Ctx {
+                            args_of: Some(self.slots.len() - 1),
+                            name_is_key: false,
+                            strict: false,
+                            seq: false,
+                            close: None,
+                        },
+                        ticks: 0,
+                        lang: false,
+                    };
+                    self.pos += 1;
+                    return;
+                } else if is_name_byte(b) && name.len() < MAX_NAME {
+                    name.push(b as char);
+                } else {
+                    give_up = true;
+                }
+            }
+            Head::Tagged {
+                sep,
+                head: text,
+                matched,
+                line,
+            } => {
+                let sep_bytes: &'static [u8] = (*sep).as_bytes();
+                if let Some(line) = line {
+                    // DeepSeek V3: `function<sep>NAME\n` then the fenced JSON.
+                    if b == b'\n' && !line.trim().is_empty() {
+                        let name = bare_name(line).0;
+                        self.start_call(name, None, events);
+                        self.args_body(None);
+                        self.pos += 1;
+                        return;
+                    } else if line.len() < MAX_NAME && b != b'<' {
+                        line.push(b as char);
+                    } else {
+                        give_up = true;
+                    }
+                } else if *matched > 0 || b == sep_bytes[0] {
+                    if b == sep_bytes[*matched] {
+                        *matched += 1;
+                        if *matched == sep_bytes.len() {
+                            let head = String::from_utf8_lossy(text).trim().to_owned();
+                            if head == "function" {
+                                *line = Some(String::new());
+                            } else if head.is_empty() {
+                                give_up = true;
+                            } else {
+                                let (name, id) = bare_name(&head);
+                                self.start_call(name, id.map(Value::String), events);
+                                self.args_body(None);
+                                self.pos += 1;
+                                return;
+                            }
+                        }
+                    } else {
+                        give_up = true;
+                    }
+                } else if text.len() < MAX_NAME && b != b'<' {
+                    text.push(b);
+                } else {
+                    give_up = true;
+                }
+            }
+        }
+        if give_up {
+            self.mode = Mode::Text;
+            return;
+        }
+        if let Some((name, id)) = args {
+            let name = bare_name(&name).0;
+            self.start_call(name, id.map(Value::String), events);
+            let ctx = Ctx {
+                args_of: Some(self.slots.len() - 1),
+                name_is_key: false,
+                strict: false,
+                seq: false,
+                close: None,
+            };
+            self.mode = Mode::Json(Box::new(CallReader::new(ctx)), ctx);
+        }
+        if consume {
+            self.pos += 1;
+        }
+    }
+
+    /// After a name: whitespace and a fence, then the arguments of the last slot.
+    fn args_body(&mut self, close: Option<&'static str>) {
+        self.mode = Mode::Body {
+            ctx: Ctx {
+                args_of: Some(self.slots.len() - 1),
+                name_is_key: false,
+                strict: false,
+                seq: false,
+                close,
+            },
+            ticks: 0,
+            lang: false,
+        };
+    }
+
+    /// A call whose name the marker gave.
+    fn start_call(&mut self, tool: String, id: Option<Value>, events: &mut Vec<Event>) {
+        let index = self.next_index;
+        self.next_index += 1;
+        events.push(Event::CallStart {
+            index,
+            tool: tool.clone(),
+            id,
+        });
+        self.slots.push(Slot {
+            index: Some(index),
+            tool: Some(tool),
+            ..Slot::default()
+        });
+    }
+
+    fn retract_all(&mut self, reason: &str, events: &mut Vec<Event>) {
+        for slot in &mut self.slots {
+            if let (Some(index), false) = (slot.index, slot.ended) {
+                slot.ended = true;
+                events.push(Event::Retracted {
+                    index,
+                    reason: reason.to_owned(),
+                });
+            }
+        }
+    }
+
+    /// Names and arguments of the calls being read, as far as they are certain.
+    fn refresh(&mut self, events: &mut Vec<Event>) {
+        if let Mode::Json(reader, _) = &mut self.mode {
+            reader.refresh(&mut self.slots, &mut self.next_index, events);
+        }
+    }
+
+    /// The results, from `calls` on the whole reply, matched to the calls announced.
+    fn settle(&mut self, result: &Result<Extracted, Failure>, events: &mut Vec<Event>) {
+        let found = match result {
+            Ok(found) => Some(found),
+            Err(failure) => failure.extracted.as_deref(),
+        };
+        let Some(found) = found else {
+            self.retract_all("the reply holds no call", events);
+            return;
+        };
+        if let Some(text) = &found.text
+            && text.len() > self.text_sent
+        {
+            events.push(Event::Text(text[self.text_sent..].to_owned()));
+            self.text_sent = text.len();
+        }
+        if let Some(reasoning) = &found.reasoning
+            && reasoning.len() > self.reasoning_sent
+        {
+            events.push(Event::Reasoning(
+                reasoning[self.reasoning_sent..].to_owned(),
+            ));
+            self.reasoning_sent = reasoning.len();
+        }
+        let (mut ci, mut ii, mut ri) = (0, 0, 0);
+        let open: Vec<usize> = (0..self.slots.len())
+            .filter(|&s| self.slots[s].index.is_some() && !self.slots[s].ended)
+            .collect();
+        for s in open {
+            let slot = &self.slots[s];
+            let (index, tool) = (slot.index.unwrap_or_default(), slot.tool.clone());
+            let tool = tool.as_deref();
+            let call_at =
+                (ci..found.calls.len()).find(|&k| Some(found.calls[k].tool.as_str()) == tool);
+            let cut_at =
+                (ii..found.incomplete.len()).find(|&k| found.incomplete[k].tool.as_deref() == tool);
+            let bad_at =
+                (ri..found.rejected.len()).find(|&k| found.rejected[k].tool.as_deref() == tool);
+            let pick = if slot.closed {
+                call_at
+                    .map(|k| (0, k))
+                    .or(bad_at.map(|k| (2, k)))
+                    .or(cut_at.map(|k| (1, k)))
+            } else {
+                cut_at
+                    .map(|k| (1, k))
+                    .or(call_at.map(|k| (0, k)))
+                    .or(bad_at.map(|k| (2, k)))
+            };
+            self.slots[s].ended = true;
+            match pick {
+                Some((0, k)) => {
+                    for call in &found.calls[ci..k] {
+                        let index = self.announce(call.tool.clone(), call.id.clone(), events);
+                        events.push(Event::CallEnd {
+                            index,
+                            call: call.clone(),
+                        });
+                    }
+                    events.push(Event::CallEnd {
+                        index,
+                        call: found.calls[k].clone(),
+                    });
+                    ci = k + 1;
+                }
+                Some((1, k)) => {
+                    events.push(Event::Incomplete {
+                        index,
+                        incomplete: found.incomplete[k].clone(),
+                    });
+                    ii = k + 1;
+                }
+                Some((_, k)) => {
+                    events.push(Event::Invalid {
+                        index,
+                        rejected: found.rejected[k].clone(),
+                    });
+                    ri = k + 1;
+                }
+                None => events.push(Event::Retracted {
+                    index,
+                    reason: "calls does not read a call here in the whole reply".into(),
+                }),
+            }
+        }
+        for call in &found.calls[ci..] {
+            let index = self.announce(call.tool.clone(), call.id.clone(), events);
+            events.push(Event::CallEnd {
+                index,
+                call: call.clone(),
+            });
+        }
+        for cut in &found.incomplete[ii..] {
+            let index = match &cut.tool {
+                Some(tool) => self.announce(tool.clone(), cut.id.clone(), events),
+                None => self.fresh_index(),
+            };
+            events.push(Event::Incomplete {
+                index,
+                incomplete: cut.clone(),
+            });
+        }
+        for bad in &found.rejected[ri..] {
+            let index = match &bad.tool {
+                Some(tool) => self.announce(tool.clone(), bad.id.clone(), events),
+                None => self.fresh_index(),
+            };
+            events.push(Event::Invalid {
+                index,
+                rejected: bad.clone(),
+            });
+        }
+    }
+
+    fn fresh_index(&mut self) -> usize {
+        let index = self.next_index;
+        self.next_index += 1;
+        index
+    }
+
+    /// A `call_start` for a call first seen in the results.
+    fn announce(&mut self, tool: String, id: Option<Value>, events: &mut Vec<Event>) -> usize {
+        let index = self.fresh_index();
+        events.push(Event::CallStart { index, tool, id });
+        index
+    }
+}
+
+impl CallReader {
+    fn new(ctx: Ctx) -> CallReader {
+        CallReader {
+            reader: Reader::new(),
+            roles: Vec::new(),
+            ctx,
+            read: 0,
+            args_from: Vec::new(),
+        }
+    }
+
+    fn push(
+        &mut self,
+        b: u8,
+        slots: &mut Vec<Slot>,
+        next_index: &mut usize,
+        events: &mut Vec<Event>,
+    ) -> Step {
+        let before = self.reader.stack.len();
+        let step = self.reader.push(b);
+        if step == Step::Bail {
+            return step;
+        }
+        self.read += 1;
+        let after = self.reader.stack.len();
+        if after > before {
+            let role = self.role(slots);
+            if let Role::Args(_) = role {
+                self.args_from.push(self.read);
+            }
+            self.roles.push(role);
+        } else if after < before {
+            let role = self.roles.pop().unwrap_or(Role::Other);
+            self.closed(role, slots, next_index, events);
+        }
+        step
+    }
+
+    /// The role of the frame just opened.
+    fn role(&self, slots: &mut Vec<Slot>) -> Role {
+        let stack = &self.reader.stack;
+        let depth = stack.len() - 1;
+        let object = matches!(stack[depth], Frame::Object { .. });
+        let ctx = self.ctx;
+        let new_call = |slots: &mut Vec<Slot>| {
+            slots.push(Slot {
+                strict: ctx.strict,
+                name_is_key: ctx.name_is_key,
+                ..Slot::default()
+            });
+            Role::Call(slots.len() - 1)
+        };
+        if depth == 0 {
+            return match (self.ctx.args_of, object) {
+                (Some(s), true) => Role::Args(s),
+                (Some(_), false) => Role::Other,
+                (None, true) => new_call(slots),
+                (None, false) => Role::List,
+            };
+        }
+        let key = match &stack[depth - 1] {
+            Frame::Object { key: Some(k), .. } => Some(k.as_str()),
+            _ => None,
+        };
+        match (self.roles[depth - 1], key) {
+            (Role::List, _) => {
+                if object {
+                    new_call(slots)
+                } else {
+                    Role::List
+                }
+            }
+            (Role::Call(_), Some(k)) if WRAPPERS.contains(&k) => {
+                if object {
+                    new_call(slots)
+                } else {
+                    Role::List
+                }
+            }
+            (Role::Call(_), Some("function")) if object => new_call(slots),
+            (Role::Call(s), Some(k)) if object && ARG_KEYS.contains(&k) => {
+                let slot = &mut slots[s];
+                match &slot.args_key {
+                    None => {
+                        slot.args_key = Some(k.to_owned());
+                        Role::Args(s)
+                    }
+                    Some(_) => {
+                        slot.frozen = true;
+                        Role::Other
+                    }
+                }
+            }
+            (Role::Call(s), Some(_)) if object && slots[s].name_is_key => {
+                // Apertus `{NAME: {args}}`: the key is the name.
+                Role::Other
+            }
+            _ => Role::Other,
+        }
+    }
+
+    /// A frame was closed; its value is now in its parent (or the reader's value).
+    fn closed(
+        &mut self,
+        role: Role,
+        slots: &mut [Slot],
+        next_index: &mut usize,
+        events: &mut Vec<Event>,
+    ) {
+        match role {
+            Role::Args(s) => {
+                let from = self.args_from.pop().unwrap_or(self.read);
+                let slot = &mut slots[s];
+                slot.args_bytes = self.read - from;
+                if slot.index.is_some()
+                    && let Some(Value::Object(map)) = self.last_value()
+                {
+                    show(slot, map, None, events);
+                    slot.args_done = true;
+                }
+                if self.ctx.args_of == Some(s) {
+                    slot.closed = true;
+                }
+            }
+            Role::Call(s) => {
+                let Some(Value::Object(map)) = self.last_value() else {
+                    return;
+                };
+                let map = map.clone();
+                name(&mut slots[s], &map, next_index, events);
+                let slot = &mut slots[s];
+                if slot.index.is_none() {
+                    return;
+                }
+                slot.closed = true;
+                let args = slot.args_key.clone().and_then(|key| map.get(&key).cloned());
+                if !slot.args_done
+                    && let Some(Value::Object(args)) = &args
+                {
+                    show(slot, args, None, events);
+                    slot.args_done = true;
+                }
+                if !slot.args_done
+                    && let Some(Value::String(text)) = &args
+                {
+                    let nested = slot.nested.get_or_insert_with(|| Nested {
+                        reader: Reader::new(),
+                        fed: 0,
+                    });
+                    let ok = feed_nested(nested, text.as_bytes());
+                    if ok && let Some(Value::Object(args)) = &nested.reader.value {
+                        let args = args.clone();
+                        slot.args_bytes = text.len();
+                        show(slot, &args, None, events);
+                        slot.args_done = true;
+                    } else if !ok {
+                        slot.frozen = true;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The value last put in the top container (or the whole value).
+    fn last_value(&self) -> Option<&Value> {
+        match self.reader.stack.last() {
+            None => self.reader.value.as_ref(),
+            Some(Frame::Object { map, .. }) => map.iter().next_back().map(|(_, v)| v),
+            Some(Frame::Array(items)) => items.last(),
+        }
+    }
+
+    /// Names and partial arguments of the calls still open.
+    fn refresh(&mut self, slots: &mut [Slot], next_index: &mut usize, events: &mut Vec<Event>) {
+        let stack = &self.reader.stack;
+        let top = stack.len();
+        let mut args_seen = 0;
+        for (depth, role) in self.roles.iter().enumerate() {
+            match *role {
+                Role::Call(s) => {
+                    let Frame::Object { map, key } = &stack[depth] else {
+                        continue;
+                    };
+                    name(&mut slots[s], map, next_index, events);
+                    let slot = &mut slots[s];
+                    let pending = key
+                        .as_deref()
+                        .is_some_and(|k| ARG_KEYS.contains(&k) && !map.contains_key(k));
+                    if ARG_KEYS.iter().filter(|k| map.contains_key(**k)).count()
+                        + usize::from(pending)
+                        > 1
+                    {
+                        slot.frozen = true;
+                    }
+                    // Arguments written as a JSON string, being read.
+                    if depth + 1 == top
+                        && let Some(k) = key
+                        && ARG_KEYS.contains(&k.as_str())
+                        && let Some(bytes) = self.reader.open_string()
+                        && !slot.frozen
+                    {
+                        if slot.args_key.is_none() {
+                            slot.args_key = Some(k.clone());
+                        }
+                        if slot.args_key.as_deref() == Some(k.as_str()) {
+                            let nested = slot.nested.get_or_insert_with(|| Nested {
+                                reader: Reader::new(),
+                                fed: 0,
+                            });
+                            if feed_nested(nested, bytes) {
+                                slot.args_bytes = nested.fed;
+                                if let Some((Value::Object(args), path)) = nested.reader.snapshot(0)
+                                {
+                                    show(slot, &args, Some(pointer(&path)), events);
+                                }
+                            } else {
+                                slot.frozen = true;
+                            }
+                        }
+                    }
+                }
+                Role::Args(s) => {
+                    let from = self.args_from.get(args_seen).copied().unwrap_or(self.read);
+                    args_seen += 1;
+                    let slot = &mut slots[s];
+                    slot.args_bytes = self.read - from;
+                    if let Some((Value::Object(args), path)) = self.reader.snapshot(depth) {
+                        show(slot, &args, Some(pointer(&path)), events);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The JSON could not be read on: show nothing more for its calls.
+    fn bail(&mut self, slots: &mut [Slot]) {
+        for role in &self.roles {
+            if let Role::Call(s) | Role::Args(s) = *role {
+                slots[s].frozen = true;
+            }
+        }
+    }
+}
+
+/// Feeds the text of an arguments string read so far (from where it was left) to its reader.
+fn feed_nested(nested: &mut Nested, bytes: &[u8]) -> bool {
+    while nested.fed < bytes.len() {
+        let b = bytes[nested.fed];
+        nested.fed += 1;
+        // Whitespace before the object, as the pipeline trims it.
+        if nested.reader.stack.is_empty()
+            && nested.reader.value.is_none()
+            && b.is_ascii_whitespace()
+        {
+            continue;
+        }
+        match nested.reader.push(b) {
+            Step::More => {}
+            Step::Done => {}
+            Step::Bail => return false,
+        }
+    }
+    true
+}
+
+/// Announces a call once its name is written (and, for marker-less JSON, its shape is a
+/// call's).
+fn name(
+    slot: &mut Slot,
+    map: &Map<String, Value>,
+    next_index: &mut usize,
+    events: &mut Vec<Event>,
+) {
+    if slot.ended {
+        return;
+    }
+    if WRAPPERS.iter().any(|k| map.contains_key(*k))
+        || matches!(map.get("function"), Some(Value::Object(_)))
+    {
+        return;
+    }
+    let found = NAME_KEYS
+        .iter()
+        .find_map(|k| map.get(*k).and_then(Value::as_str).map(|n| (*k, n)));
+    let Some((key, written)) = found else {
+        return;
+    };
+    let tool = bare_name(written).0;
+    match &slot.tool {
+        Some(shown) => {
+            if *shown != tool {
+                slot.frozen = true;
+            }
+        }
+        None => {
+            if slot.strict && key != "tool" && !ARG_KEYS.iter().any(|k| map.contains_key(*k)) {
+                return;
+            }
+            let index = *next_index;
+            *next_index += 1;
+            events.push(Event::CallStart {
+                index,
+                tool: tool.clone(),
+                id: ["id", "tool_call_id", "call_id"]
+                    .iter()
+                    .find_map(|k| map.get(*k))
+                    .cloned(),
+            });
+            slot.index = Some(index);
+            slot.tool = Some(tool);
+        }
+    }
+}
+
+/// An `arguments` event, if the call is announced, nothing could contradict it, the value
+/// changed, and it grew enough since the last one: past 64 bytes, an eighth more each time,
+/// which keeps the events' total size within a few times the arguments' however small the
+/// chunks (the final one is always sent).
+fn show(slot: &mut Slot, args: &Map<String, Value>, open: Option<String>, events: &mut Vec<Event>) {
+    let Some(index) = slot.index else {
+        return;
+    };
+    if slot.frozen || slot.ended || slot.args_done {
+        return;
+    }
+    let last = open.is_none();
+    if !last
+        && slot.shown.is_some()
+        && slot.shown_bytes >= 64
+        && (slot.args_bytes - slot.shown_bytes) * 8 < slot.shown_bytes
+    {
+        return;
+    }
+    let value = Value::Object(args.clone());
+    if slot.shown.as_ref() == Some(&value) && !last {
+        return;
+    }
+    slot.shown_bytes = slot.args_bytes;
+    events.push(Event::Arguments {
+        index,
+        parameters: args.clone(),
+        open,
+    });
+    slot.shown = Some(value);
+}

@@ -1,0 +1,486 @@
+//! `calls::Stream` against `calls` on the whole reply, through the library.
+//!
+//! For every `calls` fixture, fed whole, one byte (character) at a time, split in two at
+//! every character boundary, and split at random points:
+//! - agreement: the `text` and `reasoning` deltas concatenate to `calls`' text and reasoning,
+//!   the `call_end` calls are `calls`' calls in order, `incomplete` and `invalid` its cut-off
+//!   and rejected calls, and the `end` event carries its result;
+//! - every `call_start` index ends exactly once (`call_end`, `incomplete`, `invalid` or
+//!   `retracted`), and `arguments` come between the two;
+//! - stability: each `arguments` event keeps every closed value of the one before, its open
+//!   string only grows, and the call's final parameters keep them all.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use serde_json::{Map, Value};
+use toolmend::calls::{CallOptions, Event, Extracted, Failure, Stream, extract};
+use toolmend::tools::Tools;
+
+struct Case {
+    name: String,
+    input: String,
+    options: CallOptions,
+}
+
+fn cases() -> Vec<Case> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calls");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    let mut cases = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let case: Value = serde_json::from_str(line).unwrap();
+            let Some(input) = case["input"].as_str() else {
+                continue;
+            };
+            let mut options = CallOptions::default();
+            let flags: Vec<&str> = case["options"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut flags = flags.into_iter();
+            while let Some(flag) = flags.next() {
+                match flag {
+                    "--tools" => {
+                        let path = dir.join(flags.next().unwrap());
+                        options.tools = Some(Arc::new(Tools::from_path(&path).unwrap()));
+                    }
+                    "--require-terminate" => options.require_terminate = true,
+                    "--format" => options.format = Some(flags.next().unwrap().to_owned()),
+                    "--strict" => options.strict = true,
+                    "--shape" => {
+                        flags.next();
+                    }
+                    other => panic!("{}:{}: flag {other} not known here", file.display(), i + 1),
+                }
+            }
+            cases.push(Case {
+                name: format!(
+                    "{}:{} {}",
+                    file.file_name().unwrap().to_string_lossy(),
+                    i + 1,
+                    case["name"].as_str().unwrap_or("")
+                ),
+                input: input.to_owned(),
+                options,
+            });
+        }
+    }
+    assert!(cases.len() > 100, "{} cases", cases.len());
+    cases
+}
+
+/// Feeds `chunks` and returns every event.
+fn run(options: &CallOptions, chunks: &[&str]) -> Vec<Event> {
+    let mut stream = Stream::new(options.clone());
+    let mut events = Vec::new();
+    for chunk in chunks {
+        events.extend(stream.feed(chunk));
+    }
+    events.extend(stream.finish());
+    assert!(stream.finish().is_empty(), "a second finish gives nothing");
+    events
+}
+
+/// `partial` holds nothing that `later` contradicts: every closed value is equal, the open
+/// string (at `open`) is a prefix of the later one, open containers recurse.
+fn kept(partial: &Value, later: &Value, open: &[String], at: &str) -> Result<(), String> {
+    match (partial, later) {
+        (Value::Object(p), Value::Object(l)) => {
+            for (k, v) in p {
+                let Some(w) = l.get(k) else {
+                    return Err(format!("{at}/{k} shown, then gone"));
+                };
+                let here = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                if open.first() == Some(&pointer_seg(k)) {
+                    kept(v, w, &open[1..], &here)?;
+                } else if v != w {
+                    return Err(format!("{here} was {v}, then {w}"));
+                }
+            }
+            Ok(())
+        }
+        (Value::Array(p), Value::Array(l)) => {
+            if p.len() > l.len() {
+                return Err(format!("{at} had {} elements, then {}", p.len(), l.len()));
+            }
+            for (i, (v, w)) in p.iter().zip(l).enumerate() {
+                let here = format!("{at}/{i}");
+                if open.first() == Some(&i.to_string()) {
+                    kept(v, w, &open[1..], &here)?;
+                } else if v != w {
+                    return Err(format!("{here} was {v}, then {w}"));
+                }
+            }
+            Ok(())
+        }
+        (Value::String(p), Value::String(l)) if open.is_empty() => {
+            if l.starts_with(p.as_str()) {
+                Ok(())
+            } else {
+                Err(format!("{at} was {p:?}, then {l:?}"))
+            }
+        }
+        _ if partial == later => Ok(()),
+        _ => Err(format!("{at} was {partial}, then {later}")),
+    }
+}
+
+fn pointer_seg(key: &str) -> String {
+    key.to_owned()
+}
+
+/// The open path as its (unescaped) segments; `None` (closed) is no segment at all, and then
+/// nothing may change.
+fn segments(open: &Option<String>) -> Option<Vec<String>> {
+    open.as_ref().map(|p| {
+        p.split('/')
+            .skip(1)
+            .map(|s| s.replace("~1", "/").replace("~0", "~"))
+            .collect()
+    })
+}
+
+/// Checks one run's events against `calls` on the whole reply.
+fn check(case: &Case, what: &str, events: &[Event], expected: &Result<Extracted, Failure>) {
+    let fail = |msg: String| -> ! {
+        panic!(
+            "{} ({what}): {msg}\ninput: {:?}\nevents: {events:#?}",
+            case.name, case.input
+        )
+    };
+    let found = match expected {
+        Ok(found) => Some(found),
+        Err(failure) => failure.extracted.as_deref(),
+    };
+    let (mut text, mut reasoning) = (String::new(), String::new());
+    let mut calls = Vec::new();
+    let mut incomplete = Vec::new();
+    let mut rejected = Vec::new();
+    let mut started: Vec<Option<String>> = Vec::new();
+    let mut ended: Vec<bool> = Vec::new();
+    let mut shown: Vec<Option<(Value, Option<String>)>> = Vec::new();
+    let mut end = None;
+    let end_index = |index: usize, ended: &mut Vec<bool>| {
+        if ended.len() <= index {
+            ended.resize(index + 1, false);
+        }
+        if ended[index] {
+            fail(format!("index {index} ended twice"));
+        }
+        ended[index] = true;
+    };
+    for event in events {
+        if end.is_some() {
+            fail("an event after end".into());
+        }
+        match event {
+            Event::Text(delta) => text.push_str(delta),
+            Event::Reasoning(delta) => reasoning.push_str(delta),
+            Event::CallStart { index, tool, .. } => {
+                if *index != started.len() {
+                    fail(format!("call_start {index} out of order"));
+                }
+                started.push(Some(tool.clone()));
+                shown.push(None);
+            }
+            Event::Arguments {
+                index,
+                parameters,
+                open,
+            } => {
+                if *index >= started.len() || ended.get(*index) == Some(&true) {
+                    fail(format!("arguments for {index} outside its start and end"));
+                }
+                let value = Value::Object(parameters.clone());
+                if let Some((before, before_open)) = &shown[*index] {
+                    let Some(segs) = segments(before_open) else {
+                        fail(format!("arguments for {index} after its final ones"));
+                    };
+                    if let Err(e) = kept(before, &value, &segs, "") {
+                        fail(format!("arguments of {index} changed: {e}"));
+                    }
+                }
+                shown[*index] = Some((value, open.clone()));
+            }
+            Event::CallEnd { index, call } => {
+                end_index(*index, &mut ended);
+                if started.get(*index).and_then(Option::as_deref) != Some(call.tool.as_str()) {
+                    fail(format!("call_end {index} without its call_start"));
+                }
+                if let Some((before, before_open)) = &shown[*index] {
+                    let final_params = Value::Object(call.parameters.clone());
+                    let segs = segments(before_open).unwrap_or_default();
+                    if let Err(e) = kept(before, &final_params, &segs, "") {
+                        fail(format!(
+                            "call {index}: the final parameters contradict: {e}"
+                        ));
+                    }
+                }
+                calls.push(call.clone());
+            }
+            Event::Incomplete {
+                index,
+                incomplete: cut,
+            } => {
+                end_index(*index, &mut ended);
+                incomplete.push(cut.clone());
+            }
+            Event::Invalid {
+                index,
+                rejected: bad,
+            } => {
+                end_index(*index, &mut ended);
+                rejected.push(bad.clone());
+            }
+            Event::Retracted { index, .. } => end_index(*index, &mut ended),
+            Event::End { result, .. } => end = Some(result.clone()),
+        }
+    }
+    let Some(end) = end else {
+        fail("no end event".into());
+    };
+    if *end != *expected {
+        fail("the end event is not calls' result".into());
+    }
+    for (i, _) in started.iter().enumerate() {
+        if ended.get(i) != Some(&true) {
+            fail(format!("call {i} never ended"));
+        }
+    }
+    let want_text = found.and_then(|f| f.text.clone()).unwrap_or_default();
+    let want_reasoning = found.and_then(|f| f.reasoning.clone()).unwrap_or_default();
+    if text != want_text {
+        fail(format!("text {text:?}, calls says {want_text:?}"));
+    }
+    if reasoning != want_reasoning {
+        fail(format!(
+            "reasoning {reasoning:?}, calls says {want_reasoning:?}"
+        ));
+    }
+    let want_calls = found.map(|f| f.calls.clone()).unwrap_or_default();
+    if calls != want_calls {
+        fail(format!("calls {calls:?}, calls says {want_calls:?}"));
+    }
+    let want_incomplete = found.map(|f| f.incomplete.clone()).unwrap_or_default();
+    if incomplete != want_incomplete {
+        fail(format!(
+            "incomplete {incomplete:?}, calls says {want_incomplete:?}"
+        ));
+    }
+    let want_rejected = found.map(|f| f.rejected.clone()).unwrap_or_default();
+    if rejected != want_rejected {
+        fail(format!(
+            "rejected {rejected:?}, calls says {want_rejected:?}"
+        ));
+    }
+}
+
+/// The character boundaries of `text`, ends included.
+fn boundaries(text: &str) -> Vec<usize> {
+    (0..=text.len())
+        .filter(|&i| text.is_char_boundary(i))
+        .collect()
+}
+
+fn split_at_all<'a>(text: &'a str, cuts: &[usize]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    for &c in cuts {
+        out.push(&text[from..c]);
+        from = c;
+    }
+    out.push(&text[from..]);
+    out
+}
+
+#[test]
+fn fixtures_whole_and_byte_by_byte() {
+    for case in cases() {
+        let expected = extract(&case.input, &case.options);
+        check(
+            &case,
+            "whole",
+            &run(&case.options, &[&case.input]),
+            &expected,
+        );
+        let bounds = boundaries(&case.input);
+        let chars: Vec<&str> = bounds.windows(2).map(|w| &case.input[w[0]..w[1]]).collect();
+        check(
+            &case,
+            "one character at a time",
+            &run(&case.options, &chars),
+            &expected,
+        );
+    }
+}
+
+#[test]
+fn fixtures_split_at_every_boundary() {
+    for case in cases() {
+        let expected = extract(&case.input, &case.options);
+        for &cut in &boundaries(&case.input) {
+            let chunks = split_at_all(&case.input, &[cut]);
+            check(
+                &case,
+                &format!("split at {cut}"),
+                &run(&case.options, &chunks),
+                &expected,
+            );
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn fixtures_split_at_random_points(seeds in prop::collection::vec(any::<prop::sample::Index>(), 1..12)) {
+        for case in cases() {
+            let bounds = boundaries(&case.input);
+            let mut cuts: Vec<usize> = seeds.iter().map(|s| bounds[s.index(bounds.len())]).collect();
+            cuts.sort_unstable();
+            let chunks = split_at_all(&case.input, &cuts);
+            let expected = extract(&case.input, &case.options);
+            check(&case, &format!("split at {cuts:?}"), &run(&case.options, &chunks), &expected);
+        }
+    }
+}
+
+#[test]
+fn progress_comes_before_the_end() {
+    let options = CallOptions::default();
+    let reply = "Sure.\n<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a.txt\", \"size\": 12, \"content\": \"hello world\"}}\n</tool_call>";
+    let mut stream = Stream::new(options);
+    let mut before_end = Vec::new();
+    for chunk in reply.as_bytes().chunks(7) {
+        before_end.extend(stream.feed(std::str::from_utf8(chunk).unwrap()));
+    }
+    let starts: Vec<_> = before_end
+        .iter()
+        .filter(|e| matches!(e, Event::CallStart { tool, .. } if tool == "write_file"))
+        .collect();
+    assert_eq!(starts.len(), 1, "{before_end:#?}");
+    let args: Vec<(&Map<String, Value>, &Option<String>)> = before_end
+        .iter()
+        .filter_map(|e| match e {
+            Event::Arguments {
+                parameters, open, ..
+            } => Some((parameters, open)),
+            _ => None,
+        })
+        .collect();
+    // A string shown while open; a number only once a delimiter follows it.
+    assert!(
+        args.iter().any(
+            |(p, open)| p.get("content").is_some_and(|c| c != "hello world")
+                && open.as_deref() == Some("/content")
+        ),
+        "{args:#?}"
+    );
+    assert!(
+        args.iter()
+            .all(|(p, _)| p.get("size").is_none_or(|s| s == 12))
+    );
+    let (last, open) = args.last().unwrap();
+    assert_eq!(last["content"], "hello world");
+    assert_eq!(*open, &None);
+    assert_eq!(stream.closed_calls(), 1);
+}
+
+#[test]
+fn numbers_literals_and_keys_wait_for_their_end() {
+    let mut stream = Stream::new(CallOptions::default());
+    let shown = |events: Vec<Event>| -> Vec<Map<String, Value>> {
+        events
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Arguments { parameters, .. } => Some(parameters),
+                _ => None,
+            })
+            .collect()
+    };
+    let first = shown(stream.feed("<tool_call>{\"name\": \"f\", \"arguments\": {\"n\": 12"));
+    assert!(first.iter().all(|p| !p.contains_key("n")), "{first:?}");
+    let second = shown(stream.feed("3, \"flag\": t"));
+    assert_eq!(second.last().unwrap().get("n"), Some(&Value::from(123)));
+    assert!(second.iter().all(|p| !p.contains_key("flag")), "{second:?}");
+    let third = shown(stream.feed("rue, \"ke"));
+    assert_eq!(third.last().unwrap().get("flag"), Some(&Value::Bool(true)));
+    assert!(third.iter().all(|p| !p.contains_key("ke")), "{third:?}");
+    let fourth = shown(stream.feed("y\": \"v"));
+    assert_eq!(fourth.last().unwrap().get("key"), Some(&Value::from("v")));
+}
+
+#[test]
+fn a_cut_off_call_is_never_a_call() {
+    let mut stream = Stream::new(CallOptions::default());
+    let mut events =
+        stream.feed("<tool_call>{\"name\": \"rm\", \"arguments\": {\"path\": \"/tmp/x\", \"dry");
+    events.extend(stream.finish());
+    assert!(events.iter().all(|e| !matches!(e, Event::CallEnd { .. })));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Incomplete { index: 0, incomplete } if incomplete.tool.as_deref() == Some("rm")))
+    );
+}
+
+#[test]
+fn a_call_inside_reasoning_opened_by_the_template_is_retracted() {
+    let mut stream = Stream::new(CallOptions::default());
+    let mut events = stream
+        .feed("I could call <tool_call>{\"name\": \"rm\", \"arguments\": {}}</tool_call> but no.");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::CallStart { tool, .. } if tool == "rm"))
+    );
+    events.extend(stream.feed("</think>No action needed."));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Retracted { index: 0, .. })),
+        "{events:#?}"
+    );
+    events.extend(stream.finish());
+    assert!(events.iter().all(|e| !matches!(e, Event::CallEnd { .. })));
+}
+
+#[test]
+fn events_serialize_as_one_object_each() {
+    let mut stream = Stream::new(CallOptions::default());
+    let mut events = stream.feed("[TOOL_CALLS]get_time[ARGS]{\"tz\": \"UT");
+    events.extend(stream.feed("C\"}"));
+    events.extend(stream.finish());
+    let lines: Vec<String> = events
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap())
+        .collect();
+    assert_eq!(
+        lines[0],
+        r#"{"event":"call_start","index":0,"tool":"get_time"}"#
+    );
+    assert_eq!(
+        lines[1],
+        r#"{"event":"arguments","index":0,"parameters":{"tz":"UT"},"open":"/tz"}"#
+    );
+    assert!(lines.contains(&r#"{"event":"call_end","index":0,"call":{"tool":"get_time","parameters":{"tz":"UTC"}}}"#.to_owned()), "{lines:#?}");
+    assert!(
+        lines
+            .last()
+            .unwrap()
+            .starts_with(r#"{"event":"end","ok":true,"value":{"calls":[{"tool":"get_time""#),
+        "{lines:#?}"
+    );
+}
