@@ -21,6 +21,9 @@ Writes into OUT_DIR (default bench/work/corpus):
       One line of about 200 MB: a clean JSON object (for the huge-line memory figure).
   adv-<series>-<1x|10x|100x>.txt
       Adversarial single-line inputs for the scaling series (see ADVERSARIAL below).
+  lines-<empty|crlf|tiny>-<1m|16m>.txt
+      1,000,000 and 16,000,000 lines that are empty, `\r` alone, or `{"a":1}` (the memory
+      table's lines series: peak RSS must not grow with the number of lines).
   kinds-<clean|encoded|concatenated|broken|wrapped>.txt
       The first 100k lines of the same stream, split by kind (for the per-kind figures).
   manifest.json
@@ -416,6 +419,23 @@ def write_kinds(out, seed, n, force=False):
         json.dump(want, f)
 
 
+# The lines series: what each line holds, and how many lines.
+LINES = {"empty": b"\n", "crlf": b"\r\n", "tiny": b'{"a":1}\n'}
+LINE_COUNTS = {"1m": 1_000_000, "16m": 16_000_000}
+
+
+def write_lines(out, force=False):
+    """lines-<series>-<count>.txt for the memory table (cached: the content never changes)."""
+    for name, line in LINES.items():
+        for label, n in LINE_COUNTS.items():
+            path = os.path.join(out, "lines-%s-%s.txt" % (name, label))
+            if force or not os.path.exists(path) or os.path.getsize(path) != n * len(line):
+                block = line * 100_000
+                with open(path, "wb") as f:
+                    for _ in range(n // 100_000):
+                        f.write(block)
+
+
 SIZE_NAMES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
 
 
@@ -437,6 +457,7 @@ def main():
     want = {"seed": a.seed, "sizes": a.sizes, "replies": a.replies, "big": not a.no_big,
             "big_bytes": a.big_bytes, "adv_base": a.adv_base, "version": 3}
     write_kinds(a.out, a.seed, 100_000, a.force)
+    write_lines(a.out, a.force)
     if not a.force and os.path.exists(manifest_path):
         with open(manifest_path) as f:
             old = json.load(f)

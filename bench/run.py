@@ -5,7 +5,8 @@ which builds the binaries, installs the peers into bench/work/ and generates the
 Measures, and writes to bench/RESULTS.md (and bench/work/results.json):
   1. Throughput on the args corpus (10k, 100k, 1M lines): alternating rounds of every tool on
      the same file, median wall time, ratios against `toolmend args`.
-  2. Peak RSS of toolmend at 10k/100k/1M lines and on one ~200 MB line.
+  2. Peak RSS of toolmend at 10k/100k/1M lines and on one ~200 MB line; the lines series
+     (1M and 16M lines that are empty, `\r` alone or tiny) must not grow with the lines.
   3. Scaling of toolmend on adversarial single-line inputs at 1x/10x/100x size.
   4. `toolmend calls` on the replies corpus, when that command exists.
 """
@@ -317,6 +318,27 @@ def memory(args, res):
     return out
 
 
+# The lines series: (series, command) measured at 1M and 16M lines of gen_corpus.LINES.
+LINES_RUNS = [("empty", ["args", "--records"]), ("crlf", ["args", "--records"]),
+              ("tiny", ["args", "--records"]), ("empty", ["repair", "--records"]),
+              ("empty", ["args"])]
+
+
+def lines_memory(args, res):
+    """Peak RSS on many empty or tiny lines: flat when 16M lines take no more than 1M do."""
+    out = []
+    for series, cmd in LINES_RUNS:
+        row = {"series": series, "command": "toolmend " + " ".join(cmd)}
+        for label in gen_corpus.LINE_COUNTS:
+            path = os.path.join(CORPUS, "lines-%s-%s.txt" % (series, label))
+            log("== peak RSS, %s lines of %s: %s" % (label, series, row["command"]))
+            row[label + "_kib"] = peak_rss_kib([TOOLMEND] + cmd, path)
+        out.append(row)
+    res["lines_memory"] = out
+    save(res)
+    return out
+
+
 def scaling(args, res):
     out = {}
     for name, (_fn, extra) in gen_corpus.ADVERSARIAL.items():
@@ -512,6 +534,13 @@ def report(res, args):
         r = mem["1m"]["toolmend_kib"] / mem["10k"]["toolmend_kib"]
         w("| peak RSS at 1M lines ≤ 1.3x that at 10k | %.2fx (%s vs %s) | %s |" % (
             r, mib(mem["1m"]["toolmend_kib"]), mib(mem["10k"]["toolmend_kib"]), "yes" if r <= 1.3 else "**no**"))
+    lm = res.get("lines_memory", [])
+    if lm:
+        worst = max(lm, key=lambda r: r["16m_kib"] / r["1m_kib"])
+        r = worst["16m_kib"] / worst["1m_kib"]
+        w("| peak RSS flat in the number of lines: 16M empty, `\\r` or tiny lines ≤ 1.3x 1M | worst %.2fx (%s, %s lines: %s vs %s) | %s |" % (
+            r, worst["command"], worst["series"], mib(worst["16m_kib"]), mib(worst["1m_kib"]),
+            "yes" if r <= 1.3 else "**no**"))
     if "big" in mem:
         b = mem["big"]
         w("| bounded memory on a %.0f MB line | %s peak RSS (%.1fx the line) | see below |" % (
@@ -524,11 +553,12 @@ def report(res, args):
             "yes" if not nonlin else "**no**"))
     w("")
 
-    if mem:
+    if mem or lm:
         w("## Peak memory (RSS)\n")
         w("Measured with %s.\n" % ("`/usr/bin/time -v`" if os.path.exists("/usr/bin/time") else "getrusage(RUSAGE_CHILDREN)"))
-        w("| input | toolmend | floor |")
-        w("|---|---:|---:|")
+        if mem:
+            w("| input | toolmend | floor |")
+            w("|---|---:|---:|")
         for size in args.sizes:
             if size in mem:
                 w("| args-%s.txt | %s | %s |" % (size, mib(mem[size]["toolmend_kib"]), mib(mem[size]["floor_kib"])))
@@ -538,7 +568,18 @@ def report(res, args):
             w("\nThe %.0f MB line: toolmend %s (exit %s, %d line(s) on stdout, %d on stderr), floor %s (medians of 3)." % (
                 b["bytes"] / 1e6, fmt_t(b["toolmend_median_s"]), b["exit"], b["stdout_lines"], b["stderr_lines"],
                 fmt_t(b.get("floor_median_s"))))
-        w("")
+        if mem:
+            w("")
+        if lm:
+            w("Many empty or tiny lines (each still gives a record; `\\r` alone is an empty line):\n")
+            w("| lines of | command | 1M lines | 16M lines | 16M / 1M |")
+            w("|---|---|---:|---:|---:|")
+            names = {"empty": "nothing", "crlf": "`\\r`", "tiny": "`{\"a\":1}`"}
+            for row in lm:
+                w("| %s | `%s` | %s | %s | %.2fx |" % (
+                    names.get(row["series"], row["series"]), row["command"], mib(row["1m_kib"]),
+                    mib(row["16m_kib"]), row["16m_kib"] / row["1m_kib"]))
+            w("")
 
     if sc:
         w("## Scaling on adversarial inputs\n")
@@ -604,7 +645,7 @@ def main():
     p.add_argument("--adv-timeout", type=int, default=120)
     p.add_argument("--adv-base", type=int, default=1_000_000)
     p.add_argument("--linear-tolerance", type=float, default=1.5)
-    p.add_argument("--only", default="throughput,kinds,memory,scaling,calls")
+    p.add_argument("--only", default="throughput,kinds,memory,lines,scaling,calls")
     p.add_argument("--merge", action="store_true",
                    help="keep the sections of bench/work/results.json that this run does not measure")
     p.add_argument("--out", default=os.path.join(BENCH, "RESULTS.md"))
@@ -635,6 +676,8 @@ def main():
         kinds(args, res)
     if "memory" in only:
         memory(args, res)
+    if "lines" in only:
+        lines_memory(args, res)
     if "scaling" in only:
         scaling(args, res)
     if "calls" in only:

@@ -25,7 +25,11 @@
 //!   present it is compared, and the rule that ties the two runs together is checked: an input
 //!   that needed a repair fails under `--strict`, and one that needed none passes.
 //!
-//! A case with neither `expect` nor `error` fails until `--bless` records what it gives.
+//! A case with neither `expect` nor `error` fails until `--bless` records what it gives. A case
+//! whose fields could not all be compared is malformed, so that it cannot pass unchecked: a
+//! field one edit from a known one (`repiars`), `expect` with `error` (but for `calls`),
+//! `repairs` or `dropped` with `error`, `offset` without `error`. Other fields are the author's
+//! and are kept.
 //! Cases are run in-process, in one batch per file, command and options; the [`Runner`] (the
 //! binary's own argument parser) turns the command and options into a filter, so options mean
 //! exactly what they mean on the command line.
@@ -47,6 +51,13 @@ const ALLOWED_IN_STRICT: &[&str] = &["unquote", "unescape", "duplicate_key"];
 
 /// The fields that hold expectations, in the order `--bless` writes them (after `input`).
 const OUTCOME_FIELDS: &[&str] = &["expect", "dropped", "repairs", "error", "offset", "strict"];
+
+/// Every field a case reads. Other fields are the author's own (a note, a ticket number) and
+/// are kept, but one within an edit of these is a typo that would go unchecked.
+const CASE_FIELDS: &[&str] = &[
+    "name", "command", "options", "input", "expect", "dropped", "repairs", "error", "offset",
+    "strict",
+];
 
 /// The commands a case may run.
 const COMMANDS: &[&str] = &["args", "repair", "calls"];
@@ -304,6 +315,18 @@ fn load(path: &Path) -> Result<Fixture, Vec<Problem>> {
 fn parse_case(line: usize, text: &str) -> Result<Case, String> {
     let fields: Fields =
         serde_json::from_str(text).map_err(|e| format!("not a fixture case: {e}"))?;
+    for (key, _) in &fields.0 {
+        if let Some(meant) = CASE_FIELDS
+            .iter()
+            .find(|f| **f != key && one_edit_apart(key, f))
+        {
+            return Err(format!(
+                "the field {key:?} looks like a misspelt {meant:?}, which would go unchecked; a \
+                 case reads: {}",
+                CASE_FIELDS.join(", ")
+            ));
+        }
+    }
     let string = |key: &str| -> Result<Option<String>, String> {
         fields
             .get(key)
@@ -351,6 +374,22 @@ fn parse_case(line: usize, text: &str) -> Result<Case, String> {
             );
         }
     }
+    // Fields that could never be compared make a case that passes whatever it gives.
+    if fields.has("error") {
+        if fields.has("expect") && command != "calls" {
+            return Err(format!(
+                "a case gives a value (\"expect\") or fails (\"error\"), not both: an {command} \
+                 failure carries no value (only calls writes one with its error)"
+            ));
+        }
+        if let Some(key) = ["repairs", "dropped"].into_iter().find(|k| fields.has(k)) {
+            return Err(format!(
+                "{key:?} describes a value, and a case that expects an \"error\" has none"
+            ));
+        }
+    } else if fields.has("offset") {
+        return Err("\"offset\" is the offset of an \"error\", and the case has none".into());
+    }
     string("strict")?;
     for key in ["repairs", "dropped"] {
         if let Some(v) = fields.get(key)
@@ -373,6 +412,36 @@ fn parse_case(line: usize, text: &str) -> Result<Case, String> {
         whole,
         fields,
     })
+}
+
+/// Whether `a` becomes `b` by one change, case aside: a letter added, dropped or replaced, or
+/// two neighbours swapped (`repiars`, `expcet`, `Expect`, `repair`, `errors`).
+fn one_edit_apart(a: &str, b: &str) -> bool {
+    let a: Vec<char> = a.chars().flat_map(char::to_lowercase).collect();
+    let b: Vec<char> = b.chars().flat_map(char::to_lowercase).collect();
+    let (short, long) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    let start = short
+        .iter()
+        .zip(long.iter())
+        .take_while(|(x, y)| x == y)
+        .count();
+    match long.len() - short.len() {
+        0 if start == short.len() => true,
+        0 => {
+            let rest = start + 1;
+            short[rest..] == long[rest..]
+                || (rest < short.len()
+                    && short[start] == long[rest]
+                    && short[rest] == long[start]
+                    && short[rest + 1..] == long[rest + 1..])
+        }
+        1 => short[start..] == long[start + 1..],
+        _ => false,
+    }
 }
 
 /// What a case gave: a value (with its repairs and dropped values) or an error, each field as
@@ -656,7 +725,7 @@ fn compare(case: &Case, got: &Outcome, strict: Option<&Outcome>) -> Vec<String> 
         ),
         (
             Some(expect),
-            _,
+            None,
             Outcome::Value {
                 value,
                 repairs,
@@ -1065,6 +1134,45 @@ mod tests {
         assert!(err(r#"{"input":"x","error":{"message":"m"}}"#).contains("\"code\""));
         assert!(err(r#"{"input":"x","error":7}"#).contains("error code"));
         assert!(err(r#"{"input":"x","input":"y"}"#).contains("duplicate field"));
-        assert!(err(r#"{"input":"x","offset":-1}"#).contains("offset"));
+        assert!(err(r#"{"input":"x","error":"e","offset":-1}"#).contains("offset"));
+        for (line, why) in [
+            (r#"{"input":"x","expect":{},"error":"e"}"#, "not both"),
+            (
+                r#"{"command":"repair","input":"x","expect":1,"error":"e"}"#,
+                "not both",
+            ),
+            (
+                r#"{"input":"x","error":"e","repairs":[]}"#,
+                "\"repairs\" describes",
+            ),
+            (
+                r#"{"command":"calls","input":"x","error":"e","dropped":[]}"#,
+                "\"dropped\" describes",
+            ),
+            (r#"{"input":"x","expect":{},"offset":3}"#, "has none"),
+            (
+                r#"{"input":"x","expect":{},"repair":[]}"#,
+                "misspelt \"repairs\"",
+            ),
+            (r#"{"input":"x","expcet":{}}"#, "misspelt \"expect\""),
+            (r#"{"input":"x","Expect":{}}"#, "misspelt \"expect\""),
+            (
+                r#"{"input":"x","expect":{},"offest":1}"#,
+                "misspelt \"offset\"",
+            ),
+            (r#"{"input":"x","eror":"e"}"#, "misspelt \"error\""),
+        ] {
+            assert!(err(line).contains(why), "{line}: {}", err(line));
+        }
+        // The author's own fields are kept.
+        assert!(parse_case(1, r#"{"input":"x","expect":{},"note":"n","ticket":4}"#).is_ok());
+        // With its error, a calls case may give the value the failure record carries.
+        assert!(
+            parse_case(
+                1,
+                r#"{"command":"calls","input":"x","expect":{},"error":"e"}"#
+            )
+            .is_ok()
+        );
     }
 }

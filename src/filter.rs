@@ -63,6 +63,11 @@ const BLOCK: usize = 64 << 10;
 /// costs little next to mending it, small enough that both cores get work early.
 const BATCH_BYTES: usize = 128 << 10;
 
+/// A batch also holds at most this many inputs: empty or tiny lines add next to no bytes, and
+/// each still gives a record, so a byte bound alone would let one batch (and its output) grow
+/// with the number of lines.
+const BATCH_INPUTS: usize = 2048;
+
 /// An input at least this long is mended by the reading thread itself, straight from the
 /// reader's buffer, rather than copied into a batch.
 const HUGE: usize = 4 << 20;
@@ -262,7 +267,8 @@ impl Filter {
                         too_large,
                     });
                 }
-                if !batch.ends.is_empty() && (end || batch.data.len() >= BATCH_BYTES) {
+                let full = batch.data.len() >= BATCH_BYTES || batch.ends.len() >= BATCH_INPUTS;
+                if !batch.ends.is_empty() && (end || full) {
                     // What is mended goes out; far ahead of the oldest batch, this thread waits
                     // for it rather than hold more.
                     while crew.write_front(false, pool, out, err, &mut summary)? {}

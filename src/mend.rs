@@ -85,6 +85,8 @@ pub struct Mender {
     repairs: Vec<Repair>,
     parts: Vec<Range<usize>>,
     scratch: Scratch,
+    /// Lone surrogate escapes become U+FFFD (see [`Mender::replacing_lone_surrogates`]).
+    lone_surrogates_as_fffd: bool,
 }
 
 /// A mended input: the value (as compact JSON text), what was dropped, and what was repaired.
@@ -161,6 +163,15 @@ impl Mender {
             options,
             ..Mender::default()
         }
+    }
+
+    /// A mender that writes a `\u` escape naming half a surrogate pair as U+FFFD, reported
+    /// as a `lone_surrogate` repair, for callers that read the value into Unicode text
+    /// (`calls`, whose parameters become `serde_json` values). By default such an escape is
+    /// valid JSON and kept as written.
+    pub(crate) fn replacing_lone_surrogates(mut self) -> Mender {
+        self.lone_surrogates_as_fffd = true;
+        self
     }
 
     /// The options this mender runs with.
@@ -251,7 +262,21 @@ impl Mender {
         cur: &mut Vec<u8>,
         next: &mut Vec<u8>,
     ) -> Result<u32, Error> {
-        let strict = options.strict;
+        // A valid JSON string given to `repair` is a value as it stands: it is unquoted only
+        // when its layers, each a valid literal, end in a whole object or array. Neither the
+        // text it holds (`"{}` in `"\"{}"`, a fenced block) nor the input around it is mended.
+        let valid_string = options.target == Target::Any
+            && !options.strict
+            && input[start] == b'"'
+            && decode(
+                &input[start..end],
+                false,
+                true,
+                !self.lone_surrogates_as_fffd,
+                next,
+            )
+            .is_some();
+        let strict = options.strict || valid_string;
         let (mut lo, mut hi) = (start, end);
         let mut in_buffer = false;
         let mut layers = 0u32;
@@ -279,12 +304,17 @@ impl Mender {
                 break;
             }
             let bare = is_bare_escaped(body);
+            if bare && valid_string {
+                // `{\"a\":1}` held by a valid string is text, not an object.
+                break;
+            }
             // `\"hello world\"`: a string written with escaped quotes; its value is the string.
             let bare_string = bare && body[0] == b'\\';
             if !matches!(body[0], b'"' | b'\'') && !bare {
                 break;
             }
-            let Some(layer) = decode(body, bare, strict, next) else {
+            let keep_lone = !self.lone_surrogates_as_fffd;
+            let Some(layer) = decode(body, bare, strict, keep_lone, next) else {
                 break;
             };
             let decoded = next.trim_ascii();
@@ -405,7 +435,8 @@ impl Mender {
             &mut self.scratch,
             strict,
             options.max_nesting,
-        );
+        )
+        .lone_surrogates_as_fffd(self.lone_surrogates_as_fffd);
         let note = |mut err: Error| {
             err.message.push_str(&layer_note(layers));
             err
@@ -427,6 +458,7 @@ impl Mender {
                 strict,
                 options.max_nesting,
             )
+            .lone_surrogates_as_fffd(self.lone_surrogates_as_fffd)
             .more_values(&mut self.parts, false)
             .map_err(note)?;
         }

@@ -221,6 +221,9 @@ pub(crate) struct Parser<'a> {
     scratch: &'a mut Scratch,
     strict: bool,
     max_nesting: usize,
+    /// Write a `\u` escape naming half a surrogate pair as U+FFFD, a repair (for callers that
+    /// need the value as Unicode text); by default it is kept as written, as valid JSON.
+    lone_surrogates_as_fffd: bool,
     open_arrays: usize,
     open_objects: usize,
     /// Where the last key read starts in `src`, and whether it added a `duplicate_key` repair.
@@ -252,6 +255,7 @@ impl<'a> Parser<'a> {
             scratch,
             strict,
             max_nesting,
+            lone_surrogates_as_fffd: false,
             open_arrays: 0,
             open_objects: 0,
             key_at: 0,
@@ -259,6 +263,12 @@ impl<'a> Parser<'a> {
             element_out: 0,
             element_at: 0,
         }
+    }
+
+    /// Writes lone surrogate escapes as U+FFFD, each a `lone_surrogate` repair.
+    pub(crate) fn lone_surrogates_as_fffd(mut self, yes: bool) -> Parser<'a> {
+        self.lone_surrogates_as_fffd = yes;
+        self
     }
 
     /// Reads every value up to the end of `src`: the first, and any concatenated after it
@@ -1602,9 +1612,13 @@ impl<'a> Parser<'a> {
                     Some(b'u') if hex4(src, p + 2).is_some() => {
                         if let Some(end) = surrogate_pair_or_bmp(src, p) {
                             p = end;
+                        } else if !self.lone_surrogates_as_fffd {
+                            // Half a surrogate pair is valid JSON (`JSON.parse` reads it):
+                            // kept as written, so the value is the one the input meant.
+                            p += 6;
                         } else {
-                            // Half a surrogate pair names no character and many JSON readers
-                            // reject it: written as U+FFFD (an error under `strict`).
+                            // Half a surrogate pair names no character, and a caller that
+                            // needs Unicode text gets U+FFFD (an error under `strict`).
                             self.fix(RepairKind::LoneSurrogate, p)?;
                             self.out.extend_from_slice(&src[run..p]);
                             self.out.extend_from_slice(b"\\ufffd");

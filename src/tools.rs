@@ -26,8 +26,11 @@
 
 use std::fmt;
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
+
+use crate::agent::config::{seconds, seconds_rule};
 
 /// Why a tools file could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -63,8 +66,8 @@ pub struct Tool {
     pub read_only: bool,
     /// The command the loop runs (argv, never a shell string).
     pub command: Option<Vec<String>>,
-    /// The command's timeout in seconds.
-    pub timeout: Option<f64>,
+    /// The command's timeout (a positive number of seconds in the definition).
+    pub timeout: Option<Duration>,
     validator: jsonschema::Validator,
 }
 
@@ -145,8 +148,7 @@ impl Tools {
     pub fn from_toml_str(text: &str) -> Result<Tools, ToolsError> {
         let table: toml::Table =
             toml::from_str(text).map_err(|e| ToolsError(format!("not valid TOML: {e}")))?;
-        let value = serde_json::to_value(table)
-            .map_err(|e| ToolsError(format!("TOML value has no JSON form: {e}")))?;
+        let value = toml_to_json(toml::Value::Table(table)).map_err(ToolsError)?;
         Tools::from_value(value)
     }
 
@@ -211,6 +213,35 @@ impl Tools {
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
+}
+
+/// A TOML value as JSON. A float JSON cannot hold (`nan`, `inf`) is an error naming its key,
+/// where a plain conversion would turn it into `null` and the key would take its default.
+pub(crate) fn toml_to_json(value: toml::Value) -> Result<Value, String> {
+    Ok(match value {
+        toml::Value::String(s) => Value::String(s),
+        toml::Value::Integer(n) => Value::from(n),
+        toml::Value::Float(f) => Value::Number(
+            serde_json::Number::from_f64(f)
+                .ok_or_else(|| format!("{f} is not a number JSON can hold"))?,
+        ),
+        toml::Value::Boolean(b) => Value::Bool(b),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+        toml::Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(toml_to_json)
+                .collect::<Result<_, _>>()?,
+        ),
+        toml::Value::Table(table) => {
+            let mut map = Map::with_capacity(table.len());
+            for (key, value) in table {
+                let value = toml_to_json(value).map_err(|e| format!("{key:?}: {e}"))?;
+                map.insert(key, value);
+            }
+            Value::Object(map)
+        }
+    })
 }
 
 /// The name by which a call reaches a tool: the name without surrounding whitespace, a
@@ -298,10 +329,21 @@ fn tool_from_value(value: Value) -> Result<Tool, String> {
             ));
         }
     };
+    // The rule of every timeout in a loop config: a bad value is refused, never replaced.
     let timeout = match map.remove("timeout") {
         None | Some(Value::Null) => None,
-        Some(Value::Number(n)) => n.as_f64().filter(|t| *t > 0.0),
-        Some(_) => None,
+        Some(Value::Number(n)) => Some(
+            n.as_f64()
+                .ok_or_else(|| seconds_rule("\"timeout\""))
+                .and_then(|t| seconds(t, "\"timeout\""))
+                .map_err(at)?,
+        ),
+        Some(other) => {
+            return Err(at(format!(
+                "{}, found {other}",
+                seconds_rule("\"timeout\"")
+            )));
+        }
     };
     let parameters = map
         .remove("parameters")
@@ -550,5 +592,13 @@ mod tests {
         .unwrap_err();
         assert!(e.0.contains("unknown type"), "{e}");
         assert!(Tools::from_json_str(r#"[{"description": "no name"}]"#).is_err());
+        // A timeout is checked as the loop config checks its own, never replaced by a default.
+        for timeout in ["-1", "0", "\"1\"", "1e300", "true"] {
+            let e = Tools::from_json_str(&format!(r#"[{{"name": "x", "timeout": {timeout}}}]"#))
+                .unwrap_err();
+            assert!(e.0.contains("positive number of seconds"), "{timeout}: {e}");
+        }
+        let e = Tools::from_toml_str("[[tools]]\nname = \"x\"\ntimeout = nan\n").unwrap_err();
+        assert!(e.0.contains("\"timeout\": NaN"), "{e}");
     }
 }

@@ -7,7 +7,8 @@ use crate::parse::{find_any, hex4};
 pub(crate) struct Layer {
     /// The literal had no closing quote (repair mode only).
     pub unterminated: bool,
-    /// Offset of the first `\u` escape naming half a surrogate pair (written as U+FFFD).
+    /// Offset of the first `\u` escape naming half a surrogate pair, when it was written as
+    /// U+FFFD (`keep_lone` off); kept as the escape it was, it is no repair.
     pub lone_surrogate: Option<usize>,
     /// Offset of the first raw quote kept in text written with escaped quotes (`\"hello"`,
     /// `{\"a\": \"\\"x\\"\"}`; repair mode only).
@@ -17,7 +18,17 @@ pub(crate) struct Layer {
 /// Decodes `text` into `out` if all of it is one JSON string literal (or, with `bare`, the
 /// inside of one: `{\"a\":1}` written without its outer quotes). Returns `None` when it is not,
 /// so the caller parses `text` as it is; under `strict` anything short of a valid literal is not.
-pub(crate) fn decode(text: &[u8], bare: bool, strict: bool, out: &mut Vec<u8>) -> Option<Layer> {
+///
+/// A `\u` escape naming half a surrogate pair (`"\ud800"`, valid JSON that `JSON.parse` reads)
+/// is written out as the same escape with `keep_lone`, so the text decoded still means what the
+/// literal meant; without it, as U+FFFD (a repair, refused under `strict`).
+pub(crate) fn decode(
+    text: &[u8],
+    bare: bool,
+    strict: bool,
+    keep_lone: bool,
+    out: &mut Vec<u8>,
+) -> Option<Layer> {
     out.clear();
     // Raw control characters are not allowed inside a JSON string.
     if strict && !bare && text.trim_ascii_end()[1..].iter().any(|&b| b < 0x20) {
@@ -124,6 +135,11 @@ pub(crate) fn decode(text: &[u8], bare: bool, strict: bool, out: &mut Vec<u8>) -
                     };
                     let c = match c {
                         Some(c) => c,
+                        None if keep_lone => {
+                            out.extend_from_slice(&text[i..i + 6]);
+                            run = p;
+                            continue;
+                        }
                         None if strict => return None,
                         None => {
                             layer.lone_surrogate.get_or_insert(i);
@@ -169,7 +185,8 @@ mod tests {
 
     fn dec(text: &str, bare: bool, strict: bool) -> Option<String> {
         let mut out = Vec::new();
-        decode(text.as_bytes(), bare, strict, &mut out).map(|_| String::from_utf8(out).unwrap())
+        decode(text.as_bytes(), bare, strict, false, &mut out)
+            .map(|_| String::from_utf8(out).unwrap())
     }
 
     #[test]
@@ -193,6 +210,22 @@ mod tests {
         assert_eq!(dec(r#""abc"#, false, true), None);
         assert_eq!(dec(r#""abc"#, false, false).unwrap(), "abc");
         assert_eq!(dec(r#""\x""#, false, false).unwrap(), "\\x");
+    }
+
+    #[test]
+    fn lone_surrogates_kept_as_escapes() {
+        for strict in [true, false] {
+            let mut out = Vec::new();
+            let layer = decode(
+                br#""a\uD800b\udc00\ud800\u0041""#,
+                false,
+                strict,
+                true,
+                &mut out,
+            );
+            assert!(layer.unwrap().lone_surrogate.is_none());
+            assert_eq!(out, br#"a\uD800b\udc00\ud800A"#);
+        }
     }
 
     #[test]

@@ -214,6 +214,59 @@ fn a_malformed_fixture_exits_2_with_its_location() {
 }
 
 #[test]
+fn a_case_whose_fields_contradict_or_are_unknown_exits_2() {
+    // Each of these passed before, whatever the case gave: the field that disagreed was never
+    // compared.
+    let dir = scratch("contradictions");
+    for (case, why) in [
+        (
+            r#"{"input": "{\"a\": 1}", "expect": {"a": 1}, "error": "invalid_json"}"#,
+            "not both",
+        ),
+        (
+            r#"{"command": "repair", "input": "1", "expect": 1, "error": "invalid_json"}"#,
+            "not both",
+        ),
+        (
+            r#"{"input": "", "error": "empty_input", "repairs": [{"kind": "unquote"}]}"#,
+            "\"repairs\" describes a value",
+        ),
+        (
+            r#"{"input": "{\"a\": 1}", "expect": {"a": 1}, "offset": 99}"#,
+            "\"offset\" is the offset of an \"error\"",
+        ),
+        (
+            r#"{"input": "{'a': 1}", "expect": {"a": 1}, "repiars": []}"#,
+            "\"repiars\" looks like a misspelt \"repairs\"",
+        ),
+    ] {
+        write(&dir, "case.jsonl", &[case]);
+        check(&dir)
+            .arg("case.jsonl")
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains("case.jsonl:1: "))
+            .stderr(predicate::str::contains(why));
+    }
+    // A calls case may pair its error with the value the failure record carries, but the
+    // error is compared: a reply that succeeds does not pass it.
+    write(
+        &dir,
+        "calls.jsonl",
+        &[
+            r#"{"command": "calls", "input": "{\"tool\": \"f\", \"parameters\": {}}", "expect": {"calls": [{"tool": "f", "parameters": {}}], "text": null, "reasoning": null, "incomplete": []}, "error": "unknown_tool"}"#,
+        ],
+    );
+    check(&dir)
+        .arg("calls.jsonl")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("expected \"unknown_tool\""))
+        .stdout(predicate::str::contains("got      a value"));
+}
+
+#[test]
 fn a_fixture_that_is_not_utf8_exits_2() {
     let dir = scratch("not-utf8");
     fs::write(

@@ -166,3 +166,43 @@ impl WriteStdin for Command {
         output
     }
 }
+
+/// The `i_` files holding a lone surrogate escape are valid JSON that `JSON.parse` reads: they
+/// come out as written, with no repair, under `--strict` too. (The one with raw surrogate
+/// bytes is not UTF-8: `invalid_utf8`.)
+#[test]
+fn i_files_with_lone_surrogates_are_kept_under_strict() {
+    let Some(dir) = corpus() else {
+        eprintln!("skipped: ../shared/corpora/JSONTestSuite is not beside this clone");
+        return;
+    };
+    let files: Vec<PathBuf> = files(&dir, "i_")
+        .into_iter()
+        .filter(|f| f.to_string_lossy().contains("surrogate"))
+        .collect();
+    assert!(files.len() >= 10, "the corpus lost its surrogate files");
+    let mut kept = 0;
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy();
+        let Ok(text) = String::from_utf8(std::fs::read(file).unwrap()) else {
+            continue;
+        };
+        for extra in [&[][..], STRICT] {
+            let output = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+                .args(["repair", "--input", "whole", "--records"])
+                .args(extra)
+                .arg(file)
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8(output.stdout).unwrap();
+            // Compared as text: serde_json's Value cannot hold a lone surrogate.
+            let expected = format!(
+                r#"{{"ok":true,"line":1,"value":{},"repairs":[],"dropped":[]}}"#,
+                text.trim()
+            );
+            assert_eq!(stdout.trim_end(), expected, "{name} {extra:?}");
+        }
+        kept += 1;
+    }
+    assert_eq!(kept, files.len() - 1);
+}

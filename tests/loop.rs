@@ -870,6 +870,44 @@ fn a_tool_named_with_the_functions_prefix_is_reached_by_that_name() {
     assert_eq!(stdout(&out), "echo: hi\n");
 }
 
+#[test]
+fn a_bad_tool_timeout_or_key_is_refused_like_a_bad_loop_timeout() {
+    // The values `[loop] timeout` refuses were taken as "no timeout given" in a tool.
+    for value in ["nan", "inf", "-1", "0", "\"1\"", "1e300", "true"] {
+        let s = Setup::new("tool-timeout");
+        for (rest, key) in [
+            (format!("{ECHO_TOOL}timeout = {value}\n"), "timeout"),
+            (format!("[loop]\ntimeout = {value}\n{ECHO_TOOL}"), "timeout"),
+        ] {
+            let config = s.config(&[echo("hi", true)], "", &rest);
+            let out = s.run(&config, &["go"]);
+            assert_eq!(code(&out), 2, "{value}: {}", stderr(&out));
+            assert!(stderr(&out).contains(key), "{value}: {}", stderr(&out));
+            assert!(
+                s.inputs().is_empty(),
+                "{value}: the model must not be called"
+            );
+        }
+    }
+    let s = Setup::new("tool-key");
+    for typo in ["timout = 5", "read_olny = true", "requires_aproval = false"] {
+        let config = s.config(&[echo("hi", true)], "", &format!("{ECHO_TOOL}{typo}\n"));
+        let out = s.run(&config, &["go"]);
+        assert_eq!(code(&out), 2, "{typo}: {}", stderr(&out));
+        let key = typo.split(' ').next().unwrap();
+        assert!(
+            stderr(&out).contains(&format!("unknown key \"{key}\"")),
+            "{}",
+            stderr(&out)
+        );
+        assert!(s.inputs().is_empty());
+    }
+    let config = s.config(&[echo("hi", true)], "", "[loop]\nmax_output = 0\n");
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("max_output"), "{}", stderr(&out));
+}
+
 // 7. Tools: stdin only, bounded output, failures reported.
 
 #[test]

@@ -1,5 +1,6 @@
-//! Memory stays bounded on a huge line: an input over `--max-bytes` is skipped, not kept.
-//! (Its own test binary, so the peak RSS of waited-for children is this test's child alone.)
+//! Memory stays bounded on a huge line (an input over `--max-bytes` is skipped, not kept) and
+//! flat in the number of lines, whatever they hold. (Its own test binary, so the peak RSS of
+//! waited-for children is this binary's children alone.)
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -41,4 +42,48 @@ fn a_200_mb_line_over_the_limit_is_not_held_in_memory() {
     assert!(lines[1].contains("\"value\":{\"b\":2}"), "{}", lines[1]);
     let rss = children_max_rss_kib();
     assert!(rss < 40 * 1024, "peak RSS {rss} KiB for a 200 MB line");
+}
+
+/// Runs toolmend with `input` on stdin, output thrown away, and returns its own peak RSS in KiB
+/// (wait4 gives this child's figure alone, whatever other tests run beside it).
+// wait4 below reaps the child; clippy only knows Child::wait.
+#[allow(clippy::zombie_processes)]
+fn peak_rss_kib(args: &[&str], input: Vec<u8>) -> i64 {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 only writes into the two values we own; the pid is our unwaited child.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t);
+    writer.join().unwrap();
+    usage.ru_maxrss
+}
+
+#[test]
+fn memory_is_flat_in_the_number_of_lines_whatever_they_hold() {
+    let lines = 500_000;
+    let cases: [(&[&str], &[u8]); 6] = [
+        (&["args", "--records", "--threads", "4"], b"\n"),
+        (&["args", "--records", "--threads", "4"], b"\r\n"),
+        (&["args", "--threads", "4"], b"\n"),
+        (&["repair", "--records", "--threads", "4"], b"\n"),
+        (&["args", "--records", "--threads", "4"], b"{}\n"),
+        (&["repair", "--threads", "4"], b"1\n"),
+    ];
+    for (args, line) in cases {
+        let rss = peak_rss_kib(args, line.repeat(lines));
+        assert!(
+            rss < 24 * 1024,
+            "toolmend {args:?} on {lines} lines of {:?}: peak RSS {rss} KiB",
+            String::from_utf8_lossy(line)
+        );
+    }
 }

@@ -328,3 +328,180 @@ proptest! {
         }
     }
 }
+
+// Valid JSON given to `repair` (and objects given to `args`) comes out equal in value. The
+// strings are made to tempt the repairs: JSON text with a quote or prose around it, fenced
+// blocks, escaped JSON, and lone surrogates (valid JSON that `JSON.parse` reads), which
+// serde_json cannot hold: they are generated as private-use characters (plane 15) and written
+// as `\uD800`-style escapes, and mapped back before values are compared.
+
+/// The placeholder of the UTF-16 surrogate `unit` (0xD800 to 0xDFFF).
+fn placeholder(unit: u32) -> char {
+    char::from_u32(0xF0000 + (unit - 0xD800)).unwrap()
+}
+
+/// Strings that look like JSON, or like something a repair would act on.
+fn tempting_text() -> impl Strategy<Value = String> {
+    let json = json_value()
+        .prop_map(|v| serde_json::to_string(&v).unwrap())
+        .boxed();
+    let surrogate = (0xD800u32..0xE000).prop_map(placeholder).boxed();
+    prop_oneof![
+        text(),
+        json.clone(),
+        (json.clone(), text(), text()).prop_map(|(j, a, b)| format!("{a}{j}{b}")),
+        json.clone().prop_map(|j| format!("\"{j}")),
+        json.clone().prop_map(|j| format!("'{j}'")),
+        (json.clone(), text()).prop_map(|(j, p)| format!("{p}```json\n{j}\n```{p}")),
+        json.clone().prop_map(|j| {
+            let escaped = serde_json::to_string(&j).unwrap();
+            escaped[1..escaped.len() - 1].to_owned()
+        }),
+        // JSON text encoded once more: a string holding a string holding JSON.
+        json.prop_map(|j| serde_json::to_string(&j).unwrap()),
+        (text(), surrogate.clone(), text()).prop_map(|(a, s, b)| format!("{a}{s}{b}")),
+        prop::collection::vec(surrogate, 1..4).prop_map(|s| s.into_iter().collect()),
+    ]
+    // A high surrogate just before a low one is a pair, not two lone halves.
+    .prop_filter("no surrogate pair", |s| {
+        let units: Vec<u32> = s.chars().map(|c| c as u32).collect();
+        !units
+            .windows(2)
+            .any(|w| (0xF0000..0xF0400).contains(&w[0]) && (0xF0400..0xF0800).contains(&w[1]))
+    })
+}
+
+fn tempting_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        1 => Just(Value::Null),
+        1 => any::<bool>().prop_map(Value::Bool),
+        1 => any::<i64>().prop_map(Value::from),
+        1 => any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        4 => tempting_text().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec((tempting_text(), inner), 0..4)
+                .prop_map(|members| Value::Object(members.into_iter().collect())),
+        ]
+    })
+}
+
+/// `value` as JSON text, compact or pretty, with its placeholders written as lone surrogate
+/// escapes (upper or lower case hex).
+fn written(value: &Value, pretty: bool, upper: bool) -> String {
+    let text = if pretty {
+        serde_json::to_string_pretty(value).unwrap()
+    } else {
+        serde_json::to_string(value).unwrap()
+    };
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c as u32 {
+            p @ 0xF0000..0xF0800 if upper => {
+                out.push_str(&format!("\\u{:04X}", p - 0xF0000 + 0xD800))
+            }
+            p @ 0xF0000..0xF0800 => out.push_str(&format!("\\u{:04x}", p - 0xF0000 + 0xD800)),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// toolmend's output as a value: lone surrogate escapes back to placeholders (pairs and every
+/// other escape left to serde_json).
+fn read_back(text: &str) -> Option<Value> {
+    let bytes = text.as_bytes();
+    let unit = |at: usize| {
+        bytes
+            .get(at..at + 6)
+            .filter(|e| e.starts_with(b"\\u"))
+            .and_then(|e| u32::from_str_radix(std::str::from_utf8(&e[2..]).ok()?, 16).ok())
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' {
+            match unit(i) {
+                Some(0xD800..=0xDBFF)
+                    if unit(i + 6).is_some_and(|l| (0xDC00..0xE000).contains(&l)) =>
+                {
+                    out.push_str(&text[i..i + 12]);
+                    i += 12;
+                }
+                Some(u @ 0xD800..=0xDFFF) => {
+                    out.push(placeholder(u));
+                    i += 6;
+                }
+                _ => {
+                    out.push_str(&text[i..i + 2]);
+                    i += 2;
+                }
+            }
+            continue;
+        }
+        let c = text[i..].chars().next().unwrap();
+        out.push(c);
+        i += c.len_utf8();
+    }
+    serde_json::from_str(&out).ok()
+}
+
+/// What `repair` makes of a valid value: the value itself, except a string whose layers (each
+/// a JSON string, JSON whitespace around) end in a whole object or array.
+fn repair_expectation(value: &Value) -> Value {
+    let mut current = value;
+    let mut decoded;
+    for _ in 0..10 {
+        let Value::String(s) = current else { break };
+        match serde_json::from_str::<Value>(s.trim_matches([' ', '\t', '\n', '\r'])) {
+            Ok(inner @ (Value::Object(_) | Value::Array(_))) => return inner,
+            Ok(inner @ Value::String(_)) => {
+                decoded = inner;
+                current = &decoded;
+            }
+            _ => break,
+        }
+    }
+    value.clone()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn valid_json_comes_out_of_repair_equal(
+        value in prop_oneof![tempting_value(), tempting_text().prop_map(Value::String)],
+        pretty in any::<bool>(),
+        upper in any::<bool>(),
+    ) {
+        let input = written(&value, pretty, upper);
+        let expected = repair_expectation(&value);
+        for strict in [false, true] {
+            let mut repair = Mender::new(Options { target: Target::Any, strict, ..Options::default() });
+            let mended = repair.mend(&input).unwrap_or_else(|e| panic!("{input:?} (strict {strict}): {e}"));
+            let out = mended.value();
+            prop_assert!(is_json(&out), "{:?} gave {:?}", input, out);
+            prop_assert_eq!(read_back(&out), Some(expected.clone()), "{:?} gave {:?}", input, out);
+            prop_assert_eq!(mended.dropped().count(), 0);
+            let kinds: Vec<&str> = mended.repairs().iter().map(|r| r.kind.as_str()).collect();
+            if expected == value {
+                prop_assert!(kinds.is_empty(), "{:?}: {:?}", input, kinds);
+            } else {
+                prop_assert_eq!(kinds, vec!["unquote"], "{:?}", input);
+            }
+        }
+        // `args` takes an object as it stands, lone surrogates and all.
+        if value.is_object() {
+            for strict in [false, true] {
+                let mut args = Mender::new(Options { strict, ..Options::default() });
+                let mended = args.mend(&input).unwrap_or_else(|e| panic!("{input:?}: {e}"));
+                prop_assert_eq!(read_back(&mended.value()), Some(value.clone()), "{:?}", input);
+                prop_assert!(mended.repairs().is_empty(), "{:?}: {:?}", input, mended.repairs());
+            }
+        }
+    }
+}

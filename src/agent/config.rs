@@ -29,9 +29,10 @@
 //! parameters = [{ name = "path", type = "string", required = true }]
 //! ```
 //!
-//! Unknown keys in `[loop]`, `[llm]` and `[approval]` are refused, so a typo cannot silently
-//! fall back to a default. A tool's `requires_approval` defaults to true unless it is
-//! `read_only`.
+//! Unknown keys in `[loop]`, `[llm]`, `[approval]` and `[[tools]]` are refused, so a typo
+//! cannot silently fall back to a default, and each kind of value (a timeout, a delay, a count)
+//! is checked by one function wherever it is written. A tool's `requires_approval` defaults to
+//! true unless it is `read_only`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -173,7 +174,7 @@ impl Config {
         let llm = LlmConfig {
             command: argv(llm.command, "[llm] command")?,
             input: llm.input.unwrap_or(InputMode::Messages),
-            timeout: seconds(llm.timeout, 120.0, "[llm] timeout")?,
+            timeout: timeout(llm.timeout, 120.0, "[llm] timeout")?,
             retries: llm.retries.unwrap_or(2),
             retry_delay: delay(llm.retry_delay, 1.0, "[llm] retry_delay")?,
             max_retry_delay: delay(llm.max_retry_delay, 30.0, "[llm] max_retry_delay")?,
@@ -182,7 +183,7 @@ impl Config {
             None => None,
             Some(a) => Some(ApprovalConfig {
                 command: argv(a.command, "[approval] command")?,
-                timeout: seconds(a.timeout, 60.0, "[approval] timeout")?,
+                timeout: timeout(a.timeout, 60.0, "[approval] timeout")?,
                 terminal: a.terminal.unwrap_or(false),
             }),
         };
@@ -199,24 +200,15 @@ impl Config {
                 unapproved.join(", ")
             )));
         }
-        let max_iterations = run.max_iterations.unwrap_or(10);
-        if max_iterations == 0 {
-            return Err(ConfigError(
-                "[loop] max_iterations must be at least 1".into(),
-            ));
-        }
-        let max_parse_retries = run.max_parse_retries.unwrap_or(3);
-        if max_parse_retries == 0 {
-            return Err(ConfigError(
-                "[loop] max_parse_retries must be at least 1".into(),
-            ));
-        }
+        let max_iterations = count(run.max_iterations, 10, 1, "[loop] max_iterations")?;
+        let max_parse_retries = count(run.max_parse_retries, 3, 1, "[loop] max_parse_retries")?;
+        let max_output = count(run.max_output, 64 * 1024, 1, "[loop] max_output")?;
         Ok(Config {
             max_iterations,
-            timeout: seconds(run.timeout, 300.0, "[loop] timeout")?,
+            timeout: timeout(run.timeout, 300.0, "[loop] timeout")?,
             max_parse_retries,
-            max_output: run.max_output.unwrap_or(64 * 1024).max(1),
-            tool_timeout: seconds(run.tool_timeout, 60.0, "[loop] tool_timeout")?,
+            max_output,
+            tool_timeout: timeout(run.tool_timeout, 60.0, "[loop] tool_timeout")?,
             llm,
             approval,
             tools: Arc::new(tools),
@@ -234,21 +226,28 @@ fn argv(command: Vec<String>, key: &str) -> Result<Vec<String>, ConfigError> {
 }
 
 /// The longest time a key may give (about 31 years), so that deadlines stay representable.
-const MAX_SECONDS: f64 = 1e9;
+pub(crate) const MAX_SECONDS: f64 = 1e9;
 
-/// A timeout: a positive number of seconds.
-fn seconds(value: Option<f64>, default: f64, key: &str) -> Result<Duration, ConfigError> {
-    Duration::try_from_secs_f64(value.unwrap_or(default))
+/// The rule for every timeout, in `[loop]`, `[llm]`, `[approval]` and a tool's own: a positive
+/// number of seconds, at most [`MAX_SECONDS`]. `Err` is the message naming `key`.
+pub(crate) fn seconds(value: f64, key: &str) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(value)
         .ok()
         .filter(|d| !d.is_zero() && d.as_secs_f64() <= MAX_SECONDS)
-        .ok_or_else(|| {
-            ConfigError(format!(
-                "{key} must be a positive number of seconds, at most {MAX_SECONDS:e}"
-            ))
-        })
+        .ok_or_else(|| seconds_rule(key))
 }
 
-/// A delay: zero or more seconds.
+/// What [`seconds`] asks of `key`.
+pub(crate) fn seconds_rule(key: &str) -> String {
+    format!("{key} must be a positive number of seconds, at most {MAX_SECONDS:e}")
+}
+
+/// A timeout key, or its default.
+fn timeout(value: Option<f64>, default: f64, key: &str) -> Result<Duration, ConfigError> {
+    seconds(value.unwrap_or(default), key).map_err(ConfigError)
+}
+
+/// A delay: zero or more seconds, at most [`MAX_SECONDS`].
 fn delay(value: Option<f64>, default: f64, key: &str) -> Result<Duration, ConfigError> {
     Duration::try_from_secs_f64(value.unwrap_or(default))
         .ok()
@@ -260,13 +259,65 @@ fn delay(value: Option<f64>, default: f64, key: &str) -> Result<Duration, Config
         })
 }
 
+/// A count that must be at least `min` (a count of 0 would make the run do nothing).
+fn count<T: Copy + PartialOrd + std::fmt::Display>(
+    value: Option<T>,
+    default: T,
+    min: T,
+    key: &str,
+) -> Result<T, ConfigError> {
+    let value = value.unwrap_or(default);
+    if value < min {
+        return Err(ConfigError(format!("{key} must be at least {min}")));
+    }
+    Ok(value)
+}
+
+/// The keys a `[[tools]]` table may have: toolmend's own, and those of the OpenAI, MCP and
+/// Anthropic forms. Any other is refused: a misspelt `timeout` or `read_only` would otherwise
+/// fall back to its default without a word.
+const TOOL_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "parameters",
+    "read_only",
+    "requires_approval",
+    "command",
+    "timeout",
+    // OpenAI: {"type": "function", "function": {"name", "description", "parameters", "strict"}}
+    "type",
+    "function",
+    "strict",
+    // MCP
+    "title",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+    "icons",
+    "_meta",
+    // Anthropic
+    "input_schema",
+    "cache_control",
+];
+
 /// The `[[tools]]` tables as [`Tools`], each with a command, `requires_approval` defaulting to
 /// true unless the tool is read-only.
 fn tools(tables: Vec<toml::Value>) -> Result<Tools, ConfigError> {
     let mut list = Vec::with_capacity(tables.len());
-    for table in tables {
-        let mut value =
-            serde_json::to_value(table).map_err(|e| ConfigError(format!("[[tools]]: {e}")))?;
+    for (i, table) in tables.into_iter().enumerate() {
+        let at = |what: String| ConfigError(format!("[[tools]] tool {}: {what}", i + 1));
+        let mut value = crate::tools::toml_to_json(table).map_err(at)?;
+        if let Value::Object(map) = &value {
+            let inner = map.get("function").and_then(Value::as_object);
+            for key in map.keys().chain(inner.into_iter().flat_map(|f| f.keys())) {
+                if !TOOL_KEYS.contains(&key.as_str()) {
+                    return Err(at(format!(
+                        "unknown key {key:?}; a tool has: {}",
+                        TOOL_KEYS.join(", ")
+                    )));
+                }
+            }
+        }
         if let Value::Object(map) = &mut value {
             let inner = map.get("function").and_then(Value::as_object);
             let field = |key: &str| map.get(key).or_else(|| inner.and_then(|f| f.get(key)));
@@ -360,5 +411,68 @@ mod tests {
             let error = Config::from_toml_str(text).unwrap_err();
             assert!(error.0.contains(expected), "{text}: {error}");
         }
+    }
+
+    #[test]
+    fn every_timeout_and_count_follows_one_rule() {
+        // The same bad values, wherever they are written.
+        let tool = |extra: &str| {
+            format!(
+                "{LLM}[[tools]]\nname = \"ls\"\nread_only = true\ncommand = [\"ls\"]\n{extra}\n"
+            )
+        };
+        let keys = [
+            ("[loop]\ntimeout = {}\n{LLM}", "[loop] timeout"),
+            ("[loop]\ntool_timeout = {}\n{LLM}", "[loop] tool_timeout"),
+            ("{LLM}timeout = {}\n", "[llm] timeout"),
+            (
+                "{LLM}[approval]\ncommand = [\"h\"]\ntimeout = {}\n",
+                "[approval] timeout",
+            ),
+        ];
+        for value in [
+            "nan", "-nan", "inf", "-1", "0", "0.0", "\"1\"", "1e300", "true",
+        ] {
+            for (template, key) in keys {
+                let text = template.replace("{LLM}", LLM).replace("{}", value);
+                let error = Config::from_toml_str(&text).unwrap_err();
+                assert!(
+                    error.0.contains(key) || error.0.contains("invalid type"),
+                    "{text}: {error}"
+                );
+            }
+            let text = tool(&format!("timeout = {value}"));
+            let error = Config::from_toml_str(&text).unwrap_err();
+            assert!(error.0.contains("[[tools]] tool 1"), "{text}: {error}");
+            assert!(error.0.contains("timeout"), "{text}: {error}");
+        }
+        let config = Config::from_toml_str(&tool("timeout = 2.5")).unwrap();
+        assert_eq!(
+            config.tools.get("ls").unwrap().timeout,
+            Some(Duration::from_millis(2500))
+        );
+        for (text, expected) in [
+            (
+                format!("[loop]\nmax_output = 0\n{LLM}"),
+                "max_output must be at least 1",
+            ),
+            (format!("[loop]\nmax_iterations = 0\n{LLM}"), "at least 1"),
+            (
+                format!("[loop]\nmax_parse_retries = -1\n{LLM}"),
+                "invalid value",
+            ),
+            (format!("{LLM}retries = 1.5\n"), "invalid type"),
+            (tool("timout = 5"), "unknown key \"timout\""),
+            (tool("read_olny = true"), "unknown key \"read_olny\""),
+        ] {
+            let error = Config::from_toml_str(&text).unwrap_err();
+            assert!(error.0.contains(expected), "{text}: {error}");
+        }
+        // The foreign forms' own keys are fine.
+        let openai = format!(
+            "{LLM}[[tools]]\ntype = \"function\"\nread_only = true\ncommand = [\"ls\"]\n\
+             [tools.function]\nname = \"ls\"\nstrict = true\n"
+        );
+        assert!(Config::from_toml_str(&openai).is_ok());
     }
 }

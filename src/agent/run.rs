@@ -498,10 +498,7 @@ impl Run<'_> {
                 format!("tool {:?} has no command", call.tool),
             ));
         };
-        let timeout = tool
-            .timeout
-            .and_then(|t| Duration::try_from_secs_f64(t).ok())
-            .unwrap_or(self.config.tool_timeout);
+        let timeout = tool.timeout.unwrap_or(self.config.tool_timeout);
         let max_output = self.config.max_output;
         let result = match tool::run(
             &call.tool,

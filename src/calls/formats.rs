@@ -52,9 +52,11 @@ pub(crate) enum Kind {
         close: &'static [&'static str],
         body: Body,
     },
-    /// `open BODY`: the body runs to the next `open` or the end; text after it stays text.
+    /// `open BODY` (any of `open`): the body runs to the next open or the end; text after it
+    /// stays text. A `lead` marker right before the open (whitespace between) is part of it.
     Prefix {
-        open: &'static str,
+        open: &'static [&'static str],
+        lead: &'static [&'static str],
         body: Body,
     },
     /// `open HEAD sep ARGS close` per call, inside optional section markers. HEAD is the name,
@@ -69,6 +71,7 @@ pub(crate) enum Kind {
         id_head: bool,
     },
     Harmony,
+    Hunyuan,
     Mistral,
     Functionary32,
     BarePythonic,
@@ -172,6 +175,11 @@ pub(crate) const TABLE: &[Spec] = &[
         kind: block(&["<longcat_tool_call>"], &["</longcat_tool_call>"], JSON),
     },
     Spec {
+        name: "hunyuan",
+        models: "Hunyuan HY3 / HY4 (<tool_calls><tool_call>NAME<tool_sep><arg_key>K</arg_key><arg_value>V</arg_value></tool_call>, HY4 tags labelled <tool_call:opensource>); values typed by the schema, else strings",
+        kind: Kind::Hunyuan,
+    },
+    Spec {
         name: "hermes",
         models: "Qwen2.5/3, QwQ, Hermes, Granite 3.1+ (<tool_call>JSON</tool_call>); with auto also Qwen3-Coder XML and GLM-4.5 inside <tool_call>",
         kind: block(TOOL_CALL, TOOL_CALL_END, Body::ToolCall),
@@ -208,13 +216,14 @@ pub(crate) const TABLE: &[Spec] = &[
         name: "granite",
         models: "IBM Granite 3.0 (<|tool_call|>[JSON])",
         kind: Kind::Prefix {
-            open: "<|tool_call|>",
+            open: &["<|tool_call|>"],
+            lead: &[],
             body: JSON,
         },
     },
     Spec {
         name: "mistral",
-        models: "Mistral: [TOOL_CALLS][JSON array], [TOOL_CALLS]NAME{JSON}, [TOOL_CALLS]NAME[ARGS]{JSON}",
+        models: "Mistral: [TOOL_CALLS][JSON array], [TOOL_CALLS]NAME{JSON}, [TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{JSON}; stray words around the calls stay text",
         kind: Kind::Mistral,
     },
     Spec {
@@ -238,9 +247,10 @@ pub(crate) const TABLE: &[Spec] = &[
     },
     Spec {
         name: "gigachat3",
-        models: "GigaChat 3 (<|message_sep|>function call<|role_sep|>JSON)",
+        models: "GigaChat 3 (<|message_sep|>function call<|role_sep|>JSON), GigaChat 3.1 (<|function_call|>JSON)",
         kind: Kind::Prefix {
-            open: "<|message_sep|>function call<|role_sep|>",
+            open: &["function call<|role_sep|>", "<|function_call|>"],
+            lead: &["<|message_sep|>"],
             body: JSON,
         },
     },
@@ -267,7 +277,8 @@ pub(crate) const TABLE: &[Spec] = &[
         name: "granite_20b",
         models: "granite-20b-functioncalling (<function_call> JSON)",
         kind: Kind::Prefix {
-            open: "<function_call>",
+            open: &["<function_call>"],
+            lead: &[],
             body: JSON,
         },
     },
@@ -285,7 +296,8 @@ pub(crate) const TABLE: &[Spec] = &[
         name: "phi4",
         models: "Phi-4-mini, FireFunction v2 (functools[JSON])",
         kind: Kind::Prefix {
-            open: "functools",
+            open: &["functools"],
+            lead: &[],
             body: JSON,
         },
     },
@@ -293,7 +305,8 @@ pub(crate) const TABLE: &[Spec] = &[
         name: "llama3",
         models: "Llama 3.x (<|python_tag|>JSON or NAME.call(…))",
         kind: Kind::Prefix {
-            open: "<|python_tag|>",
+            open: &["<|python_tag|>"],
+            lead: &[],
             body: Body::PythonicOrJson,
         },
     },
@@ -343,6 +356,9 @@ pub(crate) struct Out {
     /// For Harmony: the text and reasoning, taken from its channels.
     pub text: Option<Vec<String>>,
     pub reasoning: Vec<String>,
+    /// Call markers from which no call could be read, each an error (or a cut-off call) with
+    /// its span: they count when this format found calls, or when no format found any.
+    pub unread: Vec<(Item, Range<usize>)>,
 }
 
 /// Scans a reply with the chosen format, or with each format in turn.
@@ -377,6 +393,8 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>) -> Scanned {
     };
     let visible = blank(text, &thinking.spans);
     let mut chosen = (None, Out::default());
+    // The first format whose markers were there but held nothing readable, if none finds calls.
+    let mut unread = None;
     for spec in forced.map_or(TABLE, std::slice::from_ref) {
         // `hermes` already tells `<tool_call>` bodies apart; these two are for --format.
         let forced_only = matches!(spec.name, "qwen3_coder" | "glm45");
@@ -391,8 +409,22 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>) -> Scanned {
             chosen = (Some(spec.name), out);
             break;
         }
+        if unread.is_none() && !out.unread.is_empty() {
+            unread = Some((Some(spec.name), out));
+        }
     }
-    let (format, mut out) = chosen;
+    let (format, mut out) = match (chosen, unread) {
+        ((None, _), Some(unread)) => unread,
+        (chosen, _) => chosen,
+    };
+    if !out.unread.is_empty() {
+        // A marker no call could be read from is an error, never silent text.
+        for (item, span) in std::mem::take(&mut out.unread) {
+            out.items.push(item);
+            out.cut.push(span);
+        }
+        out.items.sort_by_key(Item::offset);
+    }
     let mut cut = thinking.spans.clone();
     cut.append(&mut out.cut);
     Scanned {
@@ -412,7 +444,7 @@ fn run_spec(spec: &Spec, text: &str, ctx: &Ctx<'_>) -> Out {
     let mut out = Out::default();
     match spec.kind {
         Kind::Block { open, close, body } => blocks(text, ctx, open, close, body, &mut out),
-        Kind::Prefix { open, body } => prefixes(text, ctx, open, body, &mut out),
+        Kind::Prefix { open, lead, body } => prefixes(text, ctx, open, lead, body, &mut out),
         Kind::Tagged {
             open,
             sep,
@@ -423,6 +455,7 @@ fn run_spec(spec: &Spec, text: &str, ctx: &Ctx<'_>) -> Out {
         } => {
             tagged(text, [open, sep, close], section, body, id_head, &mut out);
         }
+        Kind::Hunyuan => hunyuan(text, ctx, &mut out),
         Kind::Mistral => mistral(text, ctx, &mut out),
         Kind::Functionary32 => functionary32(text, ctx, &mut out),
         Kind::BarePythonic => bare_pythonic(text, &mut out),
@@ -459,24 +492,121 @@ fn blocks(text: &str, ctx: &Ctx<'_>, opens: &[&str], closes: &[&str], body: Body
         if decode(text, ctx, body, from..body_end, closed, out).is_some() {
             out.cut.push(start..after);
             pos = after.max(body_start);
+        } else if (closed || !mentioned(text, &text[start..body_start], start))
+            && let Some(calls) = after_prose(text, ctx, body, body_start..body_end, out)
+        {
+            // The markers and the calls are cut; the stray words around the calls stay text.
+            out.cut.extend([start..body_start, calls, body_end..after]);
+            pos = after.max(body_start);
+        } else if let Some(item) = unread(text, &text[start..body_start], start, body_end, closed) {
+            out.unread.push((item, start..after));
+            pos = after.max(body_start);
         } else {
             pos = body_start;
         }
     }
+    if !out.items.is_empty() || !out.unread.is_empty() {
+        // A closing marker written twice, or without its opening one, is markup too.
+        cut_all(text, closes, out);
+    }
 }
 
-fn prefixes(text: &str, ctx: &Ctx<'_>, open: &str, body: Body, out: &mut Out) {
+/// Cuts every occurrence of `markers` out of the text: a format's own markers are never text.
+fn cut_all<M: AsRef<str>>(text: &str, markers: &[M], out: &mut Out) {
+    for marker in markers {
+        let marker = marker.as_ref();
+        let mut p = 0;
+        while let Some(j) = find_str(&text[p..], marker) {
+            out.cut.push(p + j..p + j + marker.len());
+            p += j + marker.len();
+        }
+    }
+}
+
+/// Markers that are also words or plain tags a reply may mention (`<tool_call>` tags, the
+/// functools module): they start a call only at the start of a line or before call-like
+/// text. The others are special tokens, never written in prose.
+const PLAIN_MARKERS: &[&str] = &[
+    "<tool_call>",
+    "<tool_calls>",
+    "<TOOLCALL>",
+    "<function_calls>",
+    "<function_call>",
+    "<function=",
+    "functools",
+    "[TOOL_CALLS]",
+];
+
+/// Whether the marker at `start` is only mentioned, for a body that does not start like a
+/// call: in backticks, the word `functools`, or a plain marker in the middle of a line.
+fn mentioned(text: &str, marker: &str, start: usize) -> bool {
+    let line = text[..start].trim_end_matches([' ', '\t']);
+    text[..start].ends_with('`')
+        || marker == "functools"
+        || (PLAIN_MARKERS.contains(&marker) && !(line.is_empty() || line.ends_with('\n')))
+}
+
+/// The error for a call marker at `start` whose body (to `body_end`) no decoder could read,
+/// or `None` when the marker is only mentioned: in backticks, or a plain marker in the middle
+/// of prose. A body that is empty to the end of the reply is a call cut off after its marker.
+fn unread(text: &str, marker: &str, start: usize, body_end: usize, closed: bool) -> Option<Item> {
+    let body = text[start + marker.len()..body_end].trim();
+    let at_end = body.is_empty() && !closed && body_end == text.len();
+    if body.is_empty() && !closed && !at_end {
+        // The marker written twice: the next one starts the call.
+        return None;
+    }
+    let call_like = body.starts_with(['{', '[', '<']) || body.starts_with("```");
+    if (mentioned(text, marker, start) && !(call_like || at_end)) || marker == "functools" {
+        return None;
+    }
+    if at_end {
+        return Some(Item::Incomplete(Incomplete {
+            tool: None,
+            id: None,
+            offset: start,
+            message: format!("it ends after {marker}"),
+        }));
+    }
+    Some(Item::failed(
+        None,
+        Error::at(
+            Code::InvalidJson,
+            start,
+            format!("{marker} starts a tool call, but no call can be read from what follows it"),
+        ),
+    ))
+}
+
+fn prefixes(text: &str, ctx: &Ctx<'_>, opens: &[&str], lead: &[&str], body: Body, out: &mut Out) {
     let mut pos = 0;
-    while let Some(i) = find_str(&text[pos..], open) {
-        let start = pos + i;
-        let body_start = start + open.len();
-        let body_end = find_str(&text[body_start..], open).map_or(text.len(), |j| body_start + j);
+    while let Some((at, len)) = find_any(text, pos, opens) {
+        let body_start = at + len;
+        let body_end = find_any(text, body_start, opens).map_or(text.len(), |(j, _)| j);
+        let before = text[..at].trim_end();
+        let start = lead
+            .iter()
+            .find(|l| before.ends_with(**l))
+            .map_or(at, |l| before.len() - l.len());
+        let open = &text[at..body_start];
         match decode(text, ctx, body, body_start..body_end, false, out) {
             Some(end) => {
                 out.cut.push(start..end);
                 pos = end.max(body_start);
             }
-            None => pos = body_start,
+            None if !mentioned(text, open, at)
+                && let Some(calls) = after_prose(text, ctx, body, body_start..body_end, out) =>
+            {
+                out.cut.extend([start..body_start, calls.clone()]);
+                pos = calls.end.max(body_start);
+            }
+            None => match unread(text, open, at, body_end, false) {
+                Some(item) => {
+                    out.unread.push((item, start..body_end));
+                    pos = body_end.max(body_start);
+                }
+                None => pos = body_start,
+            },
         }
     }
 }
@@ -522,6 +652,50 @@ fn decode(
             }
         }
     }
+}
+
+/// Where the first JSON value in `range` that holds calls starts, when stray words come
+/// before it (`[TOOL_CALLS] Sure: [{…}]`): a value that is cut off counts (it is a cut-off
+/// call); a complete one that holds no call is skipped whole, and a few are looked at.
+fn call_json(text: &str, ctx: &Ctx<'_>, range: Range<usize>) -> Option<usize> {
+    let bytes = &text.as_bytes()[..range.end];
+    let mut i = range.start;
+    for _ in 0..8 {
+        let start = i + memchr::memchr2(b'{', b'[', &bytes[i..])?;
+        let Some(end) = json_extent(&text[..range.end], start) else {
+            return Some(start);
+        };
+        let mut mender = ctx.mender(Target::Any, Concat::First);
+        let value = mender
+            .mend(&text[start..end])
+            .ok()
+            .and_then(|m| serde_json::from_str::<Value>(&m.value()).ok());
+        let mut raws = Vec::new();
+        if value.is_some_and(|v| collect(v, false, true, &mut raws)) && !raws.is_empty() {
+            return Some(start);
+        }
+        i = end;
+    }
+    None
+}
+
+/// Decodes a body whose JSON calls follow stray words; the words stay text. Returns the span
+/// the calls took.
+fn after_prose(
+    text: &str,
+    ctx: &Ctx<'_>,
+    body: Body,
+    range: Range<usize>,
+    out: &mut Out,
+) -> Option<Range<usize>> {
+    let name_is_key = match body {
+        Body::Json { name_is_key } => name_is_key,
+        Body::ToolCall | Body::PythonicOrJson => false,
+        _ => return None,
+    };
+    let start = call_json(text, ctx, range.clone())?;
+    let end = json_seq(text, ctx, start..range.end, name_is_key, true, out)?;
+    Some(start..end)
 }
 
 /// One or more JSON calls, separated by whitespace, `;` or `,` (or glued `}{`), possibly in
@@ -1416,11 +1590,21 @@ fn tagged(
         }));
     }
     if any {
-        for marker in section {
-            let mut p = 0;
-            while let Some(j) = find_str(&text[p..], marker) {
-                out.cut.push(p + j..p + j + marker.len());
-                p += j + marker.len();
+        cut_all(text, section, out);
+    } else {
+        // A section that opens, but holds no call (its closing markers all say `end`).
+        let opens: Vec<&str> = section
+            .iter()
+            .copied()
+            .filter(|m| !m.contains("end"))
+            .collect();
+        if let Some((start, len)) = find_any(text, 0, &opens) {
+            let next = find_any(text, start + len, section);
+            let body_end = next.map_or(text.len(), |(e, _)| e);
+            let end = next.map_or(text.len(), |(e, l)| e + l);
+            let marker = &text[start..start + len];
+            if let Some(item) = unread(text, marker, start, body_end, next.is_some()) {
+                out.unread.push((item, start..end));
             }
         }
     }
@@ -1435,8 +1619,215 @@ fn strip_fence(text: &str) -> &str {
     body.trim_end().strip_suffix("```").unwrap_or(body).trim()
 }
 
+/// The label and the end of a Hunyuan tag whose name ended at `i`: `>` (HY3) or `:LABEL>`
+/// (HY4 writes `<tool_call:opensource>`).
+fn hy_tag(text: &str, i: usize) -> Option<(&str, usize)> {
+    let rest = &text[i..];
+    if rest.starts_with('>') {
+        return Some(("", i + 1));
+    }
+    let label = rest.strip_prefix(':')?;
+    let n = label
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+        .count();
+    (n > 0 && label[n..].starts_with('>')).then(|| (&text[i..i + 1 + n], i + 2 + n))
+}
+
+/// Hunyuan HY3 / HY4: `<tool_calls>`, then per call `<tool_call>NAME<tool_sep>` and
+/// `<arg_key>K</arg_key><arg_value>V</arg_value>` pairs (or a JSON object) up to
+/// `</tool_call>`. HY4 writes no `<tool_sep>` and labels every tag (`<tool_call:opensource>`).
+/// A `<tool_call>` is Hunyuan's when it has the separator, a label, or stands in a
+/// `<tool_calls>` section; GLM's and Hermes' bare `<tool_call>` are left to `hermes`.
+fn hunyuan(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
+    let mut pos = 0;
+    let mut labels: Vec<&str> = Vec::new();
+    while let Some(i) = find_str(&text[pos..], "<tool_call") {
+        let start = pos + i;
+        let name_end = start + "<tool_call".len();
+        if text[name_end..].starts_with('s') {
+            // A `<tool_calls>` section holding JSON is Jamba's: markers in its strings are text.
+            pos = match hy_tag(text, name_end + 1) {
+                Some((_, end)) if text[skip_ws(text, end)..].starts_with(['[', '{']) => {
+                    valid_json_end(text, skip_ws(text, end)).unwrap_or(end)
+                }
+                _ => name_end,
+            };
+            continue;
+        }
+        let Some((label, tag_end)) = hy_tag(text, name_end) else {
+            pos = name_end;
+            continue;
+        };
+        let close = format!("</tool_call{label}>");
+        let section_open = format!("<tool_calls{label}>");
+        let section_close = format!("</tool_calls{label}>");
+        let sep = format!("<tool_sep{label}>");
+        let next_open =
+            find_str(&text[tag_end..], &text[start..tag_end]).map_or(text.len(), |j| tag_end + j);
+        let (body_end, after) = until(
+            text,
+            tag_end,
+            next_open,
+            &[close.as_str(), section_close.as_str()],
+        );
+        // A section close ends the call but is cut with the section markers.
+        let after = after.map(|a| {
+            if text[body_end..].starts_with(&close) {
+                a
+            } else {
+                body_end
+            }
+        });
+        let at = skip_ws(text, tag_end).min(body_end);
+        let n = text[at..body_end]
+            .bytes()
+            .take_while(|b| is_name_byte(*b))
+            .count();
+        let mut args_at = skip_ws(text, at + n).min(body_end);
+        let has_sep = text[args_at..body_end].starts_with(&sep);
+        let before = text[..start].trim_end();
+        let in_section = before.ends_with(&section_open)
+            || (labels.contains(&label) && before.ends_with(&close));
+        let rest = &text[at + n..body_end];
+        let glm_like = n > 0
+            && (rest.is_empty()
+                || rest.starts_with(char::is_whitespace)
+                || rest.starts_with("<arg_key"));
+        let json_body = n == 0 && text[at..body_end].starts_with('{');
+        if !(has_sep || !label.is_empty() || (in_section && (glm_like || json_body))) {
+            pos = tag_end;
+            continue;
+        }
+        if !labels.contains(&label) {
+            labels.push(label);
+        }
+        let complete = after.is_some();
+        let call_end = after.unwrap_or(body_end);
+        out.cut.push(start..call_end);
+        pos = call_end.max(tag_end);
+        if json_body {
+            // `<tool_call>{"name": …}</tool_call>` in a section: Hermes' body.
+            json_seq(text, ctx, at..body_end, false, true, out);
+            continue;
+        }
+        if n == 0 {
+            out.items.push(Item::failed(
+                None,
+                Error::at(
+                    Code::MissingField,
+                    start,
+                    "tool call has no tool name after <tool_call>",
+                ),
+            ));
+            continue;
+        }
+        let name = &text[at..at + n];
+        let incomplete = || {
+            Item::Incomplete(Incomplete {
+                tool: Some(bare_name(name).0),
+                id: None,
+                offset: start,
+                message: format!("it ends before {close}"),
+            })
+        };
+        if has_sep {
+            args_at = skip_ws(text, args_at + sep.len()).min(body_end);
+        }
+        if text[args_at..body_end].starts_with(['{', '[']) {
+            let args = text[args_at..body_end].trim_end();
+            if !complete && json_extent(args, 0).is_none() {
+                out.items.push(incomplete());
+            } else {
+                out.items.push(Item::Call(Raw {
+                    name: Some(name.to_owned()),
+                    args: Args::Text(args.to_owned()),
+                    offset: start,
+                    ..Raw::default()
+                }));
+            }
+            continue;
+        }
+        match hy_pairs(text, args_at..body_end, label) {
+            Ok(fields) if complete => out.items.push(Item::Call(Raw {
+                name: Some(name.to_owned()),
+                args: Args::Fields(fields),
+                offset: start,
+                ..Raw::default()
+            })),
+            Ok(_) | Err((_, true, _)) if !complete => out.items.push(incomplete()),
+            Ok(_) => {}
+            Err((offset, _, what)) => out.items.push(Item::failed(
+                Some(bare_name(name).0),
+                Error::at(
+                    Code::InvalidJson,
+                    offset,
+                    format!("the arguments of the call to {name:?} are not <arg_key>/<arg_value> pairs: {what}"),
+                ),
+            )),
+        }
+    }
+    for label in labels {
+        cut_all(
+            text,
+            &[
+                format!("<tool_calls{label}>"),
+                format!("</tool_calls{label}>"),
+            ],
+            out,
+        );
+    }
+}
+
+/// Hunyuan's `<arg_key>K</arg_key><arg_value>V</arg_value>` pairs in `range` (tags with
+/// `label`). The error: where, whether the text ended first, and what was expected.
+fn hy_pairs(
+    text: &str,
+    range: Range<usize>,
+    label: &str,
+) -> Result<Vec<(String, Field)>, (usize, bool, String)> {
+    let [key_open, key_close, value_open, value_close] =
+        ["<arg_key", "</arg_key", "<arg_value", "</arg_value"].map(|t| format!("{t}{label}>"));
+    let mut fields = Vec::new();
+    let mut i = range.start;
+    loop {
+        i = skip_ws(text, i).min(range.end);
+        if i >= range.end {
+            return Ok(fields);
+        }
+        if !text[i..range.end].starts_with(&key_open) {
+            return Err((i, false, format!("expected {key_open}")));
+        }
+        let key_start = i + key_open.len();
+        let (key_end, Some(after_key)) = until(text, key_start, range.end, &[key_close.as_str()])
+        else {
+            return Err((key_start, true, format!("{key_open} is not closed")));
+        };
+        let v = skip_ws(text, after_key).min(range.end);
+        if !text[v..range.end].starts_with(&value_open) {
+            return Err((
+                v,
+                v >= range.end,
+                format!("expected {value_open} after the key"),
+            ));
+        }
+        let value_start = v + value_open.len();
+        let (value_end, Some(after_value)) =
+            until(text, value_start, range.end, &[value_close.as_str()])
+        else {
+            return Err((value_start, true, format!("{value_open} is not closed")));
+        };
+        fields.push((
+            text[key_start..key_end].trim().to_owned(),
+            Field::Text(text[value_start..value_end].to_owned()),
+        ));
+        i = after_value;
+    }
+}
+
 /// Mistral: `[TOOL_CALLS]` then a JSON array (pre-v11), `NAME{json}` (v11) or
-/// `NAME[ARGS]{json}` with an optional `[CALL_ID]id` (v13).
+/// `NAME[ARGS]{json}` with an optional `[CALL_ID]id` (v13). Stray words between the marker and
+/// the calls (and after them) stay text; a marker followed by nothing readable is an error.
 fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
     const MARK: &str = "[TOOL_CALLS]";
     let mut pos = 0;
@@ -1457,48 +1848,93 @@ fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             .bytes()
             .take_while(|b| is_name_byte(*b))
             .count();
-        if n == 0 {
-            continue;
-        }
         let name = &text[at..at + n];
         let mut j = at + n;
         let mut id = None;
-        if text[j..].starts_with("[CALL_ID]") {
-            j += "[CALL_ID]".len();
-            let m = text[j..segment_end]
-                .bytes()
-                .take_while(u8::is_ascii_alphanumeric)
-                .count();
-            id = Some(Value::String(text[j..j + m].to_owned()));
-            j += m;
-        }
-        if text[j..].starts_with("[ARGS]") {
-            j += "[ARGS]".len();
-        }
-        j = skip_ws(text, j).min(segment_end);
-        if !text[j..segment_end].starts_with(['{', '[']) {
-            if j >= segment_end {
-                out.items.push(Item::Incomplete(Incomplete {
-                    tool: Some(name.to_owned()),
-                    id,
-                    offset: start,
-                    message: "it ends before its arguments".into(),
-                }));
-                out.cut.push(start..segment_end);
-                pos = segment_end.max(after);
+        let mut tagged = false;
+        // `[CALL_ID]id` and `[ARGS]`, in either order.
+        while n > 0
+            && ["[CALL_ID]", "[ARGS]"]
+                .iter()
+                .any(|t| text[j..segment_end].starts_with(t))
+        {
+            if let Some(rest) = text[j..segment_end].strip_prefix("[CALL_ID]") {
+                let m = rest.bytes().take_while(u8::is_ascii_alphanumeric).count();
+                id = Some(Value::String(rest[..m].to_owned()));
+                j += "[CALL_ID]".len() + m;
+            } else {
+                j += "[ARGS]".len();
             }
+            tagged = true;
+        }
+        let args_at = skip_ws(text, j).min(segment_end);
+        // v11 writes the arguments right after the name; v13 after its tags.
+        let args_at = if tagged || text[j..].starts_with('{') {
+            Some(args_at)
+        } else {
+            None
+        };
+        if n > 0 && args_at.is_some_and(|a| text[a..segment_end].starts_with(['{', '['])) {
+            let args_at = args_at.unwrap_or(j);
+            let args_end = json_extent(&text[..segment_end], args_at).unwrap_or(segment_end);
+            let mut end = args_end;
+            // An id written after the arguments.
+            if id.is_none()
+                && let Some(rest) = text[end..segment_end].strip_prefix("[CALL_ID]")
+            {
+                let m = rest.bytes().take_while(u8::is_ascii_alphanumeric).count();
+                id = Some(Value::String(rest[..m].to_owned()));
+                end += "[CALL_ID]".len() + m;
+            }
+            out.items.push(Item::Call(Raw {
+                name: Some(name.to_owned()),
+                id,
+                args: Args::Text(text[args_at..args_end].to_owned()),
+                offset: start,
+                ..Raw::default()
+            }));
+            out.cut.push(start..end);
+            pos = end.max(after);
             continue;
         }
-        let end = json_extent(&text[..segment_end], j).unwrap_or(segment_end);
-        out.items.push(Item::Call(Raw {
-            name: Some(name.to_owned()),
-            id,
-            args: Args::Text(text[j..end].to_owned()),
-            offset: start,
-            ..Raw::default()
-        }));
-        out.cut.push(start..end);
-        pos = end.max(after);
+        if n > 0 && skip_ws(text, j) >= segment_end {
+            out.items.push(Item::Incomplete(Incomplete {
+                tool: Some(name.to_owned()),
+                id,
+                offset: start,
+                message: "it ends before its arguments".into(),
+            }));
+            out.cut.push(start..segment_end);
+            pos = segment_end.max(after);
+            continue;
+        }
+        // Stray words, then the calls: the first JSON value in the segment that holds them.
+        if let Some(json_at) = call_json(text, ctx, at..segment_end)
+            && let Some(end) = json_seq(text, ctx, json_at..segment_end, false, true, out)
+        {
+            out.cut.extend([start..after, json_at..end]);
+            pos = end.max(after);
+            continue;
+        }
+        // `NAME {json}`: v11 with a space before the arguments.
+        let k = skip_ws(text, j).min(segment_end);
+        if n > 0 && k > j && !name.ends_with([':', '.', '-']) && text[k..].starts_with('{') {
+            let end = json_extent(&text[..segment_end], k).unwrap_or(segment_end);
+            out.items.push(Item::Call(Raw {
+                name: Some(name.to_owned()),
+                id,
+                args: Args::Text(text[k..end].to_owned()),
+                offset: start,
+                ..Raw::default()
+            }));
+            out.cut.push(start..end);
+            pos = end.max(after);
+            continue;
+        }
+        if let Some(item) = unread(text, MARK, start, segment_end, false) {
+            out.unread.push((item, start..segment_end));
+            pos = segment_end.max(after);
+        }
     }
 }
 
@@ -1640,8 +2076,25 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             raw.offset = start;
             out.items.push(Item::Call(raw));
         }
-        out.cut.push(span);
+        out.cut
+            .push(span.start..closing_markers_after(text, span.end));
         i = end;
+    }
+}
+
+/// The end of the closing call markers (`</tool_call>`, …) right after `end`, whitespace
+/// between: JSON a format's opening marker was left out of (templates write it) ends with them.
+fn closing_markers_after(text: &str, mut end: usize) -> usize {
+    loop {
+        let at = skip_ws(text, end);
+        let close = TABLE.iter().find_map(|spec| match spec.kind {
+            Kind::Block { close, .. } => close.iter().find(|c| text[at..].starts_with(**c)),
+            _ => None,
+        });
+        match close {
+            Some(c) => end = at + c.len(),
+            None => return end,
+        }
     }
 }
 

@@ -6,7 +6,9 @@
 //!    set apart; calls written inside it are not calls;
 //! 2. the call markup is found: with [`CallOptions::format`] unset, the formats of
 //!    [`format_names`] are tried most specific first and the first that finds a call wins;
-//!    marker-less JSON comes last;
+//!    marker-less JSON comes last. A call marker from which no call can be read is an error
+//!    (`invalid_json`, or `incomplete_call` when the reply ends after it), never text; stray
+//!    words between a marker and its calls stay text, and no format's markers do;
 //! 3. every call's arguments go through the args pipeline ([`crate::Mender`]), so
 //!    double-encoded and broken arguments are mended and the repairs reported; values of
 //!    XML-style formats are typed by the tool's schema;
@@ -368,6 +370,8 @@ impl<'o> Ctx<'o> {
             max_depth: self.options.max_depth,
             max_nesting: self.options.max_nesting,
         })
+        // Parameters become serde_json values, which hold Unicode text only.
+        .replacing_lone_surrogates()
     }
 }
 
@@ -425,6 +429,15 @@ pub(crate) enum Item {
 }
 
 impl Item {
+    /// Where in the reply the item starts.
+    pub(crate) fn offset(&self) -> usize {
+        match self {
+            Item::Call(raw) => raw.offset,
+            Item::Incomplete(cut) => cut.offset,
+            Item::Failed(rejected) => rejected.error.offset.unwrap_or(0),
+        }
+    }
+
     pub(crate) fn failed(name: Option<String>, error: Error) -> Item {
         Item::Failed(Rejected {
             tool: name,

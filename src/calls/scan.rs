@@ -188,6 +188,11 @@ pub(crate) fn blank(text: &str, spans: &[Range<usize>]) -> String {
 const NOISE: &[&str] = &[
     "<|eot_id|>",
     "<|eom_id|>",
+    "<|eot|>",
+    "<|eom|>",
+    "<|end|>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
     "<|im_end|>",
     "<|START_RESPONSE|>",
     "<|END_RESPONSE|>",

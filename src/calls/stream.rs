@@ -258,7 +258,11 @@ impl Markers {
                         }
                     }
                 }
-                Kind::Prefix { open, body } => add(open, Action::Body(body)),
+                Kind::Prefix { open, body, .. } => {
+                    for marker in open {
+                        add(marker, Action::Body(body));
+                    }
+                }
                 Kind::Tagged {
                     open,
                     sep,
