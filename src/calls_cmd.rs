@@ -10,11 +10,14 @@ use toolmend::Framing;
 use toolmend::calls::{CallOptions, CallsFilter, CallsFilterOptions, Shape};
 use toolmend::tools::Tools;
 
-use crate::cli::{CallsArgs, InputArg, PromptArgs, ShapeArg};
+use crate::cli::{CallsArgs, CallsInputArg, PromptArgs, ShapeArg};
 use crate::hints;
 
 /// Runs `calls` over every input file.
 pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
+    if args.stream {
+        return crate::stream_cmd::run(args);
+    }
     let options = match filter_options(args, None) {
         Ok(options) => options,
         Err(e) => {
@@ -72,6 +75,33 @@ pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
 /// The filter's settings from the command line; a relative tools path is taken from `dir`
 /// when given (a fixture's folder).
 pub fn filter_options(args: &CallsArgs, dir: Option<&Path>) -> Result<CallsFilterOptions, String> {
+    Ok(CallsFilterOptions {
+        calls: call_options(args, dir)?,
+        framing: match args.input {
+            CallsInputArg::Lines => Framing::Lines,
+            CallsInputArg::Jsonl => Framing::Jsonl,
+            CallsInputArg::Whole => Framing::Whole,
+            CallsInputArg::Sse => {
+                return Err("--input sse reads a streamed reply: use it with --stream".into());
+            }
+        },
+        records: args.records,
+        line_buffered: args.line_buffered,
+        max_bytes: args.max_bytes,
+        shape: shape(args),
+    })
+}
+
+/// How calls are written.
+pub fn shape(args: &CallsArgs) -> Shape {
+    match args.shape {
+        ShapeArg::Native => Shape::Native,
+        ShapeArg::Openai => Shape::OpenAi,
+    }
+}
+
+/// The extractor's settings from the command line (see [`filter_options`]).
+pub fn call_options(args: &CallsArgs, dir: Option<&Path>) -> Result<CallOptions, String> {
     let tools = match &args.tools {
         Some(path) => {
             let path = dir.map_or_else(|| path.clone(), |dir| dir.join(path));
@@ -80,26 +110,13 @@ pub fn filter_options(args: &CallsArgs, dir: Option<&Path>) -> Result<CallsFilte
         }
         None => None,
     };
-    Ok(CallsFilterOptions {
-        calls: CallOptions {
-            format: (args.format != "auto").then(|| args.format.clone()),
-            tools,
-            require_terminate: args.require_terminate,
-            strict: args.strict,
-            ..CallOptions::default()
-        },
-        framing: match args.input {
-            InputArg::Lines => Framing::Lines,
-            InputArg::Jsonl => Framing::Jsonl,
-            InputArg::Whole => Framing::Whole,
-        },
-        records: args.records,
-        line_buffered: args.line_buffered,
-        max_bytes: args.max_bytes,
-        shape: match args.shape {
-            ShapeArg::Native => Shape::Native,
-            ShapeArg::Openai => Shape::OpenAi,
-        },
+    Ok(CallOptions {
+        format: (args.format != "auto").then(|| args.format.clone()),
+        tools,
+        require_terminate: args.require_terminate,
+        strict: args.strict,
+        max_nesting: args.max_nesting,
+        ..CallOptions::default()
     })
 }
 

@@ -998,6 +998,16 @@ fn value_diff(path: &str, want: &Value, have: &Value) -> Option<String> {
                 .then(|| format!("{path}: expected {} items, got {}", w.len(), h.len()))
         }
         _ if want == have => None,
+        // The same number written another way (`10.50` and `10.5`).
+        (Value::Number(w), Value::Number(h))
+            if w.as_f64().is_some() && w.as_f64() == h.as_f64() =>
+        {
+            Some(format!(
+                "{path}: expected {}, got {} (numbers and escapes are compared as written)",
+                short(want),
+                short(have)
+            ))
+        }
         _ => Some(format!(
             "{path}: expected {}, got {}",
             short(want),
@@ -1083,8 +1093,12 @@ mod tests {
         assert!(diff.contains(r#"$["my key"]: not expected"#), "{diff}");
         let diff = json_text_diff(r#"{"a":1,"b":2}"#, r#"{"b":2,"a":1}"#).unwrap();
         assert!(diff.contains("another order"), "{diff}");
+        // Numbers are compared by their text, as toolmend writes them.
         let diff = json_text_diff(r#"{"a":1.50}"#, r#"{"a":1.5}"#).unwrap();
-        assert!(diff.contains("character 8"), "{diff}");
+        assert!(diff.contains("$.a: expected 1.50, got 1.5"), "{diff}");
+        // The same value written differently: where the text differs.
+        let diff = json_text_diff(r#"{"a":"\u0041"}"#, r#"{"a":"A"}"#).unwrap();
+        assert!(diff.contains("character 6"), "{diff}");
         assert_eq!(json_text_diff("[1, 2]", "[1,2]"), None);
         // A string that holds JSON is not unquoted by the comparison.
         assert!(json_text_diff(r#""{\"a\":1}""#, r#"{"a":1}"#).is_some());

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use toolmend::{Concat, FilterOptions, Framing, Options, Target};
+use toolmend::{Concat, FilterOptions, Framing, MAX_THREADS, Options, Target};
 
 const EXIT_CODES: &str = "\
 Exit status:
@@ -160,7 +160,8 @@ Examples:
   toolmend calls --tools tools.json --records reply.txt
   toolmend calls --input jsonl --shape openai --records replies.jsonl
   toolmend calls --format mistral --require-terminate reply.txt
-  echo '<tool_call>{\"name\":\"ls\",\"arguments\":\"{}\"}</tool_call>' | toolmend calls";
+  echo '<tool_call>{\"name\":\"ls\",\"arguments\":\"{}\"}</tool_call>' | toolmend calls
+  curl -sN http://localhost:8080/v1/chat/completions -d @req.json | toolmend calls --stream --input sse";
 
 const PROMPT_EXAMPLES: &str = "\
 Examples:
@@ -185,9 +186,21 @@ pub struct CallsArgs {
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
-    /// How the input is cut into replies
-    #[arg(long, value_enum, default_value_t = InputArg::Whole, help_heading = "Input")]
-    pub input: InputArg,
+    /// How the input is cut into replies (with --stream: how the reply's pieces come)
+    #[arg(long, value_enum, default_value_t = CallsInputArg::Whole, help_heading = "Input")]
+    pub input: CallsInputArg,
+
+    /// Read one reply as it arrives; write one JSON event per line as it goes
+    ///
+    /// Events: `text` and `reasoning` deltas, `call_start` {index, tool}, `arguments` {index,
+    /// the parameters so far, `open`: the JSON pointer still being written}, `call_end`
+    /// {index, call}, `incomplete`, `invalid`, `retracted`, and last `end` (the record
+    /// `calls --records` writes for the whole reply). The input is raw text (`whole`, the
+    /// default), one delta per line (`jsonl`), or server-sent events (`sse`) of an OpenAI- or
+    /// Anthropic-compatible server. The exit status is that of `calls` on the whole reply.
+    /// See docs/streaming.md.
+    #[arg(long, help_heading = "Input")]
+    pub stream: bool,
 
     /// Refuse replies longer than this many bytes (K, M, G suffixes)
     #[arg(long, default_value = "64M", value_parser = parse_size, help_heading = "Input")]
@@ -227,6 +240,22 @@ pub struct CallsArgs {
     /// Make no repairs to arguments: arguments that need one fail
     #[arg(long, help_heading = "Calls")]
     pub strict: bool,
+
+    /// Refuse arrays and objects nested deeper than this (too_deep)
+    #[arg(long, default_value_t = 1000, help_heading = "Calls")]
+    pub max_nesting: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CallsInputArg {
+    /// One reply per line (with --stream: raw text)
+    Lines,
+    /// One JSON reply or message per line (with --stream: one delta per line)
+    Jsonl,
+    /// All of the input is one reply
+    Whole,
+    /// Server-sent events of an OpenAI- or Anthropic-compatible stream (--stream only)
+    Sse,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -294,8 +323,8 @@ pub struct MendArgs {
     #[arg(long, default_value_t = 1000, help_heading = "Pipeline")]
     pub max_nesting: usize,
 
-    /// Threads that mend inputs (0: one per core, at most 8); output order is kept
-    #[arg(long, default_value_t = 0, value_name = "N", help_heading = "Pipeline")]
+    /// Threads that mend inputs (0: one per core, at most 8; at most 256); output order is kept
+    #[arg(long, default_value_t = 0, value_name = "N", value_parser = parse_threads, help_heading = "Pipeline")]
     pub threads: usize,
 }
 
@@ -344,6 +373,21 @@ impl MendArgs {
             threads: self.threads,
         }
     }
+}
+
+/// Parses `--threads`: 0 (one per core) up to [`MAX_THREADS`]. More would be refused by the
+/// system sooner or later, and cannot be faster.
+fn parse_threads(text: &str) -> Result<usize, String> {
+    let n: usize = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a whole number of threads"))?;
+    if n > MAX_THREADS {
+        return Err(format!(
+            "{n} threads is more than the limit of {MAX_THREADS} (0 picks one per core)"
+        ));
+    }
+    Ok(n)
 }
 
 /// Parses a byte size: a number with an optional K, M or G suffix (powers of 1024).

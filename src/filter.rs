@@ -29,10 +29,16 @@ pub struct FilterOptions {
     pub line_buffered: bool,
     /// Inputs longer than this fail with `too_large`.
     pub max_bytes: usize,
-    /// Threads that mend inputs; 0 picks one per available core. Output order never depends
-    /// on it. One thread is used anyway when line-buffered or reading one whole input.
+    /// Threads that mend inputs; 0 picks one per available core (at most 8), and more than
+    /// [`MAX_THREADS`] count as that many. Output order never depends on it. One thread is
+    /// used anyway when line-buffered or reading one whole input; when the system cannot start
+    /// as many as asked, the run goes on with those that started.
     pub threads: usize,
 }
+
+/// The most threads a run uses (`--threads` refuses more): far more than any machine has cores
+/// to keep busy, and few enough that starting them cannot exhaust the system.
+pub const MAX_THREADS: usize = 256;
 
 impl Default for FilterOptions {
     fn default() -> FilterOptions {
@@ -112,7 +118,7 @@ impl Filter {
         }
         match self.options.threads {
             0 => thread::available_parallelism().map_or(1, |n| n.get().min(8)),
-            n => n,
+            n => n.min(MAX_THREADS),
         }
     }
 
@@ -213,7 +219,7 @@ impl Filter {
                 let (job_tx, job_rx) = mpsc::channel::<Batch>();
                 let (done_tx, done_rx) = mpsc::channel::<Batch>();
                 let mut worker = Worker::new(options);
-                scope.spawn(move || {
+                let started = thread::Builder::new().spawn_scoped(scope, move || {
                     for mut batch in job_rx {
                         batch.mend(&mut worker, file);
                         if done_tx.send(batch).is_err() {
@@ -221,9 +227,15 @@ impl Filter {
                         }
                     }
                 });
+                if started.is_err() {
+                    // The system will not start another thread: the run goes on with those it
+                    // has (with none, this thread mends every batch).
+                    break;
+                }
                 crew.jobs.push(job_tx);
                 crew.results.push(done_rx);
             }
+            let n = crew.jobs.len() + 1;
             let mut summary = Summary::default();
             let mut batch = pool.pop().unwrap_or_default();
             batch.reset();

@@ -26,6 +26,7 @@ pub mod calls;
 pub mod check;
 mod error;
 mod escape;
+mod exact;
 mod filter;
 mod input;
 mod locate;
@@ -40,7 +41,7 @@ mod unquote;
 
 pub use error::{Code, Error};
 pub use escape::push_json_string;
-pub use filter::{Filter, FilterOptions, Summary};
+pub use filter::{Filter, FilterOptions, MAX_THREADS, Summary};
 pub use input::{Decoded, Framing, InputReader, RawInput, decode_input};
 pub use mend::{Concat, Mended, Mender, Options, Target, mend_args, repair};
 pub use prompt::system_prompt;

@@ -6,6 +6,7 @@ mod cli;
 mod generate_cmd;
 mod hints;
 mod loop_cmd;
+mod stream_cmd;
 
 use std::fs::File;
 use std::io::{self, BufReader, Write};

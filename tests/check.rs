@@ -306,6 +306,27 @@ fn options_the_command_does_not_take_exit_2() {
 }
 
 #[test]
+fn too_many_threads_in_a_case_is_a_problem_not_an_abort() {
+    let dir = scratch("threads");
+    write(
+        &dir,
+        "cases.jsonl",
+        &[
+            r#"{"input": "{}", "options": ["--threads", "100000"], "expect": {}}"#,
+            r#"{"command": "repair", "input": "[1]", "options": ["--threads", "256"], "expect": [1]}"#,
+        ],
+    );
+    check(&dir)
+        .arg("cases.jsonl")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "cases.jsonl:1: args --threads 100000: invalid value '100000' for '--threads <N>': \
+             100000 threads is more than the limit of 256",
+        ));
+}
+
+#[test]
 fn folders_are_searched_for_jsonl() {
     let dir = scratch("folders");
     write(

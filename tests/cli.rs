@@ -476,6 +476,85 @@ fn a_line_of_many_megabytes_comes_out_whole_in_every_mode() {
 }
 
 #[test]
+fn too_many_threads_is_a_usage_error_not_an_abort() {
+    // 100000 aborted (exit 134, "failed to spawn thread") before any output.
+    for threads in ["100000", "257", "18446744073709551616", "x"] {
+        for command in ["args", "repair"] {
+            toolmend()
+                .args([command, "--threads", threads])
+                .write_stdin("{\"a\": 1}\n")
+                .assert()
+                .code(2)
+                .stdout("")
+                .stderr(predicate::str::contains("--threads"));
+        }
+    }
+    toolmend()
+        .args(["args", "--threads", "100000"])
+        .write_stdin("{}\n")
+        .assert()
+        .stderr(predicate::str::contains("more than the limit of 256"));
+    toolmend()
+        .args(["args", "--threads", "256"])
+        .write_stdin("{\"a\": 1}\n")
+        .assert()
+        .code(0)
+        .stdout("{\"a\":1}\n");
+}
+
+/// Whether this process may run a command as another user (it is root).
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout == b"0\n")
+}
+
+#[test]
+fn threads_the_system_will_not_start_are_done_without() {
+    // As `nobody` limited to N processes (threads count), the workers past the limit cannot
+    // start: the run goes on with those that did, and the output is the same. Only root can
+    // switch users; elsewhere this test has nothing to run.
+    if !is_root() {
+        eprintln!("not root: cannot run toolmend as another user with a process limit");
+        return;
+    }
+    let data: String = (0..200_000).map(|i| format!("{{\"a\": {i},}}\n")).collect();
+    let one = toolmend()
+        .args(["args", "--records", "--threads", "1"])
+        .write_stdin(data.clone())
+        .output()
+        .unwrap();
+    assert_eq!(one.status.code(), Some(0));
+    for nproc in ["1", "3"] {
+        let out = Cmd::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "prlimit",
+            ])
+            .arg(format!("--nproc={nproc}:{nproc}"))
+            .args([
+                env!("CARGO_BIN_EXE_toolmend"),
+                "args",
+                "--records",
+                "--threads",
+                "64",
+            ])
+            .write_stdin(data.clone())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "nproc {nproc}: {err}");
+        assert!(
+            out.stdout == one.stdout,
+            "nproc {nproc}: the output differs"
+        );
+    }
+}
+
+#[test]
 fn threads_change_nothing_in_the_output() {
     let data = mixed_stream();
     let run = |args: &[&str]| {

@@ -505,3 +505,88 @@ proptest! {
         }
     }
 }
+
+/// Text made of call and reasoning markers, JSON's special characters and other text.
+fn marker_text() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("<think>"),
+        Just("</think>"),
+        Just("[THINK]"),
+        Just("[/THINK]"),
+        Just("<tool_call>"),
+        Just("</tool_call>"),
+        Just("<|channel|>"),
+        Just("<|message|>"),
+        Just("<|end|>"),
+        Just("<|call|>"),
+        Just("<|start|>"),
+        Just("[TOOL_CALLS]"),
+        Just("<|python_tag|>"),
+        Just("<function="),
+        Just("</function>"),
+        Just(">>>"),
+        Just("functools["),
+        Just("{\"name\": \"rm\", \"arguments\": {}}"),
+        Just("\""),
+        Just("\\"),
+        Just("\n"),
+        Just("}"),
+        Just("]"),
+        Just("x"),
+    ];
+    prop_oneof![
+        any::<String>(),
+        prop::collection::vec(piece, 0..10).prop_map(|pieces| pieces.concat()),
+    ]
+}
+
+/// A call to `f` in several formats with `args` (a JSON object) as its arguments.
+fn calls_with(args: &str) -> [String; 5] {
+    [
+        format!("<think>r</think>Sure. {{\"tool\": \"f\", \"parameters\": {args}}} Done."),
+        format!("<tool_call>\n{{\"name\": \"f\", \"arguments\": {args}}}\n</tool_call>"),
+        format!("[TOOL_CALLS][{{\"name\": \"f\", \"arguments\": {args}}}]"),
+        format!("<|python_tag|>{{\"name\": \"f\", \"parameters\": {args}}}"),
+        format!(
+            "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{args}<|call|>"
+        ),
+    ]
+}
+
+/// The one call found in `reply`, its parameters written out.
+fn one_call(reply: &str) -> Result<String, String> {
+    let found = toolmend::calls::extract(reply, &toolmend::calls::CallOptions::default())
+        .map_err(|f| format!("{reply:?}: {}", f.error))?;
+    match found.calls.as_slice() {
+        [call] if call.tool == "f" && call.repairs.is_empty() => {
+            Ok(Value::Object(call.parameters.clone()).to_string())
+        }
+        _ => Err(format!("{reply:?}: {:?}", found.calls)),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    // Issue 14, point 2: a string parameter comes back byte for byte, whatever markers it
+    // holds, in every format.
+    #[test]
+    fn a_string_parameter_with_markers_comes_back_exactly(s in marker_text()) {
+        let args = serde_json::json!({ "s": s }).to_string();
+        for reply in calls_with(&args) {
+            prop_assert_eq!(one_call(&reply).map_err(TestCaseError::fail)?, args.clone());
+        }
+    }
+
+    // Issue 14, point 6: a number's text is kept, whatever its size or spelling.
+    #[test]
+    fn numbers_keep_their_text(
+        n in "-?(0|[1-9][0-9]{0,40})(\\.[0-9]{1,20})?([eE][+-]?[0-9]{1,4})?",
+    ) {
+        let args = format!("{{\"n\":{n},\"m\":[{n}]}}");
+        for reply in calls_with(&args) {
+            prop_assert_eq!(one_call(&reply).map_err(TestCaseError::fail)?, args.clone());
+        }
+        prop_assert_eq!(one_call(&format!("[f(n={n}, m=[{n}])]")).map_err(TestCaseError::fail)?, args);
+    }
+}

@@ -58,6 +58,9 @@ fn cases() -> Vec<Case> {
                     "--require-terminate" => options.require_terminate = true,
                     "--format" => options.format = Some(flags.next().unwrap().to_owned()),
                     "--strict" => options.strict = true,
+                    "--max-nesting" => {
+                        options.max_nesting = flags.next().unwrap().parse().unwrap();
+                    }
                     "--shape" => {
                         flags.next();
                     }

@@ -4,7 +4,11 @@
 //! - what is written for a reply (both shapes, success or failure) is valid JSON, and the
 //!   `openai` shape's `arguments` text is a JSON object;
 //! - a JSON object given as a call's arguments, in the bare envelope or in a Hermes
-//!   `<tool_call>`, comes out as that call's parameters unchanged and unrepaired;
+//!   `<tool_call>`, comes out as that call's parameters unchanged and unrepaired, written as
+//!   the args pipeline writes it (every number's text kept; issue 14, point 6);
+//! - the input as a JSON string parameter comes back byte for byte in every format family
+//!   tried, with reasoning before the call still read as reasoning: markers inside a JSON
+//!   string are text (issue 14, point 2);
 //! - the calls filter writes one record for a whole reply, and one per non-blank jsonl line;
 //! - `calls::Stream` fed the reply in chunks (sizes taken from the reply's own bytes, and one
 //!   character at a time) agrees with `extract`: its text and reasoning deltas concatenate to
@@ -19,7 +23,7 @@ use toolmend::calls::{
     CallOptions, CallsFilter, CallsFilterOptions, Event, Extracted, Failure, Shape, Stream,
     extract,
 };
-use toolmend::{Code, Framing};
+use toolmend::{Code, Framing, Mender, Options};
 
 #[path = "common.rs"]
 mod common;
@@ -61,8 +65,9 @@ fn records(framing: Framing, data: &[u8]) -> usize {
     out.lines().count()
 }
 
-/// A valid JSON object as a call's arguments comes out as its parameters.
-fn arguments_kept(reply: &str, expected: &Value) {
+/// A valid JSON object as a call's arguments comes out as its parameters, written as the
+/// args pipeline writes the object (`expected`): key order, escapes and number text kept.
+fn arguments_kept(reply: &str, expected: &str) {
     let options = CallOptions::default();
     let found = match extract(reply, &options) {
         Ok(found) => found,
@@ -79,7 +84,7 @@ fn arguments_kept(reply: &str, expected: &Value) {
     let call = &found.calls[0];
     assert_eq!(call.tool, "f");
     assert_eq!(
-        &Value::Object(call.parameters.clone()),
+        Value::Object(call.parameters.clone()).to_string(),
         expected,
         "parameters changed: {reply:?}"
     );
@@ -88,6 +93,35 @@ fn arguments_kept(reply: &str, expected: &Value) {
         "clean arguments repaired: {reply:?}: {:?}",
         kinds(&call.repairs)
     );
+}
+
+/// `text` as a string parameter comes back exactly, in calls of several format families.
+fn string_kept(text: &str) {
+    let args = serde_json::json!({ "s": text }).to_string();
+    for reply in [
+        format!("<think>r</think>Sure. {{\"tool\": \"f\", \"parameters\": {args}}} Done."),
+        format!("<tool_call>\n{{\"name\": \"f\", \"arguments\": {args}}}\n</tool_call>"),
+        format!("[TOOL_CALLS][{{\"name\": \"f\", \"arguments\": {args}}}]"),
+        format!("<|python_tag|>{{\"name\": \"f\", \"parameters\": {args}}}"),
+        format!(
+            "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{args}<|call|>"
+        ),
+    ] {
+        let found = extract(&reply, &CallOptions::default())
+            .unwrap_or_else(|f| panic!("{reply:?}: {}", f.error));
+        assert_eq!(found.calls.len(), 1, "{reply:?}: {:?}", found.calls);
+        let call = &found.calls[0];
+        assert_eq!(call.tool, "f", "{reply:?}");
+        assert!(call.repairs.is_empty(), "{reply:?}: {:?}", kinds(&call.repairs));
+        assert_eq!(
+            Value::Object(call.parameters.clone()).to_string(),
+            args,
+            "the string changed: {reply:?}"
+        );
+        if reply.starts_with("<think>") {
+            assert_eq!(found.reasoning.as_deref(), Some("r"), "{reply:?}");
+        }
+    }
 }
 
 /// Cuts `text` at character boundaries into pieces of 1 to 16 bytes, sizes taken from the
@@ -219,8 +253,15 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
         }
-        if let Some(expected) = parse(text).filter(Value::is_object) {
-            let body = text.trim_ascii();
+        let body = text.trim_ascii();
+        let mut mender = Mender::new(Options::default());
+        let expected = match mender.mend(body) {
+            _ if !parse(text).is_some_and(|v| v.is_object()) => None,
+            Ok(mended) => Some(mended.value().into_owned()),
+            Err(e) if e.code == Code::TooDeep && could_be_too_deep(body) => None,
+            Err(e) => panic!("args refused a valid object: {body:?}: {e}"),
+        };
+        if let Some(expected) = expected {
             arguments_kept(
                 &format!(r#"{{"tool": "f", "parameters": {body}}}"#),
                 &expected,
@@ -230,6 +271,7 @@ fuzz_target!(|data: &[u8]| {
                 &expected,
             );
         }
+        string_kept(text);
     }
     assert_eq!(records(Framing::Whole, data), 1);
     // A byte order mark starts the stream, not its first line.

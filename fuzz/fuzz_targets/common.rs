@@ -27,8 +27,9 @@ pub fn json(text: &str, what: &str) {
     assert!(valid, "{what} is not valid JSON: {text:?}");
 }
 
-/// `text` as a value; it must be valid JSON. `None` for a number past f64's range, which the
-/// value cannot hold (and which is then compared as text by the caller, or not at all).
+/// `text` as a value; it must be valid JSON. toolmend builds serde_json with
+/// `arbitrary_precision`, so a number past f64's range is a value too (its exponent written
+/// `e+`: compare number text through toolmend's own output, not through this).
 pub fn value(text: &str, what: &str) -> Option<Value> {
     json(text, what);
     parse(text)

@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 
 /// Where events go: any number of writers (a transcript file, stderr), or none.
 pub struct Events {
@@ -33,9 +33,13 @@ impl Events {
             return;
         }
         let elapsed_ms = self.started.elapsed().as_millis() as u64;
-        let mut line =
-            serde_json::to_vec(&json!({"type": kind, "elapsed_ms": elapsed_ms, "data": data}))
-                .unwrap_or_default();
+        // Not `json!`: it passes `data` through `to_value`, which rewrites the numbers of a
+        // call's parameters (`1E5` as `1e+5`); the transcript shows them as the model wrote.
+        let mut event = Map::new();
+        event.insert("type".into(), kind.into());
+        event.insert("elapsed_ms".into(), elapsed_ms.into());
+        event.insert("data".into(), data);
+        let mut line = serde_json::to_vec(&Value::Object(event)).unwrap_or_default();
         line.push(b'\n');
         let mut kept = Vec::with_capacity(self.sinks.len());
         for mut sink in self.sinks.drain(..) {

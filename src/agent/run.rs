@@ -478,16 +478,14 @@ impl Run<'_> {
             ));
         };
         let parameters = Value::Object(call.parameters.clone());
-        self.events.emit(
-            "tool.call",
-            json!({
-                "iteration": self.iterations,
-                "tool": call.tool,
-                "parameters": parameters,
-                "terminate": call.terminate,
-                "requires_approval": tool.requires_approval,
-            }),
-        );
+        // A map, not `json!`, which would rewrite the parameters' numbers (`to_value`).
+        let mut event = Map::new();
+        event.insert("iteration".into(), self.iterations.into());
+        event.insert("tool".into(), call.tool.clone().into());
+        event.insert("parameters".into(), parameters.clone());
+        event.insert("terminate".into(), call.terminate.into());
+        event.insert("requires_approval".into(), tool.requires_approval.into());
+        self.events.emit("tool.call", Value::Object(event));
         if tool.requires_approval {
             self.approve(call, &parameters, reason)?;
         }

@@ -151,7 +151,8 @@ impl CallsFilter {
         // as for `args`; an assistant message or content list is shown as its line.
         let mut reply_text = None;
         let result = if self.options.framing == Framing::Jsonl {
-            match serde_json::from_str::<Value>(text) {
+            // Numbers keep their text and nesting goes to --max-nesting, as in a whole reply.
+            match crate::exact::parse(text, self.options.calls.max_nesting) {
                 Ok(message) => {
                     if let Some(id) = message.get("id") {
                         head.insert("id".into(), id.clone());
@@ -166,7 +167,17 @@ impl CallsFilter {
                     extract_message(&message, &self.options.calls)
                 }
                 Err(e) => Err(Failure {
-                    error: Error::whole(Code::InvalidInput, format!("jsonl line is not JSON: {e}")),
+                    error: Error::whole(
+                        Code::InvalidInput,
+                        // serde_json's words where it fails too (the messages users know).
+                        match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                            Err(serde) => format!("jsonl line is not JSON: {serde}"),
+                            Ok(_) => format!(
+                                "jsonl line is not JSON: {}",
+                                e.into_error(self.options.calls.max_nesting).message
+                            ),
+                        },
+                    ),
                     extracted: None,
                 }),
             }

@@ -372,6 +372,14 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>) -> Scanned {
     // A reply that is one JSON object or array is read as JSON: markers and reasoning tags in
     // its strings are text (`{"tool": "f", "parameters": {"q": "<tool_call>"}}`).
     let whole_json = forced.is_none() && is_whole_json(text);
+    // Markers inside the strings of JSON values are text in every format (see `mask`); a
+    // whole-JSON reply is read as JSON alone, so it needs no mask.
+    let strings = if whole_json {
+        Vec::new()
+    } else {
+        super::mask::json_strings(text, ctx)
+    };
+    let mask = super::mask::Scope::new(text, strings);
     let harmony_first = match forced {
         Some(spec) => matches!(spec.kind, Kind::Harmony),
         None => !whole_json && harmony::detect(text),
@@ -392,6 +400,7 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>) -> Scanned {
         reasoning(text)
     };
     let visible = blank(text, &thinking.spans);
+    mask.also(&visible);
     let mut chosen = (None, Out::default());
     // The first format whose markers were there but held nothing readable, if none finds calls.
     let mut unread = None;
@@ -760,7 +769,7 @@ fn json_piece(
         let healed = lenient
             .mend(piece)
             .ok()
-            .and_then(|m| serde_json::from_str::<Value>(&m.value()).ok());
+            .and_then(|m| ctx.value(&m.value()).ok());
         let mut raws = Vec::new();
         if let Some(v) = healed {
             collect(v, name_is_key, false, &mut raws);
@@ -800,9 +809,19 @@ fn json_piece(
             r
         })
         .collect();
-    let value: Value = match serde_json::from_str(&mended.value()) {
+    let value = match ctx.value(&mended.value()) {
         Ok(v) => v,
-        Err(_) => return,
+        Err(error) => {
+            out.items.push(Item::failed(
+                None,
+                Error {
+                    message: format!("tool call JSON: {}", error.message),
+                    offset: error.offset.map(|o| o + range.start),
+                    ..error
+                },
+            ));
+            return;
+        }
     };
     let mut raws = Vec::new();
     let shaped = collect(value, name_is_key, false, &mut raws);
@@ -1100,8 +1119,8 @@ fn gemma_args(text: &str, brace: usize, quote: &str) -> Option<(String, usize)> 
                     .take_while(|&&c| !matches!(c, b',' | b':' | b'{' | b'}' | b'[' | b']'))
                     .count();
                 let word = text[j..j + len].trim_end();
-                let literal = matches!(word, "true" | "false" | "null")
-                    || serde_json::from_str::<serde_json::Number>(word).is_ok();
+                let literal =
+                    matches!(word, "true" | "false" | "null") || crate::exact::is_number(word);
                 if at_key || !literal {
                     crate::escape::push_json_string(&mut json, word.as_bytes());
                 } else {
@@ -2018,13 +2037,31 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
         };
         let piece = &text[start..end];
         let mut mender = ctx.mender(Target::Any, Concat::First);
-        let Ok(mended) = mender.mend(piece) else {
-            i = start + 1;
-            continue;
+        let mended = match mender.mend(piece) {
+            Ok(mended) => mended,
+            // Nesting past the limit is refused, not read as text: a call nested that deep
+            // must not vanish from the reply.
+            Err(error) if error.code == Code::TooDeep && complete => {
+                out.items.push(Item::failed(
+                    None,
+                    Error {
+                        message: format!("tool call JSON: {}", error.message),
+                        offset: error.offset.map(|o| o + start),
+                        ..error
+                    },
+                ));
+                out.cut.push(start..end);
+                i = end;
+                continue;
+            }
+            Err(_) => {
+                i = start + 1;
+                continue;
+            }
         };
         let cut_off = !complete || truncated(mended.repairs(), piece);
         let repairs = mended.repairs().to_vec();
-        let Ok(value) = serde_json::from_str::<Value>(&mended.value()) else {
+        let Ok(value) = ctx.value(&mended.value()) else {
             i = start + 1;
             continue;
         };

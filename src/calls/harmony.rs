@@ -21,9 +21,9 @@ const ENDS: &[&str] = &[
 
 /// Whether the text is written in Harmony.
 pub(crate) fn detect(text: &str) -> bool {
-    text.contains("<|channel|>")
-        || (text.contains(MESSAGE)
-            && (text.contains("<|start|>") || text.contains("to=functions.")))
+    // `find_str`, not `contains`: markers inside JSON strings are text.
+    let has = |marker| find_str(text, marker).is_some();
+    has("<|channel|>") || (has(MESSAGE) && (has("<|start|>") || has("to=functions.")))
 }
 
 pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> Out {

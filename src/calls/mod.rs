@@ -35,9 +35,11 @@
 //! assert_eq!(failure.extracted.unwrap().incomplete[0].tool.as_deref(), Some("rm"));
 //! ```
 
+mod deltas;
 mod filter;
 mod formats;
 mod harmony;
+mod mask;
 mod message;
 mod partial;
 mod pythonic;
@@ -47,13 +49,14 @@ mod stream;
 use std::fmt;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::error::{Code, Error};
 use crate::mend::{Concat, Mender, Options, Target};
 use crate::repair::{Repair, RepairKind};
 use crate::tools::{Tool, Tools};
 
+pub use deltas::{DeltaFraming, Deltas};
 pub use filter::{CallsFilter, CallsFilterOptions, Shape};
 pub use message::extract_message;
 pub use stream::{Event, Stream};
@@ -216,12 +219,13 @@ impl Extracted {
                 Value::Object(m)
             })
             .collect();
-        json!({
-            "calls": calls,
-            "text": self.text,
-            "reasoning": self.reasoning,
-            "incomplete": incomplete,
-        })
+        // Built by hand: `json!` passes values through `to_value`, which rewrites numbers.
+        let mut m = Map::new();
+        m.insert("calls".into(), Value::Array(calls));
+        m.insert("text".into(), self.text.clone().into());
+        m.insert("reasoning".into(), self.reasoning.clone().into());
+        m.insert("incomplete".into(), Value::Array(incomplete));
+        Value::Object(m)
     }
 }
 
@@ -360,6 +364,12 @@ impl<'o> Ctx<'o> {
     pub(crate) fn knows(&self, name: &str) -> bool {
         self.tools
             .is_none_or(|tools| tools.get(&scan::bare_name(name).0).is_some())
+    }
+
+    /// The value of JSON text the mender wrote, each number's text kept (see [`crate::exact`]).
+    pub(crate) fn value(&self, text: &str) -> Result<Value, Error> {
+        crate::exact::parse(text, self.options.max_nesting)
+            .map_err(|e| e.into_error(self.options.max_nesting))
     }
 
     pub(crate) fn mender(&self, target: Target, concat: Concat) -> Mender {
@@ -647,7 +657,7 @@ fn arguments(
             let mut map = Map::new();
             for (key, field) in fields {
                 let schema = definition.and_then(|t| t.param_schema(&key));
-                let value = typed(field, schema, &key, repairs);
+                let value = typed(field, schema, &key, ctx, repairs);
                 map.insert(key, value);
             }
             return Ok(Some(vec![map]));
@@ -682,11 +692,30 @@ fn arguments(
                     ),
                 }
             }
-            let parts: Vec<Map<String, Value>> =
-                serde_json::from_str(&mended.value()).map_err(|e| {
-                    Error::whole(Code::InvalidJson, format!("arguments of {tool:?}: {e}"))
-                })?;
-            Ok(Some(parts))
+            let parts = match ctx.value(&mended.value()) {
+                Ok(Value::Array(parts)) => parts,
+                Ok(other) => vec![other],
+                Err(e) => {
+                    return Err(Error {
+                        message: format!("arguments of {tool:?}: {}", e.message),
+                        ..e
+                    });
+                }
+            };
+            let objects = parts
+                .into_iter()
+                .map(|part| match part {
+                    Value::Object(map) => Ok(map),
+                    other => Err(Error::whole(
+                        Code::NotAnObject,
+                        format!(
+                            "arguments of {tool:?} must be an object, found {}",
+                            kind_of(&other)
+                        ),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Some(objects))
         }
         Err(error) => {
             let starts = trimmed.starts_with(['{', '[']);
@@ -706,7 +735,13 @@ fn arguments(
 /// decides and nothing else: a value typed `string` stays the text the model wrote (`"42"`),
 /// one typed `integer` becomes a number; `null` is read only where the schema allows it. With
 /// no type in the schema the field's own default holds (see [`Field`]).
-fn typed(field: Field, schema: Option<&Value>, key: &str, repairs: &mut Vec<Repair>) -> Value {
+fn typed(
+    field: Field,
+    schema: Option<&Value>,
+    key: &str,
+    ctx: &Ctx<'_>,
+    repairs: &mut Vec<Repair>,
+) -> Value {
     let types = schema.map(schema_types).unwrap_or_default();
     let mut coerced = |value: Value| {
         repairs.push(Repair {
@@ -720,15 +755,13 @@ fn typed(field: Field, schema: Option<&Value>, key: &str, repairs: &mut Vec<Repa
     let (text, json) = match field {
         Field::Value(value) => return value,
         Field::Json(text) => {
-            let value = crate::repair(&text)
-                .ok()
-                .and_then(|v| serde_json::from_str(&v).ok());
+            let value = crate::repair(&text).ok().and_then(|v| ctx.value(&v).ok());
             (text, value)
         }
         Field::Text(text) => (text, None),
         Field::TextOrJson(text) => {
             let value = if types.is_empty() {
-                serde_json::from_str::<Value>(text.trim()).ok()
+                ctx.value(text.trim()).ok()
             } else {
                 None
             };
@@ -768,7 +801,7 @@ fn typed(field: Field, schema: Option<&Value>, key: &str, repairs: &mut Vec<Repa
         };
     }
     for t in &types {
-        if let Some(value) = convert(&text, t) {
+        if let Some(value) = convert(&text, t, ctx) {
             return coerced(value);
         }
     }
@@ -848,18 +881,14 @@ fn schema_types(schema: &Value) -> Vec<&str> {
 }
 
 /// `text` as a value of JSON type `t`, when it is one.
-fn convert(text: &str, t: &str) -> Option<Value> {
+fn convert(text: &str, t: &str, ctx: &Ctx<'_>) -> Option<Value> {
     let trimmed = text.trim();
     match t {
-        "integer" => trimmed
-            .parse::<i64>()
-            .map(Value::from)
-            .or_else(|_| trimmed.parse::<u64>().map(Value::from))
-            .ok(),
-        "number" => match serde_json::from_str::<Value>(trimmed) {
-            Ok(Value::Number(n)) => Some(Value::Number(n)),
-            _ => None,
-        },
+        "integer" => crate::exact::number(trimmed)
+            .filter(|_| !trimmed.contains(['.', 'e', 'E']))
+            .map(Value::Number)
+            .or_else(|| trimmed.parse::<i64>().map(Value::from).ok()),
+        "number" => crate::exact::number(trimmed).map(Value::Number),
         "boolean" => match trimmed.to_ascii_lowercase().as_str() {
             "true" => Some(Value::Bool(true)),
             "false" => Some(Value::Bool(false)),
@@ -867,7 +896,7 @@ fn convert(text: &str, t: &str) -> Option<Value> {
         },
         "null" => matches!(trimmed, "null" | "None").then_some(Value::Null),
         "object" | "array" => {
-            let value: Value = serde_json::from_str(&crate::repair(trimmed).ok()?).ok()?;
+            let value = ctx.value(&crate::repair(trimmed).ok()?).ok()?;
             let fits = if t == "object" {
                 value.is_object()
             } else {

@@ -265,6 +265,11 @@ impl<'a> Py<'a> {
         } else {
             digits
         };
+        // A number JSON can write keeps its text (`1E5`, digits past 64 bits).
+        let written = &self.text[start..self.pos];
+        if let Some(n) = crate::exact::number(written) {
+            return Ok(Value::Number(n));
+        }
         let text = if neg { format!("-{digits}") } else { digits };
         if let Ok(n) = text.parse::<i64>() {
             return Ok(Value::Number(n.into()));

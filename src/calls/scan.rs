@@ -39,7 +39,11 @@ pub(crate) fn skip_ws(text: &str, mut i: usize) -> usize {
 /// then compared. Building a substring searcher per call (`str::find`, `memmem::find`) cost
 /// more than the search itself on replies of a few KB: a third of the time `calls` spent.
 /// Markers are a few dozen bytes at most, so this stays linear in `hay`.
+///
+/// While a reply is scanned, a match that starts inside one of its JSON strings is skipped:
+/// markers there are text (see [`super::mask`]).
 pub(crate) fn find_str(hay: &str, needle: &str) -> Option<usize> {
+    let mask = super::mask::InHay::of(hay);
     let (hay, needle) = (hay.as_bytes(), needle.as_bytes());
     let Some(&first) = needle.first() else {
         return Some(0);
@@ -47,7 +51,7 @@ pub(crate) fn find_str(hay: &str, needle: &str) -> Option<usize> {
     let mut from = 0;
     while let Some(i) = memchr::memchr(first, &hay[from..]) {
         let at = from + i;
-        if hay[at..].starts_with(needle) {
+        if hay[at..].starts_with(needle) && !mask.as_ref().is_some_and(|m| m.masks(at)) {
             return Some(at);
         }
         from = at + 1;

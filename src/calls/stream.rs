@@ -428,9 +428,25 @@ struct CallReader {
     args_from: Vec<usize>,
 }
 
+/// A tool call a server parsed and streams in pieces (OpenAI `tool_calls[].function`,
+/// Anthropic `tool_use` blocks).
+struct ServerCall {
+    key: usize,
+    id: Option<String>,
+    name: String,
+    arguments: String,
+    /// Its slot, once announced.
+    slot: Option<usize>,
+    reader: Option<CallReader>,
+}
+
 /// A reply read as it arrives (see the module documentation).
 pub struct Stream {
     options: CallOptions,
+    /// Calls and reasoning that came apart from the text: the reply is then the assistant
+    /// message they make up with the text.
+    server_calls: Vec<ServerCall>,
+    server_reasoning: Option<String>,
     markers: Markers,
     buf: String,
     pos: usize,
@@ -450,6 +466,8 @@ impl Stream {
         let markers = Markers::new(options.format.as_deref());
         Stream {
             options,
+            server_calls: Vec::new(),
+            server_reasoning: None,
             markers,
             buf: String::new(),
             pos: 0,
@@ -481,9 +499,175 @@ impl Stream {
         self.refresh(events);
     }
 
-    /// The reply so far.
+    /// Reasoning that a server sends apart from the text (OpenAI-style `reasoning_content`,
+    /// Anthropic `thinking` blocks). The reply is then an assistant message (see
+    /// [`Stream::message`]); its reasoning is given at the end.
+    pub fn feed_reasoning(&mut self, delta: &str) -> Vec<Event> {
+        if self.result.is_none() {
+            self.server_reasoning
+                .get_or_insert_with(String::new)
+                .push_str(delta);
+        }
+        Vec::new()
+    }
+
+    /// A piece of a tool call that a server parsed itself: `key` tells its calls apart
+    /// (OpenAI's `tool_calls[].index`, Anthropic's content block index); the id and the name
+    /// come with the first pieces, the arguments' JSON text in pieces. The name is complete
+    /// once arguments arrive for it (or another call starts); the arguments are read as they
+    /// grow, like those of a call in the text.
+    pub fn feed_call(
+        &mut self,
+        key: usize,
+        id: Option<&str>,
+        name: Option<&str>,
+        arguments: &str,
+    ) -> Vec<Event> {
+        let mut events = Vec::new();
+        if self.result.is_some() {
+            return events;
+        }
+        let at = match self.server_calls.iter().position(|c| c.key == key) {
+            Some(at) => at,
+            None => {
+                // A new call: the ones before it have their whole names.
+                for i in 0..self.server_calls.len() {
+                    self.announce_server(i, &mut events);
+                }
+                self.server_calls.push(ServerCall {
+                    key,
+                    id: None,
+                    name: String::new(),
+                    arguments: String::new(),
+                    slot: None,
+                    reader: None,
+                });
+                self.server_calls.len() - 1
+            }
+        };
+        let call = &mut self.server_calls[at];
+        if let Some(id) = id.filter(|id| !id.is_empty()) {
+            call.id = Some(id.to_owned());
+        }
+        if let Some(name) = name
+            && call.slot.is_none()
+        {
+            call.name.push_str(name);
+        }
+        call.arguments.push_str(arguments);
+        if !arguments.is_empty() {
+            self.announce_server(at, &mut events);
+        }
+        self.read_server(at, &mut events);
+        events
+    }
+
+    /// Announces a server's call once its name is complete.
+    fn announce_server(&mut self, at: usize, events: &mut Vec<Event>) {
+        let call = &self.server_calls[at];
+        if call.slot.is_some() || call.name.trim().is_empty() {
+            return;
+        }
+        let (tool, id) = bare_name(&call.name);
+        let id = call.id.clone().or(id).map(Value::String);
+        self.start_call(tool, id, events);
+        let slot = self.slots.len() - 1;
+        let call = &mut self.server_calls[at];
+        call.slot = Some(slot);
+        call.reader = Some(CallReader::new(Ctx {
+            args_of: Some(slot),
+            name_is_key: false,
+            strict: false,
+            seq: false,
+            close: None,
+        }));
+    }
+
+    /// Reads what arrived of a server call's arguments.
+    fn read_server(&mut self, at: usize, events: &mut Vec<Event>) {
+        let call = &mut self.server_calls[at];
+        let (Some(reader), Some(slot)) = (&mut call.reader, call.slot) else {
+            return;
+        };
+        let bytes = call.arguments.as_bytes();
+        while reader.read < bytes.len() && !self.slots[slot].frozen {
+            let b = bytes[reader.read];
+            if reader.reader.stack.is_empty()
+                && reader.reader.value.is_none()
+                && b.is_ascii_whitespace()
+            {
+                reader.read += 1;
+                continue;
+            }
+            match reader.push(b, &mut self.slots, &mut self.next_index, events) {
+                Step::More | Step::Done => {}
+                Step::Bail => {
+                    reader.bail(&mut self.slots);
+                    break;
+                }
+            }
+        }
+        reader.refresh(&mut self.slots, &mut self.next_index, events);
+    }
+
+    /// The reply so far: the text, or with calls or reasoning fed apart, the assistant message
+    /// they make up (`{"role", "content", "reasoning_content"?, "tool_calls"}`), as
+    /// `calls --input jsonl` reads it.
+    pub fn message(&self) -> Option<Value> {
+        if self.server_calls.is_empty() && self.server_reasoning.is_none() {
+            return None;
+        }
+        let mut m = Map::new();
+        m.insert("role".into(), "assistant".into());
+        m.insert("content".into(), self.buf.clone().into());
+        if let Some(reasoning) = &self.server_reasoning {
+            m.insert("reasoning_content".into(), reasoning.clone().into());
+        }
+        let calls: Vec<Value> = self
+            .server_calls
+            .iter()
+            .map(|c| {
+                let mut call = Map::new();
+                if let Some(id) = &c.id {
+                    call.insert("id".into(), id.clone().into());
+                }
+                call.insert("type".into(), "function".into());
+                let mut function = Map::new();
+                function.insert("name".into(), c.name.clone().into());
+                function.insert("arguments".into(), c.arguments.clone().into());
+                call.insert("function".into(), Value::Object(function));
+                Value::Object(call)
+            })
+            .collect();
+        m.insert("tool_calls".into(), Value::Array(calls));
+        Some(Value::Object(m))
+    }
+
+    /// The text of the reply so far.
     pub fn reply(&self) -> &str {
         &self.buf
+    }
+
+    /// Ends the reply with an error that is not about its content (unreadable input, a reply
+    /// too large, a stream cut short): every call announced is retracted, and the `end` event
+    /// carries the error.
+    pub fn abort(&mut self, error: crate::Error) -> Vec<Event> {
+        let mut events = Vec::new();
+        if self.result.is_some() {
+            return events;
+        }
+        let reason = format!("the reply could not be read to its end: {}", error.message);
+        self.retract_all(&reason, &mut events);
+        let result = Box::new(Err(Failure {
+            error,
+            extracted: None,
+        }));
+        events.push(Event::End {
+            result: result.clone(),
+            original: original_text(self.buf.as_bytes()),
+        });
+        self.result = Some(result);
+        events
     }
 
     /// How many announced calls have been read to the end of their JSON (not yet checked as
@@ -503,12 +687,24 @@ impl Stream {
             return events;
         }
         self.refresh(&mut events);
-        let result = super::extract(&self.buf, &self.options);
+        for i in 0..self.server_calls.len() {
+            self.announce_server(i, &mut events);
+        }
+        let (result, original) = match self.message() {
+            Some(message) => (
+                super::extract_message(&message, &self.options),
+                original_text(message.to_string().as_bytes()),
+            ),
+            None => (
+                super::extract(&self.buf, &self.options),
+                original_text(self.buf.as_bytes()),
+            ),
+        };
         self.settle(&result, &mut events);
         let result = Box::new(result);
         events.push(Event::End {
             result: result.clone(),
-            original: original_text(self.buf.as_bytes()),
+            original,
         });
         self.result = Some(result);
         events

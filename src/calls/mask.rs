@@ -1,0 +1,239 @@
+//! The JSON strings of a reply, where markers are text.
+//!
+//! A call's parameters are what the model wrote: `{"cmd": "echo <think>x</think>"}` holds a
+//! string, not reasoning, and `"<tool_call>"` or `"<|channel|>"` in a string starts no call.
+//! So before a reply is scanned, the strings of the JSON values in it are found, and while it
+//! is scanned [`super::scan::find_str`] (which every marker search goes through, reasoning
+//! included) skips a marker that starts inside one.
+//!
+//! A JSON value here is an array or object whose brackets close and that reads as JSON with
+//! at most repairs that leave its strings where they are (a trailing comma, an unquoted key,
+//! Python's `True`, …). Strings in text that is not such a value (prose, a call cut off before
+//! its end) are not masked. Finding them is one pass over the reply plus one mend of each
+//! value holding a string that could hold a marker; a value that does not read as JSON is
+//! looked into for values that do, within a budget proportional to the reply's length.
+
+use std::cell::RefCell;
+use std::ops::Range;
+use std::rc::Rc;
+
+use super::Ctx;
+use crate::mend::{Concat, Target};
+use crate::repair::RepairKind;
+
+/// The insides (between the quotes) of the strings of the JSON values in `text` that could
+/// hold a marker, in text order.
+pub(crate) fn json_strings(text: &str, ctx: &Ctx<'_>) -> Vec<Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut masked = Vec::new();
+    if memchr::memchr(b'"', bytes).is_none() {
+        return masked;
+    }
+    let mut budget = 8 * text.len() + (64 << 10);
+    let mut areas: Vec<Range<usize>> = Vec::new();
+    areas.push(0..text.len());
+    while let Some(area) = areas.pop() {
+        budget = budget.saturating_sub(area.len());
+        let found = pass(bytes, area);
+        for value in found.values {
+            let inside = found.strings.partition_point(|s| s.start < value.start)
+                ..found.strings.partition_point(|s| s.start < value.end);
+            if inside.is_empty() {
+                continue;
+            }
+            if budget < value.len() {
+                continue;
+            }
+            budget -= value.len();
+            if reads_as_json(&text[value.clone()], ctx) {
+                masked.extend(found.strings[inside].iter().cloned());
+            } else if value.len() > 2 {
+                // Not JSON as a whole (a Python call, prose in brackets): values inside it
+                // may be.
+                areas.push(value.start + 1..value.end - 1);
+            }
+        }
+    }
+    masked.sort_by_key(|r| r.start);
+    masked
+}
+
+/// What one pass over an area finds: the outermost bracketed values that close, and the
+/// strings inside brackets that could hold a marker.
+struct Pass {
+    values: Vec<Range<usize>>,
+    strings: Vec<Range<usize>>,
+}
+
+/// Brackets are matched as [`crate::locate::json_extent`] matches them (any closer closes
+/// the innermost opener; quotes count only inside brackets).
+fn pass(bytes: &[u8], area: Range<usize>) -> Pass {
+    let mut found = Pass {
+        values: Vec::new(),
+        strings: Vec::new(),
+    };
+    let end = area.end;
+    let mut open: Vec<usize> = Vec::new();
+    let mut i = area.start;
+    while i < end {
+        if open.is_empty() {
+            match memchr::memchr2(b'{', b'[', &bytes[i..end]) {
+                Some(j) => i += j,
+                None => break,
+            }
+        }
+        match bytes[i] {
+            b'"' => {
+                let start = i + 1;
+                let Some(close) = string_end(bytes, start, end) else {
+                    break;
+                };
+                if could_hold_marker(&bytes[start..close]) {
+                    found.strings.push(start..close);
+                }
+                i = close;
+            }
+            b'{' | b'[' => open.push(i),
+            b'}' | b']' => {
+                if let Some(from) = open.pop() {
+                    // Values closed inside this one are part of it.
+                    while found.values.last().is_some_and(|v| v.start > from) {
+                        found.values.pop();
+                    }
+                    found.values.push(from..i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    found
+}
+
+/// The index of the quote that ends the string whose text starts at `from`.
+fn string_end(bytes: &[u8], mut from: usize, end: usize) -> Option<usize> {
+    while let Some(j) = memchr::memchr2(b'"', b'\\', &bytes[from..end]) {
+        let at = from + j;
+        if bytes[at] == b'"' {
+            return Some(at);
+        }
+        from = at + 2;
+        if from >= end {
+            return None;
+        }
+    }
+    None
+}
+
+/// Whether a string has a byte or word that a marker starts with (`<…>`, `[TOOL_CALLS]`,
+/// `>>>`, `functools`, `call:`).
+fn could_hold_marker(s: &[u8]) -> bool {
+    memchr::memchr3(b'<', b'[', b'>', s).is_some()
+        || memchr::memmem::find(s, b"functools").is_some()
+        || memchr::memmem::find(s, b"call:").is_some()
+}
+
+/// Whether a bracketed value reads as JSON with its strings where the bracket scan saw them.
+fn reads_as_json(value: &str, ctx: &Ctx<'_>) -> bool {
+    let mut mender = ctx.mender(Target::Any, Concat::First);
+    let Ok(mended) = mender.mend(value) else {
+        return false;
+    };
+    mended.repairs().iter().all(|r| {
+        matches!(
+            r.kind,
+            RepairKind::DuplicateKey
+                | RepairKind::TrailingComma
+                | RepairKind::ExtraComma
+                | RepairKind::MissingComma
+                | RepairKind::MissingColon
+                | RepairKind::UnquotedKey
+                | RepairKind::PythonLiteral
+                | RepairKind::NonFinite
+                | RepairKind::Undefined
+                | RepairKind::ControlCharacter
+                | RepairKind::InvalidEscape
+                | RepairKind::LoneSurrogate
+                | RepairKind::NumberFormat
+                | RepairKind::UnicodeSpace
+        )
+    })
+}
+
+/// The strings masked while a reply is scanned, and the texts (the reply and its copies with
+/// reasoning blanked, all of the same length) they are offsets in.
+struct Active {
+    strings: Rc<[Range<usize>]>,
+    texts: Vec<(usize, usize)>,
+}
+
+thread_local! {
+    static ACTIVE: RefCell<Option<Active>> = const { RefCell::new(None) };
+}
+
+/// While this lives, marker searches in `text` skip the `strings` given; dropping it restores
+/// what was masked before.
+pub(crate) struct Scope {
+    before: Option<Active>,
+}
+
+impl Scope {
+    pub(crate) fn new(text: &str, strings: Vec<Range<usize>>) -> Scope {
+        let active = (!strings.is_empty()).then(|| Active {
+            strings: strings.into(),
+            texts: vec![(text.as_ptr() as usize, text.len())],
+        });
+        Scope {
+            before: ACTIVE.with(|a| a.replace(active)),
+        }
+    }
+
+    /// Also masks the same strings in `copy`, a text of the same length (the reply with its
+    /// reasoning blanked).
+    pub(crate) fn also(&self, copy: &str) {
+        ACTIVE.with(|a| {
+            if let Some(active) = a.borrow_mut().as_mut() {
+                active.texts.push((copy.as_ptr() as usize, copy.len()));
+            }
+        });
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        let before = self.before.take();
+        ACTIVE.with(|a| *a.borrow_mut() = before);
+    }
+}
+
+/// The masked strings as offsets in `hay` (a slice of a masked text), when there are any.
+pub(crate) struct InHay {
+    strings: Rc<[Range<usize>]>,
+    /// Where `hay` starts in its text.
+    shift: usize,
+}
+
+impl InHay {
+    pub(crate) fn of(hay: &str) -> Option<InHay> {
+        ACTIVE.with(|a| {
+            let a = a.borrow();
+            let active = a.as_ref()?;
+            let at = hay.as_ptr() as usize;
+            active
+                .texts
+                .iter()
+                .find(|&&(base, len)| at >= base && at + hay.len() <= base + len)
+                .map(|&(base, _)| InHay {
+                    strings: active.strings.clone(),
+                    shift: at - base,
+                })
+        })
+    }
+
+    /// Whether the byte at `i` in the hay is inside a masked string.
+    pub(crate) fn masks(&self, i: usize) -> bool {
+        let at = self.shift + i;
+        let k = self.strings.partition_point(|s| s.start <= at);
+        k > 0 && at < self.strings[k - 1].end
+    }
+}

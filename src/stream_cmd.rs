@@ -1,0 +1,220 @@
+//! `calls --stream`: each input (stdin or a file) is one reply, read as it arrives; one JSON
+//! event per line is written and flushed as it goes (see `toolmend::calls::Stream`).
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use toolmend::calls::{CallOptions, DeltaFraming, Deltas, Event, Shape, Stream};
+use toolmend::{Code, Error};
+
+use crate::calls_cmd;
+use crate::cli::{CallsArgs, CallsInputArg};
+use crate::hints;
+
+/// Runs `calls --stream` over every input.
+pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
+    let options = match calls_cmd::call_options(args, None) {
+        Ok(options) => options,
+        Err(e) => {
+            writeln!(io::stderr(), "toolmend: {e}")?;
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let reading = Reading {
+        options,
+        framing: match args.input {
+            CallsInputArg::Whole | CallsInputArg::Lines => None,
+            CallsInputArg::Jsonl => Some(DeltaFraming::Jsonl),
+            CallsInputArg::Sse => Some(DeltaFraming::Sse),
+        },
+        shape: calls_cmd::shape(args),
+        max_bytes: args.max_bytes,
+    };
+    let mut out = io::stdout().lock();
+    let mut err = io::stderr();
+    let stdin_only = [Path::new("-").to_path_buf()];
+    let files = if args.files.is_empty() {
+        &stdin_only[..]
+    } else {
+        &args.files[..]
+    };
+    let (mut failed, mut unreadable) = (false, false);
+    for path in files {
+        let ok = if path == Path::new("-") {
+            hints::if_stdin_is_a_terminal("a reply");
+            reading.one(io::stdin().lock(), &mut out)
+        } else {
+            match File::open(path) {
+                Ok(f) => reading.one(f, &mut out),
+                Err(e) => {
+                    hints::unreadable(&mut err, path, &e)?;
+                    unreadable = true;
+                    continue;
+                }
+            }
+        };
+        match ok {
+            Ok(ok) => failed |= !ok,
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Err(e.into()),
+            Err(e) => {
+                out.flush().ok();
+                writeln!(err, "toolmend: {}: {e}", path.display())?;
+                unreadable = true;
+            }
+        }
+    }
+    Ok(if unreadable {
+        ExitCode::from(2)
+    } else if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+struct Reading {
+    options: CallOptions,
+    /// `None`: raw text.
+    framing: Option<DeltaFraming>,
+    shape: Shape,
+    max_bytes: usize,
+}
+
+impl Reading {
+    /// Streams one reply from `input`; whether `calls` accepts it.
+    fn one<R: Read, W: Write>(&self, input: R, out: &mut W) -> io::Result<bool> {
+        let mut stream = Stream::new(self.options.clone());
+        let mut events = Vec::new();
+        match self.framing {
+            None => self.raw(input, &mut stream, &mut events, out)?,
+            Some(framing) => self.lines(input, framing, &mut stream, &mut events, out)?,
+        }
+        events.extend(stream.finish());
+        write(out, &mut events, self.shape)?;
+        Ok(matches!(stream.result(), Some(Ok(_))))
+    }
+
+    /// Raw text: every read is fed as it comes (a character split between reads waits for
+    /// its other bytes).
+    fn raw<R: Read, W: Write>(
+        &self,
+        mut input: R,
+        stream: &mut Stream,
+        events: &mut Vec<Event>,
+        out: &mut W,
+    ) -> io::Result<()> {
+        let mut chunk = vec![0; 64 << 10];
+        let mut pending: Vec<u8> = Vec::new();
+        let mut total = 0usize;
+        loop {
+            let n = match input.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            total += n;
+            if total > self.max_bytes {
+                events.extend(stream.abort(self.too_large(total)));
+                return write(out, events, self.shape);
+            }
+            pending.extend_from_slice(&chunk[..n]);
+            let valid = match std::str::from_utf8(&pending) {
+                Ok(text) => text.len(),
+                Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                Err(e) => {
+                    let at = total - n + e.valid_up_to() - (pending.len() - n);
+                    events.extend(stream.abort(Error::at(Code::InvalidUtf8, at, "invalid UTF-8")));
+                    return write(out, events, self.shape);
+                }
+            };
+            // Checked just above.
+            let text = std::str::from_utf8(&pending[..valid]).unwrap_or_default();
+            stream.feed_into(text, events);
+            pending.drain(..valid);
+            write(out, events, self.shape)?;
+        }
+        if !pending.is_empty() {
+            let at = total - pending.len();
+            events.extend(stream.abort(Error::at(
+                Code::InvalidUtf8,
+                at,
+                "invalid UTF-8 (the input ends inside a character)",
+            )));
+        }
+        Ok(())
+    }
+
+    /// One delta per line, or server-sent events.
+    fn lines<R: Read, W: Write>(
+        &self,
+        input: R,
+        framing: DeltaFraming,
+        stream: &mut Stream,
+        events: &mut Vec<Event>,
+        out: &mut W,
+    ) -> io::Result<()> {
+        let mut input = BufReader::new(input);
+        let mut deltas = Deltas::new(framing);
+        let mut line = Vec::new();
+        let mut total = 0usize;
+        loop {
+            line.clear();
+            let n = input.read_until(b'\n', &mut line)?;
+            if n == 0 {
+                break;
+            }
+            total += n;
+            if total > self.max_bytes {
+                events.extend(stream.abort(self.too_large(total)));
+                return write(out, events, self.shape);
+            }
+            let Ok(text) = std::str::from_utf8(&line) else {
+                events.extend(stream.abort(Error::whole(
+                    Code::InvalidUtf8,
+                    "invalid UTF-8 in a streamed delta",
+                )));
+                return write(out, events, self.shape);
+            };
+            match deltas.line(text.strip_suffix('\n').unwrap_or(text), stream) {
+                Ok(more) => events.extend(more),
+                Err(error) => {
+                    events.extend(stream.abort(error));
+                    return write(out, events, self.shape);
+                }
+            }
+            write(out, events, self.shape)?;
+        }
+        match deltas.end(stream) {
+            Ok(more) => events.extend(more),
+            Err(error) => events.extend(stream.abort(error)),
+        }
+        Ok(())
+    }
+
+    fn too_large(&self, total: usize) -> Error {
+        Error::whole(
+            Code::TooLarge,
+            format!(
+                "the reply is more than {total} bytes, past --max-bytes {}",
+                self.max_bytes
+            ),
+        )
+    }
+}
+
+/// Writes the events, one per line, and flushes: a reader sees each as soon as it is known.
+fn write<W: Write>(out: &mut W, events: &mut Vec<Event>, shape: Shape) -> io::Result<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let mut buf = Vec::new();
+    for event in events.drain(..) {
+        serde_json::to_writer(&mut buf, &event.to_value(shape))?;
+        buf.push(b'\n');
+    }
+    out.write_all(&buf)?;
+    out.flush()
+}

@@ -1,0 +1,317 @@
+//! `toolmend calls --stream` through the binary: recorded transcripts of three server styles
+//! (fixtures/stream: OpenAI chat-completions deltas with `tool_calls[].function.arguments`
+//! fragments, Anthropic `input_json_delta`, raw text with Hermes tags streamed as content),
+//! an Ollama `/api/chat` NDJSON stream, raw text, events flushed while the input is still
+//! open, and the exit status of `calls` on the whole reply.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command as Process, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use assert_cmd::cargo::cargo_bin;
+use serde_json::{Value, json};
+
+mod common;
+use common::{code, stderr, stdout};
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/stream")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// Runs `toolmend calls --stream ARGS` on `input`: the events and the exit code.
+fn stream(args: &[&str], input: &[u8]) -> (Vec<Value>, i32) {
+    let out = Command::cargo_bin("toolmend")
+        .unwrap()
+        .args(["calls", "--stream"])
+        .args(args)
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    let events: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(
+        stderr(&out).is_empty() || code(&out) == 2,
+        "stderr: {}",
+        stderr(&out)
+    );
+    (events, code(&out))
+}
+
+/// The events are well formed: each index starts once and ends once, arguments only grow, and
+/// `end` comes last. Returns the `end` event.
+fn well_formed(events: &[Value]) -> &Value {
+    let end = events.last().expect("events");
+    assert_eq!(end["event"], "end", "{events:#?}");
+    let mut started = Vec::new();
+    let mut ended = Vec::new();
+    let mut last_args: Vec<Option<Value>> = Vec::new();
+    for e in &events[..events.len() - 1] {
+        let index = e["index"].as_u64().map(|i| i as usize);
+        match e["event"].as_str().unwrap() {
+            "text" | "reasoning" => assert!(e["delta"].is_string()),
+            "call_start" => {
+                assert_eq!(index, Some(started.len()), "{e}");
+                started.push(e["tool"].as_str().unwrap().to_owned());
+                last_args.push(None);
+            }
+            "arguments" => {
+                let i = index.unwrap();
+                assert!(i < started.len() && !ended.contains(&i), "{e}");
+                if let Some(before) = &last_args[i] {
+                    // Every key shown before is still there; closed ones unchanged.
+                    let open = before["open"].as_str().expect("arguments after final ones");
+                    for (k, v) in before["parameters"].as_object().unwrap() {
+                        let now = &e["parameters"][k];
+                        if open == format!("/{k}") {
+                            assert!(now.as_str().unwrap().starts_with(v.as_str().unwrap()));
+                        } else {
+                            assert_eq!(now, v, "{k} changed");
+                        }
+                    }
+                }
+                last_args[i] = Some(e.clone());
+            }
+            "call_end" | "incomplete" | "invalid" | "retracted" => {
+                let i = index.unwrap();
+                assert!(!ended.contains(&i), "{i} ended twice");
+                ended.push(i);
+                if e["event"] == "call_end" {
+                    assert_eq!(e["call"]["tool"], started[i].as_str());
+                    if let Some(args) = &last_args[i] {
+                        assert_eq!(args["open"], Value::Null, "final arguments were shown");
+                        assert_eq!(args["parameters"], e["call"]["parameters"]);
+                    }
+                }
+            }
+            other => panic!("unknown event {other}"),
+        }
+    }
+    ended.sort_unstable();
+    assert_eq!(
+        ended,
+        (0..started.len()).collect::<Vec<_>>(),
+        "every call ends"
+    );
+    end
+}
+
+fn kinds(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn openai_chat_completions_with_argument_fragments() {
+    let input = std::fs::read(fixture("openai_tool_calls.sse")).unwrap();
+    let (events, status) = stream(&["--input", "sse"], &input);
+    assert_eq!(status, 0);
+    let end = well_formed(&events);
+    assert_eq!(
+        end["value"]["calls"],
+        json!([
+            {"tool": "get_weather", "parameters": {"city": "Oslo", "unit": "celsius"}, "id": "chatcmpl-tool-8c21"},
+            {"tool": "get_time", "parameters": {"tz": "Europe/Oslo", "format": 24}, "id": "chatcmpl-tool-8c22"}
+        ])
+    );
+    // Both calls announced, and the first one's city shown while it was being written.
+    let k = kinds(&events);
+    assert_eq!(k.iter().filter(|e| **e == "call_start").count(), 2);
+    assert!(events.iter().any(|e| e["event"] == "arguments"
+        && e["index"] == 0
+        && e["parameters"]["city"] == "Os"
+        && e["open"] == "/city"));
+    let first_end = k.iter().position(|e| *e == "call_end").unwrap();
+    let second_start = events
+        .iter()
+        .position(|e| e["event"] == "call_start" && e["index"] == 1)
+        .unwrap();
+    assert!(second_start < first_end);
+}
+
+#[test]
+fn anthropic_input_json_delta_with_thinking_and_text() {
+    let input = std::fs::read(fixture("anthropic_tool_use.sse")).unwrap();
+    let (events, status) = stream(&["--input", "sse"], &input);
+    assert_eq!(status, 0);
+    let end = well_formed(&events);
+    assert_eq!(
+        end["value"],
+        json!({
+            "calls": [{"tool": "get_weather", "parameters": {"location": "Paris, France", "unit": "celsius", "days": 3}, "id": "toolu_01T1x1fJ34qAmk2tNTrN7Up6"}],
+            "text": "I'll check the current weather in Paris for you.",
+            "reasoning": "The user wants the weather in Paris; get_weather takes a location.",
+            "incomplete": []
+        })
+    );
+    assert!(events.iter().any(|e| e["event"] == "arguments"
+        && e["parameters"] == json!({"location": "Paris, France", "unit": "cel"})
+        && e["open"] == "/unit"));
+}
+
+#[test]
+fn raw_hermes_markup_streamed_as_content() {
+    let input = std::fs::read(fixture("hermes_content.sse")).unwrap();
+    let (events, status) = stream(&["--input", "sse"], &input);
+    assert_eq!(status, 0);
+    let end = well_formed(&events);
+    assert_eq!(
+        end["value"],
+        json!({
+            "calls": [{"tool": "list_files", "parameters": {"path": "/tmp", "recursive": false, "limit": 50}}],
+            "text": "Let me look.",
+            "reasoning": "The user wants the files in /tmp listed.",
+            "incomplete": []
+        })
+    );
+    // `<tool_` + `call>` came in two chunks; the call was announced before the end.
+    assert_eq!(kinds(&events)[0], "call_start");
+    // `fal` + `se` and `5` + `0`: no literal or number shown before its end.
+    for e in events.iter().filter(|e| e["event"] == "arguments") {
+        let p = &e["parameters"];
+        assert!(p.get("recursive").is_none_or(|v| *v == json!(false)), "{e}");
+        assert!(p.get("limit").is_none_or(|v| *v == json!(50)), "{e}");
+    }
+}
+
+#[test]
+fn a_call_cut_at_max_tokens_is_incomplete_with_exit_1() {
+    let input = std::fs::read(fixture("anthropic_max_tokens.sse")).unwrap();
+    let (events, status) = stream(&["--input", "sse"], &input);
+    assert_eq!(status, 1);
+    let end = well_formed(&events);
+    assert_eq!(end["ok"], false);
+    assert_eq!(end["error"]["code"], "incomplete_call");
+    assert!(kinds(&events).contains(&"incomplete"));
+    assert!(!kinds(&events).contains(&"call_end"));
+}
+
+#[test]
+fn ollama_chat_lines_as_jsonl_deltas() {
+    let input = std::fs::read(fixture("ollama_chat.jsonl")).unwrap();
+    let (events, status) = stream(&["--input", "jsonl"], &input);
+    assert_eq!(status, 0);
+    let end = well_formed(&events);
+    assert_eq!(end["value"]["calls"][0]["parameters"]["tz"], "Asia/Tokyo");
+    assert_eq!(end["value"]["reasoning"], "Need the time in Tokyo.");
+}
+
+#[test]
+fn jsonl_text_deltas_and_raw_text_give_the_same_reply() {
+    let reply = "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Bergen\"}}\n</tool_call>";
+    let lines: String = reply
+        .as_bytes()
+        .chunks(5)
+        .map(|c| format!("{}\n", Value::from(std::str::from_utf8(c).unwrap())))
+        .collect();
+    let (from_jsonl, s1) = stream(&["--input", "jsonl"], lines.as_bytes());
+    let (from_raw, s2) = stream(&[], reply.as_bytes());
+    assert_eq!((s1, s2), (0, 0));
+    assert_eq!(well_formed(&from_jsonl), well_formed(&from_raw));
+}
+
+/// The `end` event is the record `calls --records` writes for the whole reply, and the exit
+/// status is the same, for replies that succeed and fail.
+#[test]
+fn end_and_exit_status_are_those_of_calls() {
+    for reply in [
+        "Plain text, no call.",
+        "<tool_call>{\"name\": \"rm\", \"arguments\": {\"path\": \"/tmp/x\"",
+        "[TOOL_CALLS]get_time[ARGS]{\"tz\": \"UTC\"}",
+        "<think>plan</think>{\"tool\": \"ls\", \"parameters\": {}, \"terminate\": false}",
+        "",
+        "<tool_call>{'name': 'f', 'arguments': {'a': True,}}</tool_call>",
+    ] {
+        let (events, status) = stream(&[], reply.as_bytes());
+        let out = Command::cargo_bin("toolmend")
+            .unwrap()
+            .args(["calls", "--records"])
+            .write_stdin(reply)
+            .output()
+            .unwrap();
+        let mut record: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+        record.as_object_mut().unwrap().remove("line");
+        let mut end = well_formed(&events).clone();
+        end.as_object_mut().unwrap().remove("event");
+        assert_eq!(end, record, "{reply:?}");
+        assert_eq!(status, code(&out), "{reply:?}");
+    }
+}
+
+#[test]
+fn events_are_written_while_the_reply_is_still_arriving() {
+    let mut child = Process::new(cargo_bin("toolmend"))
+        .args(["calls", "--stream"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            tx.send(line.unwrap()).unwrap();
+        }
+    });
+    stdin
+        .write_all(b"<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a.txt\", \"content\": \"Hel")
+        .unwrap();
+    stdin.flush().unwrap();
+    let first = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("an event before the end");
+    assert_eq!(
+        first,
+        r#"{"event":"call_start","index":0,"tool":"write_file"}"#
+    );
+    let second = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert_eq!(
+        second,
+        r#"{"event":"arguments","index":0,"parameters":{"path":"a.txt","content":"Hel"},"open":"/content"}"#
+    );
+    stdin.write_all(b"lo\"}}</tool_call>").unwrap();
+    drop(stdin);
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let rest: Vec<String> = rx.try_iter().collect();
+    assert!(
+        rest.last()
+            .unwrap()
+            .starts_with(r#"{"event":"end","ok":true"#),
+        "{rest:#?}"
+    );
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn broken_deltas_end_the_reply_with_invalid_input() {
+    let (events, status) = stream(&["--input", "sse"], b"data: {\"choices\": [\n\n");
+    assert_eq!(status, 1);
+    assert_eq!(well_formed(&events)["error"]["code"], "invalid_input");
+    let (events, status) = stream(&[], b"<tool_call>{\"name\": \"f\xff");
+    assert_eq!(status, 1);
+    assert_eq!(well_formed(&events)["error"]["code"], "invalid_utf8");
+}
+
+#[test]
+fn sse_input_without_stream_is_a_usage_error() {
+    let out = Command::cargo_bin("toolmend")
+        .unwrap()
+        .args(["calls", "--input", "sse"])
+        .write_stdin("data: {}\n\n")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("--stream"), "{}", stderr(&out));
+}
