@@ -5,21 +5,21 @@
 //! integers keep every digit. The package `toolmend` (python/toolmend/) re-exports all of it;
 //! its `.pyi` stubs carry the signatures.
 
-use std::num::NonZeroUsize;
+use std::borrow::Cow;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread;
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use toolmend::calls::{CallOptions, Extracted, Failure, Shape};
 use toolmend::tools::Tools;
-use toolmend::{Code, Concat, Mender as LibMender, Options, Target, original_text};
+use toolmend::{
+    Code, Concat, Input, MendedValue, Mender as LibMender, Options, Target, original_text,
+};
 
 create_exception!(
     toolmend,
@@ -35,9 +35,6 @@ create_exception!(
 
 /// The default limit on one input's size, as the CLI's `--max-bytes`.
 const MAX_BYTES: usize = 64 << 20;
-
-/// A batch of `mend_many` holds about this many input bytes (as the CLI's filter).
-const BATCH_BYTES: usize = 128 << 10;
 
 fn json_loads(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
     static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -77,59 +74,40 @@ fn usage(message: String) -> toolmend::Error {
     toolmend::Error::whole(Code::InvalidInput, message)
 }
 
-/// An input as the library takes it: text, or the error it already is.
-enum Input<'a> {
-    Text(&'a str),
-    Bad(toolmend::Error, String),
-}
-
-/// Reads one Python input: `str`, or `bytes` that must be UTF-8. `None` is an empty input (as
-/// `"arguments": null` is to the CLI); any other type is `invalid_input`.
+/// Reads one Python input: `str`, or `bytes` that must be UTF-8 (checked as the CLI checks a
+/// line). `None` is an empty input (as `"arguments": null` is to the CLI); any other type is
+/// `invalid_input`.
 fn input<'a>(obj: &'a Bound<'_, PyAny>, max_bytes: usize) -> Input<'a> {
-    let (text, original) = if let Ok(s) = obj.cast::<PyString>() {
+    let failed = |error, original: String| Input::Failed(error, Cow::Owned(original));
+    if let Ok(s) = obj.cast::<PyString>() {
         match s.to_str() {
-            Ok(text) => (text, text),
+            Ok(text) => Input::from_bytes(text.as_bytes(), max_bytes),
             Err(_) => {
-                let lossy = s.to_string_lossy().into_owned();
+                let lossy = s.to_string_lossy();
                 let error = toolmend::Error::whole(
                     Code::InvalidUtf8,
                     "text holds a lone surrogate, which is not valid Unicode",
                 );
-                return Input::Bad(error, original_text(lossy.as_bytes()));
+                failed(error, original_text(lossy.as_bytes()))
             }
         }
     } else if let Ok(b) = obj.cast::<PyBytes>() {
-        let bytes = b.as_bytes();
-        match std::str::from_utf8(bytes) {
-            Ok(text) => (text, text),
-            Err(e) => {
-                let error =
-                    toolmend::Error::at(Code::InvalidUtf8, e.valid_up_to(), "invalid UTF-8");
-                return Input::Bad(error, original_text(bytes));
-            }
-        }
+        Input::from_bytes(b.as_bytes(), max_bytes)
     } else if obj.is_none() {
-        let error = toolmend::Error::whole(Code::EmptyInput, "input is None");
-        return Input::Bad(error, String::new());
+        failed(
+            toolmend::Error::whole(Code::EmptyInput, "input is None"),
+            String::new(),
+        )
     } else {
         let kind = obj
             .get_type()
             .name()
             .map_or_else(|_| "?".to_owned(), |n| n.to_string());
-        let error = usage(format!("expected str or bytes, found {kind}"));
-        return Input::Bad(error, String::new());
-    };
-    if text.len() > max_bytes {
-        let error = toolmend::Error::whole(
-            Code::TooLarge,
-            format!(
-                "input is {} bytes, more than max_bytes {max_bytes}",
-                text.len()
-            ),
-        );
-        return Input::Bad(error, original_text(original.as_bytes()));
+        failed(
+            usage(format!("expected str or bytes, found {kind}")),
+            String::new(),
+        )
     }
-    Input::Text(text)
 }
 
 fn parse_options(
@@ -180,21 +158,23 @@ enum Outcome {
     },
 }
 
-fn mend_one(mender: &mut LibMender, text: &str) -> Outcome {
-    match mender.mend(text) {
-        Ok(mended) => {
-            let mut repairs = Vec::new();
-            toolmend::write_repairs(&mut repairs, mended.repairs());
-            Outcome::Ok {
-                json: mended.value().into_owned(),
-                repairs: String::from_utf8(repairs).expect("records are UTF-8"),
-                dropped: mended.dropped().map(str::to_owned).collect(),
+impl Outcome {
+    fn new(input: &Input<'_>, result: Result<MendedValue, toolmend::Error>) -> Outcome {
+        match result {
+            Ok(mended) => {
+                let mut repairs = Vec::new();
+                toolmend::write_repairs(&mut repairs, &mended.repairs);
+                Outcome::Ok {
+                    json: mended.value,
+                    repairs: String::from_utf8(repairs).expect("records are UTF-8"),
+                    dropped: mended.dropped,
+                }
             }
+            Err(error) => Outcome::Failed {
+                error,
+                original: input.original(),
+            },
         }
-        Err(error) => Outcome::Failed {
-            error,
-            original: original_text(text.as_bytes()),
-        },
     }
 }
 
@@ -392,13 +372,10 @@ impl Mender {
 
     /// Mends one input (str, or UTF-8 bytes) into a Record; never raises for bad input.
     fn mend(&self, text: &Bound<'_, PyAny>) -> Record {
-        match input(text, self.max_bytes) {
-            Input::Text(text) => {
-                let mut mender = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-                Record::new(mend_one(&mut mender, text))
-            }
-            Input::Bad(error, original) => Record::new(Outcome::Failed { error, original }),
-        }
+        let input = input(text, self.max_bytes);
+        let mut mender = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let result = input.mend(&mut mender);
+        Record::new(Outcome::new(&input, result))
     }
 
     /// Mends every input of an iterable into a list of Records, in order, on `threads`
@@ -418,13 +395,8 @@ impl Mender {
     }
 }
 
-/// An input of `mend_many`, copied out of Python so the GIL can be released.
-enum Owned {
-    /// A range of the shared text buffer.
-    Text(usize, usize),
-    Bad(toolmend::Error, String),
-}
-
+/// Reads every input, then mends them with the GIL released. Texts are copied into one
+/// buffer first: while the GIL is released another thread may change the iterable.
 fn many(
     py: Python<'_>,
     inputs: &Bound<'_, PyAny>,
@@ -433,79 +405,32 @@ fn many(
     threads: usize,
 ) -> PyResult<Vec<Py<Record>>> {
     let mut text = String::new();
-    let mut owned = Vec::new();
+    let mut read: Vec<Result<(usize, usize), Input<'static>>> = Vec::new();
     for item in inputs.try_iter()? {
         let item = item?;
-        owned.push(match input(&item, max_bytes) {
+        read.push(match input(&item, max_bytes) {
             Input::Text(t) => {
                 let start = text.len();
                 text.push_str(t);
-                Owned::Text(start, text.len())
+                Ok((start, text.len()))
             }
-            Input::Bad(error, original) => Owned::Bad(error, original),
+            Input::Failed(error, original) => {
+                Err(Input::Failed(error, Cow::Owned(original.into_owned())))
+            }
         });
     }
-    // Batches of about BATCH_BYTES (and at most 4096 inputs), taken in turn by the threads.
-    let mut batches = vec![0];
-    let mut bytes = 0;
-    for (i, item) in owned.iter().enumerate() {
-        if let Owned::Text(s, e) = item {
-            bytes += e - s;
-        }
-        if bytes >= BATCH_BYTES || i + 1 - batches.last().copied().unwrap_or(0) >= 4096 {
-            batches.push(i + 1);
-            bytes = 0;
-        }
-    }
-    if batches.last() != Some(&owned.len()) {
-        batches.push(owned.len());
-    }
-    let threads = match threads {
-        0 => thread::available_parallelism()
-            .map_or(1, NonZeroUsize::get)
-            .min(8),
-        n => n.min(64),
-    }
-    .min(batches.len() - 1)
-    .max(1);
-    let outcomes: Vec<Outcome> = py.detach(|| {
-        let next = AtomicUsize::new(0);
-        let done: Mutex<Vec<(usize, Vec<Outcome>)>> = Mutex::new(Vec::new());
-        let work = || {
-            let mut mender = LibMender::new(options.clone());
-            loop {
-                let b = next.fetch_add(1, Ordering::Relaxed);
-                if b + 1 >= batches.len() {
-                    break;
-                }
-                let out = owned[batches[b]..batches[b + 1]]
-                    .iter()
-                    .map(|item| match item {
-                        Owned::Text(s, e) => mend_one(&mut mender, &text[*s..*e]),
-                        Owned::Bad(error, original) => Outcome::Failed {
-                            error: error.clone(),
-                            original: original.clone(),
-                        },
-                    })
-                    .collect();
-                done.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((b, out));
-            }
-        };
-        thread::scope(|scope| {
-            for _ in 1..threads {
-                scope.spawn(work);
-            }
-            work();
-        });
-        let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
-        done.sort_unstable_by_key(|(b, _)| *b);
-        done.into_iter().flat_map(|(_, out)| out).collect()
-    });
-    outcomes
+    let inputs: Vec<Input<'_>> = read
         .into_iter()
-        .map(|o| Py::new(py, Record::new(o)))
+        .map(|r| match r {
+            Ok((start, end)) => Input::Text(&text[start..end]),
+            Err(failed) => failed,
+        })
+        .collect();
+    let results = py.detach(|| toolmend::mend_many(&inputs, options, threads));
+    inputs
+        .iter()
+        .zip(results)
+        .map(|(input, result)| Py::new(py, Record::new(Outcome::new(input, result))))
         .collect()
 }
 
@@ -548,15 +473,12 @@ fn value_of(
     options: Options,
     max_bytes: usize,
 ) -> PyResult<Py<PyAny>> {
-    match input(text, max_bytes) {
-        Input::Text(text) => {
-            let mut mender = LibMender::new(options);
-            match mender.mend(text) {
-                Ok(mended) => json_loads(py, &mended.value()),
-                Err(error) => Err(to_py_err(py, &error, None)),
-            }
-        }
-        Input::Bad(error, _) => Err(to_py_err(py, &error, None)),
+    let text = input(text, max_bytes)
+        .text()
+        .map_err(|error| to_py_err(py, &error, None))?;
+    match LibMender::new(options).mend(text) {
+        Ok(mended) => json_loads(py, &mended.value()),
+        Err(error) => Err(to_py_err(py, &error, None)),
     }
 }
 
@@ -647,9 +569,9 @@ impl CallExtractor {
                 }),
             }
         } else {
-            match input(reply, self.max_bytes) {
-                Input::Text(text) => toolmend::calls::extract(text, &self.options),
-                Input::Bad(error, _) => Err(Failure {
+            match input(reply, self.max_bytes).text() {
+                Ok(text) => toolmend::calls::extract(text, &self.options),
+                Err(error) => Err(Failure {
                     error,
                     extracted: None,
                 }),
@@ -704,31 +626,7 @@ fn failure_to_py(py: Python<'_>, failure: &Failure) -> PyErr {
 }
 
 fn found_value(py: Python<'_>, found: &Extracted) -> PyResult<Py<PyAny>> {
-    let mut value = found.to_value(Shape::Native);
-    let rejected: Vec<Value> = found
-        .rejected
-        .iter()
-        .map(|r| {
-            let mut m = Map::new();
-            m.insert(
-                "tool".into(),
-                r.tool.clone().map_or(Value::Null, Value::String),
-            );
-            if let Some(id) = &r.id {
-                m.insert("id".into(), id.clone());
-            }
-            if let Some(p) = &r.parameters {
-                m.insert("parameters".into(), Value::Object(p.clone()));
-            }
-            m.insert("code".into(), r.error.code.as_str().into());
-            m.insert("message".into(), r.error.message.clone().into());
-            Value::Object(m)
-        })
-        .collect();
-    if let Value::Object(v) = &mut value {
-        v.insert("rejected".into(), rejected.into());
-    }
-    value_to_py(py, &value)
+    value_to_py(py, &found.failure_value(Shape::Native))
 }
 
 /// Finds the tool calls in one model reply, as `toolmend calls`. See `CallExtractor`.
