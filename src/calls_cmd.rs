@@ -15,6 +15,14 @@ use crate::hints;
 
 /// Runs `calls` over every input file.
 pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
+    if args.list_formats {
+        let mut out = io::stdout().lock();
+        for (name, models) in toolmend::calls::formats() {
+            writeln!(out, "{name:<16} {models}")?;
+        }
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.stream {
         return crate::stream_cmd::run(args);
     }

@@ -833,10 +833,20 @@ fn compare(case: &Case, got: &Outcome, strict: Option<&Outcome>) -> Vec<String> 
 
 /// An input that needed a repair must fail under `--strict`; one that needed none must pass.
 fn strict_rule(got: &Outcome, strict: &Outcome) -> Option<String> {
-    let Outcome::Value { repairs, .. } = got else {
+    let Outcome::Value { repairs, value, .. } = got else {
         return None;
     };
-    let list: Vec<Value> = serde_json::from_str(repairs).unwrap_or_default();
+    let mut list: Vec<Value> = serde_json::from_str(repairs).unwrap_or_default();
+    // A call's own repairs (`calls`) count as the record's.
+    if let Ok(Value::Object(found)) = serde_json::from_str::<Value>(value)
+        && let Some(Value::Array(calls)) = found.get("calls")
+    {
+        for call in calls {
+            if let Some(Value::Array(own)) = call.get("repairs") {
+                list.extend(own.iter().cloned());
+            }
+        }
+    }
     let needs_repair = list
         .iter()
         .any(|r| !ALLOWED_IN_STRICT.contains(&r["kind"].as_str().unwrap_or("")));

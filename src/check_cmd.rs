@@ -65,14 +65,18 @@ impl Runner for CliRunner {
             Some(Command::Args(args) | Command::Repair(args)) if !args.files.is_empty() => {
                 Err(no_files.into())
             }
-            Some(Command::Args(args)) => Filter::new(args.filter_options(Target::Object))
-                .run(input, None, &mut out, &mut err)
-                .map(|_| out)
-                .map_err(|e| e.to_string()),
-            Some(Command::Repair(args)) => Filter::new(args.filter_options(Target::Any))
-                .run(input, None, &mut out, &mut err)
-                .map(|_| out)
-                .map_err(|e| e.to_string()),
+            Some(Command::Args(args) | Command::Repair(args)) => {
+                let target = match command {
+                    "repair" => Target::Any,
+                    _ => Target::Object,
+                };
+                let mut options = args.filter_options(target);
+                options.schema = args.schema(Some(dir))?;
+                Filter::new(options)
+                    .run(input, None, &mut out, &mut err)
+                    .map(|_| out)
+                    .map_err(|e| e.to_string())
+            }
             Some(Command::Calls(args)) if !args.files.is_empty() => Err(no_files.into()),
             Some(Command::Calls(args)) => {
                 CallsFilter::new(calls_cmd::filter_options(&args, Some(dir))?)

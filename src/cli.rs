@@ -1,9 +1,11 @@
 //! Command-line arguments (clap derive), turned into the library's option structs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use toolmend::{Concat, FilterOptions, Framing, MAX_THREADS, Options, Target};
+use toolmend::schema::Schema;
+use toolmend::{Concat, FilterOptions, Framing, MAX_THREADS, Options, Target, Truncated};
 
 const EXIT_CODES: &str = "\
 Exit status:
@@ -23,7 +25,8 @@ Examples:
   echo '\"{\\\"command\\\":\\\"ls\\\"}\"' | toolmend args
   toolmend args --records calls.txt
   toolmend args --input jsonl --concat all logged.jsonl
-  toolmend args --strict --records < arguments.txt";
+  toolmend args --strict --records < arguments.txt
+  toolmend args --schema weather.schema.json --records calls.txt";
 
 const REPAIR_EXAMPLES: &str = "\
 Examples:
@@ -66,8 +69,16 @@ pub enum Command {
     /// Each reply (all of the input by default) gives `{"calls": [...], "text", "reasoning",
     /// "incomplete"}`. Each call is `{"tool", "parameters", "terminate"?, "id"?}`, its arguments
     /// mended by the args pipeline. Reasoning (<think>, [THINK], Harmony analysis, ...) is kept
-    /// apart and calls inside it are not calls. A call that was cut off is never healed: it is
-    /// listed under `incomplete` and the reply fails with `incomplete_call`.
+    /// apart and calls inside it are not calls; markers inside a JSON string are text. A call
+    /// that was cut off is never healed: it is listed under `incomplete` and the reply fails
+    /// with `incomplete_call`.
+    ///
+    /// A reply that is an API response is read as one, whole or as a jsonl line: an OpenAI chat
+    /// completion or its message, an OpenAI Responses `output`, an Anthropic message or content
+    /// list, an Ollama /api/chat response, a Gemini response (`functionCall` parts). A stop
+    /// reason that says the output was cut (finish_reason "length", stop_reason "max_tokens",
+    /// done_reason "length", finishReason "MAX_TOKENS") makes the call written last
+    /// incomplete. A reply that is one JSON string holding a call is unquoted.
     #[command(after_long_help = calls_help())]
     Calls(CallsArgs),
     /// Print the system prompt for a tools file
@@ -161,7 +172,8 @@ Examples:
   toolmend calls --input jsonl --shape openai --records replies.jsonl
   toolmend calls --format mistral --require-terminate reply.txt
   echo '<tool_call>{\"name\":\"ls\",\"arguments\":\"{}\"}</tool_call>' | toolmend calls
-  curl -sN http://localhost:8080/v1/chat/completions -d @req.json | toolmend calls --stream --input sse";
+  curl -sN http://localhost:8080/v1/chat/completions -d @req.json | toolmend calls --stream --input sse
+  toolmend calls --list-formats   # docs/formats.md has an example of each";
 
 const PROMPT_EXAMPLES: &str = "\
 Examples:
@@ -221,6 +233,10 @@ pub struct CallsArgs {
     /// The call format (`auto` detects it by its markers)
     #[arg(long, default_value = "auto", value_parser = parse_format, help_heading = "Calls")]
     pub format: String,
+
+    /// Print the formats --format takes (in the order auto tries them) and exit
+    #[arg(long, help_heading = "Calls")]
+    pub list_formats: bool,
 
     /// Check calls against this tools file (JSON, or TOML by extension)
     ///
@@ -315,6 +331,14 @@ pub struct MendArgs {
     #[arg(long, help_heading = "Pipeline")]
     pub strict: bool,
 
+    /// Heal input that was cut off, or refuse it (`truncated`)
+    ///
+    /// Input cut off before its end (a string, array or object left open, `tru`, `{"a":`,
+    /// `1.`) is healed by default, each closing reported as a repair. `error` refuses it with
+    /// the `truncated` code: for a caller about to run what it gets.
+    #[arg(long, value_enum, default_value_t = TruncatedArg::Heal, help_heading = "Pipeline")]
+    pub truncated: TruncatedArg,
+
     /// Unquote at most this many string layers
     #[arg(long, default_value_t = 10, help_heading = "Pipeline")]
     pub max_depth: u32,
@@ -326,16 +350,30 @@ pub struct MendArgs {
     /// Threads that mend inputs (0: one per core, at most 8; at most 256); output order is kept
     #[arg(long, default_value_t = 0, value_name = "N", value_parser = parse_threads, help_heading = "Pipeline")]
     pub threads: usize,
+
+    /// Check each value against this JSON Schema, coercing values to it where the intent is
+    /// unambiguous ("3" for an integer; not with --strict); a value that breaks it fails with
+    /// invalid_parameters
+    #[arg(long, value_name = "FILE", help_heading = "Pipeline")]
+    pub schema: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum InputArg {
     /// One input per line
     Lines,
-    /// One JSON string or {"text"|"content"|"arguments", "id"} object per line
+    /// One JSON string, {"text"|"content"|"arguments", "id"} object or API response per line
     Jsonl,
     /// All of the input is one document
     Whole,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TruncatedArg {
+    /// Close what was left open; report it in `repairs`
+    Heal,
+    /// Fail with `truncated`
+    Error,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -361,6 +399,10 @@ impl MendArgs {
                 strict: self.strict,
                 max_depth: self.max_depth,
                 max_nesting: self.max_nesting,
+                truncated: match self.truncated {
+                    TruncatedArg::Heal => Truncated::Heal,
+                    TruncatedArg::Error => Truncated::Error,
+                },
             },
             framing: match self.input {
                 InputArg::Lines => Framing::Lines,
@@ -371,7 +413,18 @@ impl MendArgs {
             line_buffered: self.line_buffered,
             max_bytes: self.max_bytes,
             threads: self.threads,
+            schema: None,
         }
+    }
+
+    /// The `--schema` file, read (its path taken from `dir` when given).
+    pub fn schema(&self, dir: Option<&Path>) -> Result<Option<Arc<Schema>>, String> {
+        let Some(path) = &self.schema else {
+            return Ok(None);
+        };
+        let path = dir.map_or_else(|| path.clone(), |dir| dir.join(path));
+        let schema = Schema::from_path(&path).map_err(|e| format!("schema file {e}"))?;
+        Ok(Some(Arc::new(schema)))
     }
 }
 

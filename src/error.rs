@@ -36,6 +36,9 @@ pub enum Code {
     InvalidParameters,
     /// A tool call was cut off before its end; it is listed under `incomplete`, never healed.
     IncompleteCall,
+    /// The input was cut off before its end and [`Truncated::Error`](crate::Truncated) was
+    /// asked for (`--truncated error`): it is refused rather than healed.
+    Truncated,
 }
 
 impl Code {
@@ -56,6 +59,7 @@ impl Code {
             Code::UnknownTool => "unknown_tool",
             Code::InvalidParameters => "invalid_parameters",
             Code::IncompleteCall => "incomplete_call",
+            Code::Truncated => "truncated",
         }
     }
 }

@@ -8,13 +8,15 @@
 
 use std::collections::VecDeque;
 use std::io::{self, BufRead, Write};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::thread;
 
 use crate::error::{Code, Error};
 use crate::input::{Framing, InputReader, RawInput, decode_input};
 use crate::mend::{Mender, Options};
-use crate::record::{Origin, write_error, write_ok, write_ok_to};
+use crate::record::{Origin, write_error, write_error_with, write_ok, write_ok_as, write_ok_to};
+use crate::repair::Repair;
+use crate::schema::{Schema, Violation};
 
 /// Settings of the filter.
 #[derive(Debug, Clone)]
@@ -34,6 +36,10 @@ pub struct FilterOptions {
     /// used anyway when line-buffered or reading one whole input; when the system cannot start
     /// as many as asked, the run goes on with those that started.
     pub threads: usize,
+    /// A JSON Schema each value must match (each item with `Concat::All`): values are coerced
+    /// to it where the intent is unambiguous (not with `strict`), and what still breaks it fails
+    /// with `invalid_parameters`.
+    pub schema: Option<Arc<Schema>>,
 }
 
 /// The most threads a run uses (`--threads` refuses more): far more than any machine has cores
@@ -49,6 +55,7 @@ impl Default for FilterOptions {
             line_buffered: false,
             max_bytes: 64 << 20,
             threads: 1,
+            schema: None,
         }
     }
 }
@@ -553,6 +560,48 @@ impl Worker {
         origin.id = decoded.id;
         match self.mender.mend(&decoded.text) {
             Ok(mended) => {
+                if let Some(schema) = &self.options.schema {
+                    let checked = check_schema(schema, &mended, !self.options.mend.strict);
+                    let (value, coerced) = match checked {
+                        Ok(Some(coerced)) => coerced,
+                        Ok(None) => (mended.value().into_owned(), Vec::new()),
+                        Err(violations) => {
+                            let listed: Vec<String> =
+                                violations.iter().map(ToString::to_string).collect();
+                            let error = Error::whole(
+                                Code::InvalidParameters,
+                                format!(
+                                    "the value does not match the schema: {}",
+                                    listed.join("; ")
+                                ),
+                            );
+                            write_error_with(
+                                sink,
+                                &origin,
+                                &error,
+                                decoded.text.as_bytes(),
+                                &violations,
+                            );
+                            return Ok(false);
+                        }
+                    };
+                    let mut buf = Vec::new();
+                    let target = if direct.is_some() {
+                        &mut buf
+                    } else {
+                        &mut self.out
+                    };
+                    if self.options.records {
+                        write_ok_as(target, &origin, &mended, value.as_bytes(), &coerced);
+                    } else {
+                        target.extend_from_slice(value.as_bytes());
+                        target.push(b'\n');
+                    }
+                    if let Some(out) = direct {
+                        out.write_all(&buf)?;
+                    }
+                    return Ok(true);
+                }
                 match (direct, self.options.records) {
                     (None, true) => write_ok(&mut self.out, &origin, &mended),
                     (None, false) => {
@@ -573,6 +622,40 @@ impl Worker {
             }
         }
     }
+}
+
+/// The value of `mended` checked against `schema` (coerced to it when `coerce`): `None` when it
+/// matches as it is, else the coerced value and the coercions.
+fn check_schema(
+    schema: &Schema,
+    mended: &crate::mend::Mended<'_>,
+    coerce: bool,
+) -> Result<Option<(String, Vec<Repair>)>, Vec<Violation>> {
+    let mut repairs = Vec::new();
+    if !mended.is_list() {
+        let part = mended.parts().next().unwrap_or("null");
+        return Ok(schema
+            .apply_text(part, coerce, "", &mut repairs)?
+            .map(|value| (value, repairs)));
+    }
+    // Each value of the list on its own, its paths under its index.
+    let mut violations = Vec::new();
+    let mut items = Vec::new();
+    let mut changed = false;
+    for (i, part) in mended.parts().enumerate() {
+        match schema.apply_text(part, coerce, &format!("/{i}"), &mut repairs) {
+            Ok(Some(value)) => {
+                changed = true;
+                items.push(value);
+            }
+            Ok(None) => items.push(part.to_owned()),
+            Err(more) => violations.extend(more),
+        }
+    }
+    if !violations.is_empty() {
+        return Err(violations);
+    }
+    Ok(changed.then(|| (format!("[{}]", items.join(",")), repairs)))
 }
 
 #[cfg(test)]

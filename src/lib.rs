@@ -37,6 +37,7 @@ mod parse;
 mod prompt;
 mod record;
 mod repair;
+pub mod schema;
 pub mod tools;
 mod unquote;
 
@@ -45,10 +46,10 @@ pub use error::{Code, Error};
 pub use escape::push_json_string;
 pub use filter::{Filter, FilterOptions, MAX_THREADS, Summary};
 pub use input::{Decoded, Framing, InputReader, RawInput, decode_input};
-pub use mend::{Concat, Mended, Mender, Options, Target, mend_args, repair};
+pub use mend::{Concat, Mended, Mender, Options, Target, Truncated, mend_args, repair};
 pub use prompt::system_prompt;
 pub use record::{Origin, cut, original_text, write_error, write_ok, write_repairs};
-pub use repair::{Repair, RepairKind};
+pub use repair::{Repair, RepairKind, truncated};
 
 /// The README's Rust examples run as doc tests.
 #[cfg(doctest)]

@@ -48,7 +48,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Runs the `args` or `repair` filter over every input file.
 fn mend(args: &MendArgs, target: Target) -> anyhow::Result<ExitCode> {
-    let mut filter = Filter::new(args.filter_options(target));
+    let mut options = args.filter_options(target);
+    options.schema = match args.schema(None) {
+        Ok(schema) => schema,
+        Err(e) => {
+            writeln!(io::stderr(), "toolmend: {e}")?;
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let mut filter = Filter::new(options);
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut err = io::stderr();

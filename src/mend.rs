@@ -10,7 +10,7 @@ use std::ops::Range;
 use crate::error::{Code, Error};
 use crate::locate::locate;
 use crate::parse::{Parser, Scratch};
-use crate::repair::{Repair, RepairKind};
+use crate::repair::{Repair, RepairKind, ends_inside_a_value, truncated, truncation};
 use crate::unquote::{decode, is_bare_escaped};
 
 /// What the value must be.
@@ -37,6 +37,16 @@ pub enum Concat {
     Error,
 }
 
+/// What to do with input that was cut off before its end (see [`truncation`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Truncated {
+    /// Close what was left open and report it as repairs (`unterminated_container`, ...).
+    #[default]
+    Heal,
+    /// Refuse it with [`Code::Truncated`]: for a caller about to act on the value.
+    Error,
+}
+
 /// Settings of the pipeline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
@@ -50,6 +60,8 @@ pub struct Options {
     pub max_depth: u32,
     /// How deep arrays and objects may nest (`too_deep` past it).
     pub max_nesting: usize,
+    /// Heal input that was cut off, or refuse it.
+    pub truncated: Truncated,
 }
 
 impl Default for Options {
@@ -60,6 +72,7 @@ impl Default for Options {
             strict: false,
             max_depth: 10,
             max_nesting: 1000,
+            truncated: Truncated::Heal,
         }
     }
 }
@@ -146,6 +159,21 @@ impl Mended<'_> {
         (skip..self.parts.len()).map(|i| self.part(i))
     }
 
+    /// The values that make up the value, as compact JSON: the one value, or with
+    /// [`Concat::All`] each item of the array.
+    pub fn parts(&self) -> impl Iterator<Item = &str> {
+        let count = match self.concat {
+            Concat::All => self.parts.len(),
+            _ => 1,
+        };
+        (0..count).map(|i| self.part(i))
+    }
+
+    /// Whether the value is the array of every value written ([`Concat::All`]).
+    pub fn is_list(&self) -> bool {
+        self.concat == Concat::All
+    }
+
     /// What was changed to get the value; empty when the input was clean JSON.
     pub fn repairs(&self) -> &[Repair] {
         self.repairs
@@ -208,7 +236,47 @@ impl Mender {
         let result =
             self.unquote_and_parse(input.as_bytes(), lead, end, &options, &mut cur, &mut next);
         self.layers = [cur, next];
-        let layers = result?;
+        let layers = match result {
+            // Text a strict reader finds ending inside a value was cut off, whatever the
+            // repairs could not make of it.
+            Err(error)
+                if options.truncated == Truncated::Error
+                    && !options.strict
+                    && error.code == Code::InvalidJson
+                    && ends_inside_a_value(input) =>
+            {
+                return Err(Error {
+                    code: Code::Truncated,
+                    message: format!(
+                        "the input was cut off before its end: it ends inside a JSON value \
+                         ({}); --truncated error refuses it",
+                        error.message
+                    ),
+                    offset: Some(end),
+                });
+            }
+            result => result?,
+        };
+
+        if options.truncated == Truncated::Error && truncated(&self.repairs, input) {
+            let what = match truncation(&self.repairs, input) {
+                Some(cut) => format!(
+                    "{}{}{}",
+                    cut.kind.as_str(),
+                    cut.offset
+                        .map_or(String::new(), |o| format!(" at byte {o}")),
+                    layer_note(layers)
+                ),
+                None => "it ends inside a JSON value".to_owned(),
+            };
+            return Err(Error {
+                code: Code::Truncated,
+                message: format!(
+                    "the input was cut off before its end: {what}; --truncated error refuses it"
+                ),
+                offset: Some(end),
+            });
+        }
 
         if self.parts.len() > 1 && options.concat == Concat::Error {
             return Err(Error::whole(
@@ -423,6 +491,7 @@ impl Mender {
                     offset: None,
                     layers: Some(quoted_layers),
                     text: None,
+                    path: None,
                 },
             );
         }

@@ -15,6 +15,7 @@ use crate::error::Error;
 use crate::escape::push_json_string;
 use crate::mend::Mended;
 use crate::repair::Repair;
+use crate::schema::Violation;
 
 /// Where an input came from.
 #[derive(Debug, Clone, Copy, Default)]
@@ -71,10 +72,34 @@ pub(crate) fn write_ok_to<W: Write + ?Sized>(
     Ok(())
 }
 
+/// Appends the success record of `mended` with `value` written instead of its own value and
+/// `more` repairs after its own (a schema's coercions), and a newline.
+pub(crate) fn write_ok_as(
+    buf: &mut Vec<u8>,
+    origin: &Origin<'_>,
+    mended: &Mended<'_>,
+    value: &[u8],
+    more: &[Repair],
+) {
+    write_origin(buf, true, origin);
+    buf.extend_from_slice(b",\"value\":");
+    buf.extend_from_slice(value);
+    buf.extend_from_slice(b",\"repairs\":");
+    let mut all = mended.repairs().to_vec();
+    all.extend_from_slice(more);
+    write_repairs(buf, &all);
+    write_dropped(buf, mended);
+}
+
 /// What follows the value in a success record.
 fn write_ok_tail(buf: &mut Vec<u8>, mended: &Mended<'_>) {
     buf.extend_from_slice(b",\"repairs\":");
     write_repairs(buf, mended.repairs());
+    write_dropped(buf, mended);
+}
+
+/// The `dropped` list, the end of a success record and its newline.
+fn write_dropped(buf: &mut Vec<u8>, mended: &Mended<'_>) {
     buf.extend_from_slice(b",\"dropped\":[");
     for (i, value) in mended.dropped().enumerate() {
         if i > 0 {
@@ -87,6 +112,17 @@ fn write_ok_tail(buf: &mut Vec<u8>, mended: &Mended<'_>) {
 
 /// Appends the error record of `error` for the input `original`, and a newline.
 pub fn write_error(buf: &mut Vec<u8>, origin: &Origin<'_>, error: &Error, original: &[u8]) {
+    write_error_with(buf, origin, error, original, &[]);
+}
+
+/// [`write_error`] with the schema `violations` of an `invalid_parameters` error.
+pub(crate) fn write_error_with(
+    buf: &mut Vec<u8>,
+    origin: &Origin<'_>,
+    error: &Error,
+    original: &[u8],
+    violations: &[Violation],
+) {
     write_origin(buf, false, origin);
     buf.extend_from_slice(b",\"error\":{\"code\":");
     push_json_string(buf, error.code.as_str().as_bytes());
@@ -97,6 +133,22 @@ pub fn write_error(buf: &mut Vec<u8>, origin: &Origin<'_>, error: &Error, origin
     if let Some(offset) = error.offset {
         buf.extend_from_slice(b",\"offset\":");
         push_u64(buf, offset as u64);
+    }
+    if !violations.is_empty() {
+        buf.extend_from_slice(b",\"violations\":[");
+        for (i, v) in violations.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            buf.extend_from_slice(b"{\"path\":");
+            push_json_string(buf, v.path.as_bytes());
+            buf.extend_from_slice(b",\"keyword\":");
+            push_json_string(buf, v.keyword.as_bytes());
+            buf.extend_from_slice(b",\"message\":");
+            push_json_string(buf, v.message.as_bytes());
+            buf.push(b'}');
+        }
+        buf.push(b']');
     }
     buf.extend_from_slice(b"}}\n");
 }
@@ -130,6 +182,10 @@ pub fn write_repairs(buf: &mut Vec<u8>, repairs: &[Repair]) {
             };
             buf.extend_from_slice(field);
             push_json_string(buf, text.as_bytes());
+        }
+        if let Some(path) = &repair.path {
+            buf.extend_from_slice(b",\"path\":");
+            push_json_string(buf, path.as_bytes());
         }
         buf.push(b'}');
     }

@@ -77,9 +77,15 @@ pub enum RepairKind {
     UnicodeSpace,
     /// A closing bracket was missing before the next value (`[{"a":1{"b":2}]`); it was added.
     MissingBracket,
-    /// A parameter value written as text (XML-style call formats) was given the JSON type its
-    /// tool's schema declares (`"20"` to `20`); `text` holds the parameter's name.
+    /// A value was given the type its schema declares where the intent was unambiguous
+    /// (`"20"` to `20` for an integer, `3` to `"3"` for a string, `"x"` to `["x"]` for an
+    /// array, ...); `path` holds its JSON pointer. For the text values of XML-style call
+    /// formats, `text` holds the parameter's name instead.
     SchemaType,
+    /// An XML-style call wrote all its arguments as one `arguments` parameter holding a JSON
+    /// object, for a tool whose schema has no `arguments` property: the object is the
+    /// arguments.
+    UnwrapArguments,
 }
 
 impl RepairKind {
@@ -123,6 +129,7 @@ impl RepairKind {
             UnicodeSpace => "unicode_space",
             MissingBracket => "missing_bracket",
             SchemaType => "schema_type",
+            UnwrapArguments => "unwrap_arguments",
         }
     }
 
@@ -159,6 +166,7 @@ impl RepairKind {
             UnicodeSpace => "expected a value, found a Unicode space",
             MissingBracket => "expected ',' or a closing bracket",
             SchemaType => "expected a JSON value of the schema's type",
+            UnwrapArguments => "expected the tool's parameters, found one \"arguments\" object",
         }
     }
 }
@@ -174,6 +182,8 @@ pub struct Repair {
     pub layers: Option<u32>,
     /// The key of a [`RepairKind::DuplicateKey`], or the start of left-out [`RepairKind::Prose`].
     pub text: Option<String>,
+    /// For [`RepairKind::SchemaType`]: the JSON pointer of the value that was coerced.
+    pub path: Option<String>,
 }
 
 impl Repair {
@@ -183,6 +193,50 @@ impl Repair {
             offset: Some(offset),
             layers: None,
             text: None,
+            path: None,
         }
     }
+}
+
+/// Whether `text` was cut off before its end, judged from the `repairs` made while mending it:
+/// a string, array or object left open, a literal cut short (`tru`), a value missing at the
+/// very end (`{"a":`), a number ending in what cannot end one (`1.`, `2e`, `3e-`), or, whatever
+/// a repair made of it, text that a strict JSON reader finds ending inside a value (`"a``
+/// read as two strings). Such a value was healed, not read: a caller about to act on it (run a
+/// tool call) should refuse it.
+///
+/// ```
+/// use toolmend::{Mender, Options, truncated};
+///
+/// let mut mender = Mender::new(Options::default());
+/// let text = r#"{"target": "prod", "dry_run": fal"#;
+/// let mended = mender.mend(text).unwrap();
+/// assert_eq!(mended.value(), r#"{"target":"prod","dry_run":false}"#);
+/// assert!(truncated(mended.repairs(), text));
+/// assert!(!truncated(mender.mend("{'a': 1,}").unwrap().repairs(), "{'a': 1,}"));
+/// ```
+pub fn truncated(repairs: &[Repair], text: &str) -> bool {
+    // Text that needed no repair is valid JSON: nothing was cut.
+    truncation(repairs, text).is_some() || (!repairs.is_empty() && ends_inside_a_value(text))
+}
+
+/// Whether a strict JSON reader runs out of `text` in the middle of a value.
+pub(crate) fn ends_inside_a_value(text: &str) -> bool {
+    let text = text.trim_start_matches('\u{feff}').trim();
+    serde_json::from_str::<serde::de::IgnoredAny>(text).is_err_and(|e| e.is_eof())
+}
+
+/// The repair that shows `text` was cut off (see [`truncated`]), when one does.
+pub(crate) fn truncation<'r>(repairs: &'r [Repair], text: &str) -> Option<&'r Repair> {
+    let text = text.trim_end();
+    let end = text.len();
+    let cut_number = text.ends_with(['.', 'e', 'E', '+', '-']);
+    repairs.iter().find(|r| match r.kind {
+        RepairKind::UnterminatedContainer
+        | RepairKind::UnterminatedString
+        | RepairKind::TruncatedLiteral => true,
+        RepairKind::MissingValue => r.offset.is_none_or(|o| o + 2 >= end),
+        RepairKind::NumberFormat => cut_number && r.offset.is_some_and(|o| o + 3 >= end),
+        _ => false,
+    })
 }

@@ -20,8 +20,8 @@
 //! ]"#).unwrap();
 //! assert!(tools.get("read_file").unwrap().read_only);
 //! let weather = tools.get("get_weather").unwrap();
-//! assert_eq!(weather.violations(&serde_json::json!({"days": 3})), Vec::<(String, String)>::new());
-//! assert_eq!(weather.violations(&serde_json::json!({"days": "x"}))[0].0, "/days");
+//! assert!(weather.violations(&serde_json::json!({"days": 3})).is_empty());
+//! assert_eq!(weather.violations(&serde_json::json!({"days": "x"}))[0].path, "/days");
 //! ```
 
 use std::fmt;
@@ -31,6 +31,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use crate::agent::config::{seconds, seconds_rule};
+use crate::repair::Repair;
+use crate::schema::{Partial, Schema, Violation};
 
 /// Why a tools file could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -68,7 +70,7 @@ pub struct Tool {
     pub command: Option<Vec<String>>,
     /// The command's timeout (a positive number of seconds in the definition).
     pub timeout: Option<Duration>,
-    validator: jsonschema::Validator,
+    checker: Schema,
 }
 
 impl fmt::Debug for Tool {
@@ -87,22 +89,43 @@ impl Tool {
         self.schema.get("properties")?.get(name)
     }
 
-    /// Every place `parameters` breaks the schema: `(JSON pointer, message)`, in schema order.
-    pub fn violations(&self, parameters: &Value) -> Vec<(String, String)> {
-        self.validator
-            .iter_errors(parameters)
-            .map(|e| {
-                let path = e.instance_path().to_string();
-                (
-                    if path.is_empty() {
-                        "/".to_owned()
-                    } else {
-                        path
-                    },
-                    e.to_string(),
-                )
-            })
-            .collect()
+    /// Every place `parameters` breaks the schema, in schema order.
+    pub fn violations(&self, parameters: &Value) -> Vec<Violation> {
+        self.checker.violations(parameters)
+    }
+
+    /// The partial parameters of a call read so far, coerced as the whole call will be (see
+    /// [`Schema::coerce_partial`]).
+    pub fn coerce_partial(
+        &self,
+        parameters: &mut Map<String, Value>,
+        open: Option<&str>,
+    ) -> Partial {
+        let mut instance = Value::Object(std::mem::take(parameters));
+        let found = self.checker.coerce_partial(&mut instance, open);
+        if let Value::Object(map) = instance {
+            *parameters = map;
+        }
+        found
+    }
+
+    /// Coerces `parameters` to the schema where the intent is unambiguous (unless `coerce` is
+    /// false; see [`crate::schema`]), each change added to `repairs`, then checks them.
+    ///
+    /// # Errors
+    /// Every violation that is left.
+    pub fn check(
+        &self,
+        parameters: &mut Map<String, Value>,
+        coerce: bool,
+        repairs: &mut Vec<Repair>,
+    ) -> Result<(), Vec<Violation>> {
+        let mut instance = Value::Object(std::mem::take(parameters));
+        let result = self.checker.apply(&mut instance, coerce, repairs);
+        if let Value::Object(map) = instance {
+            *parameters = map;
+        }
+        result
     }
 }
 
@@ -362,8 +385,7 @@ fn tool_from_value(value: Value) -> Result<Tool, String> {
             ));
         }
     };
-    let validator = jsonschema::options()
-        .build(&schema)
+    let checker = Schema::new(schema.clone())
         .map_err(|e| at(format!("parameters are not a valid JSON Schema: {e}")))?;
     Ok(Tool {
         name,
@@ -374,7 +396,7 @@ fn tool_from_value(value: Value) -> Result<Tool, String> {
         read_only,
         command,
         timeout,
-        validator,
+        checker,
     })
 }
 
@@ -522,7 +544,7 @@ mod tests {
         let a = tools.get("a").unwrap();
         assert_eq!(a.params[0].kind, "integer");
         assert!(a.params[0].required);
-        assert_eq!(a.violations(&json!({}))[0].0, "/");
+        assert_eq!(a.violations(&json!({}))[0].path, "/");
         assert!(tools.get("c").unwrap().read_only);
         let toml = Tools::from_toml_str(
             "[[tools]]\nname = \"ls\"\nread_only = true\ncommand = [\"ls\"]\n[[tools.parameters]]\nname = \"dir\"\ntype = \"string\"\n",

@@ -93,7 +93,11 @@ pub(crate) fn decode(
             if strict {
                 return None;
             }
-            out.push(b'\\');
+            // A literal cut just after a backslash: half an escape names nothing, so it is
+            // left out (the layer is unterminated). Bare text keeps it as written.
+            if bare {
+                out.push(b'\\');
+            }
             layer.unterminated = !bare;
             run = text.len();
             p = run;

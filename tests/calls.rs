@@ -370,7 +370,7 @@ fn unknown_tool_and_schema_violations() {
 
     let (rec, code) = record(
         &["--tools", TOOLS],
-        "<tool_call>{\"name\": \"search\", \"arguments\": {\"limit\": 0, \"query\": 5}}</tool_call>",
+        "<tool_call>{\"name\": \"search\", \"arguments\": {\"limit\": 0, \"query\": {\"q\": 5}}}</tool_call>",
     );
     assert_eq!(code, 1);
     assert_eq!(rec["error"]["code"], json!("invalid_parameters"));
@@ -1013,4 +1013,88 @@ fn parameters_nested_deeper_than_serde_json_reads_are_a_call() {
     let (value, code) = record(&["--max-nesting", "100"], &reply);
     assert_eq!(code, 1);
     assert_eq!(value["error"]["code"], "too_deep", "{value}");
+}
+
+/// (format, reply, expected output) for each `## NAME` section of docs/formats.md: its first
+/// ````text block (four backticks: a reply may hold a fence) and the ```json block after it.
+fn formats_doc_examples() -> Vec<(String, String, String)> {
+    let doc =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/formats.md")).unwrap();
+    let mut examples = Vec::new();
+    for section in doc.split("\n## ").skip(1) {
+        let name = section.lines().next().unwrap().trim().to_owned();
+        let block = |open: &str, close: &str, from: usize| -> (String, usize) {
+            let start = section[from..]
+                .find(open)
+                .map(|i| from + i + open.len())
+                .unwrap_or_else(|| panic!("## {name}: no {open} block"));
+            let end = start + section[start..].find(close).unwrap();
+            (section[start..end].to_owned(), end)
+        };
+        let (reply, end) = block("````text\n", "\n````\n", 0);
+        let (expected, _) = block("```json\n", "\n```", end);
+        examples.push((name, reply, expected));
+    }
+    examples
+}
+
+/// docs/formats.md has one example per format `--list-formats` prints, and each runs as
+/// written, with `--format NAME` and with `auto`.
+#[test]
+fn formats_doc_examples_run_as_written() {
+    let listed = cmd().args(["calls", "--list-formats"]).output().unwrap();
+    assert!(listed.status.success());
+    let listed: Vec<String> = String::from_utf8(listed.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap().to_owned())
+        .collect();
+    let examples = formats_doc_examples();
+    let documented: Vec<&str> = examples.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert_eq!(
+        documented, listed,
+        "docs/formats.md and --list-formats differ"
+    );
+    for (name, reply, expected) in &examples {
+        for format in [name.as_str(), "auto"] {
+            let out = cmd()
+                .args(["calls", "--format", format])
+                .write_stdin(reply.as_str())
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout).trim_end(),
+                expected,
+                "docs/formats.md, ## {name}, with --format {format}"
+            );
+            assert!(out.status.success(), "## {name}: {:?}", out.status);
+        }
+    }
+}
+
+/// `--list-formats` prints the format table the extractor uses: every name `--format` takes,
+/// and nothing else.
+#[test]
+fn list_formats_prints_every_format_format_takes() {
+    let out = cmd().args(["calls", "--list-formats"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let names: Vec<&str> = text
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(names, toolmend::calls::format_names().collect::<Vec<_>>());
+    assert!(names.len() >= 30 && names.contains(&"hermes") && names.contains(&"json"));
+    for name in &names {
+        cmd()
+            .args(["calls", "--format", name])
+            .write_stdin("hi")
+            .assert()
+            .success();
+    }
+    cmd()
+        .args(["calls", "--format", "nope"])
+        .write_stdin("hi")
+        .assert()
+        .code(2);
 }

@@ -841,3 +841,67 @@ fn a_terminal_on_stdin_gets_a_one_line_hint_and_input_still_works() {
     // Piped input gets no hint (the other tests check stderr stays empty).
     toolmend().write_stdin("{}\n").assert().success().stderr("");
 }
+
+/// `--schema`: a file that cannot be used is a usage error before any input is read; values are
+/// coerced the same with any number of threads and on the path of lines of many megabytes.
+#[test]
+fn schema_file_problems_exit_2_and_threads_change_nothing() {
+    let dir = tempdir();
+    let bad_json = dir.join("bad.json");
+    std::fs::write(&bad_json, "{\"type\": ").unwrap();
+    let bad_schema = dir.join("bad_schema.json");
+    std::fs::write(&bad_schema, r#"{"type": "integr"}"#).unwrap();
+    for (path, said) in [
+        (dir.join("missing.json"), "missing.json"),
+        (bad_json, "not valid JSON"),
+        (bad_schema, "not a valid JSON Schema"),
+    ] {
+        toolmend()
+            .arg("--schema")
+            .arg(&path)
+            .write_stdin("{\"a\":1}\n")
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(said));
+    }
+    let schema = dir.join("schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"type": "object", "properties": {"n": {"type": "integer"}, "huge": {"type": "string"}}}"#,
+    )
+    .unwrap();
+    let mut data = String::new();
+    for i in 0..20_000 {
+        data.push_str(&format!("{{\"n\": \"{i}\"}}\n{{\"n\": \"x{i}\"}}\n"));
+    }
+    data.push_str(&format!(
+        "{{\"huge\": \"{}\", \"n\": \"7\"}}\n",
+        "y".repeat(5 << 20)
+    ));
+    let run = |threads: &str| {
+        let out = toolmend()
+            .args(["args", "--records", "--max-bytes", "8M", "--schema"])
+            .arg(&schema)
+            .args(["--threads", threads])
+            .write_stdin(data.clone())
+            .output()
+            .unwrap();
+        (out.stdout, out.status.code())
+    };
+    let one = run("1");
+    assert_eq!(one.1, Some(1));
+    let records = records(&one.0);
+    assert_eq!(records.len(), 40_001);
+    assert_eq!(records[2]["value"], json!({"n": 1}));
+    assert_eq!(
+        records[2]["repairs"],
+        json!([{"kind": "schema_type", "path": "/n"}])
+    );
+    assert_eq!(records[3]["error"]["code"], "invalid_parameters");
+    assert_eq!(records[3]["error"]["violations"][0]["path"], "/n");
+    assert_eq!(records[40_000]["value"]["n"], 7);
+    for threads in ["2", "0"] {
+        assert!(one == run(threads), "--threads {threads} differs");
+    }
+}

@@ -1,4 +1,5 @@
-//! Every example in `docs/cookbook.md` runs as written.
+//! Every example in `docs/cookbook.md`, and the tools file examples of `docs/loop.md`, runs as
+//! written.
 //!
 //! The code blocks run in order, in one scratch folder (so a block can use the files an
 //! earlier one made), with the debug `toolmend` first on PATH and the two example clients
@@ -66,9 +67,21 @@ fn on_path(program: &str) -> bool {
 
 #[test]
 fn cookbook_examples_run_as_written() {
+    let ran = run_doc("docs/cookbook.md", "cookbook");
+    assert!(ran >= 10, "only {ran} cookbook blocks ran");
+}
+
+#[test]
+fn loop_md_tools_file_examples_run_as_written() {
+    let ran = run_doc("docs/loop.md", "loop-md");
+    assert!(ran >= 5, "only {ran} docs/loop.md blocks ran");
+}
+
+/// Runs the blocks of `doc` in a fresh scratch folder named `scratch`; returns how many ran.
+fn run_doc(doc: &str, scratch: &str) -> usize {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let markdown = fs::read_to_string(root.join("docs/cookbook.md")).unwrap();
-    let dir: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cookbook");
+    let markdown = fs::read_to_string(root.join(doc)).unwrap();
+    let dir: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join(scratch);
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).unwrap();
     for client in [
@@ -115,13 +128,10 @@ fn cookbook_examples_run_as_written() {
             // CI installs jq (.ci/run); elsewhere a missing jq only skips these blocks.
             assert!(
                 std::env::var_os("CI").is_none(),
-                "docs/cookbook.md:{}: jq is not installed",
+                "{doc}:{}: jq is not installed",
                 block.line
             );
-            eprintln!(
-                "docs/cookbook.md:{}: skipped, jq is not installed",
-                block.line
-            );
+            eprintln!("{doc}:{}: skipped, jq is not installed", block.line);
             continue;
         }
         let output = cmd
@@ -129,11 +139,11 @@ fn cookbook_examples_run_as_written() {
             .env("PATH", &path)
             .env_remove("TOOLMEND")
             .output()
-            .unwrap_or_else(|e| panic!("docs/cookbook.md:{}: {e}", block.line));
+            .unwrap_or_else(|e| panic!("{doc}:{}: {e}", block.line));
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(
             output.status.success(),
-            "docs/cookbook.md:{}: {} exited with {}\n--- code\n{}--- stdout\n{stdout}--- stderr\n{}",
+            "{doc}:{}: {} exited with {}\n--- code\n{}--- stdout\n{stdout}--- stderr\n{}",
             block.line,
             language,
             output.status,
@@ -144,11 +154,11 @@ fn cookbook_examples_run_as_written() {
             assert_eq!(
                 stdout,
                 expected.as_str(),
-                "docs/cookbook.md:{}: the output shown is not what it prints",
+                "{doc}:{}: the output shown is not what it prints",
                 block.line
             );
         }
         ran += 1;
     }
-    assert!(ran >= 10, "only {ran} cookbook blocks ran");
+    ran
 }

@@ -80,6 +80,17 @@ fn fixtures_record_their_whole_outcome() {
         let target = copy.join(original.strip_prefix(root).unwrap());
         fs::create_dir_all(target.parent().unwrap()).unwrap();
         fs::copy(original, &target).unwrap();
+        // The files its options name (a `--schema` file) go along.
+        for entry in fs::read_dir(original.parent().unwrap()).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() && path.extension().is_some_and(|e| e == "json") {
+                fs::copy(
+                    &path,
+                    target.parent().unwrap().join(path.file_name().unwrap()),
+                )
+                .unwrap();
+            }
+        }
         // Every case says what --strict gives, so the strict rule is checked for all of them.
         for (i, line) in fs::read_to_string(original).unwrap().lines().enumerate() {
             // Raw values: some numbers here (1E400) are past what f64 can hold.

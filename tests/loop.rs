@@ -356,8 +356,8 @@ fn a_malformed_reply_gets_an_error_naming_the_problem_then_a_good_reply_works() 
         ),
         (
             "schema violation",
-            call("echo", json!({"text": 5}), false),
-            "/text: 5 is not of type",
+            call("echo", json!({"text": [5, 6]}), false),
+            "/text: [5,6] is not of type \"string\" (type)",
         ),
         (
             "truncated call",
@@ -398,6 +398,97 @@ fn a_malformed_reply_gets_an_error_naming_the_problem_then_a_good_reply_works() 
             "{name}: {note}"
         );
     }
+}
+
+/// `count`: a read-only tool with a string, an integer and a list parameter.
+const COUNT_TOOL: &str = r#"
+[[tools]]
+name = "count"
+description = "Count a word"
+read_only = true
+command = ["python3", "{bin}/record_tool.py", "{dir}/tool.log"]
+parameters = [
+  { name = "word", type = "string", required = true },
+  { name = "times", type = "integer", required = true },
+  { name = "tags", type = "array", items = { type = "string" } },
+]
+"#;
+
+#[test]
+fn values_of_the_wrong_type_are_coerced_to_the_schema_and_reported() {
+    let s = Setup::new("coerce");
+    let replies = [
+        call(
+            "count",
+            json!({"word": 42, "times": " 3 ", "tags": "news"}),
+            false,
+        ),
+        "Counted.".into(),
+    ];
+    let config = s.config(&replies, "", COUNT_TOOL);
+    let out = s.run(&config, &["--transcript", &s.path_str("run.jsonl"), "go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Counted.\n");
+    let tool_stdin: Vec<Value> = s
+        .log("tool.log")
+        .iter()
+        .map(|l| serde_json::from_str(l["stdin"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(
+        tool_stdin,
+        [json!({"word": "42", "times": 3, "tags": ["news"]})]
+    );
+    let transcript = std::fs::read_to_string(s.path("run.jsonl")).unwrap();
+    let call = events(&transcript)
+        .into_iter()
+        .find(|e| e["type"] == "tool.call")
+        .unwrap();
+    assert_eq!(
+        call["data"]["repairs"],
+        json!([
+            {"kind": "schema_type", "path": "/word"},
+            {"kind": "schema_type", "path": "/times"},
+            {"kind": "schema_type", "path": "/tags"}
+        ])
+    );
+}
+
+#[test]
+fn values_that_cannot_be_coerced_get_one_correction_naming_each_violation() {
+    let s = Setup::new("coerce-refused");
+    let replies = [
+        call(
+            "count",
+            json!({"word": true, "times": "3.5", "tags": ["a", {"b": 1}]}),
+            false,
+        ),
+        call("count", json!({"word": "w", "times": 3}), false),
+        "Counted.".into(),
+    ];
+    let config = s.config(&replies, "", COUNT_TOOL);
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // Only the corrected call ran.
+    let tool_stdin: Vec<Value> = s
+        .log("tool.log")
+        .iter()
+        .map(|l| serde_json::from_str(l["stdin"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(tool_stdin, [json!({"word": "w", "times": 3})]);
+    let messages = s.messages(1);
+    let note = messages.last().unwrap()["content"].as_str().unwrap();
+    for expected in [
+        "(invalid_parameters)",
+        "/word: true is not of type \"string\" (type)",
+        "/times: \"3.5\" is not of type \"integer\" (type)",
+        "/tags/1: {\"b\":1} is not of type \"string\" (type)",
+    ] {
+        assert!(
+            note.contains(expected),
+            "{expected:?} not in the note: {note}"
+        );
+    }
+    assert_eq!(note.matches("Your last reply").count(), 1, "{note}");
 }
 
 #[test]

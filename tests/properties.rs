@@ -15,7 +15,9 @@ use proptest::prelude::*;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use toolmend::{Concat, Filter, FilterOptions, Framing, Mender, Options, Target};
+use toolmend::{
+    Concat, Filter, FilterOptions, Framing, Mender, Options, Target, Truncated, truncated,
+};
 
 /// Keys and strings: any text, with JSON's special characters made likely.
 fn text() -> impl Strategy<Value = String> {
@@ -502,6 +504,52 @@ proptest! {
                 prop_assert_eq!(read_back(&mended.value()), Some(value.clone()), "{:?}", input);
                 prop_assert!(mended.repairs().is_empty(), "{:?}: {:?}", input, mended.repairs());
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Every proper prefix of an object (written compact or pretty, encoded 0 to 2 times) is
+    /// cut off: `--truncated error` refuses it with `truncated`, for `args` and `repair`,
+    /// while the default heals it and reports the healing.
+    #[test]
+    fn every_cut_of_an_object_is_truncated(
+        object in json_object().prop_filter("not empty", |o| !o.is_empty()),
+        layers in 0u32..3,
+        pretty in any::<bool>(),
+    ) {
+        let mut text = if pretty {
+            serde_json::to_string_pretty(&object).unwrap()
+        } else {
+            serde_json::to_string(&object).unwrap()
+        };
+        for _ in 0..layers {
+            text = serde_json::to_string(&text).unwrap();
+        }
+        let cuts: Vec<usize> = (1..text.len()).filter(|&i| text.is_char_boundary(i)).collect();
+        for target in [Target::Object, Target::Any] {
+            let mut refuse = Mender::new(Options { target, truncated: Truncated::Error, ..Options::default() });
+            let mut heal = Mender::new(Options { target, ..Options::default() });
+            for &cut in cuts.iter().rev().take(120) {
+                let prefix = &text[..cut];
+                if prefix.trim().is_empty() {
+                    continue;
+                }
+                match refuse.mend(prefix) {
+                    Ok(m) => prop_assert!(false, "{:?} cut to {:?} gave {}", text, prefix, m.value()),
+                    // A cut string holding nothing yet (`"`) is no arguments at all.
+                    Err(e) if prefix.trim_matches(['"', '\\']).is_empty() => {
+                        prop_assert!(matches!(e.code.as_str(), "truncated" | "empty_input"), "{:?}: {}", prefix, e);
+                    }
+                    Err(e) => prop_assert_eq!(e.code.as_str(), "truncated", "{:?}: {}", prefix, e),
+                }
+                if let Ok(m) = heal.mend(prefix) {
+                    prop_assert!(truncated(m.repairs(), prefix), "{:?}: {:?}", prefix, m.repairs());
+                }
+            }
+            prop_assert!(refuse.mend(&text).is_ok(), "{:?}", text);
         }
     }
 }

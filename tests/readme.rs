@@ -66,3 +66,60 @@ fn readme_examples_run_as_written() {
         failures.join("\n")
     );
 }
+
+/// Every relative link and file path the README and docs/ point a user to is in the project
+/// (no `../shared/…`, which only the developers have).
+#[test]
+fn docs_link_only_to_files_in_the_project() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            pages.push(path);
+        }
+    }
+    let mut broken = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        assert!(
+            !text.contains("../shared/"),
+            "{} points to ../shared/",
+            page.display()
+        );
+        // Markdown links: `](target)`.
+        for (at, _) in text.match_indices("](") {
+            let target = &text[at + 2..];
+            let target = &target[..target.find(')').unwrap()];
+            let file = target.split('#').next().unwrap();
+            if file.is_empty() || file.contains("://") || file.starts_with("mailto:") {
+                continue;
+            }
+            if !page.parent().unwrap().join(file).exists() {
+                broken.push(format!("{}: {target}", page.display()));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links to missing files:\n{}",
+        broken.join("\n")
+    );
+}
+
+/// The README's first step works as it says: `make demo` builds `target/release/toolmend`,
+/// which the README then puts on PATH (an alias of toolmend to itself would do nothing).
+#[test]
+fn readme_puts_the_demo_build_on_path() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let makefile = std::fs::read_to_string(root.join("Makefile")).unwrap();
+    assert!(makefile.contains("BIN := target/release/toolmend"));
+    assert!(makefile.contains("demo: release"));
+    assert!(readme.contains(r#"$ export PATH="$PWD/target/release:$PATH""#));
+    assert!(readme.contains("cargo install --path ."));
+    assert!(
+        !readme.contains("alias toolmend="),
+        "the README aliases toolmend"
+    );
+}

@@ -132,9 +132,14 @@ export class CoProcess {
 
 /** The two co-processes: `args` for tool-call arguments, `calls` for raw model replies. */
 export class Toolmend {
-  constructor(binary = findBinary()) {
+  /**
+   * `truncated`: what `mendArguments` does with arguments that were cut off before their end
+   * (`{"dry_run": fal`). "error" (the default, for an agent about to run the calls) refuses them
+   * with the code `truncated`; "heal" closes them and reports it.
+   */
+  constructor(binary = findBinary(), { truncated = "error" } = {}) {
     const common = ["--records", "--line-buffered", "--input", "jsonl"];
-    this.args = new CoProcess([binary, "args", ...common]);
+    this.args = new CoProcess([binary, "args", ...common, "--truncated", truncated]);
     this.calls = new CoProcess([binary, "calls", ...common]);
   }
 
@@ -167,12 +172,29 @@ export class Toolmend {
    * cannot be mended is left as it was and reported. A message with no `tool_calls` whose text
    * holds calls (an open model writing `<tool_call>…`, `[TOOL_CALLS]…`) gets them as
    * `tool_calls`, and its `content` becomes the text around them.
+   *
+   * A call that was cut off is never returned as mended: arguments cut short are reported
+   * (`truncated`, unless the client was made with {truncated: "heal"}), a call cut in the text
+   * is reported (`incomplete_call`), and so is every call of a choice whose `finish_reason` is
+   * "length" (the model was stopped mid-output).
    */
   async mendOpenAIResponse(original) {
     const response = structuredClone(original);
     const problems = [];
     for (const [index, choice] of (response.choices || []).entries()) {
       const message = choice.message || {};
+      if (choice.finish_reason === "length") {
+        for (const call of message.tool_calls || []) {
+          problems.push({ choice: index, id: call.id ?? null, error: cutByLength() });
+        }
+        if (!(message.tool_calls || []).length && typeof message.content === "string") {
+          const record = await this.extractCalls(message.content);
+          if (!record.ok || record.value.calls.length > 0) {
+            problems.push({ choice: index, id: null, error: cutByLength() });
+          }
+        }
+        continue;
+      }
       if (message.tool_calls && message.tool_calls.length > 0) {
         // Sent together: the child answers them in order.
         const records = await Promise.all(
@@ -201,6 +223,13 @@ export class Toolmend {
     }
     return { response, problems };
   }
+}
+
+function cutByLength() {
+  return {
+    code: "incomplete_call",
+    message: 'the response was cut off (finish_reason "length"): its calls may be incomplete',
+  };
 }
 
 async function selfTest() {
@@ -309,6 +338,57 @@ async function selfTest() {
       response.choices[0].message.tool_calls[0].function.arguments === '"{\\"city\\": \\"Oslo\\"}"',
       "the response given is not changed",
     );
+
+    // A cut-off call is never handed back as a call: arguments cut short, a call cut in the
+    // text, and every call of a response stopped by its length are reported.
+    const call = (id, args) => ({ id, type: "function", function: { name: "deploy", arguments: args } });
+    const cut = {
+      choices: [
+        {
+          finish_reason: "tool_calls",
+          message: {
+            role: "assistant",
+            content: null,
+            tool_calls: [
+              call("c1", '{"target": "prod", "dry_run": fal'),
+              call("c2", '{"target": "prod", "dry_run": false}'),
+            ],
+          },
+        },
+        {
+          finish_reason: "stop",
+          message: { role: "assistant", content: '<tool_call>{"name": "deploy", "arguments": {"target": "pr' },
+        },
+        {
+          finish_reason: "length",
+          message: { role: "assistant", content: null, tool_calls: [call("c3", '{"target": "prod"}')] },
+        },
+      ],
+    };
+    const { response: cutMended, problems: cutProblems } = await tm.mendOpenAIResponse(cut);
+    expect(
+      same(cutProblems.map((p) => [p.choice, p.id, p.error.code]), [
+        [0, "c1", "truncated"],
+        [1, null, "incomplete_call"],
+        [2, "c3", "incomplete_call"],
+      ]),
+      `cut calls: ${show(cutProblems)}`,
+    );
+    const first = cutMended.choices[0].message.tool_calls;
+    expect(first[0].function.arguments === '{"target": "prod", "dry_run": fal', `cut call left: ${show(first[0])}`);
+    expect(first[1].function.arguments === '{"target":"prod","dry_run":false}', `whole call: ${show(first[1])}`);
+    expect(!("tool_calls" in cutMended.choices[1].message), "no call from cut text");
+    const healing = new Toolmend(binary, { truncated: "heal" });
+    try {
+      const healed = await healing.mendArguments('{"target": "prod", "dry_run": fal');
+      expect(
+        healed.ok && same(healed.value, { target: "prod", dry_run: false }) &&
+          healed.repairs.some((r) => r.kind === "truncated_literal"),
+        `truncated: "heal" heals and says so: ${show(healed)}`,
+      );
+    } finally {
+      healing.close();
+    }
 
     const found = await tm.extractCalls('[TOOL_CALLS]get_time[ARGS]{"tz": "UTC"}');
     expect(found.ok && found.value.calls[0].tool === "get_time", `calls: ${show(found)}`);

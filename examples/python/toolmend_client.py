@@ -126,10 +126,13 @@ class CoProcess:
 class Toolmend:
     """The two co-processes: `args` for tool-call arguments, `calls` for raw model replies."""
 
-    def __init__(self, binary=None):
+    def __init__(self, binary=None, truncated="error"):
+        """`truncated`: what `mend_arguments` does with arguments that were cut off before
+        their end (`{"dry_run": fal`). "error" (the default, for an agent about to run the
+        calls) refuses them with the code `truncated`; "heal" closes them and reports it."""
         binary = binary or find_binary()
         common = ["--records", "--line-buffered", "--input", "jsonl"]
-        self.args = CoProcess([binary, "args", *common])
+        self.args = CoProcess([binary, "args", *common, "--truncated", truncated])
         self.calls = CoProcess([binary, "calls", *common])
 
     def __enter__(self):
@@ -162,11 +165,24 @@ class Toolmend:
         cannot be mended is left as it was and reported. A message with no `tool_calls` whose
         text holds calls (an open model writing `<tool_call>…`, `[TOOL_CALLS]…`) gets them as
         `tool_calls`, and its `content` becomes the text around them.
+
+        A call that was cut off is never returned as mended: arguments cut short are reported
+        (`truncated`, unless the client was made with truncated="heal"), a call cut in the text
+        is reported (`incomplete_call`), and so is every call of a choice whose
+        `finish_reason` is "length" (the model was stopped mid-output).
         """
         mended = copy.deepcopy(response)
         problems = []
         for index, choice in enumerate(mended.get("choices", [])):
             message = choice.get("message") or {}
+            if choice.get("finish_reason") == "length":
+                for call in message.get("tool_calls") or []:
+                    problems.append((index, call.get("id"), _cut_by_length()))
+                if not message.get("tool_calls") and isinstance(message.get("content"), str):
+                    record = self.extract_calls(message["content"])
+                    if not record["ok"] or record["value"]["calls"]:
+                        problems.append((index, None, _cut_by_length()))
+                continue
             if message.get("tool_calls"):
                 for call in message["tool_calls"]:
                     function = call.get("function", {})
@@ -200,6 +216,13 @@ class Toolmend:
                     message["content"] = record["value"]["text"]
                     choice["finish_reason"] = "tool_calls"
         return mended, problems
+
+
+def _cut_by_length():
+    return {
+        "code": "incomplete_call",
+        "message": 'the response was cut off (finish_reason "length"): its calls may be incomplete',
+    }
 
 
 def self_test():
@@ -306,6 +329,51 @@ def self_test():
         expect(second["message"]["content"] == "Checking.", f"content: {second}")
         expect(response["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
                == "\"{\\\"city\\\": \\\"Oslo\\\"}\"", "the response given is not changed")
+
+        # A cut-off call is never handed back as a call: arguments cut short, a call cut in
+        # the text, and every call of a response stopped by its length are reported.
+        cut = {
+            "choices": [
+                {
+                    "finish_reason": "tool_calls",
+                    "message": {"role": "assistant", "content": None, "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {
+                            "name": "deploy", "arguments": '{"target": "prod", "dry_run": fal'}},
+                        {"id": "c2", "type": "function", "function": {
+                            "name": "deploy", "arguments": '{"target": "prod", "dry_run": false}'}},
+                    ]},
+                },
+                {
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant",
+                                "content": '<tool_call>{"name": "deploy", "arguments": {"target": "pr'},
+                },
+                {
+                    "finish_reason": "length",
+                    "message": {"role": "assistant", "content": None, "tool_calls": [
+                        {"id": "c3", "type": "function", "function": {
+                            "name": "deploy", "arguments": '{"target": "prod"}'}},
+                    ]},
+                },
+            ]
+        }
+        mended, problems = tm.mend_openai_response(cut)
+        expect(
+            [(i, call_id, e["code"]) for i, call_id, e in problems]
+            == [(0, "c1", "truncated"), (1, None, "incomplete_call"), (2, "c3", "incomplete_call")],
+            f"cut calls: {problems}",
+        )
+        first = mended["choices"][0]["message"]["tool_calls"]
+        expect(first[0]["function"]["arguments"] == '{"target": "prod", "dry_run": fal',
+               f"the cut call is left as it was: {first[0]}")
+        expect(first[1]["function"]["arguments"] == '{"target":"prod","dry_run":false}',
+               f"the whole call is mended: {first[1]}")
+        expect("tool_calls" not in mended["choices"][1]["message"], "no call from cut text")
+        with Toolmend(binary, truncated="heal") as healing:
+            healed = healing.mend_arguments('{"target": "prod", "dry_run": fal')
+            expect(healed["ok"] and healed["value"] == {"target": "prod", "dry_run": False}
+                   and "truncated_literal" in [r["kind"] for r in healed["repairs"]],
+                   f"truncated='heal' heals and says so: {healed}")
 
         found = tm.extract_calls("[TOOL_CALLS]get_time[ARGS]{\"tz\": \"UTC\"}")
         expect(found["ok"] and found["value"]["calls"][0]["tool"] == "get_time", f"calls: {found}")

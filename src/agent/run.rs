@@ -485,6 +485,10 @@ impl Run<'_> {
         event.insert("parameters".into(), parameters.clone());
         event.insert("terminate".into(), call.terminate.into());
         event.insert("requires_approval".into(), tool.requires_approval.into());
+        if !call.repairs.is_empty() {
+            // What was mended to get the call (a value coerced to its schema, ...).
+            event.insert("repairs".into(), calls::repairs_value(&call.repairs));
+        }
         self.events.emit("tool.call", Value::Object(event));
         if tool.requires_approval {
             self.approve(call, &parameters, reason)?;

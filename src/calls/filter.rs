@@ -260,7 +260,9 @@ fn failure_record(
         let violations: Vec<Value> = rejected
             .violations
             .iter()
-            .map(|(path, message)| serde_json::json!({"path": path, "message": message}))
+            .map(
+                |v| serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message}),
+            )
             .collect();
         e.insert("violations".into(), violations.into());
     }

@@ -948,8 +948,31 @@ fn object_call(
     true
 }
 
+/// `{"name": KNOWN_TOOL}` with no arguments (an id or `"type"` beside it at most): a call with
+/// `parameters: {}`, as Ollama and others write a call to a tool that takes none. Only with
+/// tools, naming one of them: without tools such JSON is too common in prose to be a call.
+fn bare_known_call(value: &Value, ctx: &Ctx<'_>) -> Option<Raw> {
+    let tools = ctx.tools?;
+    let map = value.as_object()?;
+    let (key, name) = map
+        .iter()
+        .find_map(|(k, v)| Some((k, v.as_str()?)).filter(|_| NAME_KEYS.contains(&k.as_str())))?;
+    let only_a_name = map
+        .keys()
+        .all(|k| k == key || k == "type" || ID_KEYS.contains(&k.as_str()));
+    if !only_a_name || tools.get(&bare_name(name).0).is_none() {
+        return None;
+    }
+    Some(Raw {
+        name: Some(name.to_owned()),
+        id: ID_KEYS.iter().find_map(|k| map.get(*k)).cloned(),
+        envelope: Some(envelope_problem(map)),
+        ..Raw::default()
+    })
+}
+
 /// OpenAI writes `arguments` as JSON text: that string is the wire form, not a repair.
-fn encoded_arguments(raws: &mut [Raw]) {
+pub(crate) fn encoded_arguments(raws: &mut [Raw]) {
     for raw in raws {
         if let Args::Value(Value::String(text)) = &mut raw.args {
             raw.args = Args::Encoded(std::mem::take(text));
@@ -2066,7 +2089,13 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             continue;
         };
         let mut raws = Vec::new();
-        let shaped = collect(value, false, true, &mut raws) && !raws.is_empty();
+        let shaped = match bare_known_call(&value, ctx) {
+            Some(raw) => {
+                raws.push(raw);
+                true
+            }
+            None => collect(value, false, true, &mut raws) && !raws.is_empty(),
+        };
         if !shaped {
             // A complete value that is not a call: skip it whole (a call is never inside one
             // that is not a call wrapper, and wrappers were looked into).

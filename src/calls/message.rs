@@ -1,15 +1,34 @@
-//! Replies that arrive as structured messages (`--input jsonl`): an OpenAI assistant message
-//! (`content` + `tool_calls[].function.{name, arguments}` or the older `function_call`), an
-//! Anthropic content list (`text`, `thinking` and `tool_use` blocks, bare or in `content`),
-//! `{"text": …}`, or a JSON string holding the reply.
+//! Replies that arrive as structured JSON, from `--input jsonl` lines or as a whole reply:
+//!
+//! - an OpenAI chat completion (`choices[0].message`, its `finish_reason`), or the assistant
+//!   message alone (`content` + `tool_calls[].function.{name, arguments}`, the older
+//!   `function_call`, `reasoning_content`, `refusal`);
+//! - an OpenAI Responses API response (`output` items: `message`, `reasoning`,
+//!   `function_call`; `status: "incomplete"`);
+//! - an Anthropic message or content list (`text`, `thinking` and `tool_use` blocks,
+//!   `stop_reason`);
+//! - an Ollama `/api/chat` response (`message.tool_calls[].function.arguments` as an object,
+//!   `message.thinking`, `done_reason`);
+//! - a Gemini `generateContent` response (`candidates[0].content.parts[]`: `text`, `thought`
+//!   text and `functionCall {name, args}`; `finishReason`);
+//! - `{"text": …}`, or a JSON string holding the reply.
+//!
+//! Of several `choices` or `candidates`, the first (`index` 0) is read: the others are other
+//! completions of the same request, not more calls of this one.
+//!
+//! A stop reason that says the output was cut (`finish_reason: "length"`, `stop_reason:
+//! "max_tokens"`, `done_reason: "length"`, `finishReason: "MAX_TOKENS"`, Responses
+//! `incomplete_details.reason: "max_output_tokens"`) makes the call written last incomplete
+//! when a call is what was written last: its JSON may be whole and still be short of what the
+//! model meant to write.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::formats::collect;
+use super::formats::{collect, encoded_arguments};
 use super::{CallOptions, Extracted, Failure, Raw, run};
 use crate::error::{Code, Error};
 
-/// Finds and normalizes the tool calls of a reply given as a JSON message.
+/// Finds and normalizes the tool calls of a reply given as a JSON message or API response.
 ///
 /// The message's text parts go through [`super::extract`]'s scan too (a model served without a
 /// tool parser leaves its calls in `content`); its structured calls follow them, in order.
@@ -25,58 +44,83 @@ use crate::error::{Code, Error};
 /// assert_eq!(found.calls[0].id, Some(json!("call_1")));
 /// assert_eq!(found.calls[0].parameters["city"], "Oslo");
 /// assert_eq!(found.calls[0].repairs[0].kind.as_str(), "trailing_comma");
+///
+/// // A completion cut at max_tokens: its call is not taken, however whole its JSON looks.
+/// let response = json!({"content": [{"type": "tool_use", "id": "toolu_1", "name": "rm",
+///     "input": {"path": "/tmp/build"}}], "stop_reason": "max_tokens", "role": "assistant"});
+/// let failure = extract_message(&response, &CallOptions::default()).unwrap_err();
+/// assert_eq!(failure.error.code.as_str(), "incomplete_call");
 /// ```
 ///
 /// # Errors
 /// As [`super::extract`]; `invalid_input` for a value that is none of the shapes above.
 pub fn extract_message(message: &Value, options: &CallOptions) -> Result<Extracted, Failure> {
     match message {
-        Value::String(text) => run(Some(text), Vec::new(), None, options),
-        Value::Array(blocks) => content_blocks(blocks, None, options),
+        Value::String(text) => super::reply(text, options),
+        Value::Array(items) => {
+            let mut parts = Parts::default();
+            parts.items(items)?;
+            parts.run(options)
+        }
         Value::Object(map) => {
-            let reasoning = ["reasoning_content", "reasoning"]
-                .iter()
-                .find_map(|k| map.get(*k).and_then(Value::as_str))
-                .map(str::to_owned);
-            if map.contains_key("tool_calls") || map.contains_key("function_call") {
-                let mut raws = Vec::new();
-                for key in ["tool_calls", "function_call"] {
-                    match map.get(key) {
-                        None | Some(Value::Null) => {}
-                        Some(calls @ (Value::Array(_) | Value::Object(_))) => {
-                            collect_structured(calls, &mut raws)?;
-                        }
-                        Some(other) => {
-                            return Err(invalid(format!(
-                                "\"{key}\" must be a list or an object, found {}",
-                                super::kind_of(other)
-                            )));
-                        }
-                    }
-                }
-                let text = content_text(map.get("content"));
-                return run(text.as_deref(), raws, reasoning, options);
-            }
-            match map.get("content") {
-                Some(Value::Array(blocks)) => content_blocks(blocks, reasoning, options),
-                _ => {
-                    let text = ["text", "content", "arguments"]
-                        .iter()
-                        .find_map(|k| map.get(*k).and_then(Value::as_str));
-                    match text {
-                        Some(text) => run(Some(text), Vec::new(), reasoning, options),
-                        None => Err(invalid(
-                            "jsonl line has no \"text\" or \"content\" string, no \"tool_calls\" and no content list".into(),
-                        )),
-                    }
-                }
-            }
+            let mut parts = Parts::default();
+            parts.object(map)?;
+            parts.run(options)
         }
         other => Err(invalid(format!(
             "expected a reply string or a message object, found {}",
             super::kind_of(other)
         ))),
     }
+}
+
+/// Whether a reply that is one JSON value is an API response or a message (read as one)
+/// rather than a call (`{"tool_calls": […]}`, `{"type": "tool_use", …}` alone stay calls).
+pub(crate) fn is_api_shape(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => {
+            let array = |k: &str| map.get(k).is_some_and(Value::is_array);
+            array("choices")
+                || array("candidates")
+                || (array("output")
+                    && (map.get("object").and_then(Value::as_str) == Some("response")
+                        || map["output"]
+                            .as_array()
+                            .is_some_and(|items| items.iter().any(|i| item_type(i).is_some()))))
+                || map.get("message").is_some_and(Value::is_object)
+                || (map.get("role").is_some_and(Value::is_string)
+                    && ["content", "tool_calls", "function_call", "parts"]
+                        .iter()
+                        .any(|k| map.contains_key(*k)))
+                || (map.get("type").and_then(Value::as_str) == Some("message") && array("content"))
+        }
+        // A content list: every item a typed block or a Gemini part.
+        Value::Array(items) => {
+            !items.is_empty()
+                && items
+                    .iter()
+                    .all(|i| item_type(i).is_some() || i.get("functionCall").is_some())
+        }
+        _ => false,
+    }
+}
+
+/// The block types of content lists and Responses output.
+fn item_type(item: &Value) -> Option<&str> {
+    const TYPES: &[&str] = &[
+        "text",
+        "output_text",
+        "thinking",
+        "redacted_thinking",
+        "reasoning",
+        "refusal",
+        "tool_use",
+        "function_call",
+        "message",
+    ];
+    item.get("type")
+        .and_then(Value::as_str)
+        .filter(|t| TYPES.contains(t))
 }
 
 fn invalid(message: String) -> Failure {
@@ -86,66 +130,275 @@ fn invalid(message: String) -> Failure {
     }
 }
 
-fn collect_structured(calls: &Value, raws: &mut Vec<Raw>) -> Result<(), Failure> {
-    let items: Vec<&Value> = match calls {
-        Value::Array(items) => items.iter().collect(),
-        other => vec![other],
-    };
-    for item in items {
-        let before = raws.len();
-        if !collect(item.clone(), false, false, raws) || raws.len() == before {
-            raws.truncate(before);
-            raws.push(Raw {
-                name: None,
-                envelope: None,
-                ..Raw::default()
-            });
-        }
-    }
-    Ok(())
+/// A reply taken apart: text, reasoning and structured calls in the order written.
+#[derive(Default)]
+struct Parts {
+    texts: Vec<String>,
+    reasoning: Vec<String>,
+    raws: Vec<Raw>,
+    /// Whether the last thing written was a call (a cut then cut that call).
+    last_is_call: bool,
+    /// Why the API says the output was cut, if it does.
+    cut: Option<String>,
 }
 
-/// The text of an OpenAI `content`: a string, or the text parts of a list.
-fn content_text(content: Option<&Value>) -> Option<String> {
-    match content? {
-        Value::String(text) => Some(text.clone()),
-        Value::Array(parts) => {
-            let texts: Vec<&str> = parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect();
-            (!texts.is_empty()).then(|| texts.join("\n"))
+impl Parts {
+    fn run(mut self, options: &CallOptions) -> Result<Extracted, Failure> {
+        if let Some(why) = self.cut.take()
+            && self.last_is_call
+            && let Some(last) = self.raws.last_mut()
+        {
+            last.cut = Some(why);
         }
-        _ => None,
+        let text = (!self.texts.is_empty()).then(|| self.texts.join("\n"));
+        if let Some(text) = &text
+            && self.raws.is_empty()
+            && self.reasoning.is_empty()
+        {
+            // Only text: read as a whole reply is (a JSON string holding it is unquoted).
+            return super::reply(text, options);
+        }
+        let reasoning = (!self.reasoning.is_empty()).then(|| self.reasoning.join("\n"));
+        run(text.as_deref(), self.raws, reasoning, options)
     }
-}
 
-/// An Anthropic content list.
-fn content_blocks(
-    blocks: &[Value],
-    reasoning: Option<String>,
-    options: &CallOptions,
-) -> Result<Extracted, Failure> {
-    let mut texts = Vec::new();
-    let mut thinking: Vec<String> = reasoning.into_iter().collect();
-    let mut raws = Vec::new();
-    for block in blocks {
-        match block.get("type").and_then(Value::as_str) {
-            Some("text") => {
-                if let Some(t) = block.get("text").and_then(Value::as_str) {
-                    texts.push(t);
+    fn text(&mut self, text: &str) {
+        self.texts.push(text.to_owned());
+        self.last_is_call = false;
+    }
+
+    fn cut_when(&mut self, field: &str, value: Option<&Value>, cut: &[&str]) {
+        if let Some(reason) = value.and_then(Value::as_str)
+            && cut.contains(&reason)
+        {
+            self.cut = Some(format!(
+                "the API's stop reason says the output was cut: {field} {reason:?}"
+            ));
+        }
+    }
+
+    /// An API response, a message, or `{"text": …}`.
+    fn object(&mut self, map: &Map<String, Value>) -> Result<(), Failure> {
+        // OpenAI chat completion: the first choice.
+        if let Some(Value::Array(choices)) = map.get("choices") {
+            if let Some(choice) = first(choices) {
+                let choice = choice
+                    .as_object()
+                    .ok_or_else(|| invalid("a choice must be an object".into()))?;
+                match (choice.get("message"), choice.get("delta")) {
+                    (Some(Value::Object(message)), _) | (None, Some(Value::Object(message))) => {
+                        self.message(message)?;
+                    }
+                    _ => {
+                        if let Some(text) = choice.get("text").and_then(Value::as_str) {
+                            self.text(text);
+                        }
+                    }
                 }
+                self.cut_when("finish_reason", choice.get("finish_reason"), &["length"]);
             }
-            Some("thinking") => {
-                if let Some(t) = block.get("thinking").and_then(Value::as_str) {
-                    thinking.push(t.to_owned());
+            return Ok(());
+        }
+        // Gemini: the first candidate's content parts.
+        if let Some(Value::Array(candidates)) = map.get("candidates") {
+            if let Some(candidate) = first(candidates) {
+                if let Some(Value::Array(parts)) =
+                    candidate.get("content").and_then(|c| c.get("parts"))
+                {
+                    self.items(parts)?;
                 }
+                self.cut_when(
+                    "finishReason",
+                    candidate.get("finishReason"),
+                    &["MAX_TOKENS"],
+                );
             }
-            Some("tool_use") => collect_structured(block, &mut raws)?,
+            return Ok(());
+        }
+        // OpenAI Responses: output items.
+        if let Some(Value::Array(output)) = map.get("output")
+            && is_api_shape(&Value::Object(map.clone()))
+        {
+            self.items(output)?;
+            if map.get("status").and_then(Value::as_str) == Some("incomplete") {
+                self.cut_when(
+                    "incomplete_details.reason",
+                    map.get("incomplete_details").and_then(|d| d.get("reason")),
+                    &["max_output_tokens"],
+                );
+            }
+            return Ok(());
+        }
+        // Ollama /api/chat, or a choice given alone.
+        if let Some(Value::Object(message)) = map.get("message") {
+            self.message(message)?;
+            self.cut_when("done_reason", map.get("done_reason"), &["length"]);
+            self.cut_when("finish_reason", map.get("finish_reason"), &["length"]);
+            return Ok(());
+        }
+        self.message(map)
+    }
+
+    /// A message: OpenAI, Ollama or Anthropic, or a Gemini content.
+    fn message(&mut self, map: &Map<String, Value>) -> Result<(), Failure> {
+        for key in ["reasoning_content", "reasoning", "thinking"] {
+            if let Some(text) = map.get(key).and_then(Value::as_str) {
+                self.reasoning.push(text.to_owned());
+                break;
+            }
+        }
+        let calls = ["tool_calls", "function_call"];
+        let has_calls = calls.iter().any(|k| map.contains_key(*k));
+        let mut read = false;
+        match map.get("content") {
+            Some(Value::Array(items)) => {
+                self.items(items)?;
+                read = true;
+            }
+            Some(Value::String(text)) if has_calls => {
+                self.text(text);
+                read = true;
+            }
             _ => {}
         }
+        if let Some(refusal) = map.get("refusal").and_then(Value::as_str) {
+            self.text(refusal);
+            read = true;
+        }
+        if let Some(Value::Array(parts)) = map.get("parts") {
+            self.items(parts)?;
+            read = true;
+        }
+        for key in calls {
+            match map.get(key) {
+                None | Some(Value::Null) => {}
+                Some(found @ (Value::Array(_) | Value::Object(_))) => self.structured(found),
+                Some(other) => {
+                    return Err(invalid(format!(
+                        "\"{key}\" must be a list or an object, found {}",
+                        super::kind_of(other)
+                    )));
+                }
+            }
+        }
+        if !read && !has_calls {
+            match ["text", "content", "arguments"]
+                .iter()
+                .find_map(|k| map.get(*k).and_then(Value::as_str))
+            {
+                Some(text) => self.text(text),
+                None => {
+                    return Err(invalid(
+                        "jsonl line has no \"text\" or \"content\" string, no \"tool_calls\" and no content list".into(),
+                    ));
+                }
+            }
+        }
+        self.cut_when("stop_reason", map.get("stop_reason"), &["max_tokens"]);
+        Ok(())
     }
-    let text = texts.join("\n");
-    let reasoning = (!thinking.is_empty()).then(|| thinking.join("\n"));
-    run(Some(&text), raws, reasoning, options)
+
+    /// A content list (Anthropic blocks, OpenAI content parts, Gemini parts) or Responses
+    /// output items.
+    fn items(&mut self, items: &[Value]) -> Result<(), Failure> {
+        for item in items {
+            let text = item.get("text").and_then(Value::as_str);
+            match item.get("type").and_then(Value::as_str) {
+                Some("text" | "output_text") => {
+                    if let Some(text) = text {
+                        self.text(text);
+                    }
+                }
+                Some("refusal") => {
+                    if let Some(text) = item.get("refusal").and_then(Value::as_str) {
+                        self.text(text);
+                    }
+                }
+                Some("thinking") => {
+                    if let Some(t) = item.get("thinking").and_then(Value::as_str) {
+                        self.reasoning.push(t.to_owned());
+                    }
+                }
+                Some("reasoning") => {
+                    // Responses: summaries, and the reasoning text where it is given.
+                    for key in ["summary", "content"] {
+                        for part in item
+                            .get(key)
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                        {
+                            if let Some(t) = part.get("text").and_then(Value::as_str) {
+                                self.reasoning.push(t.to_owned());
+                            }
+                        }
+                    }
+                }
+                Some("message") => {
+                    if let Some(Value::Array(content)) = item.get("content") {
+                        self.items(content)?;
+                    }
+                }
+                Some("tool_use") => self.structured(item),
+                Some("function_call") => {
+                    let before = self.raws.len();
+                    self.structured(item);
+                    // Its `arguments` are JSON text by the API's definition, and the id that
+                    // a result refers to is `call_id` (`id` names the output item).
+                    encoded_arguments(&mut self.raws[before..]);
+                    if let Some(raw) = self.raws.get_mut(before) {
+                        if let Some(id) = item.get("call_id") {
+                            raw.id = Some(id.clone());
+                        }
+                        if item.get("status").and_then(Value::as_str) == Some("incomplete") {
+                            raw.cut = Some(
+                                "the API marks the call incomplete: status \"incomplete\"".into(),
+                            );
+                        }
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    if let Some(call) = item.get("functionCall") {
+                        self.structured(call);
+                    } else if let Some(text) = text {
+                        // Gemini: a thought summary is a text part marked `thought`.
+                        if item.get("thought").and_then(Value::as_bool) == Some(true) {
+                            self.reasoning.push(text.to_owned());
+                        } else {
+                            self.text(text);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls written as structured JSON: each one a call, or a call with no usable name.
+    fn structured(&mut self, calls: &Value) {
+        let items: Vec<&Value> = match calls {
+            Value::Array(items) => items.iter().collect(),
+            other => vec![other],
+        };
+        for item in items {
+            let before = self.raws.len();
+            if !collect(item.clone(), false, false, &mut self.raws) || self.raws.len() == before {
+                self.raws.truncate(before);
+                self.raws.push(Raw {
+                    name: None,
+                    envelope: None,
+                    ..Raw::default()
+                });
+            }
+            self.last_is_call = true;
+        }
+    }
+}
+
+/// The choice or candidate with `index` 0, else the first.
+fn first(list: &[Value]) -> Option<&Value> {
+    list.iter()
+        .find(|c| c.get("index").and_then(Value::as_u64) == Some(0))
+        .or_else(|| list.first())
 }

@@ -54,6 +54,7 @@ use serde_json::{Map, Value};
 use crate::error::{Code, Error};
 use crate::mend::{Concat, Mender, Options, Target};
 use crate::repair::{Repair, RepairKind};
+use crate::schema::Violation;
 use crate::tools::{Tool, Tools};
 
 pub use deltas::{DeltaFraming, Deltas};
@@ -98,6 +99,11 @@ impl Default for CallOptions {
 /// The names `--format` accepts, most specific first (the order `auto` tries them in).
 pub fn format_names() -> impl Iterator<Item = &'static str> {
     formats::TABLE.iter().map(|spec| spec.name)
+}
+
+/// Every format `--format` takes, in the order `auto` tries them, with the models that emit it.
+pub fn formats() -> impl Iterator<Item = (&'static str, &'static str)> {
+    formats::TABLE.iter().map(|spec| (spec.name, spec.models))
 }
 
 /// The formats with the models that emit them, for `--help`.
@@ -152,8 +158,8 @@ pub struct Rejected {
     pub parameters: Option<Map<String, Value>>,
     /// Why it was rejected.
     pub error: Error,
-    /// For `invalid_parameters`: each violation as (JSON pointer, message).
-    pub violations: Vec<(String, String)>,
+    /// For `invalid_parameters`: every place the parameters break the tool's schema.
+    pub violations: Vec<Violation>,
 }
 
 /// What a reply holds.
@@ -324,7 +330,75 @@ impl std::error::Error for Failure {}
 /// a call cannot be used (`invalid_json`, `missing_field`, `wrong_type`, `unknown_tool`,
 /// `invalid_parameters`, …); it carries what was found.
 pub fn extract(text: &str, options: &CallOptions) -> Result<Extracted, Failure> {
+    reply(text, options)
+}
+
+/// A reply given as text: a JSON string holding the reply is unquoted first (up to
+/// `max_depth` layers, when what it holds has a call), and one that is a whole API response
+/// or message is read as one ([`extract_message`]).
+pub(crate) fn reply(text: &str, options: &CallOptions) -> Result<Extracted, Failure> {
+    if let Some(found) = unquoted(text, options) {
+        return found;
+    }
+    if options
+        .format
+        .as_deref()
+        .is_none_or(|f| f == "auto" || f == "json")
+        && scan::is_whole_json(text)
+        && let Ok(value) = crate::exact::parse(text.trim(), options.max_nesting)
+        && message::is_api_shape(&value)
+    {
+        return extract_message(&value, options);
+    }
     run(Some(text), Vec::new(), None, options)
+}
+
+/// The reply inside a reply that is one JSON string literal (the whole reply encoded once
+/// more, as arguments often are), with an `unquote` repair; `None` when the reply is not one
+/// or what it holds has no call (a quoted answer stays the text it is).
+fn unquoted(text: &str, options: &CallOptions) -> Option<Result<Extracted, Failure>> {
+    let trimmed = text.trim();
+    if !trimmed.starts_with('"') {
+        return None;
+    }
+    let mut inner = serde_json::from_str::<String>(trimmed).ok()?;
+    let mut layers = 1;
+    while layers < options.max_depth && inner.trim().starts_with('"') {
+        match serde_json::from_str::<String>(inner.trim()) {
+            Ok(next) => {
+                inner = next;
+                layers += 1;
+            }
+            Err(_) => break,
+        }
+    }
+    let result = reply(&inner, options);
+    let found = match &result {
+        Ok(found) => found,
+        Err(failure) => failure.extracted.as_deref()?,
+    };
+    if found.calls.is_empty() && found.incomplete.is_empty() && found.rejected.is_empty() {
+        return None;
+    }
+    let unquote = Repair {
+        kind: RepairKind::Unquote,
+        offset: None,
+        layers: Some(layers),
+        text: None,
+        path: None,
+    };
+    Some(match result {
+        Ok(mut found) => {
+            found.repairs.insert(0, unquote);
+            Ok(found)
+        }
+        Err(mut failure) => {
+            if let Some(found) = failure.extracted.as_deref_mut() {
+                found.repairs.insert(0, unquote);
+            }
+            Err(failure)
+        }
+    })
 }
 
 /// The shared body of [`extract`] and [`extract_message`]: scans `text` and finishes its calls
@@ -412,6 +486,8 @@ impl<'o> Ctx<'o> {
             strict: self.options.strict,
             max_depth: self.options.max_depth,
             max_nesting: self.options.max_nesting,
+            // A cut call is found from the repairs and listed as incomplete, not refused here.
+            ..Options::default()
         })
         // Parameters become serde_json values, which hold Unicode text only.
         .replacing_lone_surrogates()
@@ -431,6 +507,8 @@ pub(crate) struct Raw {
     pub envelope: Option<Option<Error>>,
     pub repairs: Vec<Repair>,
     pub offset: usize,
+    /// Why the call was cut although its JSON may be whole: the API's stop reason said so.
+    pub cut: Option<String>,
 }
 
 /// A call's arguments as the format wrote them.
@@ -494,14 +572,7 @@ impl Item {
 
 /// Whether the repairs say the text was cut off.
 pub(crate) fn truncated(repairs: &[Repair], text: &str) -> bool {
-    let end = text.trim_end().len();
-    repairs.iter().any(|r| match r.kind {
-        RepairKind::UnterminatedContainer
-        | RepairKind::UnterminatedString
-        | RepairKind::TruncatedLiteral => true,
-        RepairKind::MissingValue => r.offset.is_none_or(|o| o + 2 >= end),
-        _ => false,
-    })
+    crate::repair::truncated(repairs, text)
 }
 
 /// Normalizes one call and adds it (or its failure) to `found`.
@@ -514,6 +585,7 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         envelope,
         mut repairs,
         offset,
+        cut,
     } = raw;
     let reject = |tool: Option<String>, id: Option<Value>, error: Error| Rejected {
         tool,
@@ -545,6 +617,15 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
     };
     let (tool, name_id) = scan::bare_name(&written);
     let id = id.or(name_id.map(Value::String));
+    if let Some(message) = cut {
+        found.incomplete.push(Incomplete {
+            tool: Some(tool),
+            id,
+            offset,
+            message,
+        });
+        return;
+    }
     let terminate = match terminate {
         None | Some(Value::Null) => None,
         Some(Value::Bool(b)) => Some(b),
@@ -602,18 +683,17 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
     } else {
         dropped = rest.into_iter().map(Value::Object).collect();
     }
-    for (i, (parameters, id)) in calls.into_iter().enumerate() {
+    for (i, (mut parameters, id)) in calls.into_iter().enumerate() {
+        let mut call_repairs = if i == 0 {
+            std::mem::take(&mut repairs)
+        } else {
+            Vec::new()
+        };
         if let Some(definition) = definition {
-            let instance = Value::Object(parameters);
-            let violations = definition.violations(&instance);
-            let Value::Object(parameters) = instance else {
-                unreachable!("built from an object")
-            };
-            if !violations.is_empty() {
-                let listed: Vec<String> = violations
-                    .iter()
-                    .map(|(path, message)| format!("{path}: {message}"))
-                    .collect();
+            // Coercion to the schema is a repair, so --strict only checks.
+            let coerce = !ctx.options.strict;
+            if let Err(violations) = definition.check(&mut parameters, coerce, &mut call_repairs) {
+                let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
                 found.rejected.push(Rejected {
                     tool: Some(tool.clone()),
                     id,
@@ -629,32 +709,19 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
                 });
                 continue;
             }
-            found.calls.push(Call {
-                tool: tool.clone(),
-                parameters,
-                terminate,
-                id,
-                repairs: if i == 0 { repairs.clone() } else { Vec::new() },
-                dropped: if i == 0 {
-                    std::mem::take(&mut dropped)
-                } else {
-                    Vec::new()
-                },
-            });
-        } else {
-            found.calls.push(Call {
-                tool: tool.clone(),
-                parameters,
-                terminate,
-                id,
-                repairs: if i == 0 { repairs.clone() } else { Vec::new() },
-                dropped: if i == 0 {
-                    std::mem::take(&mut dropped)
-                } else {
-                    Vec::new()
-                },
-            });
         }
+        found.calls.push(Call {
+            tool: tool.clone(),
+            parameters,
+            terminate,
+            id,
+            repairs: call_repairs,
+            dropped: if i == 0 {
+                std::mem::take(&mut dropped)
+            } else {
+                Vec::new()
+            },
+        });
     }
 }
 
@@ -687,6 +754,9 @@ fn arguments(
             ));
         }
         Args::Fields(fields) => {
+            if let Some(objects) = wrapped_arguments(&fields, definition, ctx, repairs) {
+                return Ok(Some(objects));
+            }
             let mut map = Map::new();
             for (key, field) in fields {
                 let schema = definition.and_then(|t| t.param_schema(&key));
@@ -721,6 +791,7 @@ fn arguments(
                             offset: None,
                             layers: Some(1),
                             text: None,
+                            path: None,
                         },
                     ),
                 }
@@ -764,6 +835,53 @@ fn arguments(
     }
 }
 
+/// The argument objects of a call whose only named value is `arguments` holding a JSON object
+/// (`<parameter name="arguments">{…}</parameter>`), when the tool's schema has no `arguments`
+/// property: the model wrapped its arguments. Without a schema the name is kept as written.
+fn wrapped_arguments(
+    fields: &[(String, Field)],
+    definition: Option<&Tool>,
+    ctx: &Ctx<'_>,
+    repairs: &mut Vec<Repair>,
+) -> Option<Vec<Map<String, Value>>> {
+    let [(key, field)] = fields else {
+        return None;
+    };
+    if key != "arguments" || definition?.param_schema(key).is_some() {
+        return None;
+    }
+    let unwrap = Repair {
+        kind: RepairKind::UnwrapArguments,
+        offset: None,
+        layers: None,
+        text: None,
+        path: None,
+    };
+    let text = match field {
+        Field::Value(Value::Object(map)) => {
+            repairs.push(unwrap);
+            return Some(vec![map.clone()]);
+        }
+        Field::Value(Value::String(text))
+        | Field::Text(text)
+        | Field::TextOrJson(text)
+        | Field::Json(text) => text,
+        Field::Value(_) => return None,
+    };
+    if !text.trim_start().starts_with(['{', '"']) {
+        return None;
+    }
+    let mut mender = ctx.mender(Target::Object, Concat::All);
+    let mended = mender.mend(text).ok()?;
+    if truncated(mended.repairs(), text) {
+        return None;
+    }
+    let objects = serde_json::from_str(&mended.value()).ok()?;
+    repairs.push(unwrap);
+    repairs.extend_from_slice(mended.repairs());
+    Some(objects)
+}
+
 /// A named value of an XML-style format, given the type its schema declares. The schema
 /// decides and nothing else: a value typed `string` stays the text the model wrote (`"42"`),
 /// one typed `integer` becomes a number; `null` is read only where the schema allows it. With
@@ -782,6 +900,7 @@ fn typed(
             offset: None,
             layers: None,
             text: Some(key.to_owned()),
+            path: None,
         });
         value
     };

@@ -31,6 +31,8 @@
 //! assert!(matches!(&events[events.len() - 2], Event::CallEnd { index: 0, call } if call.parameters["city"] == "Oslo"));
 //! ```
 
+use std::sync::Arc;
+
 use serde::ser::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -40,6 +42,8 @@ use super::partial::{Frame, Reader, Step, pointer};
 use super::scan::{REASONING, bare_name, find_bytes, is_name_byte};
 use super::{Call, CallOptions, Extracted, Failure, Incomplete, Rejected, Shape, call_value};
 use crate::record::original_text;
+use crate::schema::Partial;
+use crate::tools::Tools;
 
 /// What a [`Stream`] tells as a reply arrives. Owned, and serialized as one JSON object with
 /// an `"event"` field (`text`, `reasoning`, `call_start`, `arguments`, `call_end`,
@@ -409,6 +413,9 @@ struct Slot {
     ended: bool,
     strict: bool,
     name_is_key: bool,
+    /// The tools whose schemas coerce the parameters (`None` without tools or with `strict`
+    /// arguments, which are not coerced).
+    tools: Option<Arc<Tools>>,
 }
 
 #[derive(Debug)]
@@ -791,7 +798,12 @@ impl Stream {
                 Mode::Head(_) => self.head(b, events),
                 Mode::Json(reader, ctx) => {
                     let ctx = *ctx;
-                    match reader.push(b, &mut self.slots, &mut self.next_index, events) {
+                    let slots = self.slots.len();
+                    let step = reader.push(b, &mut self.slots, &mut self.next_index, events);
+                    if self.slots.len() > slots {
+                        equip(&mut self.slots[slots..], &self.options);
+                    }
+                    match step {
                         Step::More => self.pos += 1,
                         Step::Done => {
                             self.pos += 1;
@@ -1090,6 +1102,8 @@ impl Stream {
             tool: Some(tool),
             ..Slot::default()
         });
+        let last = self.slots.len() - 1;
+        equip(&mut self.slots[last..], &self.options);
     }
 
     fn retract_all(&mut self, reason: &str, events: &mut Vec<Event>) {
@@ -1555,6 +1569,16 @@ fn name(
     }
 }
 
+/// Gives new slots the tools whose schemas will coerce their parameters.
+fn equip(slots: &mut [Slot], options: &CallOptions) {
+    if options.strict {
+        return;
+    }
+    for slot in slots {
+        slot.tools.clone_from(&options.tools);
+    }
+}
+
 /// An `arguments` event, if the call is announced, nothing could contradict it, the value
 /// changed, and it grew enough since the last one: past 64 bytes, an eighth more each time,
 /// which keeps the events' total size within a few times the arguments' however small the
@@ -1574,6 +1598,20 @@ fn show(slot: &mut Slot, args: &Map<String, Value>, open: Option<String>, events
     {
         return;
     }
+    let mut args = args.clone();
+    if let (Some(tools), Some(tool)) = (&slot.tools, &slot.tool)
+        && let Some(definition) = tools.get(tool)
+    {
+        // What `calls` will coerce at the end is shown coerced already (nothing shown changes).
+        match definition.coerce_partial(&mut args, open.as_deref()) {
+            Partial::Ready => {}
+            Partial::Wait if !last => return,
+            Partial::Wait | Partial::Unsure => {
+                slot.frozen = true;
+                return;
+            }
+        }
+    }
     let value = Value::Object(args.clone());
     if slot.shown.as_ref() == Some(&value) && !last {
         return;
@@ -1581,7 +1619,7 @@ fn show(slot: &mut Slot, args: &Map<String, Value>, open: Option<String>, events
     slot.shown_bytes = slot.args_bytes;
     events.push(Event::Arguments {
         index,
-        parameters: args.clone(),
+        parameters: args,
         open,
     });
     slot.shown = Some(value);
