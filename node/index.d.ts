@@ -11,6 +11,8 @@ export interface MendOptions {
   target?: 'object' | 'any';
   /** Several values written one after another: keep the 'first' (default), 'all', or 'error'. */
   concat?: 'first' | 'all' | 'error';
+  /** Input cut off before its end: 'heal' it (default, reported as repairs) or 'error' (code truncated). */
+  truncated?: 'heal' | 'error';
   /** Make no repairs: input that needs one fails with invalid_json. */
   strict?: boolean;
   /** String layers that may be unquoted (default 10). */
@@ -72,7 +74,7 @@ export interface Calls {
 export class ToolmendError extends Error {
   /** The stable error code: empty_input, invalid_json, not_an_object, depth_exceeded, too_deep,
    * too_large, invalid_utf8, concatenated, invalid_input, missing_field, wrong_type,
-   * unknown_tool, invalid_parameters, incomplete_call. */
+   * unknown_tool, invalid_parameters, incomplete_call, truncated. */
   code: string;
   /** The byte offset of the failure, or null. */
   offset: number | null;

@@ -124,6 +124,7 @@ function nativeOptions(options) {
   return {
     target: o.target,
     concat: o.concat,
+    truncated: o.truncated,
     strict: o.strict,
     maxDepth: o.maxDepth,
     maxNesting: o.maxNesting,

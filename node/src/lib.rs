@@ -10,7 +10,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use toolmend::calls::{CallOptions, Extracted, Failure, Shape};
 use toolmend::tools::Tools;
-use toolmend::{Code, Concat, Options, Target};
+use toolmend::{Code, Concat, Options, Target, Truncated};
 
 /// The default limit on one input's size, as the CLI's `--max-bytes`.
 const MAX_BYTES: f64 = (64 << 20) as f64;
@@ -22,6 +22,8 @@ pub struct MendOptions {
     pub target: Option<String>,
     /// "first" (default), "all" or "error".
     pub concat: Option<String>,
+    /// Input cut off before its end: "heal" (default, reported as repairs) or "error".
+    pub truncated: Option<String>,
     pub strict: Option<bool>,
     pub max_depth: Option<u32>,
     pub max_nesting: Option<u32>,
@@ -64,10 +66,20 @@ fn options(o: Option<&MendOptions>) -> Result<(Options, usize, usize)> {
             )));
         }
     };
+    let truncated = match o.and_then(|o| o.truncated.as_deref()).unwrap_or("heal") {
+        "heal" => Truncated::Heal,
+        "error" => Truncated::Error,
+        other => {
+            return Err(invalid_arg(format!(
+                "truncated must be \"heal\" or \"error\", not {other:?}"
+            )));
+        }
+    };
     let defaults = Options::default();
     let options = Options {
         target,
         concat,
+        truncated,
         strict: o.and_then(|o| o.strict).unwrap_or(false),
         max_depth: o.and_then(|o| o.max_depth).unwrap_or(defaults.max_depth),
         max_nesting: o
@@ -356,7 +368,9 @@ fn failure_record(failure: &Failure) -> RawCalls {
             let list: Vec<_> = r
                 .violations
                 .iter()
-                .map(|(path, message)| serde_json::json!({"path": path, "message": message}))
+                .map(|v| {
+                    serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message})
+                })
                 .collect();
             serde_json::Value::Array(list).to_string()
         });

@@ -24,6 +24,10 @@ test('options', () => {
   assert.throws(() => toolmend.mendArgs("{'a': 1}", { strict: true }), { code: 'invalid_json', offset: 1 });
   assert.throws(() => toolmend.mendArgs('['.repeat(50), { maxNesting: 10 }), { code: 'too_deep' });
   assert.throws(() => toolmend.mendArgs('{}', { concat: 'sometimes' }), /concat must be/);
+  // A caller about to act on the arguments refuses cut-off ones.
+  const cut = '{"target": "prod", "dry_run": fal';
+  assert.equal(typeof toolmend.mendArgs(cut), 'object');
+  assert.throws(() => toolmend.mendArgs(cut, { truncated: 'error' }), { code: 'truncated' });
 });
 
 const BAD = [

@@ -18,7 +18,8 @@ use serde_json::Value;
 use toolmend::calls::{CallOptions, Extracted, Failure, Shape};
 use toolmend::tools::Tools;
 use toolmend::{
-    Code, Concat, Input, MendedValue, Mender as LibMender, Options, Target, original_text,
+    Code, Concat, Input, MendedValue, Mender as LibMender, Options, Target, Truncated,
+    original_text,
 };
 
 create_exception!(
@@ -113,10 +114,20 @@ fn input<'a>(obj: &'a Bound<'_, PyAny>, max_bytes: usize) -> Input<'a> {
 fn parse_options(
     target: &str,
     concat: &str,
+    truncated: &str,
     strict: bool,
     max_depth: u32,
     max_nesting: usize,
 ) -> PyResult<Options> {
+    let truncated = match truncated {
+        "heal" => Truncated::Heal,
+        "error" => Truncated::Error,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "truncated must be \"heal\" or \"error\", not {truncated:?}"
+            )));
+        }
+    };
     let target = match target {
         "object" => Target::Object,
         "any" => Target::Any,
@@ -139,6 +150,7 @@ fn parse_options(
     Ok(Options {
         target,
         concat,
+        truncated,
         strict,
         max_depth,
         max_nesting,
@@ -353,16 +365,18 @@ struct Mender {
 #[pymethods]
 impl Mender {
     #[new]
-    #[pyo3(signature = (*, target = "object", concat = "first", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (*, target = "object", concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
     fn new(
         target: &str,
         concat: &str,
+        truncated: &str,
         strict: bool,
         max_depth: u32,
         max_nesting: usize,
         max_bytes: usize,
     ) -> PyResult<Mender> {
-        let options = parse_options(target, concat, strict, max_depth, max_nesting)?;
+        let options = parse_options(target, concat, truncated, strict, max_depth, max_nesting)?;
         Ok(Mender {
             inner: Mutex::new(LibMender::new(options.clone())),
             options,
@@ -437,33 +451,37 @@ fn many(
 /// Mends tool-call arguments into a dict, as `toolmend args`: unquotes encoded JSON, keeps
 /// the first of concatenated objects, repairs what is almost JSON. Raises `toolmend.Error`.
 #[pyfunction]
-#[pyo3(signature = (text, *, concat = "first", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+#[pyo3(signature = (text, *, concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+#[allow(clippy::too_many_arguments)]
 fn mend_args(
     py: Python<'_>,
     text: &Bound<'_, PyAny>,
     concat: &str,
+    truncated: &str,
     strict: bool,
     max_depth: u32,
     max_nesting: usize,
     max_bytes: usize,
 ) -> PyResult<Py<PyAny>> {
-    let options = parse_options("object", concat, strict, max_depth, max_nesting)?;
+    let options = parse_options("object", concat, truncated, strict, max_depth, max_nesting)?;
     value_of(py, text, options, max_bytes)
 }
 
 /// Repairs almost-JSON into any JSON value, as `toolmend repair`. Raises `toolmend.Error`.
 #[pyfunction]
-#[pyo3(signature = (text, *, concat = "first", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+#[pyo3(signature = (text, *, concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+#[allow(clippy::too_many_arguments)]
 fn repair(
     py: Python<'_>,
     text: &Bound<'_, PyAny>,
     concat: &str,
+    truncated: &str,
     strict: bool,
     max_depth: u32,
     max_nesting: usize,
     max_bytes: usize,
 ) -> PyResult<Py<PyAny>> {
-    let options = parse_options("any", concat, strict, max_depth, max_nesting)?;
+    let options = parse_options("any", concat, truncated, strict, max_depth, max_nesting)?;
     value_of(py, text, options, max_bytes)
 }
 
@@ -485,20 +503,21 @@ fn value_of(
 /// Mends many inputs (an iterable of str or bytes) into a list of Records, in order, with
 /// the GIL released and the CLI's threads (`threads=0`: one per core, at most 8).
 #[pyfunction]
-#[pyo3(signature = (inputs, *, target = "object", concat = "first", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES, threads = 0))]
+#[pyo3(signature = (inputs, *, target = "object", concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES, threads = 0))]
 #[allow(clippy::too_many_arguments)]
 fn mend_many(
     py: Python<'_>,
     inputs: &Bound<'_, PyAny>,
     target: &str,
     concat: &str,
+    truncated: &str,
     strict: bool,
     max_depth: u32,
     max_nesting: usize,
     max_bytes: usize,
     threads: usize,
 ) -> PyResult<Vec<Py<Record>>> {
-    let options = parse_options(target, concat, strict, max_depth, max_nesting)?;
+    let options = parse_options(target, concat, truncated, strict, max_depth, max_nesting)?;
     many(py, inputs, &options, max_bytes, threads)
 }
 
@@ -614,7 +633,9 @@ fn failure_to_py(py: Python<'_>, failure: &Failure) -> PyErr {
         let violations: Vec<Value> = rejected
             .violations
             .iter()
-            .map(|(path, message)| serde_json::json!({"path": path, "message": message}))
+            .map(
+                |v| serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message}),
+            )
             .collect();
         let set = value_to_py(py, &Value::Array(violations))
             .and_then(|v| err.value(py).setattr("violations", v));

@@ -38,6 +38,12 @@ def test_options():
     assert e.value.code == "too_deep"
     with pytest.raises(ValueError):
         toolmend.mend_args("{}", concat="sometimes")
+    # A caller about to act on the arguments refuses cut-off ones; healing is reported.
+    cut = '{"target": "prod", "dry_run": fal'
+    assert toolmend.mend_args(cut)["target"] == "prod"
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.mend_args(cut, truncated="error")
+    assert e.value.code == "truncated"
 
 
 def test_repair_accepts_any_value():

@@ -13,6 +13,7 @@ Tools = Union[List[Dict[str, Any]], Dict[str, Any], str, "os.PathLike[str]"]
 
 Target = Literal["object", "any"]
 Concat = Literal["first", "all", "error"]
+Truncated = Literal["heal", "error"]
 
 class Error(ValueError):
     """An input toolmend could not mend, or a call it could not use."""
@@ -20,7 +21,7 @@ class Error(ValueError):
     code: str
     """The stable error code (`empty_input`, `invalid_json`, `not_an_object`, `depth_exceeded`,
     `too_deep`, `too_large`, `invalid_utf8`, `concatenated`, `invalid_input`, `missing_field`,
-    `wrong_type`, `unknown_tool`, `invalid_parameters`, `incomplete_call`)."""
+    `wrong_type`, `unknown_tool`, `invalid_parameters`, `incomplete_call`, `truncated`)."""
     message: str
     """What failed and where."""
     offset: Optional[int]
@@ -71,6 +72,7 @@ class Mender:
         *,
         target: Target = "object",
         concat: Concat = "first",
+        truncated: Truncated = "heal",
         strict: bool = False,
         max_depth: int = 10,
         max_nesting: int = 1000,
@@ -103,6 +105,7 @@ def mend_args(
     text: Text,
     *,
     concat: Concat = "first",
+    truncated: Truncated = "heal",
     strict: bool = False,
     max_depth: int = 10,
     max_nesting: int = 1000,
@@ -114,6 +117,7 @@ def repair(
     text: Text,
     *,
     concat: Concat = "first",
+    truncated: Truncated = "heal",
     strict: bool = False,
     max_depth: int = 10,
     max_nesting: int = 1000,
@@ -126,6 +130,7 @@ def mend_many(
     *,
     target: Target = "object",
     concat: Concat = "first",
+    truncated: Truncated = "heal",
     strict: bool = False,
     max_depth: int = 10,
     max_nesting: int = 1000,
