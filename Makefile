@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/toolmend
 
-.PHONY: all build release test test-clients bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
+.PHONY: all build release test test-clients test-python python-wheel test-node node-package bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
 all: build
 
 build:
@@ -11,11 +11,14 @@ build:
 release:
 	$(CARGO) build --release
 
-## Every test: unit, doc, CLI, fixtures (fixtures/**), memory, then the example clients.
+## Every test: unit, doc, CLI, fixtures (fixtures/**), memory, the example clients, then the
+## Python and Node packages (each built, installed into a fresh venv or project, tested there).
 test:
 	$(CARGO) test --all-targets
 	$(CARGO) test --doc
 	$(MAKE) test-clients
+	$(MAKE) test-python
+	$(MAKE) test-node
 
 ## The Python and Node clients' self-tests, against the debug build.
 test-clients:
@@ -23,13 +26,59 @@ test-clients:
 	TOOLMEND=target/debug/toolmend python3 examples/python/toolmend_client.py --self-test
 	TOOLMEND=target/debug/toolmend node examples/node/toolmend_client.mjs --self-test
 
+## The packages are built in the debug profile for tests; PROFILE=release for real use.
+PROFILE ?= debug
+PROFILE_FLAG := $(if $(filter release,$(PROFILE)),--release,)
+PYTHON ?= python3
+## maturin and pytest, from PyPI, in a venv of their own.
+PYBUILD := target/pybuild
+WHEELS := target/wheels/$(PROFILE)
+
+$(PYBUILD)/bin/maturin:
+	$(PYTHON) -m venv $(PYBUILD)
+	$(PYBUILD)/bin/pip install -q 'maturin>=1.9,<2' pytest
+
+## The Python wheel (python/): the native module and, in its scripts, the toolmend binary.
+python-wheel: $(PYBUILD)/bin/maturin
+	$(CARGO) build --locked $(PROFILE_FLAG) --bin toolmend
+	rm -rf python/toolmend.data $(WHEELS) && mkdir -p python/toolmend.data/scripts
+	cp target/$(PROFILE)/toolmend python/toolmend.data/scripts/toolmend
+	strip python/toolmend.data/scripts/toolmend 2>/dev/null || true
+	$(PYBUILD)/bin/maturin build --quiet --locked --strip $(PROFILE_FLAG) -m python/Cargo.toml -o $(WHEELS)
+
+## The wheel installed into a fresh venv (target/pytest-venv), and python/tests run there.
+test-python: python-wheel
+	rm -rf target/pytest-venv && $(PYTHON) -m venv target/pytest-venv
+	target/pytest-venv/bin/pip install -q --disable-pip-version-check $(WHEELS)/toolmend-*.whl pytest
+	cd python && ../target/pytest-venv/bin/pytest -q -p no:cacheprovider tests
+
+## The npm package (node/): the native module as toolmend.node and the toolmend binary as
+## bin/toolmend-cli (run by `npx toolmend`), packed into target/npm/$(PROFILE).
+NPM_OUT := target/npm/$(PROFILE)
+node-package:
+	$(CARGO) build --locked $(PROFILE_FLAG) --bin toolmend
+	$(CARGO) build --locked $(PROFILE_FLAG) -p toolmend-node
+	cp $(firstword $(wildcard target/$(PROFILE)/libtoolmend_node.so target/$(PROFILE)/libtoolmend_node.dylib)) node/toolmend.node
+	cp target/$(PROFILE)/toolmend node/bin/toolmend-cli
+	strip node/toolmend.node node/bin/toolmend-cli 2>/dev/null || true
+	rm -rf $(NPM_OUT) && mkdir -p $(NPM_OUT)
+	cd node && npm pack --silent --pack-destination ../$(NPM_OUT) >/dev/null
+
+## The tarball installed into a fresh Node project (target/node-project), node/test run there.
+test-node: node-package
+	rm -rf target/node-project && mkdir -p target/node-project
+	cd target/node-project && npm init -y >/dev/null && npm install --silent --no-audit --no-fund ../npm/$(PROFILE)/toolmend-*.tgz
+	cp -r node/test target/node-project/test
+	cd target/node-project && TOOLMEND_ROOT=$(CURDIR) node --test test/
+
 ## Rewrite the fixtures' expectations from what toolmend does now; review the diff by hand.
 bless: build
 	target/debug/toolmend check --bless fixtures/args fixtures/repair fixtures/calls fixtures/fuzz
 
 lint:
-	$(CARGO) fmt --check
+	$(CARGO) fmt --all --check
 	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy -p toolmend-python -p toolmend-node -- -D warnings
 
 fmt:
 	$(CARGO) fmt

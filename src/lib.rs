@@ -22,6 +22,7 @@
 //! what the `toolmend` binary runs.
 
 pub mod agent;
+mod batch;
 pub mod calls;
 pub mod check;
 mod error;
@@ -40,6 +41,7 @@ pub mod schema;
 pub mod tools;
 mod unquote;
 
+pub use batch::{Input, MendedValue, mend_many};
 pub use error::{Code, Error};
 pub use escape::push_json_string;
 pub use filter::{Filter, FilterOptions, MAX_THREADS, Summary};

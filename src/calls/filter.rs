@@ -268,31 +268,7 @@ fn failure_record(
     }
     record.insert("error".into(), Value::Object(e));
     if let Some((found, shape)) = found {
-        let mut value = found.to_value(shape);
-        let rejected: Vec<Value> = found
-            .rejected
-            .iter()
-            .map(|r| {
-                let mut m = Map::new();
-                m.insert(
-                    "tool".into(),
-                    r.tool.clone().map_or(Value::Null, Value::String),
-                );
-                if let Some(id) = &r.id {
-                    m.insert("id".into(), id.clone());
-                }
-                if let Some(p) = &r.parameters {
-                    m.insert("parameters".into(), Value::Object(p.clone()));
-                }
-                m.insert("code".into(), r.error.code.as_str().into());
-                m.insert("message".into(), r.error.message.clone().into());
-                Value::Object(m)
-            })
-            .collect();
-        if let Value::Object(v) = &mut value {
-            v.insert("rejected".into(), rejected.into());
-        }
-        record.insert("value".into(), value);
+        record.insert("value".into(), found.failure_value(shape));
     }
     record
 }

@@ -236,6 +236,39 @@ impl Extracted {
     }
 }
 
+impl Extracted {
+    /// The value written for a reply that fails: [`Extracted::to_value`] with the calls that
+    /// were found but cannot be used, under `rejected` (`tool`, `id`, `parameters`, `code`,
+    /// `message` each).
+    pub fn failure_value(&self, shape: Shape) -> Value {
+        let mut value = self.to_value(shape);
+        let rejected: Vec<Value> = self
+            .rejected
+            .iter()
+            .map(|r| {
+                let mut m = Map::new();
+                m.insert(
+                    "tool".into(),
+                    r.tool.clone().map_or(Value::Null, Value::String),
+                );
+                if let Some(id) = &r.id {
+                    m.insert("id".into(), id.clone());
+                }
+                if let Some(p) = &r.parameters {
+                    m.insert("parameters".into(), Value::Object(p.clone()));
+                }
+                m.insert("code".into(), r.error.code.as_str().into());
+                m.insert("message".into(), r.error.message.clone().into());
+                Value::Object(m)
+            })
+            .collect();
+        if let Value::Object(v) = &mut value {
+            v.insert("rejected".into(), rejected.into());
+        }
+        value
+    }
+}
+
 fn call_value(call: &Call, shape: Shape) -> Value {
     let mut m = Map::new();
     match shape {

@@ -1,0 +1,157 @@
+/** toolmend: broken LLM tool-call text in, clean validated JSON (or a structured error) out. */
+
+/** An input: a string, or bytes that must be UTF-8. null/undefined is an empty input. */
+export type Text = string | Buffer | Uint8Array | null | undefined;
+
+/** Tool definitions (toolmend's, OpenAI's or MCP's), or the path of a JSON or TOML tools file. */
+export type Tools = object[] | Record<string, unknown> | string;
+
+export interface MendOptions {
+  /** 'object' (args, the default) or 'any' (repair); only for Mender and mendMany. */
+  target?: 'object' | 'any';
+  /** Several values written one after another: keep the 'first' (default), 'all', or 'error'. */
+  concat?: 'first' | 'all' | 'error';
+  /** Input cut off before its end: 'heal' it (default, reported as repairs) or 'error' (code truncated). */
+  truncated?: 'heal' | 'error';
+  /** Make no repairs: input that needs one fails with invalid_json. */
+  strict?: boolean;
+  /** String layers that may be unquoted (default 10). */
+  maxDepth?: number;
+  /** How deep arrays and objects may nest (default 1000). */
+  maxNesting?: number;
+  /** Inputs longer than this fail with too_large (default 64 MiB). */
+  maxBytes?: number;
+  /** Threads of mendMany (0, the default: one per core, at most 8, as the CLI). */
+  threads?: number;
+}
+
+export interface CallsOptions {
+  tools?: Tools;
+  /** A format name of callFormats(); detected by its markers when unset. */
+  format?: string;
+  /** Each call must be {"tool", "parameters", "terminate"}. */
+  requireTerminate?: boolean;
+  strict?: boolean;
+  maxDepth?: number;
+  maxNesting?: number;
+  maxBytes?: number;
+}
+
+export interface Repair {
+  kind: string;
+  offset?: number;
+  layers?: number;
+  text?: string;
+  key?: string;
+}
+
+export interface Call {
+  tool: string;
+  parameters: Record<string, unknown>;
+  terminate?: boolean;
+  id?: unknown;
+  repairs?: Repair[];
+  dropped?: unknown[];
+}
+
+export interface Incomplete {
+  tool: string | null;
+  id?: unknown;
+  offset: number;
+  message: string;
+}
+
+export interface Calls {
+  calls: Call[];
+  text: string | null;
+  reasoning: string | null;
+  incomplete: Incomplete[];
+  /** On a failure's `value` only: the calls that were found but cannot be used. */
+  rejected?: Array<{ tool: string | null; id?: unknown; parameters?: object; code: string; message: string }>;
+}
+
+/** An input toolmend could not mend, or a call it could not use. */
+export class ToolmendError extends Error {
+  /** The stable error code: empty_input, invalid_json, not_an_object, depth_exceeded, too_deep,
+   * too_large, invalid_utf8, concatenated, invalid_input, missing_field, wrong_type,
+   * unknown_tool, invalid_parameters, incomplete_call, truncated. */
+  code: string;
+  /** The byte offset of the failure, or null. */
+  offset: number | null;
+  /** From extractCalls: what the reply held. */
+  value: Calls | null;
+  /** For invalid_parameters: each schema violation. */
+  violations: Array<{ path: string; message: string }>;
+}
+
+/** One input's result, with the fields of a `toolmend args --records` record. */
+export class Record {
+  readonly ok: boolean;
+  /** The value as compact JSON text, every number as the input wrote it (null on failure). */
+  readonly json: string | null;
+  readonly code: string | null;
+  readonly message: string | null;
+  readonly offset: number | null;
+  readonly original: string | null;
+  /** The mended value (null on failure). */
+  readonly value: any;
+  readonly repairs: Repair[];
+  readonly dropped: unknown[];
+  /** The value, or the failure thrown as a ToolmendError. */
+  unwrap(): any;
+  toJSON(): object;
+}
+
+/** The args or repair pipeline for many inputs; keeps its buffers between them. */
+export class Mender {
+  constructor(options?: MendOptions);
+  /** One input's Record; never throws for bad input. */
+  mend(text: Text): Record;
+}
+
+/** Tool-call arguments mended into an object, as `toolmend args`. Throws ToolmendError. */
+export function mendArgs(text: Text, options?: MendOptions): Record<string, any>;
+/** Almost-JSON repaired into any JSON value, as `toolmend repair`. Throws ToolmendError. */
+export function repair(text: Text, options?: MendOptions): any;
+/** Every input's Record, in order, mended off the main thread on the CLI's threads. */
+export function mendMany(inputs: Iterable<Text>, options?: MendOptions): Promise<Record[]>;
+/** mendMany on the calling thread. */
+export function mendManySync(inputs: Iterable<Text>, options?: MendOptions): Record[];
+
+/** `toolmend calls` with one set of options and tools (loaded once). */
+export class CallExtractor {
+  constructor(options?: CallsOptions);
+  /** The calls in one reply (text, or an assistant message); throws ToolmendError. */
+  extract(reply: Text | object): Calls;
+}
+
+/** The tool calls in one model reply, as `toolmend calls`. Throws ToolmendError. */
+export function extractCalls(reply: Text | object, options?: CallsOptions): Calls;
+/** The calls of an OpenAI chat completion or message; a cut-off call throws incomplete_call. */
+export function callsFromOpenAI(response: object, options?: CallsOptions & { choice?: number }): Calls;
+/** The calls of an Anthropic message; `stop_reason: "max_tokens"` throws incomplete_call. */
+export function callsFromAnthropic(response: object, options?: CallsOptions): Calls;
+/** The names `format` accepts. */
+export function callFormats(): string[];
+/** The toolmend binary: $TOOLMEND, else the one in this package. */
+export function binaryPath(): string;
+
+/** A CLI record, as `toolmend args|calls --records` writes it (without `line`). */
+export interface CliRecord {
+  ok: boolean;
+  value?: any;
+  repairs?: Repair[];
+  dropped?: unknown[];
+  error?: { code: string; message: string; original: string; offset?: number };
+}
+
+/** Two long-running toolmend children (args and calls) for those who want a subprocess. */
+export class Process {
+  constructor(options?: { binary?: string; args?: string[] });
+  mendArgs(text: Text): Promise<CliRecord>;
+  extractCalls(reply: Text | object): Promise<CliRecord>;
+  readonly restarts: number;
+  close(): void;
+}
+
+export const version: string;

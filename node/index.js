@@ -1,0 +1,476 @@
+'use strict';
+/**
+ * toolmend: broken LLM tool-call text in, clean validated JSON (or a structured error) out.
+ *
+ * In-process over the toolmend Rust library (napi-rs), and the `toolmend` command
+ * (`npx toolmend`) from the same package. Every failure is a `ToolmendError` whose `code` is
+ * the stable code of the CLI's records.
+ *
+ *   const toolmend = require('toolmend');
+ *   toolmend.mendArgs('"{\\"city\\": \\"Oslo\\",}"');   // { city: 'Oslo' }
+ *   const records = await toolmend.mendMany(lines);     // off the main thread
+ */
+
+const fs = require('node:fs');
+const path = require('node:path');
+const readline = require('node:readline');
+const { spawn } = require('node:child_process');
+
+const native = require('./toolmend.node');
+
+/** An input toolmend could not mend, or a call it could not use. */
+class ToolmendError extends Error {
+  constructor(code, message, { offset = null, value = null, violations = [] } = {}) {
+    super(message);
+    this.name = 'ToolmendError';
+    /** The stable error code (`invalid_json`, `not_an_object`, `incomplete_call`, ...). */
+    this.code = code;
+    /** The byte offset of the failure, or null. */
+    this.offset = offset;
+    /** From `extractCalls`: what the reply held (`calls`, `text`, `incomplete`, `rejected`). */
+    this.value = value;
+    /** For `invalid_parameters`: the schema violations, each `{path, message}`. */
+    this.violations = violations;
+  }
+}
+
+function typeName(x) {
+  if (x === null) return 'null';
+  if (Array.isArray(x)) return 'array';
+  if (typeof x === 'object') return (x.constructor && x.constructor.name) || 'object';
+  return typeof x;
+}
+
+/** An input as the native module takes it (a string or a Buffer), or the error it already is. */
+function checkInput(text) {
+  if (text === null || text === undefined) {
+    return { error: { code: 'empty_input', message: `input is ${text}`, original: '' } };
+  }
+  if (typeof text === 'string') {
+    if (typeof text.isWellFormed === 'function' && !text.isWellFormed()) {
+      return {
+        error: {
+          code: 'invalid_utf8',
+          message: 'text holds a lone surrogate, which is not valid Unicode',
+          original: text.toWellFormed().slice(0, 100),
+        },
+      };
+    }
+    return { text };
+  }
+  if (Buffer.isBuffer(text)) return { text };
+  if (text instanceof Uint8Array) return { text: Buffer.from(text.buffer, text.byteOffset, text.byteLength) };
+  return {
+    error: { code: 'invalid_input', message: `expected a string or bytes, found ${typeName(text)}`, original: '' },
+  };
+}
+
+/** One input's result, with the fields of a `toolmend args --records` record. */
+class Record {
+  constructor(raw) {
+    /** True when the input gave a value. */
+    this.ok = raw.ok;
+    /** The value as compact JSON text, every number as the input wrote it (null on failure). */
+    this.json = raw.json ?? null;
+    /** The stable error code (null on success). */
+    this.code = raw.code ?? null;
+    /** What failed and where (null on success). */
+    this.message = raw.message ?? null;
+    /** The byte offset of the failure, where one applies. */
+    this.offset = raw.offset ?? null;
+    /** The input cut to 100 characters (failures only). */
+    this.original = raw.original ?? null;
+    Object.defineProperty(this, '_raw', { value: raw });
+  }
+
+  /** The mended value (parsed from `json` on first use; null on failure). */
+  get value() {
+    if (!this.ok) return null;
+    if (this._value === undefined) Object.defineProperty(this, '_value', { value: JSON.parse(this.json) });
+    return this._value;
+  }
+
+  /** What was changed: `{kind, offset?, layers?, text?, key?}` each. */
+  get repairs() {
+    return this.ok ? JSON.parse(this._raw.repairs) : [];
+  }
+
+  /** Values in the input that are not in the value (concatenated values). */
+  get dropped() {
+    return this.ok ? this._raw.dropped.map((d) => JSON.parse(d)) : [];
+  }
+
+  /** The value, or the failure thrown as a ToolmendError. */
+  unwrap() {
+    if (this.ok) return this.value;
+    throw new ToolmendError(this.code, this.message, { offset: this.offset });
+  }
+
+  /** The record as `toolmend args --records` writes it (without `line`). */
+  toJSON() {
+    if (this.ok) return { ok: true, value: this.value, repairs: this.repairs, dropped: this.dropped };
+    const error = { code: this.code, message: this.message, original: this.original };
+    if (this.offset !== null) error.offset = this.offset;
+    return { ok: false, error };
+  }
+}
+
+function failedRecord(error) {
+  return new Record({ ok: false, ...error });
+}
+
+function nativeOptions(options) {
+  const o = options || {};
+  return {
+    target: o.target,
+    concat: o.concat,
+    truncated: o.truncated,
+    strict: o.strict,
+    maxDepth: o.maxDepth,
+    maxNesting: o.maxNesting,
+    maxBytes: o.maxBytes,
+    threads: o.threads,
+  };
+}
+
+/** The args (`target: 'object'`) or repair (`target: 'any'`) pipeline for many inputs. */
+class Mender {
+  constructor(options) {
+    this._native = new native.Mender(nativeOptions(options));
+  }
+
+  /** One input's Record; never throws for bad input. */
+  mend(text) {
+    const input = checkInput(text);
+    if (input.error) return failedRecord(input.error);
+    return new Record(this._native.mend(input.text));
+  }
+}
+
+// Menders of the one-call functions, by their options: their buffers are kept between calls.
+const menders = new Map();
+function menderFor(options) {
+  const key = JSON.stringify(options || {});
+  let mender = menders.get(key);
+  if (!mender) {
+    if (menders.size >= 16) menders.clear();
+    mender = new Mender(options);
+    menders.set(key, mender);
+  }
+  return mender;
+}
+
+/** Tool-call arguments mended into an object, as `toolmend args`. Throws ToolmendError. */
+function mendArgs(text, options) {
+  return menderFor({ ...options, target: 'object' }).mend(text).unwrap();
+}
+
+/** Almost-JSON repaired into any JSON value, as `toolmend repair`. Throws ToolmendError. */
+function repair(text, options) {
+  return menderFor({ ...options, target: 'any' }).mend(text).unwrap();
+}
+
+function batch(inputs) {
+  const texts = [];
+  const bad = new Map();
+  let i = 0;
+  for (const item of inputs) {
+    const input = checkInput(item);
+    if (input.error) {
+      bad.set(i, input.error);
+      texts.push('');
+    } else {
+      texts.push(input.text);
+    }
+    i += 1;
+  }
+  return { texts, bad };
+}
+
+function records(raws, bad) {
+  return raws.map((raw, i) => (bad.has(i) ? failedRecord(bad.get(i)) : new Record(raw)));
+}
+
+/**
+ * Every input's Record, in order: mended off the main thread on the CLI's threads
+ * (`threads: 0`, one per core). Resolves to an array; never rejects for bad input.
+ */
+async function mendMany(inputs, options) {
+  const { texts, bad } = batch(inputs);
+  return records(await native.mendMany(texts, nativeOptions(options)), bad);
+}
+
+/** `mendMany` on the calling thread (its worker threads still run in parallel). */
+function mendManySync(inputs, options) {
+  const { texts, bad } = batch(inputs);
+  return records(native.mendManySync(texts, nativeOptions(options)), bad);
+}
+
+/** `toolmend calls` with one set of options and tools (loaded once). */
+class CallExtractor {
+  /**
+   * `tools`: tool definitions (toolmend's, OpenAI's or MCP's) as an array or object, or the
+   * path of a JSON or TOML tools file.
+   */
+  constructor(options) {
+    const o = options || {};
+    const tools = o.tools;
+    try {
+      this._native = new native.CallExtractor({
+        toolsPath: typeof tools === 'string' ? tools : undefined,
+        toolsJson: tools && typeof tools === 'object' ? JSON.stringify(tools) : undefined,
+        format: o.format,
+        requireTerminate: o.requireTerminate,
+        strict: o.strict,
+        maxDepth: o.maxDepth,
+        maxNesting: o.maxNesting,
+        maxBytes: o.maxBytes,
+      });
+    } catch (e) {
+      if (/^invalid_input: /.test(e.message)) throw new ToolmendError('invalid_input', e.message.slice(15));
+      throw e;
+    }
+  }
+
+  /**
+   * The calls in one reply (text, or an assistant message as an object or content array):
+   * `{calls, text, reasoning, incomplete}`. Throws ToolmendError when a call was cut off
+   * (`incomplete_call`) or cannot be used, with what was found in `error.value`.
+   */
+  extract(reply) {
+    let raw;
+    if (reply !== null && typeof reply === 'object' && !(reply instanceof Uint8Array)) {
+      raw = this._native.extract(JSON.stringify(reply), true);
+    } else {
+      const input = checkInput(reply);
+      if (input.error) throw new ToolmendError(input.error.code, input.error.message);
+      raw = this._native.extract(input.text, false);
+    }
+    if (raw.ok) return JSON.parse(raw.json);
+    throw new ToolmendError(raw.code, raw.message, {
+      offset: raw.offset ?? null,
+      value: raw.json ? JSON.parse(raw.json) : null,
+      violations: raw.violations ? JSON.parse(raw.violations) : [],
+    });
+  }
+}
+
+/** The tool calls in one model reply, as `toolmend calls`. See CallExtractor. */
+function extractCalls(reply, options) {
+  return new CallExtractor(options).extract(reply);
+}
+
+function cutOff(found, why) {
+  const incomplete = found.incomplete.concat(
+    found.calls.map((c) => {
+      const cut = { tool: c.tool };
+      if (c.id !== undefined) cut.id = c.id;
+      return { ...cut, offset: 0, message: why };
+    }),
+  );
+  const message = `call to ${JSON.stringify(found.calls[0].tool)} was cut off (${why}); it is not healed into a call`;
+  return new ToolmendError('incomplete_call', message, {
+    value: { ...found, calls: [], incomplete, rejected: [] },
+  });
+}
+
+/**
+ * The tool calls of an OpenAI chat completion (or one of its messages). A call cut off in its
+ * arguments, or by `finish_reason: "length"`, is never a call: it throws `incomplete_call`.
+ */
+function callsFromOpenAI(response, options = {}) {
+  const { choice = 0, ...rest } = options;
+  let message = response;
+  let finish = null;
+  if (response && Array.isArray(response.choices)) {
+    const picked = response.choices[choice] || {};
+    message = picked.message || {};
+    finish = picked.finish_reason ?? null;
+  }
+  const found = extractCalls(message, rest);
+  if (finish === 'length' && found.calls.length) throw cutOff(found, 'finish_reason "length": the output was cut');
+  return found;
+}
+
+/**
+ * The tool calls of an Anthropic message (or its content array). `stop_reason:
+ * "max_tokens"` means the output was cut: its calls throw `incomplete_call`.
+ */
+function callsFromAnthropic(response, options = {}) {
+  const found = extractCalls(response, options);
+  if (response && response.stop_reason === 'max_tokens' && found.calls.length) {
+    throw cutOff(found, 'stop_reason "max_tokens": the output was cut');
+  }
+  return found;
+}
+
+/** The names `format` accepts, most specific first. */
+function callFormats() {
+  return native.callFormats();
+}
+
+const MISSING =
+  'the toolmend binary was not found: it is installed with the toolmend npm package ' +
+  '(npm install toolmend); set TOOLMEND to its path to use another one';
+
+/** The `toolmend` binary: $TOOLMEND, else the one in this package. Throws ToolmendError. */
+function binaryPath() {
+  if (process.env.TOOLMEND) return process.env.TOOLMEND;
+  const bundled = path.join(__dirname, 'bin', process.platform === 'win32' ? 'toolmend-cli.exe' : 'toolmend-cli');
+  if (fs.existsSync(bundled)) return bundled;
+  throw new ToolmendError('invalid_input', MISSING);
+}
+
+/** One toolmend child: a JSON line in, one record out, matched by its line number. */
+class Child {
+  constructor(argv) {
+    this.argv = argv;
+    this.child = null;
+    this.pending = [];
+    this.sent = 0;
+    this.restarts = 0;
+    this.started = false;
+  }
+
+  start() {
+    if (this.started) this.restarts += 1;
+    this.started = true;
+    const child = spawn(this.argv[0], this.argv.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.child = child;
+    this.sent = 0;
+    const pending = this.pending;
+    const fail = (why) => {
+      if (this.child === child) this.child = null;
+      while (pending.length) pending.shift().reject(new ToolmendError('invalid_input', why));
+    };
+    child.on('error', (e) => fail(`cannot start ${this.argv[0]}: ${e.message}`));
+    child.on('exit', (code, signal) => fail(`${this.argv[0]} ended (${signal || code}) before answering`));
+    child.stdin.on('error', () => {});
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
+      const waiting = pending.shift();
+      if (!waiting) return;
+      let record;
+      try {
+        record = JSON.parse(line);
+      } catch (e) {
+        waiting.reject(new ToolmendError('invalid_input', `not a record: ${line.slice(0, 100)}`));
+        return;
+      }
+      if (record.line !== waiting.line) {
+        waiting.reject(new ToolmendError('invalid_input', `answer out of step: ${line.slice(0, 200)}`));
+        return;
+      }
+      delete record.line;
+      waiting.resolve(record);
+    });
+  }
+
+  request(payload) {
+    if (!this.child) this.start();
+    return new Promise((resolve, reject) => {
+      this.sent += 1;
+      this.pending.push({ line: this.sent, resolve, reject });
+      this.child.stdin.write(JSON.stringify(payload) + '\n');
+    });
+  }
+
+  close() {
+    if (this.child) {
+      this.child.stdin.end();
+      this.child = null;
+    }
+  }
+}
+
+/**
+ * Two long-running `toolmend` children (`args` and `calls`) answering one request at a time,
+ * for those who want the CLI in a subprocess. Answers are the CLI's records. `close()` ends them.
+ */
+class Process {
+  constructor({ binary, args = [] } = {}) {
+    const bin = binary || binaryPath();
+    const common = ['--records', '--line-buffered', '--input', 'jsonl', ...args];
+    this._args = new Child([bin, 'args', ...common]);
+    this._calls = new Child([bin, 'calls', ...common]);
+  }
+
+  /** The record of `toolmend args --records` for one input (string or UTF-8 bytes). */
+  async mendArgs(text) {
+    const input = checkInput(text);
+    if (input.error) return { ok: false, error: input.error };
+    const value = typeof input.text === 'string' ? input.text : decodeUtf8(input.text);
+    if (value.error) return { ok: false, error: value.error };
+    return this._args.request({ text: value });
+  }
+
+  /** The record of `toolmend calls --records` for one reply: text or an assistant message. */
+  async extractCalls(reply) {
+    if (reply !== null && typeof reply === 'object' && !(reply instanceof Uint8Array)) {
+      return this._calls.request(Array.isArray(reply) ? { content: reply } : reply);
+    }
+    const input = checkInput(reply);
+    if (input.error) return { ok: false, error: input.error };
+    const value = typeof input.text === 'string' ? input.text : decodeUtf8(input.text);
+    if (value.error) return { ok: false, error: value.error };
+    return this._calls.request({ text: value });
+  }
+
+  /** How many times a dead child was started again. */
+  get restarts() {
+    return this._args.restarts + this._calls.restarts;
+  }
+
+  /** Ends both children. */
+  close() {
+    this._args.close();
+    this._calls.close();
+  }
+}
+
+/** The first byte where `b` is not UTF-8, or -1. */
+function utf8ErrorAt(b) {
+  let i = 0;
+  while (i < b.length) {
+    const c = b[i];
+    let n;
+    let min;
+    if (c < 0x80) { i += 1; continue; }
+    if (c >= 0xc2 && c <= 0xdf) { n = 1; min = 0x80; }
+    else if (c >= 0xe0 && c <= 0xef) { n = 2; min = 0x800; }
+    else if (c >= 0xf0 && c <= 0xf4) { n = 3; min = 0x10000; }
+    else return i;
+    let cp = c & (0x3f >> n);
+    for (let k = 1; k <= n; k++) {
+      const d = b[i + k];
+      if (d === undefined || (d & 0xc0) !== 0x80) return i;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += n + 1;
+  }
+  return -1;
+}
+
+function decodeUtf8(buffer) {
+  const at = utf8ErrorAt(buffer);
+  if (at < 0) return buffer.toString('utf8');
+  return { error: { code: 'invalid_utf8', message: `invalid UTF-8 at byte ${at}`, offset: at, original: '' } };
+}
+
+module.exports = {
+  CallExtractor,
+  Mender,
+  Process,
+  Record,
+  ToolmendError,
+  binaryPath,
+  callFormats,
+  callsFromAnthropic,
+  callsFromOpenAI,
+  extractCalls,
+  mendArgs,
+  mendMany,
+  mendManySync,
+  repair,
+  version: native.version(),
+};

@@ -1,0 +1,397 @@
+//! `toolmend.node`: the toolmend library in-process for Node (napi-rs).
+//!
+//! A thin layer: options in, the library's results out as plain objects holding compact JSON
+//! text, which `index.js` parses and wraps (its `Record`, `ToolmendError`). Inputs that are not
+//! strings or buffers never get here: `index.js` answers them itself.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use toolmend::calls::{CallOptions, Extracted, Failure, Shape};
+use toolmend::tools::Tools;
+use toolmend::{Code, Concat, Options, Target, Truncated};
+
+/// The default limit on one input's size, as the CLI's `--max-bytes`.
+const MAX_BYTES: f64 = (64 << 20) as f64;
+
+/// Settings of the args and repair pipelines (all optional).
+#[napi(object)]
+pub struct MendOptions {
+    /// "object" (args, the default) or "any" (repair).
+    pub target: Option<String>,
+    /// "first" (default), "all" or "error".
+    pub concat: Option<String>,
+    /// Input cut off before its end: "heal" (default, reported as repairs) or "error".
+    pub truncated: Option<String>,
+    pub strict: Option<bool>,
+    pub max_depth: Option<u32>,
+    pub max_nesting: Option<u32>,
+    pub max_bytes: Option<f64>,
+    /// Threads of a batch (0: one per core, at most 8, as the CLI).
+    pub threads: Option<u32>,
+}
+
+/// One input's result, with the value and repairs as JSON text.
+#[napi(object)]
+pub struct RawRecord {
+    pub ok: bool,
+    pub json: Option<String>,
+    pub repairs: Option<String>,
+    pub dropped: Option<Vec<String>>,
+    pub code: Option<String>,
+    pub message: Option<String>,
+    pub offset: Option<f64>,
+    pub original: Option<String>,
+}
+
+/// The pipeline's options, the size limit and the thread count.
+fn options(o: Option<&MendOptions>) -> Result<(Options, usize, usize)> {
+    let target = match o.and_then(|o| o.target.as_deref()).unwrap_or("object") {
+        "object" => Target::Object,
+        "any" => Target::Any,
+        other => {
+            return Err(invalid_arg(format!(
+                "target must be \"object\" or \"any\", not {other:?}"
+            )));
+        }
+    };
+    let concat = match o.and_then(|o| o.concat.as_deref()).unwrap_or("first") {
+        "first" => Concat::First,
+        "all" => Concat::All,
+        "error" => Concat::Error,
+        other => {
+            return Err(invalid_arg(format!(
+                "concat must be \"first\", \"all\" or \"error\", not {other:?}"
+            )));
+        }
+    };
+    let truncated = match o.and_then(|o| o.truncated.as_deref()).unwrap_or("heal") {
+        "heal" => Truncated::Heal,
+        "error" => Truncated::Error,
+        other => {
+            return Err(invalid_arg(format!(
+                "truncated must be \"heal\" or \"error\", not {other:?}"
+            )));
+        }
+    };
+    let defaults = Options::default();
+    let options = Options {
+        target,
+        concat,
+        truncated,
+        strict: o.and_then(|o| o.strict).unwrap_or(false),
+        max_depth: o.and_then(|o| o.max_depth).unwrap_or(defaults.max_depth),
+        max_nesting: o
+            .and_then(|o| o.max_nesting)
+            .map_or(defaults.max_nesting, |n| n as usize),
+    };
+    let max_bytes = limit(o.and_then(|o| o.max_bytes));
+    let threads = o.and_then(|o| o.threads).unwrap_or(0) as usize;
+    Ok((options, max_bytes, threads))
+}
+
+/// A size limit from JavaScript: a number of bytes (NaN or negative refuse everything).
+fn limit(max_bytes: Option<f64>) -> usize {
+    let max_bytes = max_bytes.unwrap_or(MAX_BYTES);
+    if max_bytes >= 0.0 {
+        max_bytes as usize
+    } else {
+        0
+    }
+}
+
+fn invalid_arg(message: String) -> napi::Error {
+    napi::Error::new(Status::InvalidArg, message)
+}
+
+fn failed(error: &toolmend::Error, original: String) -> RawRecord {
+    RawRecord {
+        ok: false,
+        json: None,
+        repairs: None,
+        dropped: None,
+        code: Some(error.code.as_str().to_owned()),
+        message: Some(error.message.clone()),
+        offset: error.offset.map(|o| o as f64),
+        original: Some(original),
+    }
+}
+
+fn record(
+    input: &toolmend::Input<'_>,
+    result: std::result::Result<toolmend::MendedValue, toolmend::Error>,
+) -> RawRecord {
+    match result {
+        Ok(mended) => {
+            let mut repairs = Vec::new();
+            toolmend::write_repairs(&mut repairs, &mended.repairs);
+            RawRecord {
+                ok: true,
+                json: Some(mended.value),
+                repairs: Some(String::from_utf8(repairs).expect("records are UTF-8")),
+                dropped: Some(mended.dropped),
+                code: None,
+                message: None,
+                offset: None,
+                original: None,
+            }
+        }
+        Err(error) => failed(&error, input.original()),
+    }
+}
+
+/// Text or UTF-8 bytes as the library's input (too large or not UTF-8: an error already).
+fn input<'a>(text: &'a Either<String, Buffer>, max_bytes: usize) -> toolmend::Input<'a> {
+    let bytes: &[u8] = match text {
+        Either::A(s) => s.as_bytes(),
+        Either::B(b) => b,
+    };
+    toolmend::Input::from_bytes(bytes, max_bytes)
+}
+
+/// The args (or repair) pipeline over one input after another, keeping its buffers.
+#[napi]
+pub struct Mender {
+    inner: toolmend::Mender,
+    max_bytes: usize,
+}
+
+#[napi]
+impl Mender {
+    #[napi(constructor)]
+    pub fn new(options: Option<MendOptions>) -> Result<Mender> {
+        let (options, max_bytes, _) = self::options(options.as_ref())?;
+        Ok(Mender {
+            inner: toolmend::Mender::new(options),
+            max_bytes,
+        })
+    }
+
+    /// One input's record.
+    #[napi]
+    pub fn mend(&mut self, text: Either<String, Buffer>) -> RawRecord {
+        let input = input(&text, self.max_bytes);
+        let result = input.mend(&mut self.inner);
+        record(&input, result)
+    }
+}
+
+/// A batch of inputs, copied out of JavaScript so it can be mended off the main thread.
+pub struct Many {
+    texts: Vec<Either<String, Buffer>>,
+    options: Options,
+    max_bytes: usize,
+    threads: usize,
+}
+
+impl Many {
+    fn run(&self) -> Vec<RawRecord> {
+        let inputs: Vec<toolmend::Input<'_>> = self
+            .texts
+            .iter()
+            .map(|t| input(t, self.max_bytes))
+            .collect();
+        let results = toolmend::mend_many(&inputs, &self.options, self.threads);
+        inputs
+            .iter()
+            .zip(results)
+            .map(|(input, result)| record(input, result))
+            .collect()
+    }
+}
+
+impl Task for Many {
+    type Output = Vec<RawRecord>;
+    type JsValue = Vec<RawRecord>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        Ok(self.run())
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output)
+    }
+}
+
+/// Every input's record, in order, mended on the CLI's threads off the main thread.
+#[napi(ts_return_type = "Promise<RawRecord[]>")]
+pub fn mend_many(
+    texts: Vec<Either<String, Buffer>>,
+    options: Option<MendOptions>,
+) -> Result<AsyncTask<Many>> {
+    let (options, max_bytes, threads) = self::options(options.as_ref())?;
+    Ok(AsyncTask::new(Many {
+        texts,
+        options,
+        max_bytes,
+        threads,
+    }))
+}
+
+/// `mendMany` on the calling thread (its worker threads still run in parallel).
+#[napi]
+pub fn mend_many_sync(
+    texts: Vec<Either<String, Buffer>>,
+    options: Option<MendOptions>,
+) -> Result<Vec<RawRecord>> {
+    let (options, max_bytes, threads) = self::options(options.as_ref())?;
+    Ok(Many {
+        texts,
+        options,
+        max_bytes,
+        threads,
+    }
+    .run())
+}
+
+/// Settings of the calls extractor (all optional).
+#[napi(object)]
+pub struct CallsOptions {
+    /// Tool definitions as JSON text (toolmend's, OpenAI's or MCP's).
+    pub tools_json: Option<String>,
+    /// The path of a JSON or TOML tools file.
+    pub tools_path: Option<String>,
+    pub format: Option<String>,
+    pub require_terminate: Option<bool>,
+    pub strict: Option<bool>,
+    pub max_depth: Option<u32>,
+    pub max_nesting: Option<u32>,
+    pub max_bytes: Option<f64>,
+}
+
+/// What a reply held (`json`, as `toolmend calls` writes its value), or why it fails.
+#[napi(object)]
+pub struct RawCalls {
+    pub ok: bool,
+    /// The value; for a failure, what was found (with `rejected`), when anything was.
+    pub json: Option<String>,
+    pub code: Option<String>,
+    pub message: Option<String>,
+    pub offset: Option<f64>,
+    /// For `invalid_parameters`: the violations as a JSON array of {path, message}.
+    pub violations: Option<String>,
+}
+
+/// `toolmend calls` with one set of options and tools (loaded once).
+#[napi]
+pub struct CallExtractor {
+    options: CallOptions,
+    max_bytes: usize,
+}
+
+#[napi]
+impl CallExtractor {
+    #[napi(constructor)]
+    pub fn new(options: Option<CallsOptions>) -> Result<CallExtractor> {
+        let o = options.as_ref();
+        let format = o.and_then(|o| o.format.clone());
+        if let Some(name) = &format
+            && !toolmend::calls::format_names().any(|n| n == name)
+        {
+            let names: Vec<_> = toolmend::calls::format_names().collect();
+            return Err(invalid_arg(format!(
+                "unknown format {name:?}; one of: {}",
+                names.join(", ")
+            )));
+        }
+        let tools = match (
+            o.and_then(|o| o.tools_path.as_deref()),
+            o.and_then(|o| o.tools_json.as_deref()),
+        ) {
+            (Some(path), _) => Some(Tools::from_path(path.as_ref())),
+            (None, Some(json)) => Some(Tools::from_json_str(json)),
+            (None, None) => None,
+        }
+        .transpose()
+        .map_err(|e| napi::Error::new(Status::InvalidArg, format!("invalid_input: tools: {e}")))?;
+        let defaults = CallOptions::default();
+        Ok(CallExtractor {
+            options: CallOptions {
+                format,
+                tools: tools.map(Arc::new),
+                require_terminate: o.and_then(|o| o.require_terminate).unwrap_or(false),
+                strict: o.and_then(|o| o.strict).unwrap_or(false),
+                max_depth: o.and_then(|o| o.max_depth).unwrap_or(defaults.max_depth),
+                max_nesting: o
+                    .and_then(|o| o.max_nesting)
+                    .map_or(defaults.max_nesting, |n| n as usize),
+            },
+            max_bytes: limit(o.and_then(|o| o.max_bytes)),
+        })
+    }
+
+    /// The calls in a reply: text, or (with `message`) an assistant message as JSON text.
+    #[napi]
+    pub fn extract(&self, reply: Either<String, Buffer>, message: Option<bool>) -> RawCalls {
+        let input = input(&reply, self.max_bytes);
+        let result = match input.text() {
+            Err(error) => Err(Failure {
+                error,
+                extracted: None,
+            }),
+            Ok(text) if message == Some(true) => match serde_json_value(text) {
+                Ok(value) => toolmend::calls::extract_message(&value, &self.options),
+                Err(error) => Err(Failure {
+                    error,
+                    extracted: None,
+                }),
+            },
+            Ok(text) => toolmend::calls::extract(text, &self.options),
+        };
+        match result {
+            Ok(found) => RawCalls {
+                ok: true,
+                json: Some(found.to_value(Shape::Native).to_string()),
+                code: None,
+                message: None,
+                offset: None,
+                violations: None,
+            },
+            Err(failure) => failure_record(&failure),
+        }
+    }
+}
+
+fn serde_json_value(text: &str) -> std::result::Result<serde_json::Value, toolmend::Error> {
+    serde_json::from_str(text).map_err(|e| {
+        toolmend::Error::whole(Code::InvalidInput, format!("the message is not JSON: {e}"))
+    })
+}
+
+fn failure_record(failure: &Failure) -> RawCalls {
+    let found: Option<&Extracted> = failure.extracted.as_deref();
+    let violations = found
+        .and_then(|f| f.rejected.first())
+        .filter(|r| r.error == failure.error)
+        .map(|r| {
+            let list: Vec<_> = r
+                .violations
+                .iter()
+                .map(|v| {
+                    serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message})
+                })
+                .collect();
+            serde_json::Value::Array(list).to_string()
+        });
+    RawCalls {
+        ok: false,
+        json: found.map(|f| f.failure_value(Shape::Native).to_string()),
+        code: Some(failure.error.code.as_str().to_owned()),
+        message: Some(failure.error.message.clone()),
+        offset: failure.error.offset.map(|o| o as f64),
+        violations,
+    }
+}
+
+/// The names `format` accepts, most specific first.
+#[napi]
+pub fn call_formats() -> Vec<String> {
+    toolmend::calls::format_names().map(str::to_owned).collect()
+}
+
+/// The version of the toolmend library inside.
+#[napi]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_owned()
+}

@@ -1,0 +1,76 @@
+'use strict';
+// The OpenAI and Anthropic helpers: a cut-off call is never a call.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+
+const toolmend = require('toolmend');
+
+function completion(args, finish = 'tool_calls', content = null) {
+  return {
+    id: 'chatcmpl-1',
+    choices: [{
+      index: 0,
+      finish_reason: finish,
+      message: {
+        role: 'assistant',
+        content,
+        tool_calls: args === null ? null : [{ id: 'call_1', type: 'function', function: { name: 'deploy', arguments: args } }],
+      },
+    }],
+  };
+}
+
+test('OpenAI calls are mended', () => {
+  const [call] = toolmend.callsFromOpenAI(completion('"{\\"target\\": \\"prod\\",}"')).calls;
+  assert.deepEqual([call.tool, call.id, call.parameters], ['deploy', 'call_1', { target: 'prod' }]);
+  assert.ok(call.repairs.some((r) => r.kind === 'trailing_comma'));
+});
+
+test('OpenAI cut arguments are not a call', () => {
+  assert.throws(() => toolmend.callsFromOpenAI(completion('{"target": "prod", "dry_run": fal')), (e) => {
+    assert.equal(e.code, 'incomplete_call');
+    assert.deepEqual(e.value.calls, []);
+    assert.equal(e.value.incomplete[0].tool, 'deploy');
+    return true;
+  });
+});
+
+test('finish_reason length makes calls incomplete', () => {
+  assert.throws(() => toolmend.callsFromOpenAI(completion('{"target": "prod"}', 'length')), (e) => {
+    assert.equal(e.code, 'incomplete_call');
+    assert.deepEqual(e.value.calls, []);
+    assert.equal(e.value.incomplete[0].id, 'call_1');
+    return true;
+  });
+});
+
+test('calls in the text of a message', () => {
+  const found = toolmend.callsFromOpenAI(completion(null, 'stop', 'Sure.\n<tool_call>{"name": "ls", "arguments": {}}</tool_call>'));
+  assert.deepEqual(found.calls, [{ tool: 'ls', parameters: {} }]);
+  assert.equal(found.text, 'Sure.');
+});
+
+const anthropic = (content, stop = 'tool_use') => ({ id: 'msg_1', type: 'message', role: 'assistant', content, stop_reason: stop });
+
+test('Anthropic tool_use', () => {
+  const found = toolmend.callsFromAnthropic(anthropic([
+    { type: 'text', text: 'Let me look.' },
+    { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a.txt' } },
+  ]));
+  assert.deepEqual(found.calls, [{ tool: 'read_file', parameters: { path: 'a.txt' }, id: 'toolu_1' }]);
+  assert.equal(found.text, 'Let me look.');
+});
+
+test('Anthropic max_tokens is cut', () => {
+  assert.throws(
+    () => toolmend.callsFromAnthropic(anthropic([{ type: 'tool_use', id: 'toolu_1', name: 'write_file', input: { path: 'a' } }], 'max_tokens')),
+    (e) => e.code === 'incomplete_call' && e.value.calls.length === 0,
+  );
+});
+
+test('ESM import gives the same API', async () => {
+  const esm = await import('toolmend');
+  assert.equal(typeof esm.mendArgs, 'function');
+  assert.deepEqual(esm.mendArgs('{"a": 1,}'), { a: 1 });
+  assert.equal(esm.default.ToolmendError, toolmend.ToolmendError);
+});

@@ -1,0 +1,700 @@
+//! `toolmend._native`: the toolmend library in-process for Python.
+//!
+//! A thin layer: Python arguments become the library's options and inputs, and its results
+//! become Python objects. Values cross as compact JSON text read by `json.loads`, so big
+//! integers keep every digit. The package `toolmend` (python/toolmend/) re-exports all of it;
+//! its `.pyi` stubs carry the signatures.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use serde_json::Value;
+use toolmend::calls::{CallOptions, Extracted, Failure, Shape};
+use toolmend::tools::Tools;
+use toolmend::{
+    Code, Concat, Input, MendedValue, Mender as LibMender, Options, Target, Truncated,
+    original_text,
+};
+
+create_exception!(
+    toolmend,
+    Error,
+    PyValueError,
+    "An input toolmend could not mend, or a call it could not use.\n\n\
+     `code` is the stable error code of the CLI's records (`invalid_json`, `not_an_object`, \
+     `incomplete_call`, ...), `message` says what failed and where, `offset` is the byte \
+     offset of the failure or None. From `extract_calls`, `value` holds what the reply held \
+     (`calls`, `text`, `reasoning`, `incomplete`, `rejected`) and `violations` the schema \
+     violations of an `invalid_parameters` call."
+);
+
+/// The default limit on one input's size, as the CLI's `--max-bytes`.
+const MAX_BYTES: usize = 64 << 20;
+
+fn json_loads(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
+    static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    LOADS
+        .import(py, "json", "loads")?
+        .call1((text,))
+        .map(Bound::unbind)
+}
+
+fn json_dumps(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    static DUMPS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    DUMPS
+        .import(obj.py(), "json", "dumps")?
+        .call1((obj,))?
+        .extract()
+}
+
+/// The Python exception for a library error, with its attributes set.
+fn to_py_err(py: Python<'_>, error: &toolmend::Error, value: Option<Py<PyAny>>) -> PyErr {
+    let err = Error::new_err(format!("{}: {}", error.code, error.message));
+    let exc = err.value(py);
+    let set = || -> PyResult<()> {
+        exc.setattr("code", error.code.as_str())?;
+        exc.setattr("message", &error.message)?;
+        exc.setattr("offset", error.offset)?;
+        exc.setattr("value", value)?;
+        exc.setattr("violations", PyList::empty(py))?;
+        Ok(())
+    };
+    match set() {
+        Ok(()) => err,
+        Err(e) => e,
+    }
+}
+
+fn usage(message: String) -> toolmend::Error {
+    toolmend::Error::whole(Code::InvalidInput, message)
+}
+
+/// Reads one Python input: `str`, or `bytes` that must be UTF-8 (checked as the CLI checks a
+/// line). `None` is an empty input (as `"arguments": null` is to the CLI); any other type is
+/// `invalid_input`.
+fn input<'a>(obj: &'a Bound<'_, PyAny>, max_bytes: usize) -> Input<'a> {
+    let failed = |error, original: String| Input::Failed(error, Cow::Owned(original));
+    if let Ok(s) = obj.cast::<PyString>() {
+        match s.to_str() {
+            Ok(text) => Input::from_bytes(text.as_bytes(), max_bytes),
+            Err(_) => {
+                let lossy = s.to_string_lossy();
+                let error = toolmend::Error::whole(
+                    Code::InvalidUtf8,
+                    "text holds a lone surrogate, which is not valid Unicode",
+                );
+                failed(error, original_text(lossy.as_bytes()))
+            }
+        }
+    } else if let Ok(b) = obj.cast::<PyBytes>() {
+        Input::from_bytes(b.as_bytes(), max_bytes)
+    } else if obj.is_none() {
+        failed(
+            toolmend::Error::whole(Code::EmptyInput, "input is None"),
+            String::new(),
+        )
+    } else {
+        let kind = obj
+            .get_type()
+            .name()
+            .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+        failed(
+            usage(format!("expected str or bytes, found {kind}")),
+            String::new(),
+        )
+    }
+}
+
+fn parse_options(
+    target: &str,
+    concat: &str,
+    truncated: &str,
+    strict: bool,
+    max_depth: u32,
+    max_nesting: usize,
+) -> PyResult<Options> {
+    let truncated = match truncated {
+        "heal" => Truncated::Heal,
+        "error" => Truncated::Error,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "truncated must be \"heal\" or \"error\", not {truncated:?}"
+            )));
+        }
+    };
+    let target = match target {
+        "object" => Target::Object,
+        "any" => Target::Any,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "target must be \"object\" or \"any\", not {target:?}"
+            )));
+        }
+    };
+    let concat = match concat {
+        "first" => Concat::First,
+        "all" => Concat::All,
+        "error" => Concat::Error,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "concat must be \"first\", \"all\" or \"error\", not {concat:?}"
+            )));
+        }
+    };
+    Ok(Options {
+        target,
+        concat,
+        truncated,
+        strict,
+        max_depth,
+        max_nesting,
+    })
+}
+
+/// One mended input, owned: what a record holds before it becomes a Python object.
+enum Outcome {
+    Ok {
+        json: String,
+        repairs: String,
+        dropped: Vec<String>,
+    },
+    Failed {
+        error: toolmend::Error,
+        original: String,
+    },
+}
+
+impl Outcome {
+    fn new(input: &Input<'_>, result: Result<MendedValue, toolmend::Error>) -> Outcome {
+        match result {
+            Ok(mended) => {
+                let mut repairs = Vec::new();
+                toolmend::write_repairs(&mut repairs, &mended.repairs);
+                Outcome::Ok {
+                    json: mended.value,
+                    repairs: String::from_utf8(repairs).expect("records are UTF-8"),
+                    dropped: mended.dropped,
+                }
+            }
+            Err(error) => Outcome::Failed {
+                error,
+                original: input.original(),
+            },
+        }
+    }
+}
+
+/// One input's result: a value with what was repaired and dropped, or an error.
+///
+/// The same fields as a record of `toolmend args --records`: `ok`, `value` (the mended value,
+/// read from `json` on first use), `repairs`, `dropped`, and for a failure `code`, `message`,
+/// `offset` and `original`.
+#[pyclass(frozen, module = "toolmend", name = "Record")]
+struct Record {
+    outcome: Outcome,
+    value: PyOnceLock<Py<PyAny>>,
+    repairs: PyOnceLock<Py<PyAny>>,
+}
+
+impl Record {
+    fn new(outcome: Outcome) -> Record {
+        Record {
+            outcome,
+            value: PyOnceLock::new(),
+            repairs: PyOnceLock::new(),
+        }
+    }
+}
+
+#[pymethods]
+impl Record {
+    /// True when the input gave a value.
+    #[getter]
+    fn ok(&self) -> bool {
+        matches!(self.outcome, Outcome::Ok { .. })
+    }
+
+    /// The mended value as Python objects (parsed from `json` on first use); None on failure.
+    #[getter]
+    fn value(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match &self.outcome {
+            Outcome::Ok { json, .. } => self
+                .value
+                .get_or_try_init(py, || json_loads(py, json))
+                .map(|v| v.clone_ref(py)),
+            Outcome::Failed { .. } => Ok(py.None()),
+        }
+    }
+
+    /// The mended value as compact JSON text, every number as the input wrote it; None on
+    /// failure.
+    #[getter]
+    fn json(&self) -> Option<&str> {
+        match &self.outcome {
+            Outcome::Ok { json, .. } => Some(json),
+            Outcome::Failed { .. } => None,
+        }
+    }
+
+    /// What was changed to get the value: a list of dicts with `kind` and, where it applies,
+    /// `offset`, `layers`, `text` or `key`. Empty when the input was clean JSON or failed.
+    #[getter]
+    fn repairs(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match &self.outcome {
+            Outcome::Ok { repairs, .. } => self
+                .repairs
+                .get_or_try_init(py, || json_loads(py, repairs))
+                .map(|v| v.clone_ref(py)),
+            Outcome::Failed { .. } => Ok(PyList::empty(py).into_any().unbind()),
+        }
+    }
+
+    /// Values that were in the input but are not in the value (concatenated values).
+    #[getter]
+    fn dropped(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+        match &self.outcome {
+            Outcome::Ok { dropped, .. } => dropped.iter().map(|d| json_loads(py, d)).collect(),
+            Outcome::Failed { .. } => Ok(Vec::new()),
+        }
+    }
+
+    /// The stable error code (`invalid_json`, `not_an_object`, ...); None on success.
+    #[getter]
+    fn code(&self) -> Option<&'static str> {
+        match &self.outcome {
+            Outcome::Failed { error, .. } => Some(error.code.as_str()),
+            Outcome::Ok { .. } => None,
+        }
+    }
+
+    /// What failed and where; None on success.
+    #[getter]
+    fn message(&self) -> Option<&str> {
+        match &self.outcome {
+            Outcome::Failed { error, .. } => Some(&error.message),
+            Outcome::Ok { .. } => None,
+        }
+    }
+
+    /// The byte offset of the failure, where one applies.
+    #[getter]
+    fn offset(&self) -> Option<usize> {
+        match &self.outcome {
+            Outcome::Failed { error, .. } => error.offset,
+            Outcome::Ok { .. } => None,
+        }
+    }
+
+    /// The input cut to its first 100 characters (with `…` when cut); None on success.
+    #[getter]
+    fn original(&self) -> Option<&str> {
+        match &self.outcome {
+            Outcome::Failed { original, .. } => Some(original),
+            Outcome::Ok { .. } => None,
+        }
+    }
+
+    /// The value, or the failure raised as `toolmend.Error`.
+    fn unwrap(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match &self.outcome {
+            Outcome::Ok { .. } => self.value(py),
+            Outcome::Failed { error, .. } => Err(to_py_err(py, error, None)),
+        }
+    }
+
+    /// The record as a dict, as `toolmend args --records` writes it (without `line`).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        match &self.outcome {
+            Outcome::Ok { .. } => {
+                d.set_item("ok", true)?;
+                d.set_item("value", self.value(py)?)?;
+                d.set_item("repairs", self.repairs(py)?)?;
+                d.set_item("dropped", self.dropped(py)?)?;
+            }
+            Outcome::Failed { error, original } => {
+                d.set_item("ok", false)?;
+                let e = PyDict::new(py);
+                e.set_item("code", error.code.as_str())?;
+                e.set_item("message", &error.message)?;
+                e.set_item("original", original)?;
+                if let Some(offset) = error.offset {
+                    e.set_item("offset", offset)?;
+                }
+                d.set_item("error", e)?;
+            }
+        }
+        Ok(d)
+    }
+
+    fn __repr__(&self) -> String {
+        match &self.outcome {
+            Outcome::Ok { json, repairs, .. } => {
+                format!("Record(ok=True, json={}, repairs={repairs})", short(json))
+            }
+            Outcome::Failed { error, .. } => format!(
+                "Record(ok=False, code={:?}, message={:?})",
+                error.code.as_str(),
+                error.message
+            ),
+        }
+    }
+}
+
+fn short(text: &str) -> String {
+    format!("{:?}", toolmend::cut(text, 60))
+}
+
+/// Runs the args (or repair) pipeline over many inputs, keeping its buffers between them.
+///
+/// `target="object"` is `toolmend args` (the value must be an object); `"any"` is
+/// `toolmend repair`. `concat` is `"first"`, `"all"` or `"error"`; `strict` turns repairs off.
+#[pyclass(frozen, module = "toolmend", name = "Mender")]
+struct Mender {
+    options: Options,
+    max_bytes: usize,
+    inner: Mutex<LibMender>,
+}
+
+#[pymethods]
+impl Mender {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (*, target = "object", concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+    fn new(
+        target: &str,
+        concat: &str,
+        truncated: &str,
+        strict: bool,
+        max_depth: u32,
+        max_nesting: usize,
+        max_bytes: usize,
+    ) -> PyResult<Mender> {
+        let options = parse_options(target, concat, truncated, strict, max_depth, max_nesting)?;
+        Ok(Mender {
+            inner: Mutex::new(LibMender::new(options.clone())),
+            options,
+            max_bytes,
+        })
+    }
+
+    /// Mends one input (str, or UTF-8 bytes) into a Record; never raises for bad input.
+    fn mend(&self, text: &Bound<'_, PyAny>) -> Record {
+        let input = input(text, self.max_bytes);
+        let mut mender = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let result = input.mend(&mut mender);
+        Record::new(Outcome::new(&input, result))
+    }
+
+    /// Mends every input of an iterable into a list of Records, in order, on `threads`
+    /// threads (0: one per core, at most 8, as the CLI) with the GIL released.
+    #[pyo3(signature = (inputs, *, threads = 0))]
+    fn mend_many(
+        &self,
+        py: Python<'_>,
+        inputs: &Bound<'_, PyAny>,
+        threads: usize,
+    ) -> PyResult<Vec<Py<Record>>> {
+        many(py, inputs, &self.options, self.max_bytes, threads)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Mender({:?})", self.options)
+    }
+}
+
+/// Reads every input, then mends them with the GIL released. Texts are copied into one
+/// buffer first: while the GIL is released another thread may change the iterable.
+fn many(
+    py: Python<'_>,
+    inputs: &Bound<'_, PyAny>,
+    options: &Options,
+    max_bytes: usize,
+    threads: usize,
+) -> PyResult<Vec<Py<Record>>> {
+    let mut text = String::new();
+    let mut read: Vec<Result<(usize, usize), Input<'static>>> = Vec::new();
+    for item in inputs.try_iter()? {
+        let item = item?;
+        read.push(match input(&item, max_bytes) {
+            Input::Text(t) => {
+                let start = text.len();
+                text.push_str(t);
+                Ok((start, text.len()))
+            }
+            Input::Failed(error, original) => {
+                Err(Input::Failed(error, Cow::Owned(original.into_owned())))
+            }
+        });
+    }
+    let inputs: Vec<Input<'_>> = read
+        .into_iter()
+        .map(|r| match r {
+            Ok((start, end)) => Input::Text(&text[start..end]),
+            Err(failed) => failed,
+        })
+        .collect();
+    let results = py.detach(|| toolmend::mend_many(&inputs, options, threads));
+    inputs
+        .iter()
+        .zip(results)
+        .map(|(input, result)| Py::new(py, Record::new(Outcome::new(input, result))))
+        .collect()
+}
+
+/// Mends tool-call arguments into a dict, as `toolmend args`: unquotes encoded JSON, keeps
+/// the first of concatenated objects, repairs what is almost JSON. Raises `toolmend.Error`.
+#[pyfunction]
+#[pyo3(signature = (text, *, concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+#[allow(clippy::too_many_arguments)]
+fn mend_args(
+    py: Python<'_>,
+    text: &Bound<'_, PyAny>,
+    concat: &str,
+    truncated: &str,
+    strict: bool,
+    max_depth: u32,
+    max_nesting: usize,
+    max_bytes: usize,
+) -> PyResult<Py<PyAny>> {
+    let options = parse_options("object", concat, truncated, strict, max_depth, max_nesting)?;
+    value_of(py, text, options, max_bytes)
+}
+
+/// Repairs almost-JSON into any JSON value, as `toolmend repair`. Raises `toolmend.Error`.
+#[pyfunction]
+#[pyo3(signature = (text, *, concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+#[allow(clippy::too_many_arguments)]
+fn repair(
+    py: Python<'_>,
+    text: &Bound<'_, PyAny>,
+    concat: &str,
+    truncated: &str,
+    strict: bool,
+    max_depth: u32,
+    max_nesting: usize,
+    max_bytes: usize,
+) -> PyResult<Py<PyAny>> {
+    let options = parse_options("any", concat, truncated, strict, max_depth, max_nesting)?;
+    value_of(py, text, options, max_bytes)
+}
+
+fn value_of(
+    py: Python<'_>,
+    text: &Bound<'_, PyAny>,
+    options: Options,
+    max_bytes: usize,
+) -> PyResult<Py<PyAny>> {
+    let text = input(text, max_bytes)
+        .text()
+        .map_err(|error| to_py_err(py, &error, None))?;
+    match LibMender::new(options).mend(text) {
+        Ok(mended) => json_loads(py, &mended.value()),
+        Err(error) => Err(to_py_err(py, &error, None)),
+    }
+}
+
+/// Mends many inputs (an iterable of str or bytes) into a list of Records, in order, with
+/// the GIL released and the CLI's threads (`threads=0`: one per core, at most 8).
+#[pyfunction]
+#[pyo3(signature = (inputs, *, target = "object", concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES, threads = 0))]
+#[allow(clippy::too_many_arguments)]
+fn mend_many(
+    py: Python<'_>,
+    inputs: &Bound<'_, PyAny>,
+    target: &str,
+    concat: &str,
+    truncated: &str,
+    strict: bool,
+    max_depth: u32,
+    max_nesting: usize,
+    max_bytes: usize,
+    threads: usize,
+) -> PyResult<Vec<Py<Record>>> {
+    let options = parse_options(target, concat, truncated, strict, max_depth, max_nesting)?;
+    many(py, inputs, &options, max_bytes, threads)
+}
+
+/// Finds the tool calls in model replies, as `toolmend calls`, with one set of tools.
+///
+/// `tools` is a list of tool definitions (toolmend's, OpenAI's or MCP's), a dict holding
+/// them, or the path of a JSON or TOML tools file.
+#[pyclass(frozen, module = "toolmend", name = "CallExtractor")]
+struct CallExtractor {
+    options: CallOptions,
+    max_bytes: usize,
+}
+
+#[pymethods]
+impl CallExtractor {
+    #[new]
+    #[pyo3(signature = (*, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        tools: Option<&Bound<'_, PyAny>>,
+        format: Option<String>,
+        require_terminate: bool,
+        strict: bool,
+        max_depth: u32,
+        max_nesting: usize,
+        max_bytes: usize,
+    ) -> PyResult<CallExtractor> {
+        if let Some(name) = &format
+            && !toolmend::calls::format_names().any(|n| n == name)
+        {
+            let names: Vec<_> = toolmend::calls::format_names().collect();
+            return Err(PyValueError::new_err(format!(
+                "unknown format {name:?}; one of: {}",
+                names.join(", ")
+            )));
+        }
+        let tools = match tools {
+            None => None,
+            Some(t) if t.is_none() => None,
+            Some(t) => Some(Arc::new(load_tools(py, t)?)),
+        };
+        Ok(CallExtractor {
+            options: CallOptions {
+                format,
+                tools,
+                require_terminate,
+                strict,
+                max_depth,
+                max_nesting,
+            },
+            max_bytes,
+        })
+    }
+
+    /// Finds the calls in one reply: text (str or bytes), or an assistant message as a dict
+    /// or list (OpenAI `tool_calls`, Anthropic content blocks). Returns `{"calls", "text",
+    /// "reasoning", "incomplete"}`; raises `toolmend.Error` when a call was cut off
+    /// (`incomplete_call`) or cannot be used, with what was found in `value`.
+    fn extract(&self, py: Python<'_>, reply: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let result = if reply.is_instance_of::<PyDict>() || reply.is_instance_of::<PyList>() {
+            let text = json_dumps(reply)?;
+            match serde_json::from_str::<Value>(&text) {
+                Ok(message) => toolmend::calls::extract_message(&message, &self.options),
+                Err(e) => Err(Failure {
+                    error: usage(format!("the message is not JSON: {e}")),
+                    extracted: None,
+                }),
+            }
+        } else {
+            match input(reply, self.max_bytes).text() {
+                Ok(text) => toolmend::calls::extract(text, &self.options),
+                Err(error) => Err(Failure {
+                    error,
+                    extracted: None,
+                }),
+            }
+        };
+        match result {
+            Ok(found) => value_to_py(py, &found.to_value(Shape::Native)),
+            Err(failure) => Err(failure_to_py(py, &failure)),
+        }
+    }
+}
+
+fn load_tools(py: Python<'_>, tools: &Bound<'_, PyAny>) -> PyResult<Tools> {
+    let loaded = if let Ok(path) = tools.extract::<PathBuf>()
+        && !tools.is_instance_of::<PyBytes>()
+    {
+        Tools::from_path(&path)
+    } else {
+        Tools::from_json_str(&json_dumps(tools)?)
+    };
+    loaded.map_err(|e| to_py_err(py, &usage(format!("tools: {e}")), None))
+}
+
+fn value_to_py(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
+    json_loads(py, &value.to_string())
+}
+
+/// The failure of a reply: its error, with what was found (as the CLI's record `value`).
+fn failure_to_py(py: Python<'_>, failure: &Failure) -> PyErr {
+    let found = failure.extracted.as_deref();
+    let value = match found.map(|f| found_value(py, f)).transpose() {
+        Ok(value) => value,
+        Err(e) => return e,
+    };
+    let err = to_py_err(py, &failure.error, value);
+    if let Some(rejected) = found
+        .and_then(|f| f.rejected.first())
+        .filter(|r| r.error == failure.error)
+    {
+        let violations: Vec<Value> = rejected
+            .violations
+            .iter()
+            .map(
+                |v| serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message}),
+            )
+            .collect();
+        let set = value_to_py(py, &Value::Array(violations))
+            .and_then(|v| err.value(py).setattr("violations", v));
+        if let Err(e) = set {
+            return e;
+        }
+    }
+    err
+}
+
+fn found_value(py: Python<'_>, found: &Extracted) -> PyResult<Py<PyAny>> {
+    value_to_py(py, &found.failure_value(Shape::Native))
+}
+
+/// Finds the tool calls in one model reply, as `toolmend calls`. See `CallExtractor`.
+#[pyfunction]
+#[pyo3(signature = (reply, *, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+#[allow(clippy::too_many_arguments)]
+fn extract_calls(
+    py: Python<'_>,
+    reply: &Bound<'_, PyAny>,
+    tools: Option<&Bound<'_, PyAny>>,
+    format: Option<String>,
+    require_terminate: bool,
+    strict: bool,
+    max_depth: u32,
+    max_nesting: usize,
+    max_bytes: usize,
+) -> PyResult<Py<PyAny>> {
+    CallExtractor::new(
+        py,
+        tools,
+        format,
+        require_terminate,
+        strict,
+        max_depth,
+        max_nesting,
+        max_bytes,
+    )?
+    .extract(py, reply)
+}
+
+/// The names `format=` accepts, most specific first.
+#[pyfunction]
+fn call_formats() -> Vec<&'static str> {
+    toolmend::calls::format_names().collect()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("Error", m.py().get_type::<Error>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<Record>()?;
+    m.add_class::<Mender>()?;
+    m.add_class::<CallExtractor>()?;
+    m.add_function(wrap_pyfunction!(mend_args, m)?)?;
+    m.add_function(wrap_pyfunction!(repair, m)?)?;
+    m.add_function(wrap_pyfunction!(mend_many, m)?)?;
+    m.add_function(wrap_pyfunction!(extract_calls, m)?)?;
+    m.add_function(wrap_pyfunction!(call_formats, m)?)?;
+    Ok(())
+}

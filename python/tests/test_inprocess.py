@@ -1,0 +1,278 @@
+"""The in-process API: values, records, errors, and the same results as the CLI."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import toolmend
+
+
+def test_mend_args_returns_python_objects():
+    assert toolmend.mend_args('"{\\"city\\": \\"Oslo\\",}"') == {"city": "Oslo"}
+    assert toolmend.mend_args("```json\n{'path': 'a.txt', 'force': True,}\n```") == {
+        "path": "a.txt",
+        "force": True,
+    }
+    # Big integers keep every digit; key order is kept.
+    value = toolmend.mend_args('{"z": 123456789012345678901234567890, "a": 1}')
+    assert value == {"z": 123456789012345678901234567890, "a": 1}
+    assert list(value) == ["z", "a"]
+
+
+def test_options():
+    assert toolmend.mend_args('{"a":1}{"b":2}', concat="all") == [{"a": 1}, {"b": 2}]
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.mend_args('{"a":1}{"b":2}', concat="error")
+    assert e.value.code == "concatenated"
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.mend_args("{'a': 1}", strict=True)
+    assert e.value.code == "invalid_json"
+    assert e.value.offset == 1
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.mend_args("[" * 50 + "]" * 50, max_nesting=10)
+    assert e.value.code == "too_deep"
+    with pytest.raises(ValueError):
+        toolmend.mend_args("{}", concat="sometimes")
+    # A caller about to act on the arguments refuses cut-off ones; healing is reported.
+    cut = '{"target": "prod", "dry_run": fal'
+    assert toolmend.mend_args(cut)["target"] == "prod"
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.mend_args(cut, truncated="error")
+    assert e.value.code == "truncated"
+
+
+def test_repair_accepts_any_value():
+    assert toolmend.repair("[1, 2, 3") == [1, 2, 3]
+    assert toolmend.repair("'text'") == "text"
+    assert toolmend.repair("None") is None
+
+
+@pytest.mark.parametrize(
+    "bad, code",
+    [
+        (None, "empty_input"),
+        ("", "empty_input"),
+        ("   ", "empty_input"),
+        (b"\xff\xfe{", "invalid_utf8"),
+        (b'{"a": "\xc3"}', "invalid_utf8"),
+        ("\ud800", "invalid_utf8"),
+        (3, "invalid_input"),
+        (["a"], "invalid_input"),
+        (object(), "invalid_input"),
+        ("[1, 2]", "not_an_object"),
+    ],
+)
+def test_every_bad_input_is_one_error_type(bad, code):
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.mend_args(bad)
+    assert e.value.code == code
+    assert e.value.message
+    assert isinstance(e.value, ValueError)
+    assert str(e.value).startswith(code + ": ")
+    # The Mender gives the same as a record, without raising.
+    record = toolmend.Mender().mend(bad)
+    assert (record.ok, record.code) == (False, code)
+    assert record.value is None and record.json is None
+
+
+def test_bytes_are_utf8_text():
+    assert toolmend.mend_args(b'{"city": "Z\xc3\xbcrich"}') == {"city": "Zürich"}
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.mend_args(b'{"a": "\xff"}')
+    assert (e.value.code, e.value.offset) == ("invalid_utf8", 7)
+
+
+def test_huge_inputs_are_refused_or_mended_not_crashed():
+    big = '{"a": "' + "x" * (65 << 20) + '"}'
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.mend_args(big)
+    assert e.value.code == "too_large"
+    # Under a raised limit the same text is mended, linear in its length.
+    t = time.perf_counter()
+    assert len(toolmend.mend_args(big, max_bytes=1 << 30)["a"]) == 65 << 20
+    assert time.perf_counter() - t < 30
+    deep = "[" * 20_000
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.repair(deep)
+    assert e.value.code == "too_deep"
+
+
+def test_record_fields():
+    record = toolmend.Mender().mend('{"a": 1}{"b": 2}')
+    assert record.ok and record.value == {"a": 1}
+    assert record.json == '{"a":1}'
+    assert record.dropped == [{"b": 2}]
+    assert record.repairs == []
+    assert record.unwrap() == {"a": 1}
+    failed = toolmend.Mender().mend("[1]")
+    assert failed.to_dict() == {
+        "ok": False,
+        "error": {
+            "code": "not_an_object",
+            "message": "expected a JSON object, found an array",
+            "original": "[1]",
+        },
+    }
+    with pytest.raises(toolmend.Error) as e:
+        failed.unwrap()
+    assert e.value.code == "not_an_object"
+    assert "not_an_object" in repr(failed)
+
+
+def fixture_inputs(root):
+    """Every input of the args, repair and fuzz fixtures (whatever their options)."""
+    inputs = []
+    paths = [p for d in ("args", "repair", "fuzz") for p in sorted((root / "fixtures" / d).glob("*.jsonl"))]
+    for path in paths:
+        for line in path.read_text().splitlines():
+            if line.strip():
+                case = json.loads(line)
+                if case.get("command", "args") != "calls" and isinstance(case.get("input"), str):
+                    inputs.append(case["input"])
+    return inputs
+
+
+def cli_records(args, inputs):
+    """`toolmend <args> --records --input jsonl` (the installed command) on the inputs."""
+    stdin = "".join(json.dumps({"text": t}) + "\n" for t in inputs)
+    out = subprocess.run(
+        ["toolmend", *args, "--records", "--input", "jsonl"],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]),
+    ).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+@pytest.mark.parametrize("target, command", [("object", "args"), ("any", "repair")])
+def test_mend_many_equals_the_cli(root, target, command):
+    inputs = fixture_inputs(root)
+    assert len(inputs) > 300
+    records = toolmend.mend_many(inputs, target=target)
+    expected = cli_records([command], inputs)
+    assert len(records) == len(expected) == len(inputs)
+    for text, got, want in zip(inputs, records, expected):
+        want.pop("line")
+        assert got.to_dict() == want, text
+
+
+def test_mend_many_threads_keep_order():
+    inputs = [f'{{"n": {i}, "pad": "{"x" * (i % 300)}",}}' for i in range(20_000)]
+    inputs[777] = None
+    inputs[5000] = b"\xff"
+    one = toolmend.mend_many(inputs, threads=1)
+    many = toolmend.mend_many(iter(inputs), threads=4)
+    assert [r.to_dict() for r in one] == [r.to_dict() for r in many]
+    assert many[10].value["n"] == 10
+    assert (many[777].code, many[5000].code) == ("empty_input", "invalid_utf8")
+    assert toolmend.mend_many([]) == []
+
+
+def test_mend_many_releases_the_gil():
+    inputs = ['{"k": "' + "v" * 2000 + '", "n": [1, 2, 3],}'] * 20_000
+    ticks = [0]
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            ticks[0] += 1
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    try:
+        time.sleep(0.05)
+        start = ticks[0]
+        t = time.perf_counter()
+        toolmend.mend_many(inputs, threads=1)
+        elapsed = time.perf_counter() - t
+        during = ticks[0] - start
+    finally:
+        stop.set()
+        spinner.join()
+    # While the GIL is released the spinning thread runs all along; held, it would get a
+    # few switch intervals at most.
+    assert elapsed > 0.05
+    assert during > 10_000, (during, elapsed)
+
+
+def test_extract_calls():
+    reply = (
+        "<think>The user wants the weather.</think>Checking.\n"
+        '<tool_call>\n{"name": "get_weather", "arguments": "{\\"city\\": \\"Oslo\\"}"}\n</tool_call>'
+    )
+    found = toolmend.extract_calls(reply)
+    assert found["calls"] == [
+        {"tool": "get_weather", "parameters": {"city": "Oslo"}, "repairs": [{"kind": "unquote", "layers": 1}]}
+    ]
+    assert found["text"] == "Checking."
+    assert found["reasoning"] == "The user wants the weather."
+    assert toolmend.extract_calls("just text")["calls"] == []
+
+
+def test_a_cut_off_call_is_never_a_call():
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.extract_calls('<tool_call>{"name": "rm", "arguments": {"path": "/tmp/x", "dry')
+    assert e.value.code == "incomplete_call"
+    assert e.value.value["calls"] == []
+    assert e.value.value["incomplete"][0]["tool"] == "rm"
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "ok", "arguments": "{}"}},
+            {"id": "c2", "type": "function",
+             "function": {"name": "deploy", "arguments": '{"target": "prod", "dry_run": fal'}},
+        ],
+    }
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.extract_calls(message)
+    assert e.value.code == "incomplete_call"
+    assert [c["tool"] for c in e.value.value["incomplete"]] == ["deploy"]
+
+
+TOOLS = [
+    {
+        "name": "get_weather",
+        "description": "Weather for a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city"],
+        },
+    }
+]
+
+
+def test_tools_check_calls(tmp_path):
+    found = toolmend.extract_calls('{"name": "get_weather", "arguments": {"city": "Oslo", "days": 3}}', tools=TOOLS)
+    assert found["calls"][0]["parameters"] == {"city": "Oslo", "days": 3}
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.extract_calls('{"tool": "rm", "parameters": {}}', tools=TOOLS)
+    assert e.value.code == "unknown_tool"
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.extract_calls('{"name": "get_weather", "arguments": {"days": 2}}', tools=TOOLS)
+    assert e.value.code == "invalid_parameters"
+    assert e.value.violations and e.value.violations[0]["message"]
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(TOOLS))
+    extractor = toolmend.CallExtractor(tools=path)
+    assert extractor.extract('{"name": "get_weather", "arguments": {"city": "Oslo"}}')["calls"][0]["tool"] == "get_weather"
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.CallExtractor(tools=tmp_path / "missing.json")
+    assert e.value.code == "invalid_input"
+    with pytest.raises(ValueError):
+        toolmend.extract_calls("x", format="no-such-format")
+    assert "hermes" in toolmend.call_formats()
+
+
+@pytest.mark.parametrize("bad", [None, b"\xff", 7, "\udfff", ""])
+def test_extract_calls_bad_input_raises_error(bad):
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.extract_calls(bad)
+    assert e.value.code in {"empty_input", "invalid_utf8", "invalid_input"}

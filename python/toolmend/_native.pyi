@@ -1,0 +1,156 @@
+"""Type stubs of toolmend's native module (the Rust library, in-process)."""
+
+import os
+from typing import Any, Dict, Iterable, List, Literal, Optional, Union
+
+__version__: str
+
+Text = Union[str, bytes, None]
+"""An input: str, or bytes that must be UTF-8. None is an empty input (`empty_input`)."""
+
+Tools = Union[List[Dict[str, Any]], Dict[str, Any], str, "os.PathLike[str]"]
+"""Tool definitions (toolmend's, OpenAI's or MCP's), or the path of a JSON or TOML tools file."""
+
+Target = Literal["object", "any"]
+Concat = Literal["first", "all", "error"]
+Truncated = Literal["heal", "error"]
+
+class Error(ValueError):
+    """An input toolmend could not mend, or a call it could not use."""
+
+    code: str
+    """The stable error code (`empty_input`, `invalid_json`, `not_an_object`, `depth_exceeded`,
+    `too_deep`, `too_large`, `invalid_utf8`, `concatenated`, `invalid_input`, `missing_field`,
+    `wrong_type`, `unknown_tool`, `invalid_parameters`, `incomplete_call`, `truncated`)."""
+    message: str
+    """What failed and where."""
+    offset: Optional[int]
+    """The byte offset of the failure, where one applies."""
+    value: Optional[Dict[str, Any]]
+    """From `extract_calls`: what the reply held (`calls`, `text`, `reasoning`, `incomplete`,
+    `rejected`); None elsewhere."""
+    violations: List[Dict[str, str]]
+    """For `invalid_parameters`: each schema violation as {"path", "message"}."""
+
+class Record:
+    """One input's result, with the fields of a `toolmend args --records` record."""
+
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def value(self) -> Any:
+        """The mended value (parsed from `json` on first use); None on failure."""
+    @property
+    def json(self) -> Optional[str]:
+        """The value as compact JSON, every number as the input wrote it; None on failure."""
+    @property
+    def repairs(self) -> List[Dict[str, Any]]:
+        """What was changed: dicts with `kind` and, where it applies, `offset`, `layers`,
+        `text` or `key`."""
+    @property
+    def dropped(self) -> List[Any]:
+        """Values in the input that are not in the value (concatenated values)."""
+    @property
+    def code(self) -> Optional[str]: ...
+    @property
+    def message(self) -> Optional[str]: ...
+    @property
+    def offset(self) -> Optional[int]: ...
+    @property
+    def original(self) -> Optional[str]:
+        """The input cut to 100 characters (failures only)."""
+    def unwrap(self) -> Any:
+        """The value, or the failure raised as `Error`."""
+    def to_dict(self) -> Dict[str, Any]:
+        """The record as `toolmend args --records` writes it (without `line`)."""
+
+class Mender:
+    """The args (`target="object"`) or repair (`target="any"`) pipeline for many inputs."""
+
+    def __init__(
+        self,
+        *,
+        target: Target = "object",
+        concat: Concat = "first",
+        truncated: Truncated = "heal",
+        strict: bool = False,
+        max_depth: int = 10,
+        max_nesting: int = 1000,
+        max_bytes: int = 67108864,
+    ) -> None: ...
+    def mend(self, text: Text) -> Record:
+        """One input's Record; never raises for bad input."""
+    def mend_many(self, inputs: Iterable[Text], *, threads: int = 0) -> List[Record]:
+        """Every input's Record, in order, with the GIL released (threads=0: one per core)."""
+
+class CallExtractor:
+    """`toolmend calls` with one set of options and tools (loaded once)."""
+
+    def __init__(
+        self,
+        *,
+        tools: Optional[Tools] = None,
+        format: Optional[str] = None,
+        require_terminate: bool = False,
+        strict: bool = False,
+        max_depth: int = 10,
+        max_nesting: int = 1000,
+        max_bytes: int = 67108864,
+    ) -> None: ...
+    def extract(self, reply: Union[Text, Dict[str, Any], List[Any]]) -> Dict[str, Any]:
+        """`{"calls", "text", "reasoning", "incomplete"}`; raises `Error` for a cut-off or
+        unusable call, with what was found in `Error.value`."""
+
+def mend_args(
+    text: Text,
+    *,
+    concat: Concat = "first",
+    truncated: Truncated = "heal",
+    strict: bool = False,
+    max_depth: int = 10,
+    max_nesting: int = 1000,
+    max_bytes: int = 67108864,
+) -> Dict[str, Any]:
+    """Tool-call arguments mended into a dict, as `toolmend args`. Raises `Error`."""
+
+def repair(
+    text: Text,
+    *,
+    concat: Concat = "first",
+    truncated: Truncated = "heal",
+    strict: bool = False,
+    max_depth: int = 10,
+    max_nesting: int = 1000,
+    max_bytes: int = 67108864,
+) -> Any:
+    """Almost-JSON repaired into any JSON value, as `toolmend repair`. Raises `Error`."""
+
+def mend_many(
+    inputs: Iterable[Text],
+    *,
+    target: Target = "object",
+    concat: Concat = "first",
+    truncated: Truncated = "heal",
+    strict: bool = False,
+    max_depth: int = 10,
+    max_nesting: int = 1000,
+    max_bytes: int = 67108864,
+    threads: int = 0,
+) -> List[Record]:
+    """Every input's Record, in order, with the GIL released and the CLI's threads."""
+
+def extract_calls(
+    reply: Union[Text, Dict[str, Any], List[Any]],
+    *,
+    tools: Optional[Tools] = None,
+    format: Optional[str] = None,
+    require_terminate: bool = False,
+    strict: bool = False,
+    max_depth: int = 10,
+    max_nesting: int = 1000,
+    max_bytes: int = 67108864,
+) -> Dict[str, Any]:
+    """The tool calls in one model reply, as `toolmend calls`. See `CallExtractor`."""
+
+def call_formats() -> List[str]:
+    """The names `format=` accepts."""

@@ -1,0 +1,206 @@
+//! Many inputs at once, for the Python and Node packages: each input is checked as the
+//! filter checks a line (UTF-8, size), mended on up to one thread per core like the CLI, and
+//! handed back owned and in order.
+
+use std::borrow::Cow;
+use std::num::NonZeroUsize;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+
+use crate::error::{Code, Error};
+use crate::mend::{Mended, Mender, Options};
+use crate::record::original_text;
+use crate::repair::Repair;
+
+/// One input of a batch: text to mend, or what is already wrong with it.
+#[derive(Debug, Clone)]
+pub enum Input<'a> {
+    /// Text to mend.
+    Text(&'a str),
+    /// An input that failed before mending (not UTF-8, too large, not text at all), and its
+    /// `original` as records show it.
+    Failed(Error, Cow<'a, str>),
+}
+
+impl<'a> Input<'a> {
+    /// Bytes as the filter takes a line: longer than `max_bytes` is `too_large`, bytes that
+    /// are not UTF-8 are `invalid_utf8` at the first bad byte.
+    pub fn from_bytes(bytes: &'a [u8], max_bytes: usize) -> Input<'a> {
+        if bytes.len() > max_bytes {
+            let error = Error::whole(
+                Code::TooLarge,
+                format!(
+                    "input is {} bytes, more than the limit of {max_bytes}",
+                    bytes.len()
+                ),
+            );
+            return Input::Failed(error, Cow::Owned(original_text(bytes)));
+        }
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Input::Text(text),
+            Err(e) => Input::Failed(
+                Error::at(Code::InvalidUtf8, e.valid_up_to(), "invalid UTF-8"),
+                Cow::Owned(original_text(bytes)),
+            ),
+        }
+    }
+
+    /// The text, or the error the input already is.
+    ///
+    /// # Errors
+    /// The input's own, for [`Input::Failed`].
+    pub fn text(&self) -> Result<&'a str, Error> {
+        match self {
+            Input::Text(text) => Ok(text),
+            Input::Failed(error, _) => Err(error.clone()),
+        }
+    }
+
+    /// The input as an error record's `original` shows it: its first 100 characters.
+    pub fn original(&self) -> String {
+        match self {
+            Input::Text(text) => original_text(text.as_bytes()),
+            Input::Failed(_, original) => original.clone().into_owned(),
+        }
+    }
+
+    /// Mends the input with `mender`.
+    ///
+    /// # Errors
+    /// The input's own error, or the pipeline's.
+    pub fn mend(&self, mender: &mut Mender) -> Result<MendedValue, Error> {
+        mender.mend(self.text()?).map(|m| MendedValue::from(&m))
+    }
+}
+
+/// A mended input, owned (a [`Mended`] borrows its mender's buffers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MendedValue {
+    /// The value as compact JSON.
+    pub value: String,
+    /// What was changed to get it.
+    pub repairs: Vec<Repair>,
+    /// Values that were in the input but are not in the value, as compact JSON.
+    pub dropped: Vec<String>,
+}
+
+impl From<&Mended<'_>> for MendedValue {
+    fn from(mended: &Mended<'_>) -> MendedValue {
+        MendedValue {
+            value: mended.value().into_owned(),
+            repairs: mended.repairs().to_vec(),
+            dropped: mended.dropped().map(str::to_owned).collect(),
+        }
+    }
+}
+
+/// A batch of [`mend_many`] holds about this many input bytes, as the CLI's filter.
+const BATCH_BYTES: usize = 128 << 10;
+/// …and at most this many inputs.
+const BATCH_INPUTS: usize = 4096;
+
+/// Mends every input, in order, on `threads` threads (0: one per core, at most 8, as the CLI;
+/// at most [`crate::MAX_THREADS`];
+/// the calling thread is one of them). Batches of inputs are taken in turn, so a slow input
+/// holds up only its own batch.
+///
+/// ```
+/// use toolmend::{Input, Options, mend_many};
+///
+/// let inputs = [Input::Text("{'a': 1,}"), Input::Text("[1]"), Input::from_bytes(b"\xff", 100)];
+/// let out = mend_many(&inputs, &Options::default(), 0);
+/// assert_eq!(out[0].as_ref().unwrap().value, r#"{"a":1}"#);
+/// assert_eq!(out[1].as_ref().unwrap_err().code.as_str(), "not_an_object");
+/// assert_eq!(out[2].as_ref().unwrap_err().code.as_str(), "invalid_utf8");
+/// ```
+pub fn mend_many(
+    inputs: &[Input<'_>],
+    options: &Options,
+    threads: usize,
+) -> Vec<Result<MendedValue, Error>> {
+    let mut bounds = vec![0];
+    let (mut bytes, mut start) = (0, 0);
+    for (i, input) in inputs.iter().enumerate() {
+        if let Input::Text(text) = input {
+            bytes += text.len();
+        }
+        if bytes >= BATCH_BYTES || i + 1 - start >= BATCH_INPUTS {
+            bounds.push(i + 1);
+            (bytes, start) = (0, i + 1);
+        }
+    }
+    if start < inputs.len() {
+        bounds.push(inputs.len());
+    }
+    let batches = bounds.len() - 1;
+    let threads = match threads {
+        0 => thread::available_parallelism()
+            .map_or(1, NonZeroUsize::get)
+            .min(8),
+        n => n.min(crate::filter::MAX_THREADS),
+    }
+    .clamp(1, batches.max(1));
+    let next = AtomicUsize::new(0);
+    let done = Mutex::new(Vec::with_capacity(batches));
+    let work = || {
+        let mut mender = Mender::new(options.clone());
+        loop {
+            let b = next.fetch_add(1, Ordering::Relaxed);
+            if b >= batches {
+                break;
+            }
+            let out: Vec<_> = inputs[bounds[b]..bounds[b + 1]]
+                .iter()
+                .map(|input| input.mend(&mut mender))
+                .collect();
+            done.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((b, out));
+        }
+    };
+    thread::scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(work);
+        }
+        work();
+    });
+    let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    done.sort_unstable_by_key(|(b, _)| *b);
+    done.into_iter().flat_map(|(_, out)| out).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_keeps_order_on_any_thread_count() {
+        let texts: Vec<String> = (0..20_000)
+            .map(|i| format!("{{\"n\": {i}, \"pad\": \"{}\",}}", "x".repeat(i % 200)))
+            .collect();
+        let inputs: Vec<Input<'_>> = texts.iter().map(|t| Input::Text(t)).collect();
+        let one = mend_many(&inputs, &Options::default(), 1);
+        for threads in [0, 2, 5] {
+            assert_eq!(mend_many(&inputs, &Options::default(), threads), one);
+        }
+        assert_eq!(one.len(), texts.len());
+        assert_eq!(one[7].as_ref().unwrap().value, r#"{"n":7,"pad":"xxxxxxx"}"#);
+        assert!(mend_many(&[], &Options::default(), 0).is_empty());
+    }
+
+    #[test]
+    fn failed_inputs_keep_their_error_and_original() {
+        let big = vec![b'x'; 20];
+        let inputs = [
+            Input::from_bytes(b"{\"a\": \"\xc3\"}", 100),
+            Input::from_bytes(&big, 10),
+            Input::Text(""),
+        ];
+        let out = mend_many(&inputs, &Options::default(), 2);
+        let codes: Vec<_> = out.iter().map(|r| r.as_ref().unwrap_err().code).collect();
+        assert_eq!(codes, [Code::InvalidUtf8, Code::TooLarge, Code::EmptyInput]);
+        assert_eq!(out[0].as_ref().unwrap_err().offset, Some(7));
+        assert_eq!(inputs[1].original(), "xxxxxxxxxxxxxxxxxxxx");
+    }
+}
