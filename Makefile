@@ -58,7 +58,8 @@ NPM_OUT := target/npm/$(PROFILE)
 node-package:
 	$(CARGO) build --locked $(PROFILE_FLAG) --bin toolmend
 	$(CARGO) build --locked $(PROFILE_FLAG) -p toolmend-node
-	cp $(firstword $(wildcard target/$(PROFILE)/libtoolmend_node.so target/$(PROFILE)/libtoolmend_node.dylib)) node/toolmend.node
+	# Found by the shell, not $(wildcard): make expands a recipe before its first line builds the file.
+	cp "$$(ls target/$(PROFILE)/libtoolmend_node.so target/$(PROFILE)/libtoolmend_node.dylib 2>/dev/null | head -n 1)" node/toolmend.node
 	cp target/$(PROFILE)/toolmend node/bin/toolmend-cli
 	strip node/toolmend.node node/bin/toolmend-cli 2>/dev/null || true
 	rm -rf $(NPM_OUT) && mkdir -p $(NPM_OUT)
