@@ -1882,7 +1882,33 @@ impl<'a> Parser<'a> {
     /// AAAA }`), since after an inner quote (`"say "hi" there"`) they are the string's own.
     fn value_quote_closes(&self, after: usize, first: bool) -> bool {
         !self.quote_is_inner(after)
-            || first && (self.words_end_object(after).is_some() || self.quoted_word_follows(after))
+            || first
+                && (self.words_end_object(after).is_some()
+                    || self.quoted_word_follows(after)
+                    || self.bare_key_follows(after))
+    }
+
+    /// In an object, whether an unquoted key and its colon follow at `at` after a space:
+    /// `{b: 'hello' c: True}` is two members with the comma left out. Only for a string's first
+    /// quote (after an inner one, `"say "hi" note: x"`, the words are the string's own); a
+    /// scheme (`http://`) is text. The look ahead is bounded.
+    fn bare_key_follows(&self, at: usize) -> bool {
+        if self.top() != Container::Object || self.scratch.nesting.is_empty() {
+            return false;
+        }
+        let Some(at) = self.after_space(at) else {
+            return false;
+        };
+        let ahead = &self.src[at..(at + 64).min(self.src.len())];
+        let len = ahead
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-'))
+            .count();
+        if len == 0 || len == ahead.len() || ahead[0].is_ascii_digit() || ahead[0] == b'-' {
+            return false;
+        }
+        let colon = self.skip_spaces_from(at + len);
+        self.src.get(colon) == Some(&b':') && self.src.get(colon + 1) != Some(&b'/')
     }
 
     /// In an array, whether bare words at `at` run to the closing bracket (with no quote among
