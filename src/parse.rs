@@ -2011,6 +2011,17 @@ impl<'a> Parser<'a> {
         let out_start = self.out.len();
         let repairs_before = self.repairs.len();
         let mut p = start;
+        if !self.strict && matches!(src[p], b'-' | b'+') {
+            // `-NaN`, `+Infinity`, `- Infinity`: a sign (and spaces) before a word that has no
+            // JSON form; null, as for the unsigned word.
+            let word = self.skip_spaces_from(p + 1);
+            if let Some(len) = non_finite_at(&src[word..]) {
+                self.fix(RepairKind::NonFinite, start)?;
+                self.out.extend_from_slice(b"null");
+                self.pos = word + len;
+                return Ok(());
+            }
+        }
         match src[p] {
             b'-' => {
                 self.out.push(b'-');
@@ -2038,11 +2049,8 @@ impl<'a> Parser<'a> {
             _ => {}
         }
         if src[p..].starts_with(b"Infinity") {
+            // Under `strict` (a repair reads it above): an error.
             self.fix(RepairKind::NonFinite, start)?;
-            self.out.truncate(out_start);
-            self.out.extend_from_slice(b"null");
-            self.pos = p + 8;
-            return Ok(());
         }
         let int_start = p;
         while p < src.len() && src[p].is_ascii_digit() {
@@ -2308,6 +2316,18 @@ fn is_cut_escape(rest: &[u8]) -> bool {
         [b'\\', b'u', digits @ ..] => digits.len() < 4 && digits.iter().all(u8::is_ascii_hexdigit),
         _ => false,
     }
+}
+
+/// The length of `NaN` or `Infinity` as a whole word at the start of `rest`.
+fn non_finite_at(rest: &[u8]) -> Option<usize> {
+    let len = [&b"NaN"[..], b"Infinity"]
+        .into_iter()
+        .find(|w| rest.starts_with(w))?
+        .len();
+    let more = rest
+        .get(len)
+        .is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_');
+    (!more).then_some(len)
 }
 
 /// Whether `b` (`None` at the end) may follow a number: whitespace, punctuation that ends a

@@ -36,7 +36,8 @@ pub enum RepairKind {
     UnquotedString,
     /// Python's `True`, `False` or `None` was written as JSON.
     PythonLiteral,
-    /// `NaN`, `Infinity` or `-Infinity` has no JSON form; `null` was written.
+    /// `NaN` or `Infinity`, with or without a sign (`-Infinity`, `+NaN`, `- Infinity`), has no
+    /// JSON form; `null` was written.
     NonFinite,
     /// JavaScript's `undefined` was written as `null`.
     Undefined,
