@@ -2150,6 +2150,14 @@ impl<'a> Parser<'a> {
         if !self.strict && self.src.get(end) == Some(&b'(') && self.constructor(start, end)? {
             return Ok(());
         }
+        if !self.strict
+            && &self.src[start..end] == b"new"
+            && let Some(open) = self.new_call_at(end)
+            && self.constructor(start, open)?
+        {
+            // `new ObjectId("...")`, `new Date(0)`: JavaScript's `new` before a constructor.
+            return Ok(());
+        }
         let w = &self.src[start..end];
         let at_end = end == self.src.len();
         let (text, kind): (&[u8], Option<RepairKind>) = match w {
@@ -2179,14 +2187,37 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    /// `ObjectId("123")`, `NumberLong(2)`, `ISODate("...")`: a constructor call around one
-    /// string or number (MongoDB shell output) is that value, recorded like a JSONP wrapper.
-    /// Returns `false`, having read nothing, when the call is not of that form.
+    /// After `new` ending at `at`: the opening parenthesis of the constructor call that
+    /// follows (`new ObjectId(`, `new Date (`), if one does.
+    fn new_call_at(&self, at: usize) -> Option<usize> {
+        let name = self.skip_spaces_from(at);
+        if name == at || !self.src.get(name)?.is_ascii_alphabetic() {
+            return None;
+        }
+        let len = self.src[name..]
+            .iter()
+            .position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.')))
+            .unwrap_or(self.src.len() - name);
+        let open = self.skip_spaces_from(name + len);
+        (self.src.get(open) == Some(&b'(')).then_some(open)
+    }
+
+    /// `ObjectId("123")`, `NumberLong(2)`, `ISODate("...")`, `new Date(0)`: a constructor call
+    /// around one string or number (MongoDB shell or JavaScript output) is that value, and
+    /// one around nothing (`ObjectId()`) is null, recorded like a JSONP wrapper. A call of
+    /// several arguments (`Timestamp(1412180887, 1)`, `BinData(0, "AAAA")`) has no one value:
+    /// its text, a string. Returns `false`, having read nothing, when the call is none of these.
     fn constructor(&mut self, start: usize, open: usize) -> Result<bool, Error> {
         let arg = self.skip_spaces_from(open + 1);
+        if self.src.get(arg) == Some(&b')') && self.call_ends_value(arg + 1) {
+            self.fix(RepairKind::Jsonp, start)?;
+            self.out.extend_from_slice(b"null");
+            self.pos = arg + 1;
+            return Ok(true);
+        }
         let is_scalar = matches!(self.src.get(arg), Some(b'"' | b'\'' | b'-' | b'0'..=b'9'));
         if !is_scalar {
-            return Ok(false);
+            return self.call_text(start, open);
         }
         let (out_len, repairs_len) = (self.out.len(), self.repairs.len());
         self.pos = arg;
@@ -2197,15 +2228,66 @@ impl<'a> Parser<'a> {
         }
         let close = self.skip_spaces_from(self.pos);
         if self.src.get(close) != Some(&b')') {
-            // Not a call of one value after all: read the text as before.
+            // Not a call of one value after all.
             self.out.truncate(out_len);
             self.repairs.truncate(repairs_len);
             self.pos = start;
-            return Ok(false);
+            return self.call_text(start, open);
         }
         self.repairs
             .insert(repairs_len, Repair::at(RepairKind::Jsonp, start));
         self.pos = close + 1;
+        Ok(true)
+    }
+
+    /// Whether a call's closing parenthesis, ending at `at`, ends the value: what follows
+    /// (past spaces) ends an item or the input.
+    fn call_ends_value(&self, at: usize) -> bool {
+        matches!(
+            self.src.get(self.skip_spaces_from(at)),
+            None | Some(b',' | b'}' | b']' | b')' | b';' | b'\n' | b'\r')
+        )
+    }
+
+    /// A call `name(a, b)` from `start`, its arguments opening at `open`: when its closing
+    /// parenthesis is on the same line (within a bounded distance, strings and brackets
+    /// counted) and ends the value, its text is written as a string. Returns `false`, having
+    /// read nothing, otherwise.
+    fn call_text(&mut self, start: usize, open: usize) -> Result<bool, Error> {
+        let ahead = &self.src[open..(open + 1024).min(self.src.len())];
+        let mut depth = 0usize;
+        let mut quote = None;
+        let mut i = 0;
+        let close = loop {
+            let Some(&b) = ahead.get(i) else {
+                return Ok(false);
+            };
+            match (quote, b) {
+                (_, b'\n') => return Ok(false),
+                (Some(_), b'\\') => i += 1,
+                (Some(q), _) if b == q => quote = None,
+                (Some(_), _) => {}
+                (None, b'"' | b'\'') => quote = Some(b),
+                (None, b'(' | b'[' | b'{') => depth += 1,
+                (None, b')' | b']' | b'}') => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        if b != b')' {
+                            return Ok(false);
+                        }
+                        break open + i + 1;
+                    }
+                }
+                (None, _) => {}
+            }
+            i += 1;
+        };
+        if !self.call_ends_value(close) {
+            return Ok(false);
+        }
+        self.fix(RepairKind::UnquotedString, start)?;
+        push_json_string(self.out, &self.src[start..close]);
+        self.pos = close;
         Ok(true)
     }
 

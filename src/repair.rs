@@ -14,7 +14,9 @@ pub enum RepairKind {
     CodeFence,
     /// Text that is not JSON was around the value and was left out (`text` holds its start).
     Prose,
-    /// A JSONP wrapper `callback(...)` around the value was removed.
+    /// A JSONP wrapper `callback(...)`, or a constructor call around one value
+    /// (`ObjectId("…")`, `NumberLong(42)`, `new Date(0)`), was removed; a call around nothing
+    /// (`ObjectId()`) is `null`.
     Jsonp,
     /// A comma before a closing bracket was removed.
     TrailingComma,
