@@ -2121,7 +2121,7 @@ impl<'a> Parser<'a> {
             push_json_string(self.out, &src[start..p]);
             return Ok(());
         }
-        if !self.strict && !is_delimiter(&src[p..]) {
+        if !self.strict && !is_delimiter(&src[p..]) && !statement_end(&src[p..]) {
             self.out.truncate(out_start);
             self.repairs.truncate(repairs_before);
             if let Some((len, digits)) = grouped_number(&src[start..]) {
@@ -2398,6 +2398,17 @@ fn is_cut_escape(rest: &[u8]) -> bool {
         [b'\\', b'u', digits @ ..] => digits.len() < 4 && digits.iter().all(u8::is_ascii_hexdigit),
         _ => false,
     }
+}
+
+/// Whether `rest` starts with a semicolon that ends a JavaScript statement (`1;`, `-2.5;`):
+/// nothing but spaces or a comment after it on its line.
+fn statement_end(rest: &[u8]) -> bool {
+    let Some(after) = rest.strip_prefix(b";") else {
+        return false;
+    };
+    let line = &after[..memchr::memchr(b'\n', after).unwrap_or(after.len())];
+    let line = line.trim_ascii();
+    line.is_empty() || line.starts_with(b"//")
 }
 
 /// The length of `NaN` or `Infinity` as a whole word at the start of `rest`.
