@@ -611,6 +611,14 @@ impl<'a> Parser<'a> {
                 Ok(false)
             }
             b'+' | b'.' if !self.strict => self.number().map(|()| false),
+            b'/' if !self.strict && regex_len(&self.src[at..]).is_some() => {
+                // `{"re": /^a+$/gi}`: a JavaScript regular expression literal is its text.
+                let len = regex_len(&self.src[at..]).unwrap_or(1);
+                self.fix(RepairKind::UnquotedString, at)?;
+                push_json_string(self.out, &self.src[at..at + len]);
+                self.pos = at + len;
+                Ok(false)
+            }
             b',' | b'}' | b']' if !self.strict && !self.scratch.nesting.is_empty() => {
                 // `{"a": }`: the key is kept, with null for the value it never got.
                 self.fix(RepairKind::MissingValue, at)?;
@@ -2409,6 +2417,48 @@ fn statement_end(rest: &[u8]) -> bool {
     let line = &after[..memchr::memchr(b'\n', after).unwrap_or(after.len())];
     let line = line.trim_ascii();
     line.is_empty() || line.starts_with(b"//")
+}
+
+/// The length of the JavaScript regular expression literal (`/[a-z]+/gi`) at the start of `s`,
+/// when one is there and ends a value: its closing slash on the same line (not one escaped or
+/// in a character class), then flags, then the end of an item. The look ahead is bounded.
+fn regex_len(s: &[u8]) -> Option<usize> {
+    if matches!(
+        s.get(1),
+        None | Some(b'/' | b'*' | b' ' | b'\t' | b'\n' | b'\r')
+    ) {
+        return None;
+    }
+    let ahead = &s[..s.len().min(1024)];
+    let mut class = false;
+    let mut i = 1;
+    let close = loop {
+        match *ahead.get(i)? {
+            b'\\' if !matches!(ahead.get(i + 1), None | Some(b'\n' | b'\r')) => i += 1,
+            b'\n' | b'\r' | b'\\' => return None,
+            b'[' => class = true,
+            b']' => class = false,
+            b'/' if !class => break i + 1,
+            _ => {}
+        }
+        i += 1;
+    };
+    let flags = s[close..]
+        .iter()
+        .take_while(|b| b"dgimsuyv".contains(b))
+        .count();
+    let end = close + flags;
+    let next = end
+        + s[end..]
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+    let rest = &s[next..];
+    let ends = matches!(
+        rest,
+        [] | [b',' | b'}' | b']' | b')' | b'\n' | b'\r', ..] | [b'/', b'/' | b'*', ..]
+    );
+    (ends || statement_end(rest)).then_some(end)
 }
 
 /// The length of `NaN` or `Infinity` as a whole word at the start of `rest`.

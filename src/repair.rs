@@ -34,7 +34,8 @@ pub enum RepairKind {
     TypographicQuotes,
     /// An object key without quotes was quoted.
     UnquotedKey,
-    /// A bare word in a value position was written as a string.
+    /// A bare word in a value position (or a JavaScript regular expression literal, `/a+/g`,
+    /// or a call of several arguments, `Timestamp(1, 2)`) was written as a string.
     UnquotedString,
     /// Python's `True`, `False` or `None` was written as JSON.
     PythonLiteral,
