@@ -852,6 +852,17 @@ impl<'a> Parser<'a> {
                 Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
                     comma = self.skip_ellipsis(at)?;
                 }
+                Some(b'-' | b'+') if !self.strict && lone_sign_len(&self.src[at..]).is_some() => {
+                    // `[1, -]`, `[1, -` cut off: a sign with no digits is no number; the
+                    // element is left out (json_repair's reading; not jsonrepair's `-0`).
+                    self.fix(RepairKind::NumberFormat, at)?;
+                    self.pos = at + lone_sign_len(&self.src[at..]).unwrap_or(1);
+                    self.skip_ws()?;
+                    if self.peek() == Some(b',') {
+                        self.pos += 1;
+                    }
+                    comma = None;
+                }
                 Some(_) => {
                     if self.scratch.nesting.add_member() {
                         self.out.push(b',');
@@ -2030,6 +2041,19 @@ impl<'a> Parser<'a> {
                 return Ok(());
             }
         }
+        if !self.strict
+            && let Some(len) = lone_sign_len(&src[start..])
+        {
+            // `{"n": -}`, `{"n": +.`: a sign with no digits is no number; the member keeps its
+            // key with null, as `{"n": }` does. Alone, it leaves no value at all.
+            if self.scratch.nesting.is_empty() {
+                return Err(self.invalid(start, "a sign with no digits is no number"));
+            }
+            self.fix(RepairKind::MissingValue, start)?;
+            self.out.extend_from_slice(b"null");
+            self.pos = start + len;
+            return Ok(());
+        }
         match src[p] {
             b'-' => {
                 self.out.push(b'-');
@@ -2459,6 +2483,25 @@ fn regex_len(s: &[u8]) -> Option<usize> {
         [] | [b',' | b'}' | b']' | b')' | b'\n' | b'\r', ..] | [b'/', b'/' | b'*', ..]
     );
     (ends || statement_end(rest)).then_some(end)
+}
+
+/// The length of a sign with no digits after it (`-`, `+`, `-.`) at the start of `s`, when what
+/// follows ends an item: a number cut at its sign.
+fn lone_sign_len(s: &[u8]) -> Option<usize> {
+    if !matches!(s.first(), Some(b'-' | b'+')) {
+        return None;
+    }
+    let len = if s.get(1) == Some(&b'.') { 2 } else { 1 };
+    let next = len
+        + s[len..]
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+    matches!(
+        &s[next..],
+        [] | [b',' | b'}' | b']' | b')' | b'\n' | b'\r', ..] | [b'/', b'/' | b'*', ..]
+    )
+    .then_some(len)
 }
 
 /// The length of `NaN` or `Infinity` as a whole word at the start of `rest`.

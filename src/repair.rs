@@ -60,7 +60,8 @@ pub enum RepairKind {
     InvalidEscape,
     /// A `\u` escape named half of a surrogate pair; U+FFFD was written.
     LoneSurrogate,
-    /// A number in a form JSON does not allow (`.5`, `+1`, `01`, `1.`) was rewritten.
+    /// A number in a form JSON does not allow (`.5`, `+1`, `01`, `1.`, `2e-`) was rewritten;
+    /// in an array, a sign with no digits (`[1, -]`) was left out.
     NumberFormat,
     /// Strings joined with `+` were written as one string.
     StringConcat,
