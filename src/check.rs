@@ -43,8 +43,8 @@ use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::mend::{Concat, Mender, Options, Target};
-use crate::record::cut;
+use crate::args::{Concat, Mender, Options, Target};
+use crate::io::record::cut;
 
 /// Repairs that `--strict` also makes: they change the form of the text, never its grammar.
 const ALLOWED_IN_STRICT: &[&str] = &["unquote", "unescape", "duplicate_key"];

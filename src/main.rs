@@ -1,12 +1,6 @@
 //! The `toolmend` binary: parses the command line, runs the library, owns the exit code.
 
-mod calls_cmd;
-mod check_cmd;
 mod cli;
-mod generate_cmd;
-mod hints;
-mod loop_cmd;
-mod stream_cmd;
 
 use std::fs::File;
 use std::io::{self, BufReader, Write};
@@ -15,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use cli::{Cli, Command, MendArgs};
+use cli::{calls_cmd, check_cmd, generate_cmd, hints, loop_cmd};
 use toolmend::{Filter, Target};
 
 fn main() -> ExitCode {

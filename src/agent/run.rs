@@ -13,9 +13,9 @@ use super::events::Events;
 use super::process::{self, Ended, Group};
 use super::sys;
 use super::tool::{self, ToolResult, ToolRun};
+use crate::args::{Mender, Options, Target};
 use crate::calls::{self, Call, CallOptions};
 use crate::error::Code;
-use crate::mend::{Mender, Options, Target};
 
 /// The longest reply taken (16 MiB); a model does not write more. A longer one is refused as a
 /// failed call, and no more than this is held in memory while it is read.

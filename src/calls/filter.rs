@@ -6,9 +6,9 @@ use serde_json::{Map, Value};
 
 use super::{CallOptions, Extracted, Failure, extract, extract_message, repairs_value};
 use crate::error::{Code, Error};
-use crate::filter::Summary;
-use crate::input::{Framing, InputReader, RawInput};
-use crate::record::original_text;
+use crate::io::filter::Summary;
+use crate::io::input::{Framing, InputReader, RawInput};
+use crate::io::record::original_text;
 
 /// How each call is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -17,8 +17,8 @@ use super::scan::{
     is_whole_json, json_extent, reasoning, remaining_text, skip_ws,
 };
 use super::{Args, Ctx, Field, Incomplete, Item, Raw, Rejected, harmony, truncated};
+use crate::args::{Concat, Target};
 use crate::error::{Code, Error};
-use crate::mend::{Concat, Target};
 use crate::repair::Repair;
 
 /// How a body between markers is encoded.
@@ -768,9 +768,9 @@ fn json_piece(
     let cut_off = !complete || mended.as_ref().is_ok_and(|m| truncated(m.repairs(), piece));
     if cut_off {
         // Name the call from what was written, healed only to read it.
-        let mut lenient = crate::mend::Mender::new(crate::mend::Options {
+        let mut lenient = crate::args::Mender::new(crate::args::Options {
             target: Target::Any,
-            ..crate::mend::Options::default()
+            ..crate::args::Options::default()
         });
         let healed = lenient
             .mend(piece)
@@ -1113,7 +1113,7 @@ fn gemma_args(text: &str, brace: usize, quote: &str) -> Option<(String, usize)> 
         if text[j..].starts_with(quote) {
             let s = j + quote.len();
             let len = find_str(&text[s..], quote)?;
-            crate::escape::push_json_string(&mut json, &bytes[s..s + len]);
+            crate::bytes::escape::push_json_string(&mut json, &bytes[s..s + len]);
             j = s + len + quote.len();
             at_key = false;
             continue;
@@ -1156,7 +1156,7 @@ fn gemma_args(text: &str, brace: usize, quote: &str) -> Option<(String, usize)> 
                 let literal =
                     matches!(word, "true" | "false" | "null") || crate::exact::is_number(word);
                 if at_key || !literal {
-                    crate::escape::push_json_string(&mut json, word.as_bytes());
+                    crate::bytes::escape::push_json_string(&mut json, word.as_bytes());
                 } else {
                     json.extend_from_slice(word.as_bytes());
                 }

@@ -52,8 +52,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::args::{Concat, Mender, Options, Target};
 use crate::error::{Code, Error};
-use crate::mend::{Concat, Mender, Options, Target};
 use crate::repair::{Repair, RepairKind};
 use crate::schema::Violation;
 use crate::tools::{Tool, Tools};
@@ -303,7 +303,7 @@ fn call_value(call: &Call, shape: Shape) -> Value {
 /// Repairs as the JSON array records carry.
 pub(crate) fn repairs_value(repairs: &[Repair]) -> Value {
     let mut buf = Vec::new();
-    crate::record::write_repairs(&mut buf, repairs);
+    crate::io::record::write_repairs(&mut buf, repairs);
     serde_json::from_slice(&buf).unwrap_or(Value::Array(Vec::new()))
 }
 

@@ -11,9 +11,9 @@ use toolmend::Target;
 use toolmend::calls::CallsFilter;
 use toolmend::check::{CheckOptions, Runner, check};
 
-use crate::calls_cmd;
+use crate::cli::calls_cmd;
+use crate::cli::hints;
 use crate::cli::{CheckArgs, Cli, Command};
-use crate::hints;
 
 /// Runs every fixture case and reports; exit 0, 1 (a case failed) or 2 (a problem).
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {

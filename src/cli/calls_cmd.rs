@@ -10,8 +10,8 @@ use toolmend::Framing;
 use toolmend::calls::{CallOptions, CallsFilter, CallsFilterOptions, Shape};
 use toolmend::tools::Tools;
 
+use crate::cli::hints;
 use crate::cli::{CallsArgs, CallsInputArg, PromptArgs, ShapeArg};
-use crate::hints;
 
 /// Runs `calls` over every input file.
 pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
@@ -24,7 +24,7 @@ pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if args.stream {
-        return crate::stream_cmd::run(args);
+        return crate::cli::stream_cmd::run(args);
     }
     let options = match filter_options(args, None) {
         Ok(options) => options,

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use toolmend::agent::{self, Config, Events, Status};
 
 use crate::cli::LoopArgs;
-use crate::hints;
+use crate::cli::hints;
 
 /// Runs the agent loop once.
 pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {

@@ -11,9 +11,9 @@
 
 use std::io::{self, Write};
 
+use crate::args::Mended;
+use crate::bytes::escape::push_json_string;
 use crate::error::Error;
-use crate::escape::push_json_string;
-use crate::mend::Mended;
 use crate::repair::Repair;
 use crate::schema::Violation;
 

@@ -11,10 +11,12 @@ use std::io::{self, BufRead, Write};
 use std::sync::{Arc, mpsc};
 use std::thread;
 
+use crate::args::{Mender, Options};
 use crate::error::{Code, Error};
-use crate::input::{Framing, InputReader, RawInput, decode_input};
-use crate::mend::{Mender, Options};
-use crate::record::{Origin, write_error, write_error_with, write_ok, write_ok_as, write_ok_to};
+use crate::io::input::{Framing, InputReader, RawInput, decode_input};
+use crate::io::record::{
+    Origin, write_error, write_error_with, write_ok, write_ok_as, write_ok_to,
+};
 use crate::repair::Repair;
 use crate::schema::{Schema, Violation};
 
@@ -628,7 +630,7 @@ impl Worker {
 /// matches as it is, else the coerced value and the coercions.
 fn check_schema(
     schema: &Schema,
-    mended: &crate::mend::Mended<'_>,
+    mended: &crate::args::Mended<'_>,
     coerce: bool,
 ) -> Result<Option<(String, Vec<Repair>)>, Vec<Violation>> {
     let mut repairs = Vec::new();

@@ -1,5 +1,12 @@
 //! Command-line arguments (clap derive), turned into the library's option structs.
 
+pub(crate) mod calls_cmd;
+pub(crate) mod check_cmd;
+pub(crate) mod generate_cmd;
+pub(crate) mod hints;
+pub(crate) mod loop_cmd;
+pub(crate) mod stream_cmd;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -10,10 +10,10 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
+use crate::args::locate::json_extent;
+use crate::args::nesting::{Container, Nesting};
+use crate::bytes::escape::{push_escape, push_json_string};
 use crate::error::{Code, Error};
-use crate::escape::{push_escape, push_json_string};
-use crate::locate::json_extent;
-use crate::nesting::{Container, Nesting};
 use crate::repair::{Repair, RepairKind};
 
 /// Where one member's key was written in the output.
@@ -385,7 +385,7 @@ impl<'a> Parser<'a> {
     /// reaches `dropped`, or the array with `--concat all`, instead of vanishing into prose);
     /// the text before it is recorded. Returns whether a value follows.
     fn skip_to_next_value(&mut self, at: usize) -> bool {
-        match crate::locate::next_clear_json_start(self.src, at) {
+        match crate::args::locate::next_clear_json_start(self.src, at) {
             Some(start) => {
                 self.note_gap(at, start);
                 self.pos = start;
@@ -430,7 +430,7 @@ impl<'a> Parser<'a> {
     pub(crate) fn note_prose(&mut self, from: usize, to: usize) {
         let text = String::from_utf8_lossy(&self.src[from..to]);
         let mut repair = Repair::at(RepairKind::Prose, from);
-        repair.text = Some(crate::record::cut(text.trim(), 100));
+        repair.text = Some(crate::io::record::cut(text.trim(), 100));
         self.repairs.push(repair);
     }
 

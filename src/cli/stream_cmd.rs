@@ -9,9 +9,9 @@ use std::process::ExitCode;
 use toolmend::calls::{CallOptions, DeltaFraming, Deltas, Event, Shape, Stream};
 use toolmend::{Code, Error};
 
-use crate::calls_cmd;
+use crate::cli::calls_cmd;
+use crate::cli::hints;
 use crate::cli::{CallsArgs, CallsInputArg};
-use crate::hints;
 
 /// Runs `calls --stream` over every input.
 pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
