@@ -44,7 +44,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::args::{Concat, Mender, Options, Target};
-use crate::io::record::cut;
+use crate::bytes::cut;
 
 /// Repairs that `--strict` also makes: they change the form of the text, never its grammar.
 const ALLOWED_IN_STRICT: &[&str] = &["unquote", "unescape", "duplicate_key"];

@@ -35,12 +35,13 @@ pub mod schema;
 pub mod tools;
 
 pub use args::{Concat, Mended, Mender, Options, Target, Truncated, mend_args, repair};
+pub use bytes::cut;
 pub use bytes::escape::push_json_string;
 pub use error::{Code, Error};
 pub use io::batch::{Input, MendedValue, mend_many};
 pub use io::filter::{Filter, FilterOptions, MAX_THREADS, Summary};
 pub use io::input::{Decoded, Framing, InputReader, RawInput, decode_input};
-pub use io::record::{Origin, cut, original_text, write_error, write_ok, write_repairs};
+pub use io::record::{Origin, original_text, write_error, write_ok, write_repairs};
 pub use prompt::system_prompt;
 pub use repair::{Repair, RepairKind, truncated};
 

@@ -30,7 +30,6 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use crate::agent::config::{seconds, seconds_rule};
 use crate::repair::Repair;
 use crate::schema::{Partial, Schema, Violation};
 
@@ -523,6 +522,23 @@ fn type_name(property: &Value) -> String {
         _ if property.get("enum").is_some() => "enum".into(),
         _ => "any".into(),
     }
+}
+
+/// The longest time a key may give (about 31 years), so that deadlines stay representable.
+pub(crate) const MAX_SECONDS: f64 = 1e9;
+
+/// The rule for every timeout, in `[loop]`, `[llm]`, `[approval]` and a tool's own: a positive
+/// number of seconds, at most [`MAX_SECONDS`]. `Err` is the message naming `key`.
+pub(crate) fn seconds(value: f64, key: &str) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(value)
+        .ok()
+        .filter(|d| !d.is_zero() && d.as_secs_f64() <= MAX_SECONDS)
+        .ok_or_else(|| seconds_rule(key))
+}
+
+/// What [`seconds`] asks of `key`.
+pub(crate) fn seconds_rule(key: &str) -> String {
+    format!("{key} must be a positive number of seconds, at most {MAX_SECONDS:e}")
 }
 
 #[cfg(test)]

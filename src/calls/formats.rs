@@ -16,7 +16,7 @@ use super::scan::{
     Finder, Reasoning, bare_name, blank, find_str, ident_len, is_name_byte, is_valid_json,
     is_whole_json, json_extent, reasoning, remaining_text, skip_ws,
 };
-use super::{Args, Ctx, Field, Incomplete, Item, Raw, Rejected, harmony, truncated};
+use super::{Args, Ctx, Field, Incomplete, Item, Out, Raw, Rejected, harmony, truncated};
 use crate::args::{Concat, Target};
 use crate::error::{Code, Error};
 use crate::repair::Repair;
@@ -344,21 +344,6 @@ pub(crate) struct Scanned {
     pub reasoning: Vec<String>,
     pub repairs: Vec<Repair>,
     pub format: Option<&'static str>,
-}
-
-/// What one format found in (reasoning-blanked) text.
-#[derive(Debug, Default)]
-pub(crate) struct Out {
-    pub items: Vec<Item>,
-    /// Markup to leave out of the text.
-    pub cut: Vec<Range<usize>>,
-    pub repairs: Vec<Repair>,
-    /// For Harmony: the text and reasoning, taken from its channels.
-    pub text: Option<Vec<String>>,
-    pub reasoning: Vec<String>,
-    /// Call markers from which no call could be read, each an error (or a cut-off call) with
-    /// its span: they count when this format found calls, or when no format found any.
-    pub unread: Vec<(Item, Range<usize>)>,
 }
 
 /// Scans a reply with the chosen format, or with each format in turn.

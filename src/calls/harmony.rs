@@ -6,9 +6,8 @@
 //! reasoning and `final` and `commentary` are text. `<|call|>` is a stop token and is often
 //! missing: a call with no terminator is complete when its JSON is.
 
-use super::formats::Out;
 use super::scan::{Finder, find_str};
-use super::{Args, Ctx, Incomplete, Item, Raw};
+use super::{Args, Ctx, Incomplete, Item, Out, Raw};
 
 const MESSAGE: &str = "<|message|>";
 const ENDS: &[&str] = &[

@@ -551,6 +551,21 @@ pub(crate) enum Field {
     Value(Value),
 }
 
+/// What one format found in (reasoning-blanked) text.
+#[derive(Debug, Default)]
+pub(crate) struct Out {
+    pub items: Vec<Item>,
+    /// Markup to leave out of the text.
+    pub cut: Vec<std::ops::Range<usize>>,
+    pub repairs: Vec<Repair>,
+    /// For Harmony: the text and reasoning, taken from its channels.
+    pub text: Option<Vec<String>>,
+    pub reasoning: Vec<String>,
+    /// Call markers from which no call could be read, each an error (or a cut-off call) with
+    /// its span: they count when this format found calls, or when no format found any.
+    pub unread: Vec<(Item, std::ops::Range<usize>)>,
+}
+
 /// What a decoder found, in reply order.
 #[derive(Debug)]
 pub(crate) enum Item {

@@ -4,14 +4,12 @@ use std::fs::File;
 use std::io::{self, BufReader, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use toolmend::Framing;
-use toolmend::calls::{CallOptions, CallsFilter, CallsFilterOptions, Shape};
+use toolmend::calls::CallsFilter;
 use toolmend::tools::Tools;
 
 use crate::cli::hints;
-use crate::cli::{CallsArgs, CallsInputArg, PromptArgs, ShapeArg};
+use crate::cli::{CallsArgs, PromptArgs};
 
 /// Runs `calls` over every input file.
 pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
@@ -26,7 +24,7 @@ pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
     if args.stream {
         return crate::cli::stream_cmd::run(args);
     }
-    let options = match filter_options(args, None) {
+    let options = match args.filter_options(None) {
         Ok(options) => options,
         Err(e) => {
             writeln!(io::stderr(), "toolmend: {e}")?;
@@ -77,54 +75,6 @@ pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    })
-}
-
-/// The filter's settings from the command line; a relative tools path is taken from `dir`
-/// when given (a fixture's folder).
-pub fn filter_options(args: &CallsArgs, dir: Option<&Path>) -> Result<CallsFilterOptions, String> {
-    Ok(CallsFilterOptions {
-        calls: call_options(args, dir)?,
-        framing: match args.input {
-            CallsInputArg::Lines => Framing::Lines,
-            CallsInputArg::Jsonl => Framing::Jsonl,
-            CallsInputArg::Whole => Framing::Whole,
-            CallsInputArg::Sse => {
-                return Err("--input sse reads a streamed reply: use it with --stream".into());
-            }
-        },
-        records: args.records,
-        line_buffered: args.line_buffered,
-        max_bytes: args.max_bytes,
-        shape: shape(args),
-    })
-}
-
-/// How calls are written.
-pub fn shape(args: &CallsArgs) -> Shape {
-    match args.shape {
-        ShapeArg::Native => Shape::Native,
-        ShapeArg::Openai => Shape::OpenAi,
-    }
-}
-
-/// The extractor's settings from the command line (see [`filter_options`]).
-pub fn call_options(args: &CallsArgs, dir: Option<&Path>) -> Result<CallOptions, String> {
-    let tools = match &args.tools {
-        Some(path) => {
-            let path = dir.map_or_else(|| path.clone(), |dir| dir.join(path));
-            let tools = Tools::from_path(&path).map_err(|e| format!("tools file {e}"))?;
-            Some(Arc::new(tools))
-        }
-        None => None,
-    };
-    Ok(CallOptions {
-        format: (args.format != "auto").then(|| args.format.clone()),
-        tools,
-        require_terminate: args.require_terminate,
-        strict: args.strict,
-        max_nesting: args.max_nesting,
-        ..CallOptions::default()
     })
 }
 

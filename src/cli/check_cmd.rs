@@ -11,7 +11,6 @@ use toolmend::Target;
 use toolmend::calls::CallsFilter;
 use toolmend::check::{CheckOptions, Runner, check};
 
-use crate::cli::calls_cmd;
 use crate::cli::hints;
 use crate::cli::{CheckArgs, Cli, Command};
 
@@ -78,12 +77,10 @@ impl Runner for CliRunner {
                     .map_err(|e| e.to_string())
             }
             Some(Command::Calls(args)) if !args.files.is_empty() => Err(no_files.into()),
-            Some(Command::Calls(args)) => {
-                CallsFilter::new(calls_cmd::filter_options(&args, Some(dir))?)
-                    .run(input, None, &mut out, &mut err)
-                    .map(|_| out)
-                    .map_err(|e| e.to_string())
-            }
+            Some(Command::Calls(args)) => CallsFilter::new(args.filter_options(Some(dir))?)
+                .run(input, None, &mut out, &mut err)
+                .map(|_| out)
+                .map_err(|e| e.to_string()),
             _ => Err(format!("{command} cannot be checked")),
         }
     }

@@ -1,4 +1,5 @@
-//! Command-line arguments (clap derive), turned into the library's option structs.
+//! The binary's commands (one `*_cmd` file each) and the command-line arguments (clap derive),
+//! turned into the library's option structs.
 
 pub(crate) mod calls_cmd;
 pub(crate) mod check_cmd;
@@ -11,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use toolmend::calls::{CallOptions, CallsFilterOptions, Shape};
 use toolmend::schema::Schema;
+use toolmend::tools::Tools;
 use toolmend::{Concat, FilterOptions, Framing, MAX_THREADS, Options, Target, Truncated};
 
 const EXIT_CODES: &str = "\
@@ -432,6 +435,56 @@ impl MendArgs {
         let path = dir.map_or_else(|| path.clone(), |dir| dir.join(path));
         let schema = Schema::from_path(&path).map_err(|e| format!("schema file {e}"))?;
         Ok(Some(Arc::new(schema)))
+    }
+}
+
+impl CallsArgs {
+    /// The filter's settings from the command line; a relative tools path is taken from `dir`
+    /// when given (a fixture's folder).
+    pub fn filter_options(&self, dir: Option<&Path>) -> Result<CallsFilterOptions, String> {
+        Ok(CallsFilterOptions {
+            calls: self.call_options(dir)?,
+            framing: match self.input {
+                CallsInputArg::Lines => Framing::Lines,
+                CallsInputArg::Jsonl => Framing::Jsonl,
+                CallsInputArg::Whole => Framing::Whole,
+                CallsInputArg::Sse => {
+                    return Err("--input sse reads a streamed reply: use it with --stream".into());
+                }
+            },
+            records: self.records,
+            line_buffered: self.line_buffered,
+            max_bytes: self.max_bytes,
+            shape: self.shape(),
+        })
+    }
+
+    /// How calls are written.
+    pub fn shape(&self) -> Shape {
+        match self.shape {
+            ShapeArg::Native => Shape::Native,
+            ShapeArg::Openai => Shape::OpenAi,
+        }
+    }
+
+    /// The extractor's settings from the command line (see [`CallsArgs::filter_options`]).
+    pub fn call_options(&self, dir: Option<&Path>) -> Result<CallOptions, String> {
+        let tools = match &self.tools {
+            Some(path) => {
+                let path = dir.map_or_else(|| path.clone(), |dir| dir.join(path));
+                let tools = Tools::from_path(&path).map_err(|e| format!("tools file {e}"))?;
+                Some(Arc::new(tools))
+            }
+            None => None,
+        };
+        Ok(CallOptions {
+            format: (self.format != "auto").then(|| self.format.clone()),
+            tools,
+            require_terminate: self.require_terminate,
+            strict: self.strict,
+            max_nesting: self.max_nesting,
+            ..CallOptions::default()
+        })
     }
 }
 

@@ -9,13 +9,12 @@ use std::process::ExitCode;
 use toolmend::calls::{CallOptions, DeltaFraming, Deltas, Event, Shape, Stream};
 use toolmend::{Code, Error};
 
-use crate::cli::calls_cmd;
 use crate::cli::hints;
 use crate::cli::{CallsArgs, CallsInputArg};
 
 /// Runs `calls --stream` over every input.
 pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
-    let options = match calls_cmd::call_options(args, None) {
+    let options = match args.call_options(None) {
         Ok(options) => options,
         Err(e) => {
             writeln!(io::stderr(), "toolmend: {e}")?;
@@ -29,7 +28,7 @@ pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
             CallsInputArg::Jsonl => Some(DeltaFraming::Jsonl),
             CallsInputArg::Sse => Some(DeltaFraming::Sse),
         },
-        shape: calls_cmd::shape(args),
+        shape: args.shape(),
         max_bytes: args.max_bytes,
     };
     let mut out = io::stdout().lock();
