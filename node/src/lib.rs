@@ -316,6 +316,7 @@ impl CallExtractor {
                 max_nesting: o
                     .and_then(|o| o.max_nesting)
                     .map_or(defaults.max_nesting, |n| n as usize),
+                ..defaults
             },
             max_bytes: limit(o.and_then(|o| o.max_bytes)),
         })

@@ -568,6 +568,7 @@ impl CallExtractor {
                 strict,
                 max_depth,
                 max_nesting,
+                ..CallOptions::default()
             },
             max_bytes,
         })
