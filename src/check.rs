@@ -120,19 +120,6 @@ pub struct Report {
     pub problems: Vec<Problem>,
 }
 
-impl Report {
-    /// The exit status: 2 for a problem, 1 for a failed case, else 0.
-    pub fn exit_code(&self) -> u8 {
-        if !self.problems.is_empty() {
-            2
-        } else if self.failed > 0 {
-            1
-        } else {
-            0
-        }
-    }
-}
-
 /// Runs every case in `paths` (files, and folders searched for `*.jsonl`), writes each failing
 /// case and a summary line (`N passed, N failed`) to `out`, and with `options.bless` writes the
 /// results back into the files.

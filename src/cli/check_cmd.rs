@@ -3,7 +3,6 @@
 
 use std::io::{self, Write};
 use std::path::Path;
-use std::process::ExitCode;
 
 use clap::Parser;
 use toolmend::Filter;
@@ -12,7 +11,7 @@ use toolmend::calls::CallsFilter;
 use toolmend::check::{CheckOptions, Runner, check};
 
 use crate::cli::hints;
-use crate::cli::{CheckArgs, Cli, Command};
+use crate::cli::{CheckArgs, Cli, Command, ExitCode};
 
 /// Runs every fixture case and reports; exit 0, 1 (a case failed) or 2 (a problem).
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
@@ -34,7 +33,10 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
             None => writeln!(err, "toolmend: {problem}")?,
         }
     }
-    Ok(ExitCode::from(report.exit_code()))
+    Ok(ExitCode::of_inputs(
+        !report.problems.is_empty(),
+        report.failed > 0,
+    ))
 }
 
 /// Parses a case's command and options exactly as `toolmend COMMAND OPTIONS…` would.

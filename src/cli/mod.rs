@@ -1,12 +1,17 @@
 //! The binary's commands (one `*_cmd` file each) and the command-line arguments (clap derive),
 //! turned into the library's option structs.
 
+pub(crate) mod args_cmd;
 pub(crate) mod calls_cmd;
 pub(crate) mod check_cmd;
+mod exit;
+mod files;
 pub(crate) mod generate_cmd;
 pub(crate) mod hints;
 pub(crate) mod loop_cmd;
 pub(crate) mod stream_cmd;
+
+pub use exit::{ExitCode, Fatal};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
