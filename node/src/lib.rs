@@ -343,7 +343,7 @@ impl CallExtractor {
         match result {
             Ok(found) => RawCalls {
                 ok: true,
-                json: Some(found.to_value(Shape::Native).to_string()),
+                json: Some(found.to_value_with_repairs(Shape::Native).to_string()),
                 code: None,
                 message: None,
                 offset: None,

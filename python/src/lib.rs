@@ -598,7 +598,7 @@ impl CallExtractor {
             }
         };
         match result {
-            Ok(found) => value_to_py(py, &found.to_value(Shape::Native)),
+            Ok(found) => value_to_py(py, &found.to_value_with_repairs(Shape::Native)),
             Err(failure) => Err(failure_to_py(py, &failure)),
         }
     }

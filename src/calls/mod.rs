@@ -240,6 +240,17 @@ impl Extracted {
         m.insert("incomplete".into(), Value::Array(incomplete));
         Value::Object(m)
     }
+
+    /// [`Extracted::to_value`] with the reply's own repairs (a reply that was one JSON string,
+    /// unquoted) as `repairs` when there are any, as a call carries its own: what the Python and
+    /// Node packages return, the value and the `repairs` of a `calls --records` record in one.
+    pub fn to_value_with_repairs(&self, shape: Shape) -> Value {
+        let mut value = self.to_value(shape);
+        if let (Value::Object(m), false) = (&mut value, self.repairs.is_empty()) {
+            m.insert("repairs".into(), repairs_value(&self.repairs));
+        }
+        value
+    }
 }
 
 impl Extracted {
