@@ -1,7 +1,6 @@
 //! The module graph has no import circle (docs/architecture.md): per file, and per top-level
 //! module (a folder and its files counted as one).
 
-
 #[test]
 fn no_module_imports_one_that_imports_it_back() {
     for scope in [None, Some("--dirs")] {
