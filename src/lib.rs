@@ -21,6 +21,8 @@
 //! [`Filter`] runs the pipeline over a stream of inputs and writes one record per input; it is
 //! what the `toolmend` binary runs.
 
+#![warn(missing_docs)]
+
 pub mod agent;
 mod args;
 mod bytes;
@@ -36,12 +38,11 @@ pub mod tools;
 
 pub use args::{Concat, Mended, Mender, Options, Target, Truncated, mend_args, repair};
 pub use bytes::cut;
-pub use bytes::escape::push_json_string;
 pub use error::{Code, Error};
 pub use io::batch::{Input, MendedValue, mend_many};
 pub use io::filter::{Filter, FilterOptions, MAX_THREADS, Summary};
-pub use io::input::{Decoded, Framing, InputReader, RawInput, decode_input};
-pub use io::record::{Origin, original_text, write_error, write_ok, write_repairs};
+pub use io::input::Framing;
+pub use io::record::{original_text, write_repairs};
 pub use prompt::system_prompt;
 pub use repair::{Repair, RepairKind, truncated};
 
