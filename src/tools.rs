@@ -713,7 +713,10 @@ mod tests {
         for timeout in ["-1", "0", "\"1\"", "1e300", "true"] {
             let e = Tools::from_json_str(&format!(r#"[{{"name": "x", "timeout": {timeout}}}]"#))
                 .unwrap_err();
-            assert!(e.message.contains("positive number of seconds"), "{timeout}: {e}");
+            assert!(
+                e.message.contains("positive number of seconds"),
+                "{timeout}: {e}"
+            );
         }
         let e = Tools::from_toml_str("[[tools]]\nname = \"x\"\ntimeout = nan\n").unwrap_err();
         assert!(e.message.contains("\"timeout\": NaN"), "{e}");

@@ -229,17 +229,8 @@ pub struct CallsArgs {
     #[arg(long, help_heading = "Input")]
     pub stream: bool,
 
-    /// Refuse replies longer than this many bytes (K, M, G suffixes)
-    #[arg(long, default_value = "64M", value_parser = parse_size, help_heading = "Input")]
-    pub max_bytes: usize,
-
-    /// Write one record per reply on stdout
-    #[arg(long, help_heading = "Output")]
-    pub records: bool,
-
-    /// Flush after every record (for a co-process)
-    #[arg(long, help_heading = "Output")]
-    pub line_buffered: bool,
+    #[command(flatten)]
+    pub io: StreamFlags<true>,
 
     /// How each call is written
     #[arg(long, value_enum, default_value_t = ShapeArg::Native, help_heading = "Output")]
@@ -316,6 +307,32 @@ fn parse_format(text: &str) -> Result<String, String> {
     }
 }
 
+/// The size and output flags of every filter command: `StreamFlags<false>` for `args` and
+/// `repair` (inputs), `StreamFlags<true>` for `calls` (replies).
+#[derive(Debug, Args)]
+pub struct StreamFlags<const REPLIES: bool> {
+    #[arg(long, default_value = "64M", value_parser = parse_size, help_heading = "Input")]
+    #[arg(help = format!("Refuse {} longer than this many bytes (K, M, G suffixes)", unit(REPLIES).1))]
+    pub max_bytes: usize,
+
+    #[arg(long, help_heading = "Output")]
+    #[arg(help = format!("Write one record per {} on stdout", unit(REPLIES).0))]
+    pub records: bool,
+
+    /// Flush after every record (for a co-process)
+    #[arg(long, help_heading = "Output")]
+    pub line_buffered: bool,
+}
+
+/// What a filter command calls its inputs: one, and several.
+fn unit(replies: bool) -> (&'static str, &'static str) {
+    if replies {
+        ("reply", "replies")
+    } else {
+        ("input", "inputs")
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct MendArgs {
     /// Files to read (`-` is stdin; default stdin)
@@ -326,17 +343,8 @@ pub struct MendArgs {
     #[arg(long, value_enum, default_value_t = InputArg::Lines, help_heading = "Input")]
     pub input: InputArg,
 
-    /// Refuse inputs longer than this many bytes (K, M, G suffixes)
-    #[arg(long, default_value = "64M", value_parser = parse_size, help_heading = "Input")]
-    pub max_bytes: usize,
-
-    /// Write one record per input on stdout
-    #[arg(long, help_heading = "Output")]
-    pub records: bool,
-
-    /// Flush after every record (for a co-process)
-    #[arg(long, help_heading = "Output")]
-    pub line_buffered: bool,
+    #[command(flatten)]
+    pub io: StreamFlags<false>,
 
     /// What to do with values written one after another
     #[arg(long, value_enum, default_value_t = ConcatArg::First, help_heading = "Pipeline")]
@@ -424,9 +432,9 @@ impl MendArgs {
                 InputArg::Jsonl => Framing::Jsonl,
                 InputArg::Whole => Framing::Whole,
             },
-            records: self.records,
-            line_buffered: self.line_buffered,
-            max_bytes: self.max_bytes,
+            records: self.io.records,
+            line_buffered: self.io.line_buffered,
+            max_bytes: self.io.max_bytes,
             threads: self.threads,
             schema: None,
         }
@@ -457,9 +465,9 @@ impl CallsArgs {
                     return Err("--input sse reads a streamed reply: use it with --stream".into());
                 }
             },
-            records: self.records,
-            line_buffered: self.line_buffered,
-            max_bytes: self.max_bytes,
+            records: self.io.records,
+            line_buffered: self.io.line_buffered,
+            max_bytes: self.io.max_bytes,
             shape: self.shape(),
         })
     }

@@ -19,7 +19,7 @@ pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
             CallsInputArg::Sse => Some(DeltaFraming::Sse),
         },
         shape: args.shape(),
-        max_bytes: args.max_bytes,
+        max_bytes: args.io.max_bytes,
     };
     // `one` says whether the reply was accepted.
     each_input(&args.files, "a reply", |input, _, out, _| {

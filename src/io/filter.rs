@@ -13,7 +13,7 @@ use std::thread;
 
 use crate::args::{Mender, Options};
 use crate::error::{Code, Error};
-use crate::io::input::{Framing, InputReader, RawInput, decode_input};
+use crate::io::input::{Framing, InputReader, RawInput, decode_input, too_large};
 use crate::io::record::{
     Origin, write_error, write_error_with, write_ok, write_ok_as, write_ok_to,
 };
@@ -540,13 +540,7 @@ impl Worker {
         };
         let bytes = match raw {
             RawInput::TooLarge { head, len } => {
-                let error = Error::whole(
-                    Code::TooLarge,
-                    format!(
-                        "input is {len} bytes, more than --max-bytes {}",
-                        self.options.max_bytes
-                    ),
-                );
+                let error = too_large(len, self.options.max_bytes);
                 write_error(sink, &origin, &error, head);
                 return Ok(false);
             }
