@@ -1011,17 +1011,12 @@ fn typed(
     Value::String(text)
 }
 
-/// Whether `value` is of JSON Schema type `t`.
+/// Whether `value` is of JSON Schema type `t`, an integer written without a fraction (`1.0`
+/// written as a parameter's text is not taken as already an integer).
 fn fits(value: &Value, t: &str) -> bool {
     match (t, value) {
         ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
-        ("number", Value::Number(_))
-        | ("string", Value::String(_))
-        | ("boolean", Value::Bool(_))
-        | ("null", Value::Null)
-        | ("array", Value::Array(_))
-        | ("object", Value::Object(_)) => true,
-        _ => false,
+        _ => crate::schema::has_type(value, t),
     }
 }
 

@@ -6,26 +6,14 @@ use toolmend::agent::Status;
 /// and ends with [`ExitCode::Usage`], or with the code a [`Fatal`] carries).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitCode {
-    /// 0: every input mended, every case passed, the model answered.
+    /// 0: every input mended, every case passed.
     Success,
-    /// 1: an input could not be mended or a case failed; for `loop`, an internal error.
+    /// 1: an input could not be mended or a case failed.
     Failed,
     /// 2: a usage, config or I/O error: an option, a file or the output could not be used.
     Usage,
-    /// 3: `loop`: the approval hook denied a call.
-    Denied,
-    /// 4: `loop`: the approval hook failed, so the call was rejected.
-    ApprovalFailed,
-    /// 5: `loop`: `max_iterations` LLM calls without an answer.
-    IterationLimit,
-    /// 6: `loop`: the run's timeout passed.
-    Timeout,
-    /// 7: `loop`: `max_parse_retries` malformed replies in a row.
-    Malformed,
-    /// 8: `loop`: the LLM command kept failing.
-    LlmFailed,
-    /// 130: `loop`: interrupted by SIGINT, SIGTERM or SIGHUP.
-    Interrupted,
+    /// How a `loop` run ended: 0 to 8, or 130 (see `toolmend loop --help`).
+    Loop(Status),
 }
 
 impl ExitCode {
@@ -35,13 +23,21 @@ impl ExitCode {
             ExitCode::Success => 0,
             ExitCode::Failed => 1,
             ExitCode::Usage => 2,
-            ExitCode::Denied => 3,
-            ExitCode::ApprovalFailed => 4,
-            ExitCode::IterationLimit => 5,
-            ExitCode::Timeout => 6,
-            ExitCode::Malformed => 7,
-            ExitCode::LlmFailed => 8,
-            ExitCode::Interrupted => 130,
+            ExitCode::Loop(status) => match status {
+                Status::Answered | Status::Terminated => 0,
+                Status::Internal => 1,
+                Status::ConfigError | Status::OutputFailed => 2,
+                Status::Denied => 3,
+                Status::ApprovalFailed => 4,
+                Status::IterationLimit => 5,
+                Status::Timeout => 6,
+                Status::Malformed => 7,
+                Status::LlmFailed => 8,
+                Status::Interrupted => 130,
+                // `Status` is non-exhaustive: a status added without a number here is an
+                // internal error until it is given one (the test below lists every status).
+                _ => 1,
+            },
         }
     }
 
@@ -54,25 +50,6 @@ impl ExitCode {
             ExitCode::Failed
         } else {
             ExitCode::Success
-        }
-    }
-
-    /// How `toolmend loop` ends for a run's status.
-    pub fn of_loop(status: Status) -> Self {
-        match status {
-            Status::Answered | Status::Terminated => ExitCode::Success,
-            Status::Internal => ExitCode::Failed,
-            Status::ConfigError | Status::OutputFailed => ExitCode::Usage,
-            Status::Denied => ExitCode::Denied,
-            Status::ApprovalFailed => ExitCode::ApprovalFailed,
-            Status::IterationLimit => ExitCode::IterationLimit,
-            Status::Timeout => ExitCode::Timeout,
-            Status::Malformed => ExitCode::Malformed,
-            Status::LlmFailed => ExitCode::LlmFailed,
-            Status::Interrupted => ExitCode::Interrupted,
-            // `Status` is non-exhaustive: a status added without a code here is an internal
-            // error until it is given one (the test below lists every status).
-            _ => ExitCode::Failed,
         }
     }
 }
@@ -99,19 +76,23 @@ mod tests {
 
     #[test]
     fn loop_statuses_keep_their_documented_numbers() {
-        let number = |status| ExitCode::of_loop(status).number();
-        assert_eq!(number(Status::Answered), 0);
-        assert_eq!(number(Status::Terminated), 0);
-        assert_eq!(number(Status::Internal), 1);
-        assert_eq!(number(Status::ConfigError), 2);
-        assert_eq!(number(Status::OutputFailed), 2);
-        assert_eq!(number(Status::Denied), 3);
-        assert_eq!(number(Status::ApprovalFailed), 4);
-        assert_eq!(number(Status::IterationLimit), 5);
-        assert_eq!(number(Status::Timeout), 6);
-        assert_eq!(number(Status::Malformed), 7);
-        assert_eq!(number(Status::LlmFailed), 8);
-        assert_eq!(number(Status::Interrupted), 130);
+        let table = [
+            (Status::Answered, 0),
+            (Status::Terminated, 0),
+            (Status::Internal, 1),
+            (Status::ConfigError, 2),
+            (Status::OutputFailed, 2),
+            (Status::Denied, 3),
+            (Status::ApprovalFailed, 4),
+            (Status::IterationLimit, 5),
+            (Status::Timeout, 6),
+            (Status::Malformed, 7),
+            (Status::LlmFailed, 8),
+            (Status::Interrupted, 130),
+        ];
+        for (status, number) in table {
+            assert_eq!(ExitCode::Loop(status).number(), number, "{status:?}");
+        }
     }
 
     #[test]

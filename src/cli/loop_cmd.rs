@@ -65,7 +65,7 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
     // Installed only now: while the prompt was read, a Ctrl-C should simply end us.
     if let Err(e) = agent::catch_stop_signals() {
         return Err(Fatal {
-            code: ExitCode::of_loop(Status::Internal),
+            code: ExitCode::Loop(Status::Internal),
             message: format!("cannot catch SIGINT, SIGTERM and SIGHUP: {e}"),
         }
         .into());
@@ -106,10 +106,10 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
                 "toolmend: error: writing the transcript failed: {failure}"
             )?;
             if outcome.status.succeeded() {
-                return Ok(ExitCode::of_loop(Status::OutputFailed));
+                return Ok(ExitCode::Loop(Status::OutputFailed));
             }
         }
         _ => {}
     }
-    Ok(ExitCode::of_loop(outcome.status))
+    Ok(ExitCode::Loop(outcome.status))
 }
