@@ -591,6 +591,36 @@ pub(crate) struct Out {
     pub unread: Vec<(Item, std::ops::Range<usize>)>,
 }
 
+impl Out {
+    /// A call whose arguments are JSON text, found at `span`: the span leaves the reply's text.
+    fn text_call(
+        &mut self,
+        name: &str,
+        id: Option<Value>,
+        args: &str,
+        span: std::ops::Range<usize>,
+    ) {
+        self.items.push(Item::Call(Raw {
+            name: Some(name.to_owned()),
+            id,
+            args: Args::Text(args.to_owned()),
+            offset: span.start,
+            ..Raw::default()
+        }));
+        self.cut.push(span);
+    }
+
+    /// A call that was cut off at `offset` (its tool when known): `message` says where.
+    fn cut_off(&mut self, tool: Option<String>, offset: usize, message: impl Into<String>) {
+        self.items.push(Item::Incomplete(Incomplete {
+            tool,
+            id: None,
+            offset,
+            message: message.into(),
+        }));
+    }
+}
+
 /// What a decoder found, in reply order.
 #[derive(Debug)]
 pub(crate) enum Item {
