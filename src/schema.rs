@@ -249,7 +249,7 @@ impl Schema {
     /// Every violation that is left.
     pub fn apply_mended(
         &self,
-        mended: &crate::mend::Mended<'_>,
+        mended: &crate::args::Mended<'_>,
         coerce: bool,
     ) -> Result<Option<(String, Vec<Repair>)>, Vec<Violation>> {
         let mut repairs = Vec::new();
@@ -880,8 +880,8 @@ fn is_space(c: char) -> bool {
     c.is_ascii_whitespace()
 }
 
-/// Whether `value` is of JSON Schema type `t`.
-fn has_type(value: &Value, t: &str) -> bool {
+/// Whether `value` is of JSON Schema type `t` (`1.0` is an integer, as JSON Schema says).
+pub(crate) fn has_type(value: &Value, t: &str) -> bool {
     match (t, value) {
         ("integer", Value::Number(n)) => {
             n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)

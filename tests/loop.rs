@@ -9,12 +9,12 @@ use assert_cmd::Command as Cmd;
 use serde_json::{Value, json};
 
 mod common;
-use common::{bin, code, quoted, stderr, stdout};
+use common::{TempDir, bin, code, quoted, stderr, stdout};
 
 /// A fresh directory for one test, with the scripted LLM's replies, its saved inputs and the
 /// logs of tools and hooks.
 struct Setup {
-    dir: PathBuf,
+    dir: TempDir,
 }
 
 fn call(tool: &str, parameters: Value, terminate: bool) -> String {
@@ -27,10 +27,9 @@ fn echo(text: &str, terminate: bool) -> String {
 
 impl Setup {
     fn new(name: &str) -> Setup {
-        let dir = std::env::temp_dir().join(format!("toolmend-loop-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Setup { dir }
+        Setup {
+            dir: TempDir::new(&format!("loop-{name}")),
+        }
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -96,16 +95,9 @@ impl Setup {
     }
 }
 
-impl Drop for Setup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
+/// toolmend with a guard against a run that hangs.
 fn toolmend() -> Cmd {
-    let mut cmd = Cmd::new(env!("CARGO_BIN_EXE_toolmend"));
-    cmd.env_clear();
-    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    let mut cmd = common::toolmend();
     cmd.timeout(Duration::from_secs(30));
     cmd
 }
@@ -1801,7 +1793,7 @@ fn interrupt(signal: i32) {
     let config = s.config(&replies, "", &background_tool(&marker, ""));
     let transcript = s.path("run.jsonl");
     let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+    let mut child = common::command()
         .args(["loop", "--config"])
         .arg(&config)
         .arg("--transcript")

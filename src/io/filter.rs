@@ -11,10 +11,11 @@ use std::io::{self, BufRead, Write};
 use std::sync::{Arc, mpsc};
 use std::thread;
 
-use crate::error::{Code, Error};
-use crate::input::{Framing, InputReader, RawInput, decode_input};
-use crate::mend::{Mender, Options};
-use crate::record::{Origin, write_error, write_error_with, write_ok, write_ok_as, write_ok_to};
+use crate::args::{Mender, Options};
+use crate::io::input::{Framing, InputReader, RawInput, decode_input, too_large};
+use crate::io::record::{
+    Origin, write_error, write_error_with, write_ok, write_ok_as, write_ok_to,
+};
 use crate::schema::Schema;
 
 /// Settings of the filter.
@@ -537,13 +538,7 @@ impl Worker {
         };
         let bytes = match raw {
             RawInput::TooLarge { head, len } => {
-                let error = Error::whole(
-                    Code::TooLarge,
-                    format!(
-                        "input is {len} bytes, more than --max-bytes {}",
-                        self.options.max_bytes
-                    ),
-                );
+                let error = too_large(len, self.options.max_bytes);
                 write_error(sink, &origin, &error, head);
                 return Ok(false);
             }
