@@ -13,9 +13,9 @@ use super::events::Events;
 use super::process::{self, Ended, Group};
 use super::sys;
 use super::tool::{self, ToolResult, ToolRun};
+use crate::args::{Mender, Options, Target};
 use crate::calls::{self, Call, CallOptions};
 use crate::error::Code;
-use crate::mend::{Mender, Options, Target};
 
 /// The longest reply taken (16 MiB); a model does not write more. A longer one is refused as a
 /// failed call, and no more than this is held in memory while it is read.
@@ -46,6 +46,9 @@ pub enum Status {
     ConfigError,
     /// SIGINT, SIGTERM or SIGHUP.
     Interrupted,
+    /// The transcript could not be written (a full disk, a closed stderr with `--verbose`):
+    /// the run stopped before anything more ran, as an audit trail with holes is no trail.
+    OutputFailed,
     /// Something that should not happen (a bug).
     Internal,
 }
@@ -64,23 +67,8 @@ impl Status {
             Status::LlmFailed => "llm_failed",
             Status::ConfigError => "config_error",
             Status::Interrupted => "interrupted",
+            Status::OutputFailed => "output_failed",
             Status::Internal => "internal_error",
-        }
-    }
-
-    /// The process exit status `toolmend loop` ends with.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Status::Answered | Status::Terminated => 0,
-            Status::Internal => 1,
-            Status::ConfigError => 2,
-            Status::Denied => 3,
-            Status::ApprovalFailed => 4,
-            Status::IterationLimit => 5,
-            Status::Timeout => 6,
-            Status::Malformed => 7,
-            Status::LlmFailed => 8,
-            Status::Interrupted => 130,
         }
     }
 
@@ -159,6 +147,7 @@ pub fn run(config: &Config, prompt: &str, events: &mut Events) -> Outcome {
         call_options: CallOptions {
             tools: Some(config.tools.clone()),
             require_terminate: true,
+            any_envelope_shape: true,
             ..CallOptions::default()
         },
     };
@@ -277,10 +266,17 @@ impl Run<'_> {
         }
     }
 
-    /// Stops the run when its time is up or a stop signal came.
+    /// Stops the run when its time is up, a stop signal came or the transcript cannot be
+    /// written (checked before each model call and each tool run).
     fn check(&self) -> Result<(), Stop> {
         if let Some(signal) = sys::stop_requested() {
             return Err(self.interrupted(signal));
+        }
+        if let Some(why) = self.events.failure() {
+            return Err(Stop::new(
+                Status::OutputFailed,
+                format!("writing the transcript failed: {why}; the run stopped there"),
+            ));
         }
         if Instant::now() >= self.deadline {
             return Err(self.timed_out());
@@ -741,12 +737,5 @@ mod tests {
         assert_eq!(off_thread(soon, || 7), Ok(7));
         let failed = off_thread(soon, || -> i32 { panic!("a failing extractor") });
         assert_eq!(failed, Err(Interruption::Failed));
-    }
-
-    #[test]
-    fn exit_codes() {
-        assert_eq!(Status::Answered.exit_code(), 0);
-        assert_eq!(Status::Denied.exit_code(), 3);
-        assert_eq!(Status::LlmFailed.exit_code(), 8);
     }
 }

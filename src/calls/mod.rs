@@ -52,8 +52,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::args::{Concat, Mender, Options, Target};
 use crate::error::{Code, Error};
-use crate::mend::{Concat, Mender, Options, Target};
 use crate::repair::{Repair, RepairKind};
 use crate::schema::Violation;
 use crate::tools::{Tool, Tools};
@@ -75,6 +75,11 @@ pub struct CallOptions {
     /// Each call must be the envelope `{"tool": string, "parameters": object, "terminate":
     /// boolean}`; anything else fails with `missing_field` or `wrong_type`.
     pub require_terminate: bool,
+    /// With `require_terminate`, the loop's reading of the envelope: the name and parameters
+    /// under any key a call is read from (`name`, `arguments` …) and parameters written as JSON
+    /// text (decoded, reported as `unquote`), as `calls` normalises them; `terminate` is still
+    /// required.
+    pub any_envelope_shape: bool,
     /// No repairs of arguments (see [`Options::strict`]).
     pub strict: bool,
     /// See [`Options::max_depth`].
@@ -90,6 +95,7 @@ impl Default for CallOptions {
             format: None,
             tools: None,
             require_terminate: false,
+            any_envelope_shape: false,
             strict: false,
             max_depth: defaults.max_depth,
             max_nesting: defaults.max_nesting,
@@ -234,6 +240,17 @@ impl Extracted {
         m.insert("incomplete".into(), Value::Array(incomplete));
         Value::Object(m)
     }
+
+    /// [`Extracted::to_value`] with the reply's own repairs (a reply that was one JSON string,
+    /// unquoted) as `repairs` when there are any, as a call carries its own: what the Python and
+    /// Node packages return, the value and the `repairs` of a `calls --records` record in one.
+    pub fn to_value_with_repairs(&self, shape: Shape) -> Value {
+        let mut value = self.to_value(shape);
+        if let (Value::Object(m), false) = (&mut value, self.repairs.is_empty()) {
+            m.insert("repairs".into(), repairs_value(&self.repairs));
+        }
+        value
+    }
 }
 
 impl Extracted {
@@ -303,7 +320,7 @@ fn call_value(call: &Call, shape: Shape) -> Value {
 /// Repairs as the JSON array records carry.
 pub(crate) fn repairs_value(repairs: &[Repair]) -> Value {
     let mut buf = Vec::new();
-    crate::record::write_repairs(&mut buf, repairs);
+    crate::io::record::write_repairs(&mut buf, repairs);
     serde_json::from_slice(&buf).unwrap_or(Value::Array(Vec::new()))
 }
 
@@ -504,6 +521,14 @@ impl<'o> Ctx<'o> {
     }
 }
 
+/// Why a JSON object is not a `{"tool", "parameters", "terminate"}` envelope, read strictly
+/// (`--require-terminate`) and as the loop reads it ([`CallOptions::any_envelope_shape`]).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct EnvelopeCheck {
+    pub strict: Option<Error>,
+    pub any_shape: Option<Error>,
+}
+
 /// A call as a decoder found it, before it is normalized.
 #[derive(Debug, Default)]
 pub(crate) struct Raw {
@@ -512,9 +537,9 @@ pub(crate) struct Raw {
     pub id: Option<Value>,
     pub args: Args,
     pub terminate: Option<Value>,
-    /// For a JSON object: why it is not the `{"tool", "parameters", "terminate"}` envelope, if
-    /// it is not. `None` for calls that are not JSON objects.
-    pub envelope: Option<Option<Error>>,
+    /// For a JSON object: why it is not the envelope, if it is not. `None` for calls that are
+    /// not JSON objects.
+    pub envelope: Option<EnvelopeCheck>,
     pub repairs: Vec<Repair>,
     pub offset: usize,
     /// Why the call was cut although its JSON may be whole: the API's stop reason said so.
@@ -549,6 +574,51 @@ pub(crate) enum Field {
     Json(String),
     /// An already typed value.
     Value(Value),
+}
+
+/// What one format found in (reasoning-blanked) text.
+#[derive(Debug, Default)]
+pub(crate) struct Out {
+    pub items: Vec<Item>,
+    /// Markup to leave out of the text.
+    pub cut: Vec<std::ops::Range<usize>>,
+    pub repairs: Vec<Repair>,
+    /// For Harmony: the text and reasoning, taken from its channels.
+    pub text: Option<Vec<String>>,
+    pub reasoning: Vec<String>,
+    /// Call markers from which no call could be read, each an error (or a cut-off call) with
+    /// its span: they count when this format found calls, or when no format found any.
+    pub unread: Vec<(Item, std::ops::Range<usize>)>,
+}
+
+impl Out {
+    /// A call whose arguments are JSON text, found at `span`: the span leaves the reply's text.
+    fn text_call(
+        &mut self,
+        name: &str,
+        id: Option<Value>,
+        args: &str,
+        span: std::ops::Range<usize>,
+    ) {
+        self.items.push(Item::Call(Raw {
+            name: Some(name.to_owned()),
+            id,
+            args: Args::Text(args.to_owned()),
+            offset: span.start,
+            ..Raw::default()
+        }));
+        self.cut.push(span);
+    }
+
+    /// A call that was cut off at `offset` (its tool when known): `message` says where.
+    fn cut_off(&mut self, tool: Option<String>, offset: usize, message: impl Into<String>) {
+        self.items.push(Item::Incomplete(Incomplete {
+            tool,
+            id: None,
+            offset,
+            message: message.into(),
+        }));
+    }
 }
 
 /// What a decoder found, in reply order.
@@ -605,8 +675,9 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         violations: Vec::new(),
     };
     if ctx.options.require_terminate {
-        let problem = match envelope.clone() {
-            Some(problem) => problem,
+        let problem = match &envelope {
+            Some(check) if ctx.options.any_envelope_shape => check.any_shape.clone(),
+            Some(check) => check.strict.clone(),
             None => Some(Error::whole(
                 Code::MissingField,
                 "--require-terminate: the call is not a {\"tool\", \"parameters\", \"terminate\"} JSON object, so it has no \"terminate\"",
@@ -618,7 +689,7 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         }
     }
     let Some(written) = name.filter(|n| !n.trim().is_empty()) else {
-        let error = match envelope.flatten() {
+        let error = match envelope.and_then(|check| check.strict) {
             Some(problem) if problem.code == Code::WrongType => problem,
             _ => Error::at(Code::MissingField, offset, "tool call has no tool name"),
         };
@@ -970,17 +1041,12 @@ fn typed(
     Value::String(text)
 }
 
-/// Whether `value` is of JSON Schema type `t`.
+/// Whether `value` is of JSON Schema type `t`, an integer written without a fraction (`1.0`
+/// written as a parameter's text is not taken as already an integer).
 fn fits(value: &Value, t: &str) -> bool {
     match (t, value) {
         ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
-        ("number", Value::Number(_))
-        | ("string", Value::String(_))
-        | ("boolean", Value::Bool(_))
-        | ("null", Value::Null)
-        | ("array", Value::Array(_))
-        | ("object", Value::Object(_)) => true,
-        _ => false,
+        _ => crate::schema::has_type(value, t),
     }
 }
 

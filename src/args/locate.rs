@@ -121,7 +121,13 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
             return whole;
         }
         let after = rest[word_len..].trim_ascii_start();
-        if after.first() == Some(&b'(') {
+        // `ObjectId()`: a call around nothing is the parser's (a constructor: null).
+        let empty_call = after.strip_prefix(b"(").is_some_and(|inner| {
+            let inner = inner.trim_ascii();
+            let inner = inner.strip_suffix(b";").unwrap_or(inner).trim_ascii_end();
+            inner == b")"
+        });
+        if after.first() == Some(&b'(') && !empty_call {
             let open = text.len() - after.len();
             repairs.push(Repair::at(RepairKind::Jsonp, from));
             // With its closing `)` (and `;`) at the end, the call's argument is the text
@@ -151,7 +157,7 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
         Some(start) => {
             let mut repair = Repair::at(RepairKind::Prose, from);
             let prose = String::from_utf8_lossy(&text[from..start]);
-            repair.text = Some(crate::record::cut(prose.trim(), 100));
+            repair.text = Some(crate::bytes::cut(prose.trim(), 100));
             repairs.push(repair);
             Located {
                 start,
@@ -228,7 +234,7 @@ fn fenced(text: &[u8], from: usize, fence: usize, repairs: &mut Vec<Repair>) -> 
     if fence > from {
         let mut repair = Repair::at(RepairKind::Prose, from);
         let prose = String::from_utf8_lossy(&text[from..fence]);
-        repair.text = Some(crate::record::cut(prose.trim(), 100));
+        repair.text = Some(crate::bytes::cut(prose.trim(), 100));
         repairs.push(repair);
     }
     repairs.push(Repair::at(RepairKind::CodeFence, fence));
