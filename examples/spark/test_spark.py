@@ -7,7 +7,6 @@ why."""
 
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -15,14 +14,7 @@ import sys
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 ROWS = int(os.environ.get("TOOLMEND_SPARK_ROWS", "200000"))
-# Distinct texts: rows reuse them (each row its own id), which keeps making the data cheap.
-TEXTS = min(ROWS, 25000)
-# Rows every pipeline must survive: empty, blank, not an object, non-ASCII, an escaped lone
-# surrogate, nesting past the limit, JSON null.
-ODD = ["", "   ", "[1, 2]", "\u00e9\u00e8 {\"k\": \"\u00e9\"}", '{"a": "\\ud800"}', "{" * 5000, "null"]
-
 pyspark = pytest.importorskip(
     "pyspark", reason="pyspark is not installed here and could not be from PyPI (`make test-spark` installs it)"
 )
@@ -34,29 +26,17 @@ if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     )
 
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "bench"))
 import clean  # noqa: E402
-import gen_corpus  # noqa: E402
+import dataset as data  # noqa: E402
 
 import toolmend  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory):
-    """ROWS lines of {"id", "text"}: the bench corpus's mix (clean, encoded, concatenated,
-    broken, wrapped) at its smaller sizes, with ids in a shuffled order."""
-    rnd = random.Random(16)
-    # Rows of tens to hundreds of bytes: the corpus mix, cheaper to move through Spark.
-    gen_corpus.gen_size = lambda r: int(r.uniform(20, 200))
-    texts = [gen_corpus.arg_line(rnd)[1] for _ in range(TEXTS)]
-    ids = list(range(ROWS))
-    rnd.shuffle(ids)
+    """ROWS rows of {"id", "text"} and the odd rows (examples/spark/dataset.py)."""
     path = tmp_path_factory.mktemp("spark") / "input.jsonl"
-    with open(path, "w") as f:
-        for n, i in enumerate(ids):
-            f.write(json.dumps({"id": i * 7 + 3, "text": texts[n % TEXTS]}) + "\n")
-        for i, text in enumerate(ODD):
-            f.write(json.dumps({"id": -1 - i, "text": text}) + "\n")
+    data.write(path, ROWS)
     return path
 
 
@@ -81,7 +61,7 @@ def expected(dataset):
             assert json.loads(value) == record["value"]
         error = record.get("error") or {}
         records[record["id"]] = (record["ok"], value, record.get("repairs"), error.get("code"), error.get("message"))
-    assert len(records) == ROWS + len(ODD)
+    assert len(records) == ROWS + len(data.ODD)
     return records
 
 
