@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/toolmend
 
-.PHONY: all build release test test-clients test-python test-spark python-wheel test-node node-package bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
+.PHONY: all build release test test-python test-spark python-wheel test-node node-package bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
 all: build
 
 build:
@@ -11,21 +11,14 @@ build:
 release:
 	$(CARGO) build --release
 
-## Every test: unit, doc, CLI, fixtures (fixtures/**), memory, the example clients, then the
+## Every test: unit, doc, CLI, fixtures (fixtures/**), memory, then the
 ## Python and Node packages (each built, installed into a fresh venv or project, tested there),
 ## and the Spark example over the same wheel (one make run, so the wheel is built once).
 test:
 	$(CARGO) test --all-targets
 	$(CARGO) test --doc
-	$(MAKE) test-clients
 	$(MAKE) test-python test-spark
 	$(MAKE) test-node
-
-## The Python and Node clients' self-tests, against the debug build.
-test-clients:
-	$(CARGO) build
-	TOOLMEND=target/debug/toolmend python3 examples/python/toolmend_client.py --self-test
-	TOOLMEND=target/debug/toolmend node examples/node/toolmend_client.mjs --self-test
 
 ## The packages are built in the debug profile for tests; PROFILE=release for real use.
 PROFILE ?= debug
@@ -52,6 +45,8 @@ test-python: python-wheel
 	rm -rf target/pytest-venv && $(PYTHON) -m venv target/pytest-venv
 	target/pytest-venv/bin/pip install -q --disable-pip-version-check $(WHEELS)/toolmend-*.whl pytest
 	cd python && ../target/pytest-venv/bin/pytest -q -p no:cacheprovider tests
+	# The Python examples of README.md and docs/cookbook.md, against the installed package.
+	TOOLMEND_DOC_PYTHON=$(CURDIR)/target/pytest-venv/bin/python $(CARGO) test --test cookbook
 
 ## The Spark example (examples/spark) in local[2] mode on 200,000 rows, over the wheel: pyspark,
 ## pyarrow and pandas from PyPI into a venv of their own (kept: 400 MB), java from PATH
@@ -85,6 +80,8 @@ test-node: node-package
 	cd target/node-project && npm init -y >/dev/null && npm install --silent --no-audit --no-fund ../npm/$(PROFILE)/toolmend-*.tgz
 	cp -r node/test target/node-project/test
 	cd target/node-project && TOOLMEND_ROOT=$(CURDIR) node --test test/
+	# The Node examples of README.md and docs/cookbook.md, against the installed package.
+	TOOLMEND_DOC_NODE_MODULES=$(CURDIR)/target/node-project/node_modules $(CARGO) test --test cookbook
 
 ## Rewrite the fixtures' expectations from what toolmend does now; review the diff by hand.
 bless: build

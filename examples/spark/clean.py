@@ -8,14 +8,15 @@ ways, one result:
               package (`toolmend.mend_many`, the GIL released, as many threads as the task
               has cores: spark.task.cpus). Needs the toolmend wheel installed on the executors.
   pipe        `RDD.pipe` through the `toolmend args --records --input jsonl` command, for
-              clusters where only the binary can be shipped (`--files toolmend`).
+              clusters where only the binary can be shipped (`--archives toolmend.tar.gz#tm`).
 
 Both give one output row per input row, with its id: `ok`, the value as compact JSON (every
 number as the model wrote it), the repairs, and for a failure its error code and message.
 
     spark-submit examples/spark/clean.py --mode in-process input.jsonl output/
-    spark-submit --files /path/to/toolmend examples/spark/clean.py --mode pipe \\
-        --binary ./toolmend input.jsonl output/
+    tar -czf toolmend.tar.gz -C target/release toolmend
+    spark-submit --archives toolmend.tar.gz#tm examples/spark/clean.py --mode pipe \\
+        --binary ./tm/toolmend input.jsonl output/
 
 See docs/scale.md for running it on a cluster and the throughput measured per core.
 """
