@@ -10,12 +10,18 @@ Inputs
   compare/cases/NAME.multiline  cases separated by a line that is exactly "----"; a case is the
                                 text between separators, without the newline that ends it. Lines
                                 starting with "#::" are skipped. Use it for inputs with raw newlines.
+                                In both, a line "#:: expect JSON" (or "#:: expect error") gives the
+                                expected value of the case before it (of its own block in a
+                                .multiline file). The cases of valid.* expect their own value.
+  compare/peers/NAME.jsonl      cases derived from a peer's own tests: {"input", "expect" | "error":
+                                true, "source"} (see compare/peers/README.md).
   fixtures/{args,repair,fuzz}/**/*.jsonl  toolmend's `check` fixtures (each case's "input").
   fixtures/**/*.in*             other inputs, when present: *.jsonl / *.in.jsonl one JSON
                                 value per line (a string, or an object with input/text/content/
                                 arguments); *.txt / *.lines one input per line; anything else is
                                 one input per file (one final newline dropped).
-  The class of a case is its file name without extension.
+  The class of a case is its file name without extension. Its source (for the summary table) is
+  "fixtures", "compare/cases" or "peers: NAME".
 
 Tools
   toolmend:    target/release/toolmend repair --records --input jsonl   (one process)
@@ -79,8 +85,26 @@ def json_repair_worker(timeout):
 # Loading the cases
 
 
+EXPECT = "#:: expect "
+
+
+def expectation(line):
+    """The expectation a "#:: expect ..." line gives: ("ok", value) or ("error",)."""
+    body = line[len(EXPECT):].strip()
+    return ("error",) if body == "error" else ("ok", loads(body))
+
+
+class Case(tuple):
+    """(class, label, text) with .source and .expect (None when nothing is expected)."""
+
+    def __new__(cls, klass, label, text, source, expect=None):
+        self = super().__new__(cls, (klass, label, text))
+        self.source, self.expect = source, expect
+        return self
+
+
 def load_cases(root, only):
-    cases = []  # (class, label, text)
+    cases = []  # Case
     cdir = os.path.join(HERE, "cases")
     for path in sorted(glob.glob(os.path.join(cdir, "*.txt")) + glob.glob(os.path.join(cdir, "*.multiline"))):
         name, ext = os.path.splitext(os.path.basename(path))
@@ -88,16 +112,20 @@ def load_cases(root, only):
             continue
         with open(path, encoding="utf-8", newline="") as f:
             data = f.read()
+        own = []
         if ext == ".txt":
             for n, line in enumerate(data.split("\n"), 1):
                 if line.endswith("\r"):
                     line = line[:-1]
+                if line.startswith(EXPECT) and own:
+                    own[-1].expect = expectation(line)
                 if not line.strip() or line.startswith("#::"):
                     continue
-                cases.append((name, "%s:%d" % (name, n), line))
+                own.append(Case(name, "%s:%d" % (name, n), line, "compare/cases"))
         else:
             n = 0
             block = []
+            want = None
             lines = data.split("\n")
             if lines and lines[-1] == "":
                 lines.pop()
@@ -106,10 +134,29 @@ def load_cases(root, only):
                     text = "\n".join(block)
                     if text.strip():
                         n += 1
-                        cases.append((name, "%s#%d" % (name, n), text))
+                        own.append(Case(name, "%s#%d" % (name, n), text, "compare/cases", want))
                     block = []
+                    want = None
+                elif line.startswith(EXPECT):
+                    want = expectation(line)
                 elif not line.startswith("#::"):
                     block.append(line)
+        for case in own:
+            if name == "valid" and case.expect is None:
+                case.expect = ("ok", loads(case[2]))
+        cases.extend(own)
+    pdir = os.path.join(HERE, "peers")
+    for path in sorted(glob.glob(os.path.join(pdir, "*.jsonl"))):
+        name = os.path.splitext(os.path.basename(path))[0]
+        if only and "peers" not in only and name not in only:
+            continue
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                c = json.loads(line)
+                want = ("error",) if c.get("error") else ("ok", loads(json.dumps(c["expect"])))
+                cases.append(Case("peers_" + name, "peers/%s:%d" % (name, n), c["input"], "peers: " + name, want))
     fdir = os.path.join(root, "fixtures")
     if os.path.isdir(fdir) and (not only or "fixtures" in only):
         # toolmend check fixtures (args, repair, fuzz: JSONL cases with an "input"), and any
@@ -134,21 +181,44 @@ def load_cases(root, only):
                         v = json.loads(line)
                     except ValueError:
                         continue
+                    want = None
                     if isinstance(v, dict):
+                        want = fixture_expectation(rel, v, line)
                         v = next((v[k] for k in ("input", "text", "content", "arguments") if isinstance(v.get(k), str)), None)
                     if isinstance(v, str) and v.strip():
-                        cases.append(("fixtures", "%s:%d" % (rel, n), v))
+                        cases.append(Case("fixtures", "%s:%d" % (rel, n), v, "fixtures", want))
             elif path.endswith((".txt", ".lines")):
                 for n, line in enumerate(data.split("\n"), 1):
                     line = line.rstrip("\r")
                     if line.strip():
-                        cases.append(("fixtures", "%s:%d" % (rel, n), line))
+                        cases.append(Case("fixtures", "%s:%d" % (rel, n), line, "fixtures"))
             else:
                 if data.endswith("\n"):
                     data = data[:-1]
                 if data.strip():
-                    cases.append(("fixtures", rel, data))
+                    cases.append(Case("fixtures", rel, data, "fixtures"))
     return cases
+
+
+def fixture_expectation(rel, case, line):
+    """What a `toolmend check` case expects of `repair` on its input, when that is known: the
+    value of a case run with no options (an `args` case only when it expects a value, since
+    `args` refuses values `repair` accepts), or a `repair` case's error."""
+    if case.get("options") or "input" not in case:
+        return None
+    command = case.get("command", "args")
+    if command not in ("args", "repair"):
+        return None
+    if command == "args" and case["input"].strip().startswith('"'):
+        # `args` unquotes any string holding JSON text; `repair` only one holding a single
+        # object or array, so such a case says nothing about `repair`.
+        return None
+    if "expect" in case:
+        raw = json.loads(line, parse_float=Num, parse_int=Num, parse_constant=lambda c: ("const", c))
+        return ("ok", raw["expect"])
+    if command == "repair" and "error" in case:
+        return ("error",)
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,8 +254,8 @@ def loads(text):
     return json.loads(text, parse_float=Num, parse_int=Num, parse_constant=lambda c: ("const", c))
 
 
-def run_toolmend(root, inputs, timeout):
-    exe = os.path.join(root, "target", "release", "toolmend")
+def run_toolmend(root, inputs, timeout, exe=None):
+    exe = exe or os.path.join(root, "target", "release", "toolmend")
     recs, elapsed, err = run_batch([exe, "repair", "--records", "--input", "jsonl"], inputs, timeout, parse=loads)
     if recs is None or err:
         sys.exit("compare: toolmend failed: %s" % err)
@@ -290,6 +360,38 @@ def classify(tm, jr, js):
     return "peers_disagree:all_differ"
 
 
+def expect_key(expect):
+    return ("ok", canon(expect[1])) if expect[0] == "ok" else ("error",)
+
+
+def summary(cases, tm, jr, js, markdown):
+    """Per source of cases: how often each tool gives the expected value, and how often toolmend
+    agrees with at least one peer."""
+    order = ["fixtures", "compare/cases"] + sorted({c.source for c in cases if c.source.startswith("peers")})
+    rows = []
+    for source in order + ["all"]:
+        picked = [(c, a, b, d) for c, a, b, d in zip(cases, tm, jr, js) if source in ("all", c.source)]
+        if not picked:
+            continue
+        with_expect = [(c, a, b, d) for c, a, b, d in picked if c.expect is not None]
+        hits = [sum(key(r) == expect_key(c.expect) for c, *rs in with_expect for r in [rs[i]]) for i in range(3)]
+        agree = sum(key(a) in (key(b), key(d)) for _, a, b, d in picked)
+        rows.append((source, len(picked), len(with_expect), hits, agree))
+    pct = lambda k, n: "%d (%.1f%%)" % (k, 100.0 * k / n) if n else "-"
+    head = ("source", "cases", "with expected value", "toolmend = expected", "json_repair = expected",
+            "jsonrepair = expected", "toolmend = a peer")
+    lines = [(src, str(n), str(e), pct(h[0], e), pct(h[1], e), pct(h[2], e), pct(ag, n)) for src, n, e, h, ag in rows]
+    if markdown:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for line in lines:
+            print("| " + " | ".join(line) + " |")
+    else:
+        widths = [max(len(x) for x in col) for col in zip(head, *lines)]
+        for line in [head] + lines:
+            print("  ".join(x.ljust(w) for x, w in zip(line, widths)))
+
+
 # ---------------------------------------------------------------------------------------------
 # Timing (linear-time check)
 
@@ -368,6 +470,7 @@ def main():
     ap.add_argument("--sizes", default="5000,35000,140000")
     ap.add_argument("--timing-timeout", type=int, default=60)
     ap.add_argument("--tools", help="timing: only these tools (comma-separated)")
+    ap.add_argument("--toolmend", help="the toolmend binary to run (default: target/release/toolmend)")
     ap.add_argument("--results", default=os.path.join(HERE, "work", "results.jsonl"), help="full results (JSONL)")
     args = ap.parse_args()
 
@@ -393,7 +496,7 @@ def run(args):
     if not cases:
         sys.exit("compare: no cases found")
     inputs = [c[2] for c in cases]
-    tm, t_tm = run_toolmend(root, inputs, 600)
+    tm, t_tm = run_toolmend(root, inputs, 600, args.toolmend)
     jr, t_jr = run_peer([os.path.join(HERE, "work", "venv", "bin", "python"), os.path.abspath(__file__),
                          "--worker-json-repair", "--case-timeout", str(args.case_timeout)], inputs, 3600, "json_repair")
     js, t_js = run_peer(["node", os.path.join(HERE, "jsonrepair_worker.cjs"), os.path.join(HERE, "work")], inputs, 3600, "jsonrepair")
@@ -403,12 +506,17 @@ def run(args):
     rows = []
     os.makedirs(os.path.dirname(args.results), exist_ok=True)
     with open(args.results, "w", encoding="utf-8") as rf:
-        for (cls, label, text), a, b, c in zip(cases, tm, jr, js):
+        for case, a, b, c in zip(cases, tm, jr, js):
+            cls, label, text = case
             verdict = classify(a, b, c)
             counts[verdict] = counts.get(verdict, 0) + 1
             if not a["ok"] and (b["ok"] or c["ok"]):
                 tm_err_peer_ok += 1
-            rec = {"class": cls, "case": label, "input": text, "verdict": verdict}
+            rec = {"class": cls, "case": label, "source": case.source, "input": text, "verdict": verdict}
+            if case.expect is not None:
+                rec["expect"] = dumps(case.expect[1]) if case.expect[0] == "ok" else None
+                for name, r in (("toolmend", a), ("json_repair", b), ("jsonrepair", c)):
+                    rec[name + "_expected"] = key(r) == expect_key(case.expect)
             for name, r in (("toolmend", a), ("json_repair", b), ("jsonrepair", c)):
                 rec[name] = dumps(r["value"]) if r["ok"] else None
                 if not r["ok"]:
@@ -446,6 +554,8 @@ def run(args):
     print("toolmend errors where a peer succeeds:  %d" % tm_err_peer_ok)
     print("toolmend succeeds where both peers fail: %d" % counts.get("peers_fail", 0))
     print("time: toolmend %.3fs, json_repair %.3fs, jsonrepair %.3fs (whole batch, incl. start-up)" % (t_tm, t_jr, t_js))
+    print()
+    summary(cases, tm, jr, js, args.markdown)
     print("full results: %s" % os.path.relpath(args.results, os.getcwd()))
     run.status = 0
 

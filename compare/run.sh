@@ -1,7 +1,9 @@
 #!/bin/sh
 # Differential comparison of toolmend against json_repair (Python) and jsonrepair (JavaScript).
 #
-#   compare/run.sh                 run every case, print the disagreement table and the summary
+#   compare/run.sh                 run every case, print the disagreement table, the counts and the
+#                                  summary table (expected value per tool, per source of cases)
+#   compare/run.sh --toolmend PATH another toolmend binary (say, an older build) over the same cases
 #   compare/run.sh --markdown      the same table as Markdown
 #   compare/run.sh --all           print every row, not only disagreements
 #   compare/run.sh --only CLASS    only the cases of compare/cases/CLASS.{txt,multiline}

@@ -66,6 +66,8 @@ export interface Calls {
   text: string | null;
   reasoning: string | null;
   incomplete: Incomplete[];
+  /** When the reply itself was mended (one JSON string holding the reply, unquoted). */
+  repairs?: Repair[];
   /** On a failure's `value` only: the calls that were found but cannot be used. */
   rejected?: Array<{ tool: string | null; id?: unknown; parameters?: object; code: string; message: string }>;
 }

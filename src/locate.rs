@@ -121,7 +121,13 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
             return whole;
         }
         let after = rest[word_len..].trim_ascii_start();
-        if after.first() == Some(&b'(') {
+        // `ObjectId()`: a call around nothing is the parser's (a constructor: null).
+        let empty_call = after.strip_prefix(b"(").is_some_and(|inner| {
+            let inner = inner.trim_ascii();
+            let inner = inner.strip_suffix(b";").unwrap_or(inner).trim_ascii_end();
+            inner == b")"
+        });
+        if after.first() == Some(&b'(') && !empty_call {
             let open = text.len() - after.len();
             repairs.push(Repair::at(RepairKind::Jsonp, from));
             // With its closing `)` (and `;`) at the end, the call's argument is the text

@@ -112,8 +112,19 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
         };
         writeln!(stderr, "toolmend: {level}: {error}")?;
     }
-    if let Some(failure) = events.failure() {
-        writeln!(stderr, "toolmend: writing the transcript failed: {failure}")?;
+    // An output that cannot be written is a failure, even when the run itself succeeded (the
+    // transcript failed at `run.finished`, say).
+    match events.failure() {
+        Some(failure) if outcome.status != Status::OutputFailed => {
+            writeln!(
+                stderr,
+                "toolmend: error: writing the transcript failed: {failure}"
+            )?;
+            if outcome.status.succeeded() {
+                return Ok(ExitCode::from(Status::OutputFailed.exit_code()));
+            }
+        }
+        _ => {}
     }
     Ok(ExitCode::from(outcome.status.exit_code()))
 }

@@ -611,6 +611,14 @@ impl<'a> Parser<'a> {
                 Ok(false)
             }
             b'+' | b'.' if !self.strict => self.number().map(|()| false),
+            b'/' if !self.strict && regex_len(&self.src[at..]).is_some() => {
+                // `{"re": /^a+$/gi}`: a JavaScript regular expression literal is its text.
+                let len = regex_len(&self.src[at..]).unwrap_or(1);
+                self.fix(RepairKind::UnquotedString, at)?;
+                push_json_string(self.out, &self.src[at..at + len]);
+                self.pos = at + len;
+                Ok(false)
+            }
             b',' | b'}' | b']' if !self.strict && !self.scratch.nesting.is_empty() => {
                 // `{"a": }`: the key is kept, with null for the value it never got.
                 self.fix(RepairKind::MissingValue, at)?;
@@ -843,6 +851,17 @@ impl<'a> Parser<'a> {
                 }
                 Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
                     comma = self.skip_ellipsis(at)?;
+                }
+                Some(b'-' | b'+') if !self.strict && lone_sign_len(&self.src[at..]).is_some() => {
+                    // `[1, -]`, `[1, -` cut off: a sign with no digits is no number; the
+                    // element is left out (json_repair's reading; not jsonrepair's `-0`).
+                    self.fix(RepairKind::NumberFormat, at)?;
+                    self.pos = at + lone_sign_len(&self.src[at..]).unwrap_or(1);
+                    self.skip_ws()?;
+                    if self.peek() == Some(b',') {
+                        self.pos += 1;
+                    }
+                    comma = None;
                 }
                 Some(_) => {
                     if self.scratch.nesting.add_member() {
@@ -1882,7 +1901,33 @@ impl<'a> Parser<'a> {
     /// AAAA }`), since after an inner quote (`"say "hi" there"`) they are the string's own.
     fn value_quote_closes(&self, after: usize, first: bool) -> bool {
         !self.quote_is_inner(after)
-            || first && (self.words_end_object(after).is_some() || self.quoted_word_follows(after))
+            || first
+                && (self.words_end_object(after).is_some()
+                    || self.quoted_word_follows(after)
+                    || self.bare_key_follows(after))
+    }
+
+    /// In an object, whether an unquoted key and its colon follow at `at` after a space:
+    /// `{b: 'hello' c: True}` is two members with the comma left out. Only for a string's first
+    /// quote (after an inner one, `"say "hi" note: x"`, the words are the string's own); a
+    /// scheme (`http://`) is text. The look ahead is bounded.
+    fn bare_key_follows(&self, at: usize) -> bool {
+        if self.top() != Container::Object || self.scratch.nesting.is_empty() {
+            return false;
+        }
+        let Some(at) = self.after_space(at) else {
+            return false;
+        };
+        let ahead = &self.src[at..(at + 64).min(self.src.len())];
+        let len = ahead
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-'))
+            .count();
+        if len == 0 || len == ahead.len() || ahead[0].is_ascii_digit() || ahead[0] == b'-' {
+            return false;
+        }
+        let colon = self.skip_spaces_from(at + len);
+        self.src.get(colon) == Some(&b':') && self.src.get(colon + 1) != Some(&b'/')
     }
 
     /// In an array, whether bare words at `at` run to the closing bracket (with no quote among
@@ -1985,6 +2030,30 @@ impl<'a> Parser<'a> {
         let out_start = self.out.len();
         let repairs_before = self.repairs.len();
         let mut p = start;
+        if !self.strict && matches!(src[p], b'-' | b'+') {
+            // `-NaN`, `+Infinity`, `- Infinity`: a sign (and spaces) before a word that has no
+            // JSON form; null, as for the unsigned word.
+            let word = self.skip_spaces_from(p + 1);
+            if let Some(len) = non_finite_at(&src[word..]) {
+                self.fix(RepairKind::NonFinite, start)?;
+                self.out.extend_from_slice(b"null");
+                self.pos = word + len;
+                return Ok(());
+            }
+        }
+        if !self.strict
+            && let Some(len) = lone_sign_len(&src[start..])
+        {
+            // `{"n": -}`, `{"n": +.`: a sign with no digits is no number; the member keeps its
+            // key with null, as `{"n": }` does. Alone, it leaves no value at all.
+            if self.scratch.nesting.is_empty() {
+                return Err(self.invalid(start, "a sign with no digits is no number"));
+            }
+            self.fix(RepairKind::MissingValue, start)?;
+            self.out.extend_from_slice(b"null");
+            self.pos = start + len;
+            return Ok(());
+        }
         match src[p] {
             b'-' => {
                 self.out.push(b'-');
@@ -2012,11 +2081,8 @@ impl<'a> Parser<'a> {
             _ => {}
         }
         if src[p..].starts_with(b"Infinity") {
+            // Under `strict` (a repair reads it above): an error.
             self.fix(RepairKind::NonFinite, start)?;
-            self.out.truncate(out_start);
-            self.out.extend_from_slice(b"null");
-            self.pos = p + 8;
-            return Ok(());
         }
         let int_start = p;
         while p < src.len() && src[p].is_ascii_digit() {
@@ -2087,7 +2153,7 @@ impl<'a> Parser<'a> {
             push_json_string(self.out, &src[start..p]);
             return Ok(());
         }
-        if !self.strict && !is_delimiter(&src[p..]) {
+        if !self.strict && !is_delimiter(&src[p..]) && !statement_end(&src[p..]) {
             self.out.truncate(out_start);
             self.repairs.truncate(repairs_before);
             if let Some((len, digits)) = grouped_number(&src[start..]) {
@@ -2114,6 +2180,14 @@ impl<'a> Parser<'a> {
             .unwrap_or(self.src.len() - start);
         let end = start + len;
         if !self.strict && self.src.get(end) == Some(&b'(') && self.constructor(start, end)? {
+            return Ok(());
+        }
+        if !self.strict
+            && &self.src[start..end] == b"new"
+            && let Some(open) = self.new_call_at(end)
+            && self.constructor(start, open)?
+        {
+            // `new ObjectId("...")`, `new Date(0)`: JavaScript's `new` before a constructor.
             return Ok(());
         }
         let w = &self.src[start..end];
@@ -2145,14 +2219,37 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    /// `ObjectId("123")`, `NumberLong(2)`, `ISODate("...")`: a constructor call around one
-    /// string or number (MongoDB shell output) is that value, recorded like a JSONP wrapper.
-    /// Returns `false`, having read nothing, when the call is not of that form.
+    /// After `new` ending at `at`: the opening parenthesis of the constructor call that
+    /// follows (`new ObjectId(`, `new Date (`), if one does.
+    fn new_call_at(&self, at: usize) -> Option<usize> {
+        let name = self.skip_spaces_from(at);
+        if name == at || !self.src.get(name)?.is_ascii_alphabetic() {
+            return None;
+        }
+        let len = self.src[name..]
+            .iter()
+            .position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.')))
+            .unwrap_or(self.src.len() - name);
+        let open = self.skip_spaces_from(name + len);
+        (self.src.get(open) == Some(&b'(')).then_some(open)
+    }
+
+    /// `ObjectId("123")`, `NumberLong(2)`, `ISODate("...")`, `new Date(0)`: a constructor call
+    /// around one string or number (MongoDB shell or JavaScript output) is that value, and
+    /// one around nothing (`ObjectId()`) is null, recorded like a JSONP wrapper. A call of
+    /// several arguments (`Timestamp(1412180887, 1)`, `BinData(0, "AAAA")`) has no one value:
+    /// its text, a string. Returns `false`, having read nothing, when the call is none of these.
     fn constructor(&mut self, start: usize, open: usize) -> Result<bool, Error> {
         let arg = self.skip_spaces_from(open + 1);
+        if self.src.get(arg) == Some(&b')') && self.call_ends_value(arg + 1) {
+            self.fix(RepairKind::Jsonp, start)?;
+            self.out.extend_from_slice(b"null");
+            self.pos = arg + 1;
+            return Ok(true);
+        }
         let is_scalar = matches!(self.src.get(arg), Some(b'"' | b'\'' | b'-' | b'0'..=b'9'));
         if !is_scalar {
-            return Ok(false);
+            return self.call_text(start, open);
         }
         let (out_len, repairs_len) = (self.out.len(), self.repairs.len());
         self.pos = arg;
@@ -2163,15 +2260,66 @@ impl<'a> Parser<'a> {
         }
         let close = self.skip_spaces_from(self.pos);
         if self.src.get(close) != Some(&b')') {
-            // Not a call of one value after all: read the text as before.
+            // Not a call of one value after all.
             self.out.truncate(out_len);
             self.repairs.truncate(repairs_len);
             self.pos = start;
-            return Ok(false);
+            return self.call_text(start, open);
         }
         self.repairs
             .insert(repairs_len, Repair::at(RepairKind::Jsonp, start));
         self.pos = close + 1;
+        Ok(true)
+    }
+
+    /// Whether a call's closing parenthesis, ending at `at`, ends the value: what follows
+    /// (past spaces) ends an item or the input.
+    fn call_ends_value(&self, at: usize) -> bool {
+        matches!(
+            self.src.get(self.skip_spaces_from(at)),
+            None | Some(b',' | b'}' | b']' | b')' | b';' | b'\n' | b'\r')
+        )
+    }
+
+    /// A call `name(a, b)` from `start`, its arguments opening at `open`: when its closing
+    /// parenthesis is on the same line (within a bounded distance, strings and brackets
+    /// counted) and ends the value, its text is written as a string. Returns `false`, having
+    /// read nothing, otherwise.
+    fn call_text(&mut self, start: usize, open: usize) -> Result<bool, Error> {
+        let ahead = &self.src[open..(open + 1024).min(self.src.len())];
+        let mut depth = 0usize;
+        let mut quote = None;
+        let mut i = 0;
+        let close = loop {
+            let Some(&b) = ahead.get(i) else {
+                return Ok(false);
+            };
+            match (quote, b) {
+                (_, b'\n') => return Ok(false),
+                (Some(_), b'\\') => i += 1,
+                (Some(q), _) if b == q => quote = None,
+                (Some(_), _) => {}
+                (None, b'"' | b'\'') => quote = Some(b),
+                (None, b'(' | b'[' | b'{') => depth += 1,
+                (None, b')' | b']' | b'}') => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        if b != b')' {
+                            return Ok(false);
+                        }
+                        break open + i + 1;
+                    }
+                }
+                (None, _) => {}
+            }
+            i += 1;
+        };
+        if !self.call_ends_value(close) {
+            return Ok(false);
+        }
+        self.fix(RepairKind::UnquotedString, start)?;
+        push_json_string(self.out, &self.src[start..close]);
+        self.pos = close;
         Ok(true)
     }
 
@@ -2282,6 +2430,90 @@ fn is_cut_escape(rest: &[u8]) -> bool {
         [b'\\', b'u', digits @ ..] => digits.len() < 4 && digits.iter().all(u8::is_ascii_hexdigit),
         _ => false,
     }
+}
+
+/// Whether `rest` starts with a semicolon that ends a JavaScript statement (`1;`, `-2.5;`):
+/// nothing but spaces or a comment after it on its line.
+fn statement_end(rest: &[u8]) -> bool {
+    let Some(after) = rest.strip_prefix(b";") else {
+        return false;
+    };
+    let line = &after[..memchr::memchr(b'\n', after).unwrap_or(after.len())];
+    let line = line.trim_ascii();
+    line.is_empty() || line.starts_with(b"//")
+}
+
+/// The length of the JavaScript regular expression literal (`/[a-z]+/gi`) at the start of `s`,
+/// when one is there and ends a value: its closing slash on the same line (not one escaped or
+/// in a character class), then flags, then the end of an item. The look ahead is bounded.
+fn regex_len(s: &[u8]) -> Option<usize> {
+    if matches!(
+        s.get(1),
+        None | Some(b'/' | b'*' | b' ' | b'\t' | b'\n' | b'\r')
+    ) {
+        return None;
+    }
+    let ahead = &s[..s.len().min(1024)];
+    let mut class = false;
+    let mut i = 1;
+    let close = loop {
+        match *ahead.get(i)? {
+            b'\\' if !matches!(ahead.get(i + 1), None | Some(b'\n' | b'\r')) => i += 1,
+            b'\n' | b'\r' | b'\\' => return None,
+            b'[' => class = true,
+            b']' => class = false,
+            b'/' if !class => break i + 1,
+            _ => {}
+        }
+        i += 1;
+    };
+    let flags = s[close..]
+        .iter()
+        .take_while(|b| b"dgimsuyv".contains(b))
+        .count();
+    let end = close + flags;
+    let next = end
+        + s[end..]
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+    let rest = &s[next..];
+    let ends = matches!(
+        rest,
+        [] | [b',' | b'}' | b']' | b')' | b'\n' | b'\r', ..] | [b'/', b'/' | b'*', ..]
+    );
+    (ends || statement_end(rest)).then_some(end)
+}
+
+/// The length of a sign with no digits after it (`-`, `+`, `-.`) at the start of `s`, when what
+/// follows ends an item: a number cut at its sign.
+fn lone_sign_len(s: &[u8]) -> Option<usize> {
+    if !matches!(s.first(), Some(b'-' | b'+')) {
+        return None;
+    }
+    let len = if s.get(1) == Some(&b'.') { 2 } else { 1 };
+    let next = len
+        + s[len..]
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+    matches!(
+        &s[next..],
+        [] | [b',' | b'}' | b']' | b')' | b'\n' | b'\r', ..] | [b'/', b'/' | b'*', ..]
+    )
+    .then_some(len)
+}
+
+/// The length of `NaN` or `Infinity` as a whole word at the start of `rest`.
+fn non_finite_at(rest: &[u8]) -> Option<usize> {
+    let len = [&b"NaN"[..], b"Infinity"]
+        .into_iter()
+        .find(|w| rest.starts_with(w))?
+        .len();
+    let more = rest
+        .get(len)
+        .is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_');
+    (!more).then_some(len)
 }
 
 /// Whether `b` (`None` at the end) may follow a number: whitespace, punctuation that ends a

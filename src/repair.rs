@@ -14,7 +14,9 @@ pub enum RepairKind {
     CodeFence,
     /// Text that is not JSON was around the value and was left out (`text` holds its start).
     Prose,
-    /// A JSONP wrapper `callback(...)` around the value was removed.
+    /// A JSONP wrapper `callback(...)`, or a constructor call around one value
+    /// (`ObjectId("…")`, `NumberLong(42)`, `new Date(0)`), was removed; a call around nothing
+    /// (`ObjectId()`) is `null`.
     Jsonp,
     /// A comma before a closing bracket was removed.
     TrailingComma,
@@ -32,11 +34,13 @@ pub enum RepairKind {
     TypographicQuotes,
     /// An object key without quotes was quoted.
     UnquotedKey,
-    /// A bare word in a value position was written as a string.
+    /// A bare word in a value position (or a JavaScript regular expression literal, `/a+/g`,
+    /// or a call of several arguments, `Timestamp(1, 2)`) was written as a string.
     UnquotedString,
     /// Python's `True`, `False` or `None` was written as JSON.
     PythonLiteral,
-    /// `NaN`, `Infinity` or `-Infinity` has no JSON form; `null` was written.
+    /// `NaN` or `Infinity`, with or without a sign (`-Infinity`, `+NaN`, `- Infinity`), has no
+    /// JSON form; `null` was written.
     NonFinite,
     /// JavaScript's `undefined` was written as `null`.
     Undefined,
@@ -56,7 +60,8 @@ pub enum RepairKind {
     InvalidEscape,
     /// A `\u` escape named half of a surrogate pair; U+FFFD was written.
     LoneSurrogate,
-    /// A number in a form JSON does not allow (`.5`, `+1`, `01`, `1.`) was rewritten.
+    /// A number in a form JSON does not allow (`.5`, `+1`, `01`, `1.`, `2e-`) was rewritten;
+    /// in an array, a sign with no digits (`[1, -]`) was left out.
     NumberFormat,
     /// Strings joined with `+` were written as one string.
     StringConcat,

@@ -344,10 +344,19 @@ fn a_malformed_reply_gets_an_error_naming_the_problem_then_a_good_reply_works() 
             "\"tool\" must be a string",
         ),
         (
-            "parameters as a string",
-            r#"{"tool": "echo", "parameters": "{\"text\": \"hi\"}", "terminate": false}"#
-                .to_owned(),
-            "\"parameters\" must be an object",
+            "parameters as a string that is no JSON object",
+            r#"{"tool": "echo", "parameters": "text=hi", "terminate": false}"#.to_owned(),
+            "expected a JSON object, found a string",
+        ),
+        (
+            "parameters as an array",
+            r#"{"tool": "echo", "parameters": [{"text": "hi"}], "terminate": false}"#.to_owned(),
+            "\"parameters\" must be an object, found an array",
+        ),
+        (
+            "name and arguments without terminate",
+            r#"{"name": "echo", "arguments": {"text": "hi"}}"#.to_owned(),
+            "tool call has no \"terminate\"",
         ),
         (
             "unknown tool",
@@ -489,6 +498,67 @@ fn values_that_cannot_be_coerced_get_one_correction_naming_each_violation() {
         );
     }
     assert_eq!(note.matches("Your last reply").count(), 1, "{note}");
+}
+
+/// Issue 14, point 15: every shape `calls` normalises is a call in the loop too (`name` and
+/// `arguments`, parameters written as JSON text, the envelope inside call markers), and the
+/// mend is reported in the transcript's `tool.call` event.
+#[test]
+fn shapes_calls_normalises_are_calls_with_the_mend_in_the_transcript() {
+    let cases = [
+        (
+            "name and arguments",
+            r#"{"name": "echo", "arguments": {"text": "hi"}, "terminate": false}"#,
+            None,
+        ),
+        (
+            "parameters as JSON text",
+            r#"{"tool": "echo", "parameters": "{\"text\": \"hi\"}", "terminate": false}"#,
+            Some("unquote"),
+        ),
+        (
+            "arguments as JSON text",
+            r#"{"name": "echo", "arguments": "{\"text\": \"hi\"}", "terminate": false}"#,
+            Some("unquote"),
+        ),
+        (
+            "the envelope in Hermes tags",
+            r#"<tool_call>{"tool": "echo", "parameters": {"text": "hi"}, "terminate": false}</tool_call>"#,
+            None,
+        ),
+        (
+            "single quotes in the parameters",
+            r#"{"tool": "echo", "parameters": {'text': 'hi'}, "terminate": false}"#,
+            Some("single_quotes"),
+        ),
+    ];
+    for (name, reply, repair) in cases {
+        let s = Setup::new("shapes");
+        let config = s.config(&[reply.to_owned(), "Done.".into()], "", ECHO_TOOL);
+        let transcript = s.path("run.jsonl");
+        let out = s.run(
+            &config,
+            &["go", "--transcript", &transcript.display().to_string()],
+        );
+        assert_eq!(code(&out), 0, "{name}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "Done.\n", "{name}");
+        assert_eq!(s.log("tool.log").len(), 1, "{name}: the tool ran once");
+        let events = events(&std::fs::read_to_string(&transcript).unwrap());
+        assert!(
+            !types(&events).contains(&"parse.error"),
+            "{name}: {events:?}"
+        );
+        let call = events.iter().find(|e| e["type"] == "tool.call").unwrap();
+        assert_eq!(call["data"]["parameters"], json!({"text": "hi"}), "{name}");
+        let kinds: Vec<&str> = call["data"]["repairs"]
+            .as_array()
+            .map(|r| r.iter().filter_map(|r| r["kind"].as_str()).collect())
+            .unwrap_or_default();
+        match repair {
+            Some(kind) => assert!(kinds.contains(&kind), "{name}: {call}"),
+            None => assert!(kinds.is_empty(), "{name}: {call}"),
+        }
+    }
 }
 
 #[test]
@@ -1446,6 +1516,35 @@ fn transcript_records_every_event_and_exactly_one_finish() {
     assert_eq!(finished["tool_calls"], 1);
     for event in &events {
         assert!(event["elapsed_ms"].is_u64(), "{event}");
+    }
+}
+
+/// Issue 14, point 9: a transcript that cannot be written is a failure (exit 2), and the run
+/// stops before anything more runs: no model call, no tool.
+#[test]
+fn an_unwritable_transcript_stops_the_run_with_2() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full on this system");
+        return;
+    }
+    let s = Setup::new("transcript-full");
+    let config = s.config(&[echo("hi", false), "Done.".into()], "", ECHO_TOOL);
+    for extra in [&[][..], &["--json"][..]] {
+        let mut args = vec!["go", "--transcript", "/dev/full"];
+        args.extend_from_slice(extra);
+        let out = s.run(&config, &args);
+        assert_eq!(code(&out), 2, "{extra:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("writing the transcript failed"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(s.log("tool.log").is_empty(), "no tool runs");
+        assert!(s.inputs().is_empty(), "the model is not called");
+        if !extra.is_empty() {
+            let record: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+            assert_eq!(record["status"], "output_failed");
+        }
     }
 }
 

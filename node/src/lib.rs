@@ -316,6 +316,7 @@ impl CallExtractor {
                 max_nesting: o
                     .and_then(|o| o.max_nesting)
                     .map_or(defaults.max_nesting, |n| n as usize),
+                ..defaults
             },
             max_bytes: limit(o.and_then(|o| o.max_bytes)),
         })
@@ -342,7 +343,7 @@ impl CallExtractor {
         match result {
             Ok(found) => RawCalls {
                 ok: true,
-                json: Some(found.to_value(Shape::Native).to_string()),
+                json: Some(found.to_value_with_repairs(Shape::Native).to_string()),
                 code: None,
                 message: None,
                 offset: None,

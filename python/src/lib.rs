@@ -582,6 +582,7 @@ impl CallExtractor {
                 strict,
                 max_depth,
                 max_nesting,
+                ..CallOptions::default()
             },
             max_bytes,
         })
@@ -611,7 +612,7 @@ impl CallExtractor {
             }
         };
         match result {
-            Ok(found) => value_to_py(py, &found.to_value(Shape::Native)),
+            Ok(found) => value_to_py(py, &found.to_value_with_repairs(Shape::Native)),
             Err(failure) => Err(failure_to_py(py, &failure)),
         }
     }

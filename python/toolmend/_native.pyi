@@ -100,7 +100,8 @@ class CallExtractor:
         max_bytes: int = 67108864,
     ) -> None: ...
     def extract(self, reply: Union[Text, Dict[str, Any], List[Any]]) -> Dict[str, Any]:
-        """`{"calls", "text", "reasoning", "incomplete"}`; raises `Error` for a cut-off or
+        """`{"calls", "text", "reasoning", "incomplete"}`, and `"repairs"` when the reply itself was
+        mended (one JSON string holding the reply, unquoted); raises `Error` for a cut-off or
         unusable call, with what was found in `Error.value`."""
 
 def mend_args(

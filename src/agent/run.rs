@@ -46,6 +46,9 @@ pub enum Status {
     ConfigError,
     /// SIGINT, SIGTERM or SIGHUP.
     Interrupted,
+    /// The transcript could not be written (a full disk, a closed stderr with `--verbose`):
+    /// the run stopped before anything more ran, as an audit trail with holes is no trail.
+    OutputFailed,
     /// Something that should not happen (a bug).
     Internal,
 }
@@ -64,6 +67,7 @@ impl Status {
             Status::LlmFailed => "llm_failed",
             Status::ConfigError => "config_error",
             Status::Interrupted => "interrupted",
+            Status::OutputFailed => "output_failed",
             Status::Internal => "internal_error",
         }
     }
@@ -73,7 +77,7 @@ impl Status {
         match self {
             Status::Answered | Status::Terminated => 0,
             Status::Internal => 1,
-            Status::ConfigError => 2,
+            Status::ConfigError | Status::OutputFailed => 2,
             Status::Denied => 3,
             Status::ApprovalFailed => 4,
             Status::IterationLimit => 5,
@@ -159,6 +163,7 @@ pub fn run(config: &Config, prompt: &str, events: &mut Events) -> Outcome {
         call_options: CallOptions {
             tools: Some(config.tools.clone()),
             require_terminate: true,
+            any_envelope_shape: true,
             ..CallOptions::default()
         },
     };
@@ -277,10 +282,17 @@ impl Run<'_> {
         }
     }
 
-    /// Stops the run when its time is up or a stop signal came.
+    /// Stops the run when its time is up, a stop signal came or the transcript cannot be
+    /// written (checked before each model call and each tool run).
     fn check(&self) -> Result<(), Stop> {
         if let Some(signal) = sys::stop_requested() {
             return Err(self.interrupted(signal));
+        }
+        if let Some(why) = self.events.failure() {
+            return Err(Stop::new(
+                Status::OutputFailed,
+                format!("writing the transcript failed: {why}; the run stopped there"),
+            ));
         }
         if Instant::now() >= self.deadline {
             return Err(self.timed_out());

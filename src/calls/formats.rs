@@ -16,7 +16,7 @@ use super::scan::{
     Finder, Reasoning, bare_name, blank, find_str, ident_len, is_name_byte, is_valid_json,
     is_whole_json, json_extent, reasoning, remaining_text, skip_ws,
 };
-use super::{Args, Ctx, Field, Incomplete, Item, Raw, Rejected, harmony, truncated};
+use super::{Args, Ctx, EnvelopeCheck, Field, Incomplete, Item, Raw, Rejected, harmony, truncated};
 use crate::error::{Code, Error};
 use crate::mend::{Concat, Target};
 use crate::repair::Repair;
@@ -915,7 +915,7 @@ fn object_call(
         .find(|k| matches!(map.get(**k), Some(Value::String(_))));
     let args_key = ARG_KEYS.iter().find(|k| map.contains_key(**k));
     let id = ID_KEYS.iter().find_map(|k| map.get(*k)).cloned();
-    let envelope = Some(envelope_problem(&map));
+    let envelope = Some(envelope_check(&map));
     let (name, args) = match (name_key, args_key) {
         (Some(nk), ak) => {
             if strict_shape && ak.is_none() && *nk != "tool" {
@@ -972,7 +972,7 @@ fn bare_known_call(value: &Value, ctx: &Ctx<'_>) -> Option<Raw> {
     Some(Raw {
         name: Some(name.to_owned()),
         id: ID_KEYS.iter().find_map(|k| map.get(*k)).cloned(),
-        envelope: Some(envelope_problem(map)),
+        envelope: Some(envelope_check(map)),
         ..Raw::default()
     })
 }
@@ -983,6 +983,14 @@ pub(crate) fn encoded_arguments(raws: &mut [Raw]) {
         if let Args::Value(Value::String(text)) = &mut raw.args {
             raw.args = Args::Encoded(std::mem::take(text));
         }
+    }
+}
+
+/// Why an object is not the envelope, read strictly and as the loop reads it.
+fn envelope_check(map: &Map<String, Value>) -> EnvelopeCheck {
+    EnvelopeCheck {
+        strict: envelope_problem(map),
+        any_shape: any_shape_envelope_problem(map),
     }
 }
 
@@ -1013,6 +1021,45 @@ fn envelope_problem(map: &Map<String, Value>) -> Option<Error> {
         }
     }
     None
+}
+
+/// Why an object is not an envelope the loop accepts, if it is not: a tool name under any key
+/// `calls` reads one from (`tool`, `name` …), its parameters under any argument key (an object,
+/// or JSON text that `arguments` decodes and reports), and `terminate` (true or false).
+fn any_shape_envelope_problem(map: &Map<String, Value>) -> Option<Error> {
+    let missing = |field: &str| {
+        Some(Error::whole(
+            Code::MissingField,
+            format!("tool call has no \"{field}\""),
+        ))
+    };
+    let wrong = |field: &str, want: &str, found: &Value| {
+        Some(Error::whole(
+            Code::WrongType,
+            format!(
+                "\"{field}\" must be {want}, found {}",
+                super::kind_of(found)
+            ),
+        ))
+    };
+    let field = |keys: &[&'static str]| keys.iter().find_map(|k| Some((*k, map.get(*k)?)));
+    match field(NAME_KEYS) {
+        None => return missing("tool"),
+        Some((key, name)) if !name.is_string() => return wrong(key, "a string", name),
+        Some(_) => {}
+    }
+    match field(ARG_KEYS) {
+        None => return missing("parameters"),
+        Some((key, args)) if !(args.is_object() || args.is_string()) => {
+            return wrong(key, "an object", args);
+        }
+        Some(_) => {}
+    }
+    match map.get("terminate") {
+        None => missing("terminate"),
+        Some(t) if !t.is_boolean() => wrong("terminate", "true or false", t),
+        Some(_) => None,
+    }
 }
 
 /// GLM writes the name right after `<tool_call>`, then a newline, `<arg_key>` or the close;

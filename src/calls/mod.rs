@@ -75,6 +75,11 @@ pub struct CallOptions {
     /// Each call must be the envelope `{"tool": string, "parameters": object, "terminate":
     /// boolean}`; anything else fails with `missing_field` or `wrong_type`.
     pub require_terminate: bool,
+    /// With `require_terminate`, the loop's reading of the envelope: the name and parameters
+    /// under any key a call is read from (`name`, `arguments` …) and parameters written as JSON
+    /// text (decoded, reported as `unquote`), as `calls` normalises them; `terminate` is still
+    /// required.
+    pub any_envelope_shape: bool,
     /// No repairs of arguments (see [`Options::strict`]).
     pub strict: bool,
     /// See [`Options::max_depth`].
@@ -90,6 +95,7 @@ impl Default for CallOptions {
             format: None,
             tools: None,
             require_terminate: false,
+            any_envelope_shape: false,
             strict: false,
             max_depth: defaults.max_depth,
             max_nesting: defaults.max_nesting,
@@ -233,6 +239,17 @@ impl Extracted {
         m.insert("reasoning".into(), self.reasoning.clone().into());
         m.insert("incomplete".into(), Value::Array(incomplete));
         Value::Object(m)
+    }
+
+    /// [`Extracted::to_value`] with the reply's own repairs (a reply that was one JSON string,
+    /// unquoted) as `repairs` when there are any, as a call carries its own: what the Python and
+    /// Node packages return, the value and the `repairs` of a `calls --records` record in one.
+    pub fn to_value_with_repairs(&self, shape: Shape) -> Value {
+        let mut value = self.to_value(shape);
+        if let (Value::Object(m), false) = (&mut value, self.repairs.is_empty()) {
+            m.insert("repairs".into(), repairs_value(&self.repairs));
+        }
+        value
     }
 }
 
@@ -504,6 +521,14 @@ impl<'o> Ctx<'o> {
     }
 }
 
+/// Why a JSON object is not a `{"tool", "parameters", "terminate"}` envelope, read strictly
+/// (`--require-terminate`) and as the loop reads it ([`CallOptions::any_envelope_shape`]).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct EnvelopeCheck {
+    pub strict: Option<Error>,
+    pub any_shape: Option<Error>,
+}
+
 /// A call as a decoder found it, before it is normalized.
 #[derive(Debug, Default)]
 pub(crate) struct Raw {
@@ -512,9 +537,9 @@ pub(crate) struct Raw {
     pub id: Option<Value>,
     pub args: Args,
     pub terminate: Option<Value>,
-    /// For a JSON object: why it is not the `{"tool", "parameters", "terminate"}` envelope, if
-    /// it is not. `None` for calls that are not JSON objects.
-    pub envelope: Option<Option<Error>>,
+    /// For a JSON object: why it is not the envelope, if it is not. `None` for calls that are
+    /// not JSON objects.
+    pub envelope: Option<EnvelopeCheck>,
     pub repairs: Vec<Repair>,
     pub offset: usize,
     /// Why the call was cut although its JSON may be whole: the API's stop reason said so.
@@ -605,8 +630,9 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         violations: Vec::new(),
     };
     if ctx.options.require_terminate {
-        let problem = match envelope.clone() {
-            Some(problem) => problem,
+        let problem = match &envelope {
+            Some(check) if ctx.options.any_envelope_shape => check.any_shape.clone(),
+            Some(check) => check.strict.clone(),
             None => Some(Error::whole(
                 Code::MissingField,
                 "--require-terminate: the call is not a {\"tool\", \"parameters\", \"terminate\"} JSON object, so it has no \"terminate\"",
@@ -618,7 +644,7 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         }
     }
     let Some(written) = name.filter(|n| !n.trim().is_empty()) else {
-        let error = match envelope.flatten() {
+        let error = match envelope.and_then(|check| check.strict) {
             Some(problem) if problem.code == Code::WrongType => problem,
             _ => Error::at(Code::MissingField, offset, "tool call has no tool name"),
         };
