@@ -175,6 +175,20 @@ impl Mender {
         let result = input.mend(&mut self.inner);
         record(&input, result)
     }
+
+    /// One input's value as compact JSON text, or its failed record: what `mendArgs` and
+    /// `repair` need, as one string rather than a record of eight fields.
+    #[napi(ts_return_type = "string | RawRecord")]
+    pub fn mend_value(&mut self, text: Either<String, Buffer>) -> Either<String, RawRecord> {
+        let input = input(&text, self.max_bytes);
+        let result = input
+            .text()
+            .and_then(|t| self.inner.mend(t).map(|m| m.value().into_owned()));
+        match result {
+            Ok(json) => Either::A(json),
+            Err(error) => Either::B(failed(&error, input.original())),
+        }
+    }
 }
 
 /// A batch of inputs, copied out of JavaScript so it can be mended off the main thread.
