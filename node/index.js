@@ -84,6 +84,8 @@ class Record {
     this.offset = raw.offset ?? null;
     /** The input cut to 100 characters (failures only). */
     this.original = raw.original ?? null;
+    /** For `invalid_parameters` (a `schema` option): the violations, `{path, keyword, message}` each. */
+    this.violations = raw.violations ? JSON.parse(raw.violations) : [];
     this.#raw = raw;
   }
 
@@ -107,7 +109,7 @@ class Record {
   /** The value, or the failure thrown as a ToolmendError. */
   unwrap() {
     if (this.ok) return this.value;
-    throw new ToolmendError(this.code, this.message, { offset: this.offset });
+    throw new ToolmendError(this.code, this.message, { offset: this.offset, violations: this.violations });
   }
 
   /** The record as `toolmend args --records` writes it (without `line`). */
@@ -115,6 +117,7 @@ class Record {
     if (this.ok) return { ok: true, value: this.value, repairs: this.repairs, dropped: this.dropped };
     const error = { code: this.code, message: this.message, original: this.original };
     if (this.offset !== null) error.offset = this.offset;
+    if (this.violations.length) error.violations = this.violations;
     return { ok: false, error };
   }
 }
@@ -134,6 +137,8 @@ function nativeOptions(options) {
     maxNesting: o.maxNesting,
     maxBytes: o.maxBytes,
     threads: o.threads,
+    // A JSON Schema object crosses as JSON text.
+    schema: o.schema === undefined || o.schema === null ? undefined : JSON.stringify(o.schema),
   };
 }
 
@@ -156,7 +161,8 @@ class Mender {
     const input = checkInput(text);
     const out = input.error ? input.error : this._native.mendValue(input.text);
     if (typeof out === 'string') return JSON.parse(out);
-    throw new ToolmendError(out.code, out.message, { offset: out.offset ?? null });
+    const violations = out.violations ? JSON.parse(out.violations) : [];
+    throw new ToolmendError(out.code, out.message, { offset: out.offset ?? null, violations });
   }
 }
 

@@ -43,8 +43,8 @@ use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::mend::{Concat, Mender, Options, Target};
-use crate::record::cut;
+use crate::args::{Concat, Mender, Options, Target};
+use crate::bytes::cut;
 
 /// Repairs that `--strict` also makes: they change the form of the text, never its grammar.
 const ALLOWED_IN_STRICT: &[&str] = &["unquote", "unescape", "duplicate_key"];
@@ -118,19 +118,6 @@ pub struct Report {
     pub files_written: usize,
     /// Problems that kept fixtures from running; any makes the run a usage error.
     pub problems: Vec<Problem>,
-}
-
-impl Report {
-    /// The exit status: 2 for a problem, 1 for a failed case, else 0.
-    pub fn exit_code(&self) -> u8 {
-        if !self.problems.is_empty() {
-            2
-        } else if self.failed > 0 {
-            1
-        } else {
-            0
-        }
-    }
 }
 
 /// Runs every case in `paths` (files, and folders searched for `*.jsonl`), writes each failing

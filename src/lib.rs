@@ -21,34 +21,29 @@
 //! [`Filter`] runs the pipeline over a stream of inputs and writes one record per input; it is
 //! what the `toolmend` binary runs.
 
+#![warn(missing_docs)]
+
 pub mod agent;
-mod batch;
+mod args;
+mod bytes;
 pub mod calls;
 pub mod check;
 mod error;
-mod escape;
 mod exact;
-mod filter;
-mod input;
-mod locate;
-mod mend;
-mod nesting;
-mod parse;
+mod io;
 mod prompt;
-mod record;
 mod repair;
 pub mod schema;
 pub mod tools;
-mod unquote;
 
-pub use batch::{Input, MendedValue, mend_many};
+pub use args::{Concat, Mended, Mender, Options, Target, Truncated, mend_args, repair};
+pub use bytes::cut;
 pub use error::{Code, Error};
-pub use escape::push_json_string;
-pub use filter::{Filter, FilterOptions, MAX_THREADS, Summary};
-pub use input::{Decoded, Framing, InputReader, RawInput, decode_input};
-pub use mend::{Concat, Mended, Mender, Options, Target, Truncated, mend_args, repair};
+pub use io::batch::{Input, MendedValue, mend_many};
+pub use io::filter::{Filter, FilterOptions, MAX_THREADS, Summary};
+pub use io::input::Framing;
+pub use io::record::{original_text, write_repairs};
 pub use prompt::system_prompt;
-pub use record::{Origin, cut, original_text, write_error, write_ok, write_repairs};
 pub use repair::{Repair, RepairKind, truncated};
 
 /// The README's Rust examples run as doc tests.

@@ -30,14 +30,43 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use crate::agent::config::{seconds, seconds_rule};
 use crate::repair::Repair;
 use crate::schema::{Partial, Schema, Violation};
 
 /// Why a tools file could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ToolsError(pub String);
+#[error("{message}")]
+pub struct ToolsError {
+    /// What went wrong, for a program to act on.
+    pub kind: ToolsErrorKind,
+    /// What went wrong, for a person: names the file, the tool and the key where known.
+    pub message: String,
+}
+
+/// The kinds of [`ToolsError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolsErrorKind {
+    /// The file cannot be read.
+    Unreadable,
+    /// The text is not JSON (or not TOML, for a `.toml` file).
+    Syntax,
+    /// The document is not a list of tools (nor an object with a `tools` list).
+    NotAList,
+    /// A tool is defined badly (no name, a parameter schema that is not an object, …).
+    BadTool,
+    /// Two tools have one name, or names that a call cannot tell apart.
+    Duplicate,
+}
+
+impl ToolsError {
+    fn new(kind: ToolsErrorKind, message: impl Into<String>) -> ToolsError {
+        ToolsError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
 
 /// One parameter as shown in the system prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,8 +170,12 @@ impl Tools {
     /// # Errors
     /// The file cannot be read, does not parse, or defines a tool badly.
     pub fn from_path(path: &Path) -> Result<Tools, ToolsError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ToolsError(format!("{}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ToolsError::new(
+                ToolsErrorKind::Unreadable,
+                format!("{}: {e}", path.display()),
+            )
+        })?;
         let is_toml = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
@@ -151,7 +184,7 @@ impl Tools {
         } else {
             Tools::from_json_str(&text)
         };
-        result.map_err(|e| ToolsError(format!("{}: {}", path.display(), e.0)))
+        result.map_err(|e| ToolsError::new(e.kind, format!("{}: {}", path.display(), e.message)))
     }
 
     /// Reads tools from JSON text: an array of tools, or an object with a `tools` array.
@@ -159,8 +192,8 @@ impl Tools {
     /// # Errors
     /// The text is not JSON or defines a tool badly.
     pub fn from_json_str(text: &str) -> Result<Tools, ToolsError> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| ToolsError(format!("not valid JSON: {e}")))?;
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| ToolsError::new(ToolsErrorKind::Syntax, format!("not valid JSON: {e}")))?;
         Tools::from_value(value)
     }
 
@@ -169,9 +202,10 @@ impl Tools {
     /// # Errors
     /// The text is not TOML or defines a tool badly.
     pub fn from_toml_str(text: &str) -> Result<Tools, ToolsError> {
-        let table: toml::Table =
-            toml::from_str(text).map_err(|e| ToolsError(format!("not valid TOML: {e}")))?;
-        let value = toml_to_json(toml::Value::Table(table)).map_err(ToolsError)?;
+        let table: toml::Table = toml::from_str(text)
+            .map_err(|e| ToolsError::new(ToolsErrorKind::Syntax, format!("not valid TOML: {e}")))?;
+        let value = toml_to_json(toml::Value::Table(table))
+            .map_err(|e| ToolsError::new(ToolsErrorKind::Syntax, e))?;
         Tools::from_value(value)
     }
 
@@ -185,20 +219,27 @@ impl Tools {
             Value::Object(mut map) => match map.remove("tools") {
                 Some(Value::Array(list)) => list,
                 _ => {
-                    return Err(ToolsError(
-                        "expected a list of tools or a \"tools\" list".into(),
+                    return Err(ToolsError::new(
+                        ToolsErrorKind::NotAList,
+                        "expected a list of tools or a \"tools\" list",
                     ));
                 }
             },
-            _ => return Err(ToolsError("expected a list of tools".into())),
+            _ => {
+                return Err(ToolsError::new(
+                    ToolsErrorKind::NotAList,
+                    "expected a list of tools",
+                ));
+            }
         };
         let mut tools = Vec::with_capacity(list.len());
         for (i, entry) in list.into_iter().enumerate() {
-            let tool =
-                tool_from_value(entry).map_err(|e| ToolsError(format!("tool {}: {e}", i + 1)))?;
+            let tool = tool_from_value(entry).map_err(|e| {
+                ToolsError::new(ToolsErrorKind::BadTool, format!("tool {}: {e}", i + 1))
+            })?;
             let key = lookup_key(&tool.name);
             if let Some(other) = tools.iter().find(|t: &&Tool| lookup_key(&t.name) == key) {
-                return Err(ToolsError(if other.name == tool.name {
+                let message = if other.name == tool.name {
                     format!("tool {}: the name {:?} is defined twice", i + 1, tool.name)
                 } else {
                     format!(
@@ -208,7 +249,8 @@ impl Tools {
                         other.name,
                         tool.name
                     )
-                }));
+                };
+                return Err(ToolsError::new(ToolsErrorKind::Duplicate, message));
             }
             tools.push(tool);
         }
@@ -525,9 +567,62 @@ fn type_name(property: &Value) -> String {
     }
 }
 
+/// The longest time a key may give (about 31 years), so that deadlines stay representable.
+pub(crate) const MAX_SECONDS: f64 = 1e9;
+
+/// The rule for every timeout, in `[loop]`, `[llm]`, `[approval]` and a tool's own: a positive
+/// number of seconds, at most [`MAX_SECONDS`]. `Err` is the message naming `key`.
+pub(crate) fn seconds(value: f64, key: &str) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(value)
+        .ok()
+        .filter(|d| !d.is_zero() && d.as_secs_f64() <= MAX_SECONDS)
+        .ok_or_else(|| seconds_rule(key))
+}
+
+/// What [`seconds`] asks of `key`.
+pub(crate) fn seconds_rule(key: &str) -> String {
+    format!("{key} must be a positive number of seconds, at most {MAX_SECONDS:e}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_tools_error_has_its_kind() {
+        let kind = |text: &str| Tools::from_json_str(text).err().map(|e| e.kind);
+        assert_eq!(kind("[{"), Some(ToolsErrorKind::Syntax));
+        assert_eq!(kind("{\"a\": 1}"), Some(ToolsErrorKind::NotAList));
+        assert_eq!(kind("7"), Some(ToolsErrorKind::NotAList));
+        assert_eq!(
+            kind("[{\"description\": \"no name\"}]"),
+            Some(ToolsErrorKind::BadTool)
+        );
+        assert_eq!(
+            kind("[{\"name\": \"ls\"}, {\"name\": \"ls\"}]"),
+            Some(ToolsErrorKind::Duplicate)
+        );
+        assert_eq!(kind("[{\"name\": \"ls\"}]"), None);
+        let toml = Tools::from_toml_str("[[tools]\n").unwrap_err();
+        assert_eq!(toml.kind, ToolsErrorKind::Syntax);
+        let missing = Tools::from_path(Path::new("no/such/tools.json")).unwrap_err();
+        assert_eq!(missing.kind, ToolsErrorKind::Unreadable);
+        assert!(
+            missing.message.starts_with("no/such/tools.json: "),
+            "{missing}"
+        );
+        let dir = std::env::temp_dir().join(format!("toolmend-tools-kind-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("t.json");
+        std::fs::write(&file, "[{\"name\": \"a\"}, {\"name\": \"a\"}]").unwrap();
+        let read = Tools::from_path(&file).unwrap_err();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(
+            read.kind,
+            ToolsErrorKind::Duplicate,
+            "a file keeps its text's kind"
+        );
+    }
 
     #[test]
     fn three_forms_and_toml() {
@@ -585,12 +680,12 @@ mod tests {
             let text = format!(r#"[{{"name": {a:?}}}, {{"name": {b:?}}}]"#);
             let e = Tools::from_json_str(&text).unwrap_err();
             assert!(
-                e.0.contains(&format!("{a:?} and {b:?}")) && e.0.contains("\"x\""),
+                e.message.contains(&format!("{a:?} and {b:?}")) && e.message.contains("\"x\""),
                 "{text}: {e}"
             );
         }
         let e = Tools::from_json_str(r#"[{"name": "x"}, {"name": "x"}]"#).unwrap_err();
-        assert!(e.0.contains("defined twice"), "{e}");
+        assert!(e.message.contains("defined twice"), "{e}");
         // Case counts; another namespace is part of the name.
         let tools =
             Tools::from_json_str(r#"[{"name": "x"}, {"name": "X"}, {"name": "ns.x"}]"#).unwrap();
@@ -601,26 +696,29 @@ mod tests {
         assert_eq!(tools.get("functions.y").unwrap().name, "functions.y");
         assert_eq!(tools.get("y").unwrap().name, "functions.y");
         let e = Tools::from_json_str(r#"[{"name": "functions.:0"}]"#).unwrap_err();
-        assert!(e.0.contains("leaves nothing"), "{e}");
+        assert!(e.message.contains("leaves nothing"), "{e}");
     }
 
     #[test]
     fn bad_definitions_are_named() {
         let e = Tools::from_json_str(r#"[{"name": "x", "command": "rm -rf /"}]"#).unwrap_err();
-        assert!(e.0.contains("never a shell string"), "{e}");
+        assert!(e.message.contains("never a shell string"), "{e}");
         let e = Tools::from_json_str(
             r#"[{"name": "x", "parameters": [{"name": "a", "type": "wat"}]}]"#,
         )
         .unwrap_err();
-        assert!(e.0.contains("unknown type"), "{e}");
+        assert!(e.message.contains("unknown type"), "{e}");
         assert!(Tools::from_json_str(r#"[{"description": "no name"}]"#).is_err());
         // A timeout is checked as the loop config checks its own, never replaced by a default.
         for timeout in ["-1", "0", "\"1\"", "1e300", "true"] {
             let e = Tools::from_json_str(&format!(r#"[{{"name": "x", "timeout": {timeout}}}]"#))
                 .unwrap_err();
-            assert!(e.0.contains("positive number of seconds"), "{timeout}: {e}");
+            assert!(
+                e.message.contains("positive number of seconds"),
+                "{timeout}: {e}"
+            );
         }
         let e = Tools::from_toml_str("[[tools]]\nname = \"x\"\ntimeout = nan\n").unwrap_err();
-        assert!(e.0.contains("\"timeout\": NaN"), "{e}");
+        assert!(e.message.contains("\"timeout\": NaN"), "{e}");
     }
 }

@@ -8,24 +8,17 @@
 use std::fs;
 use std::path::Path;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
 mod common;
-use common::repair_kinds;
+use common::{TempDir, repair_kinds, toolmend};
 
 const TOOLS: &str = "fixtures/calls/tools.json";
 
-fn cmd() -> Command {
-    let mut cmd = Command::cargo_bin("toolmend").unwrap();
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
-    cmd
-}
-
 /// Runs `calls --records ARGS` over `input`; returns the record and the exit code.
 fn record(args: &[&str], input: &str) -> (Value, i32) {
-    let out = cmd()
+    let out = toolmend()
         .arg("calls")
         .arg("--records")
         .args(args)
@@ -40,7 +33,7 @@ fn record(args: &[&str], input: &str) -> (Value, i32) {
 
 /// Runs `toolmend check` (with `--bless` when BLESS is set) on `dir`; returns its stdout.
 fn check(dir: &Path, bless: bool) -> String {
-    let mut command = cmd();
+    let mut command = toolmend();
     command.arg("check");
     if bless {
         command.arg("--bless");
@@ -183,7 +176,7 @@ fn text_reply_has_no_calls() {
         json!({"calls": [], "text": "The capital of Norway is Oslo.", "reasoning": null, "incomplete": []})
     );
     // Without --records the value alone is written.
-    cmd()
+    toolmend()
         .args(["calls"])
         .write_stdin("Just words.")
         .assert()
@@ -209,7 +202,7 @@ fn format_forces_a_decoder() {
         "[TOOL_CALLS]get_time[ARGS]{\"tz\": \"UTC\"}",
     );
     assert_eq!(rec["value"]["calls"], json!([]));
-    cmd()
+    toolmend()
         .args(["calls", "--format", "nonsense"])
         .write_stdin("x")
         .assert()
@@ -309,7 +302,7 @@ fn truncated_call_is_incomplete_not_healed() {
         json!([{"tool": "delete", "offset": 22, "message": "its JSON ends before it is closed"}])
     );
     // Without --records the error record goes to stderr and nothing to stdout.
-    cmd()
+    toolmend()
         .arg("calls")
         .write_stdin(reply)
         .assert()
@@ -427,7 +420,7 @@ fn read_only_policy_for_concatenated_arguments() {
 
 #[test]
 fn tools_file_forms_json_and_toml() {
-    let dir = tempdir();
+    let dir = TempDir::new("calls");
     let toml = dir.join("tools.toml");
     fs::write(
         &toml,
@@ -449,13 +442,13 @@ fn tools_file_forms_json_and_toml() {
         r#"[{"name": "x", "parameters": [{"name": "a", "type": "wat"}]}]"#,
     )
     .unwrap();
-    cmd()
+    toolmend()
         .args(["calls", "--tools", bad.to_str().unwrap()])
         .write_stdin("hi")
         .assert()
         .code(2)
         .stderr(predicate::str::contains("unknown type \"wat\""));
-    cmd()
+    toolmend()
         .args(["calls", "--tools", "no/such/file.json"])
         .write_stdin("hi")
         .assert()
@@ -465,7 +458,7 @@ fn tools_file_forms_json_and_toml() {
 #[test]
 fn names_that_reach_the_same_tool_are_a_tools_file_error() {
     // A call to `functions.x` is looked up as `x`: with both defined, it would run `x`.
-    let dir = tempdir();
+    let dir = TempDir::new("calls");
     for (i, (a, b)) in [
         ("x", "functions.x"),
         ("functions.x", "x"),
@@ -484,7 +477,7 @@ fn names_that_reach_the_same_tool_are_a_tools_file_error() {
         fs::write(&path, tools.to_string()).unwrap();
         let both = format!("{a:?} and {b:?}");
         for command in ["calls", "prompt"] {
-            cmd()
+            toolmend()
                 .args([command, "--tools", path.to_str().unwrap()])
                 .write_stdin("hi")
                 .assert()
@@ -496,7 +489,7 @@ fn names_that_reach_the_same_tool_are_a_tools_file_error() {
         let fixture = dir.join(format!("alias-{i}.jsonl"));
         let case = json!({"command": "calls", "options": ["--tools", path.file_name().unwrap().to_str().unwrap()], "input": "hi", "expect": {}});
         fs::write(&fixture, format!("{case}\n")).unwrap();
-        cmd()
+        toolmend()
             .args(["check", fixture.to_str().unwrap()])
             .assert()
             .code(2)
@@ -511,16 +504,6 @@ fn names_that_reach_the_same_tool_are_a_tools_file_error() {
     );
     assert_eq!(code, 0, "{rec}");
     assert_eq!(rec["value"]["calls"][0]["tool"], "ls");
-}
-
-fn tempdir() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "toolmend-calls-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 // Point 6: jsonl messages and --shape openai.
@@ -542,7 +525,7 @@ fn jsonl_reply_shapes() {
         json!([{"type": "tool_use", "id": "toolu_2", "name": "get_time", "input": {}}]),
     ];
     let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let out = cmd()
+    let out = toolmend()
         .args(["calls", "--input", "jsonl", "--records"])
         .write_stdin(input)
         .output()
@@ -581,7 +564,7 @@ fn jsonl_reply_shapes() {
 
 #[test]
 fn jsonl_bad_line_is_a_record_and_others_go_on() {
-    let out = cmd()
+    let out = toolmend()
         .args(["calls", "--input", "jsonl", "--records"])
         .write_stdin("{not json\n\"plain text\"\n42\n")
         .output()
@@ -615,7 +598,7 @@ fn empty_and_invalid_utf8_replies() {
     let (rec, code) = record(&[], "   \n");
     assert_eq!(code, 1);
     assert_eq!(rec["error"]["code"], json!("empty_input"));
-    let out = cmd()
+    let out = toolmend()
         .args(["calls", "--records"])
         .write_stdin(&b"ab\xffcd"[..])
         .output()
@@ -630,7 +613,10 @@ fn empty_and_invalid_utf8_replies() {
 #[test]
 fn prompt_text_is_exact_and_deterministic() {
     let expected = fs::read_to_string("fixtures/calls/prompt.expected.txt").unwrap_or_default();
-    let out = cmd().args(["prompt", "--tools", TOOLS]).output().unwrap();
+    let out = toolmend()
+        .args(["prompt", "--tools", TOOLS])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let got = String::from_utf8(out.stdout).unwrap();
     if std::env::var_os("BLESS").is_some() {
@@ -650,14 +636,17 @@ fn prompt_text_is_exact_and_deterministic() {
     ] {
         assert!(got.contains(needle), "prompt lacks {needle:?}:\n{got}");
     }
-    let again = cmd().args(["prompt", "--tools", TOOLS]).output().unwrap();
+    let again = toolmend()
+        .args(["prompt", "--tools", TOOLS])
+        .output()
+        .unwrap();
     assert_eq!(again.stdout, got.as_bytes());
 }
 
 #[test]
 fn prompt_needs_a_readable_tools_file() {
-    cmd().args(["prompt"]).assert().code(2);
-    cmd()
+    toolmend().args(["prompt"]).assert().code(2);
+    toolmend()
         .args(["prompt", "--tools", "missing.json"])
         .assert()
         .code(2)
@@ -666,14 +655,14 @@ fn prompt_needs_a_readable_tools_file() {
 
 #[test]
 fn help_has_examples() {
-    cmd()
+    toolmend()
         .args(["calls", "--help"])
         .assert()
         .success()
         .stdout(predicate::str::contains("Examples:"))
         .stdout(predicate::str::contains("qwen3_coder"))
         .stdout(predicate::str::contains("harmony"));
-    cmd()
+    toolmend()
         .args(["prompt", "--help"])
         .assert()
         .success()
@@ -701,7 +690,7 @@ fn no_panic_on_hostile_input() {
         "\u{FEFF}",
     ];
     for input in nasty {
-        let out = cmd()
+        let out = toolmend()
             .args(["calls", "--records"])
             .write_stdin(input)
             .output()
@@ -960,7 +949,7 @@ fn markers_inside_json_strings_are_text_in_every_format() {
             cases.push((t, *marker, parameters, *place == "two", harmony));
         }
     }
-    let out = cmd()
+    let out = toolmend()
         .args(["calls", "--records", "--input", "jsonl"])
         .write_stdin(lines)
         .output()
@@ -999,7 +988,7 @@ fn markers_inside_json_strings_are_text_in_every_format() {
 fn parameters_nested_deeper_than_serde_json_reads_are_a_call() {
     let deep = format!("{}1{}", r#"{"a":"#.repeat(300), "}".repeat(300));
     let reply = format!(r#"Sure: {{"tool":"f","parameters":{deep}}}"#);
-    let out = cmd()
+    let out = toolmend()
         .args(["calls", "--records"])
         .write_stdin(reply.clone())
         .output()
@@ -1042,7 +1031,10 @@ fn formats_doc_examples() -> Vec<(String, String, String)> {
 /// written, with `--format NAME` and with `auto`.
 #[test]
 fn formats_doc_examples_run_as_written() {
-    let listed = cmd().args(["calls", "--list-formats"]).output().unwrap();
+    let listed = toolmend()
+        .args(["calls", "--list-formats"])
+        .output()
+        .unwrap();
     assert!(listed.status.success());
     let listed: Vec<String> = String::from_utf8(listed.stdout)
         .unwrap()
@@ -1057,7 +1049,7 @@ fn formats_doc_examples_run_as_written() {
     );
     for (name, reply, expected) in &examples {
         for format in [name.as_str(), "auto"] {
-            let out = cmd()
+            let out = toolmend()
                 .args(["calls", "--format", format])
                 .write_stdin(reply.as_str())
                 .output()
@@ -1076,7 +1068,10 @@ fn formats_doc_examples_run_as_written() {
 /// and nothing else.
 #[test]
 fn list_formats_prints_every_format_format_takes() {
-    let out = cmd().args(["calls", "--list-formats"]).output().unwrap();
+    let out = toolmend()
+        .args(["calls", "--list-formats"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let names: Vec<&str> = text
@@ -1086,13 +1081,13 @@ fn list_formats_prints_every_format_format_takes() {
     assert_eq!(names, toolmend::calls::format_names().collect::<Vec<_>>());
     assert!(names.len() >= 30 && names.contains(&"hermes") && names.contains(&"json"));
     for name in &names {
-        cmd()
+        toolmend()
             .args(["calls", "--format", name])
             .write_stdin("hi")
             .assert()
             .success();
     }
-    cmd()
+    toolmend()
         .args(["calls", "--format", "nope"])
         .write_stdin("hi")
         .assert()

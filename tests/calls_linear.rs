@@ -6,8 +6,10 @@
 //! does not fail the test; runs too short to judge pass on their own.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
+
+mod common;
 
 /// The smaller size of each family, in bytes (the larger is 8 times it).
 const BASE: usize = 24 << 10;
@@ -89,7 +91,7 @@ const FAMILIES: &[Family] = &[
 // The child is reaped by `wait4`, which also gives its CPU time; `Child::wait` would not.
 #[allow(clippy::zombie_processes)]
 fn cpu_time(input: &str) -> Duration {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+    let mut child = common::command()
         .arg("calls")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())

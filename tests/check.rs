@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use predicates::prelude::*;
 
+mod common;
+
 /// A fresh folder for one test, under cargo's scratch space for integration tests.
 fn scratch(test: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -24,7 +26,7 @@ fn write(dir: &Path, name: &str, lines: &[&str]) -> PathBuf {
 }
 
 fn check(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("toolmend").unwrap();
+    let mut cmd = common::toolmend();
     cmd.current_dir(dir).arg("check");
     cmd
 }
@@ -362,11 +364,7 @@ fn missing_paths_and_empty_folders_exit_2() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no fixture cases found"));
-    Command::cargo_bin("toolmend")
-        .unwrap()
-        .arg("check")
-        .assert()
-        .code(2);
+    common::toolmend().arg("check").assert().code(2);
 }
 
 #[test]

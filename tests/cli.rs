@@ -10,13 +10,7 @@ use predicates::prelude::*;
 use serde_json::{Value, json};
 
 mod common;
-use common::repair_kinds;
-
-fn toolmend() -> Cmd {
-    let mut cmd = Cmd::new(env!("CARGO_BIN_EXE_toolmend"));
-    cmd.env_clear();
-    cmd
-}
+use common::{TempDir, repair_kinds, toolmend};
 
 fn records(stdout: &[u8]) -> Vec<Value> {
     String::from_utf8(stdout.to_vec())
@@ -66,7 +60,7 @@ fn usage_error_exits_2() {
 
 #[test]
 fn unreadable_file_exits_2_after_the_others() {
-    let dir = tempdir();
+    let dir = TempDir::new("cli");
     let good = dir.join("good.txt");
     std::fs::write(&good, "{\"a\":1}\n").unwrap();
     toolmend()
@@ -152,7 +146,7 @@ fn crlf_and_bom() {
 
 #[test]
 fn files_and_dash_for_stdin_and_file_names() {
-    let dir = tempdir();
+    let dir = TempDir::new("cli");
     let first = dir.join("first.txt");
     std::fs::write(&first, "{\"from\":\"file\"}\n").unwrap();
     let out = toolmend()
@@ -272,7 +266,7 @@ fn closed_stdout_ends_quietly() {
 /// A co-process: one toolmend, a line written, its record read back, stdin still open.
 #[test]
 fn line_buffered_answers_each_line_while_stdin_stays_open() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+    let mut child = common::command()
         .args(["args", "--records", "--line-buffered"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -340,18 +334,6 @@ fn help_has_examples_and_exit_codes() {
             .stdout(predicate::str::contains("Examples:"))
             .stdout(predicate::str::contains("Exit status:"));
     }
-}
-
-fn tempdir() -> std::path::PathBuf {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "toolmend-test-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// A stream that exercises every path of the threaded filter: many batches, clean and broken
@@ -626,7 +608,7 @@ fn package_is_described_and_dual_licensed() {
 fn run_with_closed_stdout(args: &[&str], stdin: &[u8]) -> std::process::Output {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+    let mut child = common::command()
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(Stdio::piped())
@@ -692,8 +674,7 @@ fn every_command_ends_quietly_when_stdout_is_closed() {
 /// A closed stdout does not hide how the loop's run ended: its status is still the exit code.
 #[test]
 fn a_failed_loop_keeps_its_exit_status_when_stdout_is_closed() {
-    let dir = std::env::temp_dir().join(format!("toolmend-closed-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("closed");
     let config = dir.join("agent.toml");
     std::fs::write(
         &config,
@@ -846,7 +827,7 @@ fn a_terminal_on_stdin_gets_a_one_line_hint_and_input_still_works() {
 /// coerced the same with any number of threads and on the path of lines of many megabytes.
 #[test]
 fn schema_file_problems_exit_2_and_threads_change_nothing() {
-    let dir = tempdir();
+    let dir = TempDir::new("cli");
     let bad_json = dir.join("bad.json");
     std::fs::write(&bad_json, "{\"type\": ").unwrap();
     let bad_schema = dir.join("bad_schema.json");

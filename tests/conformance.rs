@@ -6,10 +6,12 @@
 //! and skips.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
+
+mod common;
 
 /// No repairs, and several values one after another are an error rather than split.
 const STRICT: &[&str] = &["--strict", "--concat", "error"];
@@ -22,7 +24,7 @@ fn corpus() -> Option<PathBuf> {
 
 /// Runs `toolmend repair --input whole --records [extra]` on one file and returns its single record.
 fn record(file: &Path, extra: &[&str]) -> Value {
-    let output = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+    let output = common::command()
         .args(["repair", "--input", "whole", "--records"])
         .args(extra)
         .arg(file)
@@ -129,9 +131,11 @@ fn deep_nesting_is_an_error_record() {
     }
     let closed_arrays = format!("{}{}", "[".repeat(200_000), "]".repeat(200_000));
     let input = format!("{arrays}\n{objects}\n{encoded}\n{closed_arrays}\n[1]\n");
-    let output = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+    let output = common::toolmend()
         .args(["repair", "--records"])
-        .write_stdin_bytes(input.as_bytes());
+        .write_stdin(input)
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let stdout = String::from_utf8(output.stdout).unwrap();
     let records: Vec<Value> = stdout
@@ -144,27 +148,6 @@ fn deep_nesting_is_an_error_record() {
     assert_eq!(records[2]["error"]["code"], "depth_exceeded");
     assert_eq!(records[3]["error"]["code"], "too_deep");
     assert_eq!(records[4]["value"], serde_json::json!([1]));
-}
-
-trait WriteStdin {
-    fn write_stdin_bytes(&mut self, bytes: &[u8]) -> std::process::Output;
-}
-
-impl WriteStdin for Command {
-    fn write_stdin_bytes(&mut self, bytes: &[u8]) -> std::process::Output {
-        use std::io::Write;
-        let mut child = self
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let bytes = bytes.to_vec();
-        let writer = std::thread::spawn(move || stdin.write_all(&bytes));
-        let output = child.wait_with_output().unwrap();
-        writer.join().unwrap().unwrap();
-        output
-    }
 }
 
 /// The `i_` files holding a lone surrogate escape are valid JSON that `JSON.parse` reads: they
@@ -188,7 +171,7 @@ fn i_files_with_lone_surrogates_are_kept_under_strict() {
             continue;
         };
         for extra in [&[][..], STRICT] {
-            let output = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+            let output = common::command()
                 .args(["repair", "--input", "whole", "--records"])
                 .args(extra)
                 .arg(file)

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 mod common;
-use common::{bin, code, quoted, stderr, stdout};
+use common::{TempDir, bin, code, quoted, stderr, stdout};
 
 /// Longest a test lets toolmend run before it is taken as hung.
 const GUARD: Duration = Duration::from_secs(30);
@@ -29,16 +29,14 @@ fn call(tool: &str, terminate: bool) -> String {
 /// A fresh directory for one test: the config, the fake programs' pid files and markers, the
 /// transcript.
 struct Setup {
-    dir: PathBuf,
+    dir: TempDir,
 }
 
 impl Setup {
     fn new(name: &str) -> Setup {
-        let dir =
-            std::env::temp_dir().join(format!("toolmend-faults-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Setup { dir }
+        Setup {
+            dir: TempDir::new(&format!("faults-{name}")),
+        }
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -107,10 +105,8 @@ impl Setup {
     }
 
     fn command(&self, config: &Path, prompt: &str) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_toolmend"));
+        let mut command = common::command();
         command
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .arg("loop")
             .arg("--config")
             .arg(config)

@@ -4,11 +4,11 @@
 //! (Its own test binary, so the peak RSS of waited-for children is this test's toolmend runs
 //! alone; the fake programs write in 1 MiB pieces and stay small themselves.)
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{bin, code, quoted, stderr};
+use common::{TempDir, bin, code, quoted, stderr};
 
 /// The largest peak RSS among this process's waited-for children (and theirs), in KiB.
 fn children_max_rss_kib() -> i64 {
@@ -22,12 +22,7 @@ fn children_max_rss_kib() -> i64 {
 /// Runs `toolmend loop` with `config` (`{helper}`, `{scripted}` and `{dir}` filled in as TOML
 /// strings) in a fresh directory holding `files`; its exit code, stderr and how long it took.
 fn run(name: &str, config: &str, files: &[(&str, &str)]) -> (i32, String, Duration) {
-    let dir = std::env::temp_dir().join(format!(
-        "toolmend-faults-memory-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new(&format!("faults-memory-{name}"));
     for (file, text) in files {
         std::fs::write(dir.join(file), text).unwrap();
     }
@@ -45,7 +40,7 @@ fn run(name: &str, config: &str, files: &[(&str, &str)]) -> (i32, String, Durati
         .replace("{dir}", &quoted(&dir.display().to_string()));
     std::fs::write(dir.join("agent.toml"), config).unwrap();
     let start = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+    let out = common::command()
         .arg("loop")
         .arg("--config")
         .arg(dir.join("agent.toml"))
@@ -54,7 +49,6 @@ fn run(name: &str, config: &str, files: &[(&str, &str)]) -> (i32, String, Durati
         .output()
         .unwrap();
     let took = start.elapsed();
-    let _ = std::fs::remove_dir_all(&dir);
     (code(&out), stderr(&out), took)
 }
 

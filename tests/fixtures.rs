@@ -13,17 +13,12 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::value::RawValue;
 
-const DIRS: &[&str] = &["fixtures/args", "fixtures/repair", "fixtures/fuzz"];
+mod common;
 
-fn toolmend() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolmend"));
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
-    cmd
-}
+const DIRS: &[&str] = &["fixtures/args", "fixtures/repair", "fixtures/fuzz"];
 
 fn jsonl_files(dir: &Path, found: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).unwrap() {
@@ -39,7 +34,7 @@ fn jsonl_files(dir: &Path, found: &mut Vec<PathBuf>) {
 #[test]
 fn fixtures_pass_under_check() {
     let bless = std::env::var_os("BLESS").is_some();
-    let mut cmd = toolmend();
+    let mut cmd = common::command();
     cmd.arg("check");
     if bless {
         cmd.arg("--bless");
@@ -103,7 +98,7 @@ fn fixtures_record_their_whole_outcome() {
             );
         }
     }
-    let output = toolmend()
+    let output = common::command()
         .args(["check", "--bless"])
         .arg(&copy)
         .output()

@@ -1,8 +1,10 @@
 //! Text generated from the command-line definition: completions, man pages, `--version`, and
 //! the examples in every `--help`.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
+
+mod common;
+use common::toolmend;
 
 /// Every command a user can type (the clap-made `help` aside).
 const COMMANDS: &[&str] = &[
@@ -14,10 +16,6 @@ const COMMANDS: &[&str] = &[
     "completions",
     "man",
 ];
-
-fn toolmend() -> Command {
-    Command::cargo_bin("toolmend").unwrap()
-}
 
 fn stdout_of(args: &[&str]) -> String {
     let out = toolmend().args(args).output().unwrap();

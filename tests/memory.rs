@@ -3,7 +3,9 @@
 //! waited-for children is this binary's children alone.)
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+
+mod common;
 
 /// The largest peak RSS among this process's waited-for children, in KiB.
 fn children_max_rss_kib() -> i64 {
@@ -16,7 +18,7 @@ fn children_max_rss_kib() -> i64 {
 
 #[test]
 fn a_200_mb_line_over_the_limit_is_not_held_in_memory() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+    let mut child = common::command()
         .args(["--records", "--max-bytes", "1M"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -49,7 +51,7 @@ fn a_200_mb_line_over_the_limit_is_not_held_in_memory() {
 // wait4 below reaps the child; clippy only knows Child::wait.
 #[allow(clippy::zombie_processes)]
 fn peak_rss_kib(args: &[&str], input: Vec<u8>) -> i64 {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolmend"))
+    let mut child = common::command()
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())

@@ -6,12 +6,10 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command as Process, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use assert_cmd::Command;
-use assert_cmd::cargo::cargo_bin;
 use serde_json::{Value, json};
 
 mod common;
@@ -27,8 +25,7 @@ fn fixture(name: &str) -> String {
 
 /// Runs `toolmend calls --stream ARGS` on `input`: the events and the exit code.
 fn stream(args: &[&str], input: &[u8]) -> (Vec<Value>, i32) {
-    let out = Command::cargo_bin("toolmend")
-        .unwrap()
+    let out = common::toolmend()
         .args(["calls", "--stream"])
         .args(args)
         .write_stdin(input)
@@ -233,8 +230,7 @@ fn end_and_exit_status_are_those_of_calls() {
         "<tool_call>{'name': 'f', 'arguments': {'a': True,}}</tool_call>",
     ] {
         let (events, status) = stream(&[], reply.as_bytes());
-        let out = Command::cargo_bin("toolmend")
-            .unwrap()
+        let out = common::toolmend()
             .args(["calls", "--records"])
             .write_stdin(reply)
             .output()
@@ -250,7 +246,7 @@ fn end_and_exit_status_are_those_of_calls() {
 
 #[test]
 fn events_are_written_while_the_reply_is_still_arriving() {
-    let mut child = Process::new(cargo_bin("toolmend"))
+    let mut child = common::command()
         .args(["calls", "--stream"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -306,8 +302,7 @@ fn broken_deltas_end_the_reply_with_invalid_input() {
 
 #[test]
 fn sse_input_without_stream_is_a_usage_error() {
-    let out = Command::cargo_bin("toolmend")
-        .unwrap()
+    let out = common::toolmend()
         .args(["calls", "--input", "sse"])
         .write_stdin("data: {}\n\n")
         .output()

@@ -41,7 +41,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::tools::Tools;
+use crate::tools::{MAX_SECONDS, Tools, seconds};
 
 /// Why a configuration cannot be used; the message names the key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -253,23 +253,6 @@ fn argv(command: Vec<String>, key: &str) -> Result<Vec<String>, ConfigError> {
         )));
     }
     Ok(command)
-}
-
-/// The longest time a key may give (about 31 years), so that deadlines stay representable.
-pub(crate) const MAX_SECONDS: f64 = 1e9;
-
-/// The rule for every timeout, in `[loop]`, `[llm]`, `[approval]` and a tool's own: a positive
-/// number of seconds, at most [`MAX_SECONDS`]. `Err` is the message naming `key`.
-pub(crate) fn seconds(value: f64, key: &str) -> Result<Duration, String> {
-    Duration::try_from_secs_f64(value)
-        .ok()
-        .filter(|d| !d.is_zero() && d.as_secs_f64() <= MAX_SECONDS)
-        .ok_or_else(|| seconds_rule(key))
-}
-
-/// What [`seconds`] asks of `key`.
-pub(crate) fn seconds_rule(key: &str) -> String {
-    format!("{key} must be a positive number of seconds, at most {MAX_SECONDS:e}")
 }
 
 /// A timeout key, or its default.

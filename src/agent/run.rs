@@ -13,9 +13,9 @@ use super::events::Events;
 use super::process::{self, Ended, Group};
 use super::sys;
 use super::tool::{self, ToolResult, ToolRun};
+use crate::args::{Mender, Options, Target};
 use crate::calls::{self, Call, CallOptions};
 use crate::error::Code;
-use crate::mend::{Mender, Options, Target};
 
 /// The longest reply taken (16 MiB); a model does not write more. A longer one is refused as a
 /// failed call, and no more than this is held in memory while it is read.
@@ -69,22 +69,6 @@ impl Status {
             Status::Interrupted => "interrupted",
             Status::OutputFailed => "output_failed",
             Status::Internal => "internal_error",
-        }
-    }
-
-    /// The process exit status `toolmend loop` ends with.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Status::Answered | Status::Terminated => 0,
-            Status::Internal => 1,
-            Status::ConfigError | Status::OutputFailed => 2,
-            Status::Denied => 3,
-            Status::ApprovalFailed => 4,
-            Status::IterationLimit => 5,
-            Status::Timeout => 6,
-            Status::Malformed => 7,
-            Status::LlmFailed => 8,
-            Status::Interrupted => 130,
         }
     }
 
@@ -753,12 +737,5 @@ mod tests {
         assert_eq!(off_thread(soon, || 7), Ok(7));
         let failed = off_thread(soon, || -> i32 { panic!("a failing extractor") });
         assert_eq!(failed, Err(Interruption::Failed));
-    }
-
-    #[test]
-    fn exit_codes() {
-        assert_eq!(Status::Answered.exit_code(), 0);
-        assert_eq!(Status::Denied.exit_code(), 3);
-        assert_eq!(Status::LlmFailed.exit_code(), 8);
     }
 }

@@ -6,9 +6,9 @@ use serde_json::{Map, Value};
 
 use super::{CallOptions, Extracted, Failure, extract, extract_message, repairs_value};
 use crate::error::{Code, Error};
-use crate::filter::Summary;
-use crate::input::{Framing, InputReader, RawInput};
-use crate::record::original_text;
+use crate::io::filter::Summary;
+use crate::io::input::{Framing, InputReader, JSONL_TEXT_MEMBERS, RawInput, too_large};
+use crate::io::record::original_text;
 
 /// How each call is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -127,13 +127,7 @@ impl CallsFilter {
         }
         let bytes = match raw {
             RawInput::TooLarge { head: start, len } => {
-                let error = Error::whole(
-                    Code::TooLarge,
-                    format!(
-                        "input is {len} bytes, more than --max-bytes {}",
-                        self.options.max_bytes
-                    ),
-                );
+                let error = too_large(len, self.options.max_bytes);
                 write_failure(buf, head, &error, start, None);
                 return false;
             }
@@ -159,7 +153,7 @@ impl CallsFilter {
                     }
                     reply_text = match &message {
                         Value::String(s) => Some(s.clone()),
-                        Value::Object(o) => ["text", "content", "arguments"]
+                        Value::Object(o) => JSONL_TEXT_MEMBERS
                             .iter()
                             .find_map(|k| o.get(*k).and_then(Value::as_str).map(str::to_owned)),
                         _ => None,

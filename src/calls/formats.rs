@@ -11,14 +11,16 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
-use super::pythonic::{Py, PyError};
+use super::pythonic::{Py, PyCall, PyError};
 use super::scan::{
     Finder, Reasoning, bare_name, blank, find_str, ident_len, is_name_byte, is_valid_json,
     is_whole_json, json_extent, reasoning, remaining_text, skip_ws,
 };
-use super::{Args, Ctx, EnvelopeCheck, Field, Incomplete, Item, Raw, Rejected, harmony, truncated};
+use super::{
+    Args, Ctx, EnvelopeCheck, Field, Incomplete, Item, Out, Raw, Rejected, harmony, truncated,
+};
+use crate::args::{Concat, Target};
 use crate::error::{Code, Error};
-use crate::mend::{Concat, Target};
 use crate::repair::Repair;
 
 /// How a body between markers is encoded.
@@ -344,21 +346,6 @@ pub(crate) struct Scanned {
     pub reasoning: Vec<String>,
     pub repairs: Vec<Repair>,
     pub format: Option<&'static str>,
-}
-
-/// What one format found in (reasoning-blanked) text.
-#[derive(Debug, Default)]
-pub(crate) struct Out {
-    pub items: Vec<Item>,
-    /// Markup to leave out of the text.
-    pub cut: Vec<Range<usize>>,
-    pub repairs: Vec<Repair>,
-    /// For Harmony: the text and reasoning, taken from its channels.
-    pub text: Option<Vec<String>>,
-    pub reasoning: Vec<String>,
-    /// Call markers from which no call could be read, each an error (or a cut-off call) with
-    /// its span: they count when this format found calls, or when no format found any.
-    pub unread: Vec<(Item, Range<usize>)>,
 }
 
 /// Scans a reply with the chosen format, or with each format in turn.
@@ -768,9 +755,9 @@ fn json_piece(
     let cut_off = !complete || mended.as_ref().is_ok_and(|m| truncated(m.repairs(), piece));
     if cut_off {
         // Name the call from what was written, healed only to read it.
-        let mut lenient = crate::mend::Mender::new(crate::mend::Options {
+        let mut lenient = crate::args::Mender::new(crate::args::Options {
             target: Target::Any,
-            ..crate::mend::Options::default()
+            ..crate::args::Options::default()
         });
         let healed = lenient
             .mend(piece)
@@ -780,16 +767,7 @@ fn json_piece(
         if let Some(v) = healed {
             collect(v, name_is_key, false, &mut raws);
         }
-        let first = raws.into_iter().next();
-        out.items.push(Item::Incomplete(Incomplete {
-            tool: first
-                .as_ref()
-                .and_then(|r| r.name.as_deref())
-                .map(|n| bare_name(n).0),
-            id: first.and_then(|r| r.id),
-            offset: range.start,
-            message: "its JSON ends before it is closed".into(),
-        }));
+        json_cut_off(raws, range.start, out);
         return;
     }
     let mended = match mended {
@@ -1134,12 +1112,11 @@ fn gemma(text: &str, range: Range<usize>, quote: &str, out: &mut Out) -> Option<
                 pos = end;
             }
             None => {
-                out.items.push(Item::Incomplete(Incomplete {
-                    tool: Some(bare_name(name).0),
-                    id: None,
-                    offset: start,
-                    message: "it ends before its arguments are closed".into(),
-                }));
+                out.cut_off(
+                    Some(bare_name(name).0),
+                    start,
+                    "it ends before its arguments are closed",
+                );
                 return Some(range.end);
             }
         }
@@ -1160,7 +1137,7 @@ fn gemma_args(text: &str, brace: usize, quote: &str) -> Option<(String, usize)> 
         if text[j..].starts_with(quote) {
             let s = j + quote.len();
             let len = find_str(&text[s..], quote)?;
-            crate::escape::push_json_string(&mut json, &bytes[s..s + len]);
+            crate::bytes::escape::push_json_string(&mut json, &bytes[s..s + len]);
             j = s + len + quote.len();
             at_key = false;
             continue;
@@ -1203,7 +1180,7 @@ fn gemma_args(text: &str, brace: usize, quote: &str) -> Option<(String, usize)> 
                 let literal =
                     matches!(word, "true" | "false" | "null") || crate::exact::is_number(word);
                 if at_key || !literal {
-                    crate::escape::push_json_string(&mut json, word.as_bytes());
+                    crate::bytes::escape::push_json_string(&mut json, word.as_bytes());
                 } else {
                     json.extend_from_slice(word.as_bytes());
                 }
@@ -1222,12 +1199,7 @@ fn function_tags(text: &str, range: Range<usize>, closed: bool, out: &mut Out) -
         let start = pos + i;
         let name_start = start + "<function=".len();
         let Some(gt) = text[name_start..range.end].find('>') else {
-            out.items.push(Item::Incomplete(Incomplete {
-                tool: None,
-                id: None,
-                offset: start,
-                message: "it ends inside its <function=…> tag".into(),
-            }));
+            out.cut_off(None, start, "it ends inside its <function=…> tag");
             return Some(range.end);
         };
         let name = text[name_start..name_start + gt]
@@ -1335,12 +1307,11 @@ fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) -> Option<u
     }
     let name = &text[at..at + n];
     if !closed {
-        out.items.push(Item::Incomplete(Incomplete {
-            tool: Some(bare_name(name).0),
-            id: None,
-            offset: range.start,
-            message: "it ends before </tool_call>".into(),
-        }));
+        out.cut_off(
+            Some(bare_name(name).0),
+            range.start,
+            "it ends before </tool_call>",
+        );
         return Some(range.end);
     }
     let mut find = Finder::new(text);
@@ -1419,12 +1390,7 @@ fn invokes(
     while let Some(i) = find_str(&text[pos..range.end], &open) {
         let start = pos + i;
         let Some(gt) = text[start..range.end].find('>') else {
-            out.items.push(Item::Incomplete(Incomplete {
-                tool: None,
-                id: None,
-                offset: start,
-                message: "it ends inside its <invoke> tag".into(),
-            }));
+            out.cut_off(None, start, "it ends inside its <invoke> tag");
             return Some(range.end);
         };
         let tag = &text[start + open.len()..start + gt];
@@ -1433,12 +1399,11 @@ fn invokes(
         let content_start = start + gt + 1;
         let (content_end, after) = until(&mut find, content_start, range.end, &[close.as_str()]);
         if after.is_none() && !closed {
-            out.items.push(Item::Incomplete(Incomplete {
-                tool: (!name.is_empty()).then(|| bare_name(&name).0),
-                id: None,
-                offset: start,
-                message: format!("it ends before {close}"),
-            }));
+            out.cut_off(
+                (!name.is_empty()).then(|| bare_name(&name).0),
+                start,
+                format!("it ends before {close}"),
+            );
             return Some(range.end);
         }
         let mut fields = Vec::new();
@@ -1504,19 +1469,7 @@ fn pythonic(text: &str, range: Range<usize>, out: &mut Out) -> Option<usize> {
     match result {
         Ok(calls) if calls.is_empty() => None,
         Ok(calls) => {
-            for call in calls {
-                out.items.push(Item::Call(Raw {
-                    name: Some(call.name),
-                    args: Args::Fields(
-                        call.args
-                            .into_iter()
-                            .map(|(k, v)| (k, Field::Value(v)))
-                            .collect(),
-                    ),
-                    offset: call.start,
-                    ..Raw::default()
-                }));
-            }
+            push_py_calls(calls, out);
             Some(py.pos)
         }
         Err(PyError::Truncated) => {
@@ -1525,12 +1478,11 @@ fn pythonic(text: &str, range: Range<usize>, out: &mut Out) -> Option<usize> {
                 skip_ws(text, at + usize::from(text[at..].starts_with('['))),
             );
             let name_at = skip_ws(text, at + usize::from(text[at..].starts_with('[')));
-            out.items.push(Item::Incomplete(Incomplete {
-                tool: (n > 0).then(|| text[name_at..name_at + n].to_owned()),
-                id: None,
-                offset: at,
-                message: "its Python call ends before it is closed".into(),
-            }));
+            out.cut_off(
+                (n > 0).then(|| text[name_at..name_at + n].to_owned()),
+                at,
+                "its Python call ends before it is closed",
+            );
             Some(range.end)
         }
         Err(PyError::Syntax(offset, what)) => {
@@ -1547,6 +1499,37 @@ fn pythonic(text: &str, range: Range<usize>, out: &mut Out) -> Option<usize> {
     }
 }
 
+/// A JSON call cut off at `offset`: the first call read from what is there names the tool.
+fn json_cut_off(raws: Vec<Raw>, offset: usize, out: &mut Out) {
+    let first = raws.into_iter().next();
+    out.items.push(Item::Incomplete(Incomplete {
+        tool: first
+            .as_ref()
+            .and_then(|r| r.name.as_deref())
+            .map(|n| bare_name(n).0),
+        id: first.and_then(|r| r.id),
+        offset,
+        message: "its JSON ends before it is closed".into(),
+    }));
+}
+
+/// Python calls read from the reply, as items.
+fn push_py_calls(calls: Vec<PyCall>, out: &mut Out) {
+    for call in calls {
+        out.items.push(Item::Call(Raw {
+            name: Some(call.name),
+            args: Args::Fields(
+                call.args
+                    .into_iter()
+                    .map(|(k, v)| (k, Field::Value(v)))
+                    .collect(),
+            ),
+            offset: call.start,
+            ..Raw::default()
+        }));
+    }
+}
+
 /// `[f(a=1), …]` as the whole reply (after reasoning); text after the list stays text.
 fn bare_pythonic(text: &str, out: &mut Out) {
     let at = skip_ws(text, 0);
@@ -1556,30 +1539,17 @@ fn bare_pythonic(text: &str, out: &mut Out) {
     let mut py = Py::new(text, at, text.len());
     match py.list() {
         Ok(calls) => {
-            for call in calls {
-                out.items.push(Item::Call(Raw {
-                    name: Some(call.name),
-                    args: Args::Fields(
-                        call.args
-                            .into_iter()
-                            .map(|(k, v)| (k, Field::Value(v)))
-                            .collect(),
-                    ),
-                    offset: call.start,
-                    ..Raw::default()
-                }));
-            }
+            push_py_calls(calls, out);
             out.cut.push(at..py.pos);
         }
         Err(PyError::Truncated) => {
             let name_at = skip_ws(text, at + 1);
             let n = ident_len(text, name_at);
-            out.items.push(Item::Incomplete(Incomplete {
-                tool: Some(text[name_at..name_at + n].to_owned()),
-                id: None,
-                offset: at,
-                message: "its Python call ends before it is closed".into(),
-            }));
+            out.cut_off(
+                Some(text[name_at..name_at + n].to_owned()),
+                at,
+                "its Python call ends before it is closed",
+            );
             out.cut.push(at..text.len());
         }
         Err(PyError::Syntax(..)) => {}
@@ -1682,12 +1652,11 @@ fn tagged(
         if !complete
             && (args.is_empty() || (args.starts_with(['{', '[']) && json_extent(args, 0).is_none()))
         {
-            out.items.push(Item::Incomplete(Incomplete {
-                tool: Some(bare_name(&name).0).filter(|n| !n.is_empty()),
-                id: None,
-                offset: start,
-                message: format!("it ends before {close}"),
-            }));
+            out.cut_off(
+                Some(bare_name(&name).0).filter(|n| !n.is_empty()),
+                start,
+                format!("it ends before {close}"),
+            );
             continue;
         }
         out.items.push(Item::Call(Raw {
@@ -1999,14 +1968,7 @@ fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
                 id = Some(Value::String(rest[..m].to_owned()));
                 end += "[CALL_ID]".len() + m;
             }
-            out.items.push(Item::Call(Raw {
-                name: Some(name.to_owned()),
-                id,
-                args: Args::Text(text[args_at..args_end].to_owned()),
-                offset: start,
-                ..Raw::default()
-            }));
-            out.cut.push(start..end);
+            out.text_call(name, id, &text[args_at..args_end], start..end);
             pos = end.max(after);
             continue;
         }
@@ -2033,14 +1995,7 @@ fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
         let k = skip_ws(text, j).min(segment_end);
         if n > 0 && k > j && !name.ends_with([':', '.', '-']) && text[k..].starts_with('{') {
             let end = json_extent(&text[..segment_end], k).unwrap_or(segment_end);
-            out.items.push(Item::Call(Raw {
-                name: Some(name.to_owned()),
-                id,
-                args: Args::Text(text[k..end].to_owned()),
-                offset: start,
-                ..Raw::default()
-            }));
-            out.cut.push(start..end);
+            out.text_call(name, id, &text[k..end], start..end);
             pos = end.max(after);
             continue;
         }
@@ -2198,16 +2153,7 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             continue;
         }
         if cut_off {
-            let first = raws.into_iter().next();
-            out.items.push(Item::Incomplete(Incomplete {
-                tool: first
-                    .as_ref()
-                    .and_then(|r| r.name.as_deref())
-                    .map(|n| bare_name(n).0),
-                id: first.and_then(|r| r.id),
-                offset: start,
-                message: "its JSON ends before it is closed".into(),
-            }));
+            json_cut_off(raws, start, out);
             out.cut.push(span);
             return;
         }

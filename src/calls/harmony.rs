@@ -6,9 +6,8 @@
 //! reasoning and `final` and `commentary` are text. `<|call|>` is a stop token and is often
 //! missing: a call with no terminator is complete when its JSON is.
 
-use super::formats::Out;
 use super::scan::{Finder, find_str};
-use super::{Args, Ctx, Incomplete, Item, Raw};
+use super::{Args, Ctx, Item, Out, Raw};
 
 const MESSAGE: &str = "<|message|>";
 const ENDS: &[&str] = &[
@@ -62,12 +61,11 @@ pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> Out {
             Some(recipient) => {
                 let name = recipient.strip_prefix("functions.").unwrap_or(recipient);
                 if terminator.is_none() && content.trim().is_empty() {
-                    out.items.push(Item::Incomplete(Incomplete {
-                        tool: Some(name.to_owned()),
-                        id: None,
-                        offset: pos + header_start,
-                        message: "it ends before its arguments".into(),
-                    }));
+                    out.cut_off(
+                        Some(name.to_owned()),
+                        pos + header_start,
+                        "it ends before its arguments",
+                    );
                 } else {
                     out.items.push(Item::Call(Raw {
                         name: Some(name.to_owned()),

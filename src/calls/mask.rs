@@ -18,7 +18,7 @@ use std::ops::Range;
 use std::rc::Rc;
 
 use super::Ctx;
-use crate::mend::{Concat, Target};
+use crate::args::{Concat, Target};
 use crate::repair::RepairKind;
 
 /// The insides (between the quotes) of the strings of the JSON values in `text` that could
@@ -65,7 +65,7 @@ struct Pass {
     strings: Vec<Range<usize>>,
 }
 
-/// Brackets are matched as [`crate::locate::json_extent`] matches them (any closer closes
+/// Brackets are matched as [`crate::args::locate::json_extent`] matches them (any closer closes
 /// the innermost opener; quotes count only inside brackets).
 fn pass(bytes: &[u8], area: Range<usize>) -> Pass {
     let mut found = Pass {

@@ -52,8 +52,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::args::{Concat, Mender, Options, Target};
 use crate::error::{Code, Error};
-use crate::mend::{Concat, Mender, Options, Target};
 use crate::repair::{Repair, RepairKind};
 use crate::schema::Violation;
 use crate::tools::{Tool, Tools};
@@ -320,7 +320,7 @@ fn call_value(call: &Call, shape: Shape) -> Value {
 /// Repairs as the JSON array records carry.
 pub(crate) fn repairs_value(repairs: &[Repair]) -> Value {
     let mut buf = Vec::new();
-    crate::record::write_repairs(&mut buf, repairs);
+    crate::io::record::write_repairs(&mut buf, repairs);
     serde_json::from_slice(&buf).unwrap_or(Value::Array(Vec::new()))
 }
 
@@ -574,6 +574,51 @@ pub(crate) enum Field {
     Json(String),
     /// An already typed value.
     Value(Value),
+}
+
+/// What one format found in (reasoning-blanked) text.
+#[derive(Debug, Default)]
+pub(crate) struct Out {
+    pub items: Vec<Item>,
+    /// Markup to leave out of the text.
+    pub cut: Vec<std::ops::Range<usize>>,
+    pub repairs: Vec<Repair>,
+    /// For Harmony: the text and reasoning, taken from its channels.
+    pub text: Option<Vec<String>>,
+    pub reasoning: Vec<String>,
+    /// Call markers from which no call could be read, each an error (or a cut-off call) with
+    /// its span: they count when this format found calls, or when no format found any.
+    pub unread: Vec<(Item, std::ops::Range<usize>)>,
+}
+
+impl Out {
+    /// A call whose arguments are JSON text, found at `span`: the span leaves the reply's text.
+    fn text_call(
+        &mut self,
+        name: &str,
+        id: Option<Value>,
+        args: &str,
+        span: std::ops::Range<usize>,
+    ) {
+        self.items.push(Item::Call(Raw {
+            name: Some(name.to_owned()),
+            id,
+            args: Args::Text(args.to_owned()),
+            offset: span.start,
+            ..Raw::default()
+        }));
+        self.cut.push(span);
+    }
+
+    /// A call that was cut off at `offset` (its tool when known): `message` says where.
+    fn cut_off(&mut self, tool: Option<String>, offset: usize, message: impl Into<String>) {
+        self.items.push(Item::Incomplete(Incomplete {
+            tool,
+            id: None,
+            offset,
+            message: message.into(),
+        }));
+    }
 }
 
 /// What a decoder found, in reply order.
@@ -996,17 +1041,12 @@ fn typed(
     Value::String(text)
 }
 
-/// Whether `value` is of JSON Schema type `t`.
+/// Whether `value` is of JSON Schema type `t`, an integer written without a fraction (`1.0`
+/// written as a parameter's text is not taken as already an integer).
 fn fits(value: &Value, t: &str) -> bool {
     match (t, value) {
         ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
-        ("number", Value::Number(_))
-        | ("string", Value::String(_))
-        | ("boolean", Value::Bool(_))
-        | ("null", Value::Null)
-        | ("array", Value::Array(_))
-        | ("object", Value::Object(_)) => true,
-        _ => false,
+        _ => crate::schema::has_type(value, t),
     }
 }
 

@@ -3,9 +3,9 @@
 use std::ops::Range;
 
 /// The end (exclusive) of the JSON array or object starting at `start` (see
-/// [`crate::locate::json_extent`]).
+/// [`crate::args::locate::json_extent`]).
 pub(crate) fn json_extent(text: &str, start: usize) -> Option<usize> {
-    crate::locate::json_extent(text.as_bytes(), start)
+    crate::args::locate::json_extent(text.as_bytes(), start)
 }
 
 /// Whether `text` is valid JSON as it stands: call markers and reasoning tags inside its

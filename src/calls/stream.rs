@@ -41,7 +41,7 @@ use super::formats::{Body, Kind, TABLE};
 use super::partial::{Frame, Reader, Step, pointer};
 use super::scan::{REASONING, bare_name, find_bytes, is_name_byte};
 use super::{Call, CallOptions, Extracted, Failure, Incomplete, Rejected, Shape, call_value};
-use crate::record::original_text;
+use crate::io::record::original_text;
 use crate::schema::Partial;
 use crate::tools::Tools;
 

@@ -1,7 +1,7 @@
 //! Stage 2: decoding a JSON string literal that holds JSON text (`"{\"a\":1}"`).
 
 /// What decoding one layer found besides the text.
-use crate::parse::{find_any, hex4};
+use crate::bytes::{find_any, hex4};
 
 #[derive(Debug, Default)]
 pub(crate) struct Layer {

@@ -8,9 +8,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
+use crate::args::{Mended, Mender, Options};
 use crate::error::{Code, Error};
-use crate::mend::{Mended, Mender, Options};
-use crate::record::original_text;
+use crate::io::record::original_text;
 use crate::repair::Repair;
 
 /// One input of a batch: text to mend, or what is already wrong with it.
@@ -138,7 +138,7 @@ pub fn mend_many(
         0 => thread::available_parallelism()
             .map_or(1, NonZeroUsize::get)
             .min(8),
-        n => n.min(crate::filter::MAX_THREADS),
+        n => n.min(crate::io::filter::MAX_THREADS),
     }
     .clamp(1, batches.max(1));
     let next = AtomicUsize::new(0);

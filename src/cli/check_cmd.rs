@@ -3,7 +3,6 @@
 
 use std::io::{self, Write};
 use std::path::Path;
-use std::process::ExitCode;
 
 use clap::Parser;
 use toolmend::Filter;
@@ -11,9 +10,8 @@ use toolmend::Target;
 use toolmend::calls::CallsFilter;
 use toolmend::check::{CheckOptions, Runner, check};
 
-use crate::calls_cmd;
-use crate::cli::{CheckArgs, Cli, Command};
-use crate::hints;
+use crate::cli::hints;
+use crate::cli::{CheckArgs, Cli, Command, ExitCode};
 
 /// Runs every fixture case and reports; exit 0, 1 (a case failed) or 2 (a problem).
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
@@ -35,7 +33,10 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
             None => writeln!(err, "toolmend: {problem}")?,
         }
     }
-    Ok(ExitCode::from(report.exit_code()))
+    Ok(ExitCode::of_inputs(
+        !report.problems.is_empty(),
+        report.failed > 0,
+    ))
 }
 
 /// Parses a case's command and options exactly as `toolmend COMMAND OPTIONS…` would.
@@ -78,12 +79,10 @@ impl Runner for CliRunner {
                     .map_err(|e| e.to_string())
             }
             Some(Command::Calls(args)) if !args.files.is_empty() => Err(no_files.into()),
-            Some(Command::Calls(args)) => {
-                CallsFilter::new(calls_cmd::filter_options(&args, Some(dir))?)
-                    .run(input, None, &mut out, &mut err)
-                    .map(|_| out)
-                    .map_err(|e| e.to_string())
-            }
+            Some(Command::Calls(args)) => CallsFilter::new(args.filter_options(Some(dir))?)
+                .run(input, None, &mut out, &mut err)
+                .map(|_| out)
+                .map_err(|e| e.to_string()),
             _ => Err(format!("{command} cannot be checked")),
         }
     }

@@ -1,76 +1,29 @@
 //! `calls --stream`: each input (stdin or a file) is one reply, read as it arrives; one JSON
 //! event per line is written and flushed as it goes (see `toolmend::calls::Stream`).
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::path::Path;
-use std::process::ExitCode;
 
 use toolmend::calls::{CallOptions, DeltaFraming, Deltas, Event, Shape, Stream};
 use toolmend::{Code, Error};
 
-use crate::calls_cmd;
-use crate::cli::{CallsArgs, CallsInputArg};
-use crate::hints;
+use crate::cli::files::each_input;
+use crate::cli::{CallsArgs, CallsInputArg, ExitCode};
 
 /// Runs `calls --stream` over every input.
 pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
-    let options = match calls_cmd::call_options(args, None) {
-        Ok(options) => options,
-        Err(e) => {
-            writeln!(io::stderr(), "toolmend: {e}")?;
-            return Ok(ExitCode::from(2));
-        }
-    };
     let reading = Reading {
-        options,
+        options: args.call_options(None).map_err(anyhow::Error::msg)?,
         framing: match args.input {
             CallsInputArg::Whole | CallsInputArg::Lines => None,
             CallsInputArg::Jsonl => Some(DeltaFraming::Jsonl),
             CallsInputArg::Sse => Some(DeltaFraming::Sse),
         },
-        shape: calls_cmd::shape(args),
-        max_bytes: args.max_bytes,
+        shape: args.shape(),
+        max_bytes: args.io.max_bytes,
     };
-    let mut out = io::stdout().lock();
-    let mut err = io::stderr();
-    let stdin_only = [Path::new("-").to_path_buf()];
-    let files = if args.files.is_empty() {
-        &stdin_only[..]
-    } else {
-        &args.files[..]
-    };
-    let (mut failed, mut unreadable) = (false, false);
-    for path in files {
-        let ok = if path == Path::new("-") {
-            hints::if_stdin_is_a_terminal("a reply");
-            reading.one(io::stdin().lock(), &mut out)
-        } else {
-            match File::open(path) {
-                Ok(f) => reading.one(f, &mut out),
-                Err(e) => {
-                    hints::unreadable(&mut err, path, &e)?;
-                    unreadable = true;
-                    continue;
-                }
-            }
-        };
-        match ok {
-            Ok(ok) => failed |= !ok,
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Err(e.into()),
-            Err(e) => {
-                out.flush().ok();
-                writeln!(err, "toolmend: {}: {e}", path.display())?;
-                unreadable = true;
-            }
-        }
-    }
-    Ok(if unreadable {
-        ExitCode::from(2)
-    } else if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+    // `one` says whether the reply was accepted.
+    each_input(&args.files, "a reply", |input, _, out, _| {
+        Ok(!reading.one(input, out)?)
     })
 }
 

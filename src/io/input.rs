@@ -149,6 +149,17 @@ impl<R: BufRead> InputReader<R> {
     }
 }
 
+/// The error of an input of `len` bytes over `--max-bytes` (`max_bytes`).
+pub(crate) fn too_large(len: u64, max_bytes: usize) -> Error {
+    Error::whole(
+        Code::TooLarge,
+        format!("input is {len} bytes, more than --max-bytes {max_bytes}"),
+    )
+}
+
+/// The members of a jsonl object that carry the input's text, in the order they are looked up.
+pub(crate) const JSONL_TEXT_MEMBERS: [&str; 3] = ["text", "content", "arguments"];
+
 /// A decoded input: its text, and the `id` of a jsonl line (as JSON text).
 #[derive(Debug)]
 pub struct Decoded<'a> {

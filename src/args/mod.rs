@@ -3,15 +3,21 @@
 //! [`Mender`] owns every buffer the stages use and reuses them from one input to the next, so
 //! mending a stream of lines allocates nothing per line once the buffers have grown.
 
+// The stages, in the order they run.
+pub(crate) mod locate;
+pub(crate) mod nesting;
+pub(crate) mod parse;
+pub(crate) mod unquote;
+
 use std::borrow::Cow;
 use std::io::{self, Write};
 use std::ops::Range;
 
+use crate::args::locate::locate;
+use crate::args::parse::{Parser, Scratch};
+use crate::args::unquote::{decode, is_bare_escaped};
 use crate::error::{Code, Error};
-use crate::locate::locate;
-use crate::parse::{Parser, Scratch};
 use crate::repair::{Repair, RepairKind, ends_inside_a_value, truncated, truncation};
-use crate::unquote::{decode, is_bare_escaped};
 
 /// What the value must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

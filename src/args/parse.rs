@@ -10,10 +10,11 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
+use crate::args::locate::json_extent;
+use crate::args::nesting::{Container, Nesting};
+use crate::bytes::escape::{push_escape, push_json_string};
+use crate::bytes::{find_any, hex4};
 use crate::error::{Code, Error};
-use crate::escape::{push_escape, push_json_string};
-use crate::locate::json_extent;
-use crate::nesting::{Container, Nesting};
 use crate::repair::{Repair, RepairKind};
 
 /// Where one member's key was written in the output.
@@ -107,79 +108,6 @@ fn skip_plain(src: &[u8], p: usize, quote: Quote) -> usize {
             .position(|&b| b < 0x20 || matches!(b, b'"' | b'\\' | b'`' | b'\'' | 0xC2))
             .map_or(src.len(), |i| p + i),
     }
-}
-
-/// The first position from `p` holding one of `bytes` or, with `control`, a byte below 0x20;
-/// `src.len()` when there is none. String content is mostly plain, so it is tested eight
-/// bytes at a time (a byte loop here was a quarter of the profile, and memchr's set-up costs
-/// more than it saves on runs this short).
-#[inline(always)]
-pub(crate) fn find_any(src: &[u8], mut p: usize, bytes: [u8; 3], control: bool) -> usize {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    // Lowest set high bit = first zero byte (bits above it may be false hits, never below).
-    let zero = |x: u64| x.wrapping_sub(LO) & !x & HI;
-    let [a, b, c] = bytes.map(|byte| LO * u64::from(byte));
-    let below = if control { LO * 0x20 } else { 0 };
-    let stop = |byte: u8| bytes.contains(&byte) || control && byte < 0x20;
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    {
-        // SAFETY: SSE2 is enabled for this build (cfg above); it is in every x86_64 CPU.
-        match unsafe { find_any_sse2(src, p, bytes, control) } {
-            (Some(at), _) => return at,
-            (None, from) => p = from,
-        }
-    }
-    while let Some(chunk) = src.get(p..p + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        // The last term marks bytes below 0x20 (none when `below` is 0).
-        let hits = zero(w ^ a) | zero(w ^ b) | zero(w ^ c) | (w.wrapping_sub(below) & !w & HI);
-        if hits != 0 {
-            return p + (hits.trailing_zeros() / 8) as usize;
-        }
-        p += 8;
-    }
-    while p < src.len() && !stop(src[p]) {
-        p += 1;
-    }
-    p
-}
-
-/// [`find_any`] sixteen bytes at a time, while sixteen remain: the stop byte found, or where
-/// the scan ended. Strings are most of the bytes of tool arguments, and this is their scan.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[target_feature(enable = "sse2")]
-fn find_any_sse2(
-    src: &[u8],
-    mut p: usize,
-    bytes: [u8; 3],
-    control: bool,
-) -> (Option<usize>, usize) {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set_epi64x,
-        _mm_set1_epi8,
-    };
-    let [va, vb, vc] = bytes.map(|byte| _mm_set1_epi8(byte as i8));
-    let limit = _mm_set1_epi8(0x1F);
-    while let Some(chunk) = src.get(p..p + 16) {
-        // Two words make the vector without a raw-pointer load; they compile to one load.
-        let word = |i: usize| u64::from_le_bytes(chunk[i..i + 8].try_into().expect("eight bytes"));
-        let v = _mm_set_epi64x(word(8) as i64, word(0) as i64);
-        let mut hits = _mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(v, va), _mm_cmpeq_epi8(v, vb)),
-            _mm_cmpeq_epi8(v, vc),
-        );
-        if control {
-            // max(v, 0x1F) == 0x1F exactly for the bytes below 0x20.
-            hits = _mm_or_si128(hits, _mm_cmpeq_epi8(_mm_max_epu8(v, limit), limit));
-        }
-        let mask = _mm_movemask_epi8(hits);
-        if mask != 0 {
-            return (Some(p + mask.trailing_zeros() as usize), p);
-        }
-        p += 16;
-    }
-    (None, p)
 }
 
 /// A number at the start of `s` whose digits are grouped with underscores (`82_461_110`), if
@@ -385,7 +313,7 @@ impl<'a> Parser<'a> {
     /// reaches `dropped`, or the array with `--concat all`, instead of vanishing into prose);
     /// the text before it is recorded. Returns whether a value follows.
     fn skip_to_next_value(&mut self, at: usize) -> bool {
-        match crate::locate::next_clear_json_start(self.src, at) {
+        match crate::args::locate::next_clear_json_start(self.src, at) {
             Some(start) => {
                 self.note_gap(at, start);
                 self.pos = start;
@@ -430,7 +358,7 @@ impl<'a> Parser<'a> {
     pub(crate) fn note_prose(&mut self, from: usize, to: usize) {
         let text = String::from_utf8_lossy(&self.src[from..to]);
         let mut repair = Repair::at(RepairKind::Prose, from);
-        repair.text = Some(crate::record::cut(text.trim(), 100));
+        repair.text = Some(crate::bytes::cut(text.trim(), 100));
         self.repairs.push(repair);
     }
 
@@ -2389,14 +2317,6 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// The four hex digits at `at` as a number.
-pub(crate) fn hex4(src: &[u8], at: usize) -> Option<u32> {
-    let digits = src.get(at..at + 4)?;
-    digits
-        .iter()
-        .try_fold(0, |value, &d| Some(value * 16 + (d as char).to_digit(16)?))
-}
-
 /// Where the `\u` escape at `p` ends: after a BMP character, or after both halves of a
 /// surrogate pair; `None` for a lone half.
 fn surrogate_pair_or_bmp(src: &[u8], p: usize) -> Option<usize> {
@@ -2572,69 +2492,6 @@ fn fnv(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The word-at-a-time scan against a byte loop, at every alignment and for every byte.
-    #[test]
-    fn find_any_matches_a_byte_loop() {
-        let slow = |src: &[u8], p: usize, bytes: [u8; 3], control: bool| {
-            (p..src.len())
-                .find(|&i| bytes.contains(&src[i]) || control && src[i] < 0x20)
-                .unwrap_or(src.len())
-        };
-        for target in 0..=255u8 {
-            for len in 0..20 {
-                for at in 0..=len {
-                    let mut src = vec![b'a'; len];
-                    if at < len {
-                        src[at] = target;
-                    }
-                    // Bytes that could trip the borrow of a neighbouring lane.
-                    src.extend_from_slice(&[0x00, 0x80, 0xff, 0x21, 0x1f, b'"']);
-                    for p in 0..3.min(src.len()) {
-                        for (bytes, control) in
-                            [([b'"', b'\\', b'\''], true), ([b'"', b'\\', b'\\'], false)]
-                        {
-                            let end = slow(&src, p, bytes, control);
-                            assert_eq!(find_any(&src, p, bytes, control), end, "{src:?} {p}");
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// The vector, word and byte scans together find what a plain byte loop finds: every
-    /// length around their widths, every position of a stop byte, bytes next to the limits.
-    #[test]
-    fn find_any_finds_what_a_byte_loop_finds() {
-        let set = [b'"', b'\\', 0xE2];
-        for len in 0..40 {
-            for at in 0..=len {
-                for (byte, control) in [
-                    (b'"', false),
-                    (b'\\', true),
-                    (0xE2, false),
-                    (0x00, true),
-                    (0x1F, true),
-                    (0x1F, false),
-                    (0x20, true),
-                    (0x80, true),
-                    (0xFF, true),
-                ] {
-                    let mut src = vec![b'a'; len];
-                    if at < len {
-                        src[at] = byte;
-                    }
-                    for from in 0..=len.min(17) {
-                        let expect = (from..len)
-                            .find(|&i| set.contains(&src[i]) || control && src[i] < 0x20)
-                            .unwrap_or(len);
-                        assert_eq!(find_any(&src, from, set, control), expect, "{src:?} {from}");
-                    }
-                }
-            }
-        }
-    }
 
     #[test]
     fn key_tags_of_equal_keys_are_equal() {

@@ -2,12 +2,11 @@
 //! falls out of step with the flags.
 
 use std::io::{self, Write};
-use std::process::ExitCode;
 
 use clap::CommandFactory;
 use clap_complete::Shell;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, ExitCode};
 
 /// Prints completions for `shell`.
 pub fn completions(shell: Shell) -> anyhow::Result<ExitCode> {
@@ -18,7 +17,7 @@ pub fn completions(shell: Shell) -> anyhow::Result<ExitCode> {
     let mut out = io::stdout().lock();
     out.write_all(&script)?;
     out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::Success)
 }
 
 /// Prints the man page of toolmend, or of one command (`toolmend-check(1)`), as roff.
@@ -27,12 +26,7 @@ pub fn man(command: Option<&str>) -> anyhow::Result<ExitCode> {
     if let Some(name) = command {
         let Some(sub) = page.find_subcommand(name) else {
             let names: Vec<&str> = page.get_subcommands().map(|s| s.get_name()).collect();
-            writeln!(
-                io::stderr(),
-                "toolmend: no command {name:?}; expected one of: {}",
-                names.join(", ")
-            )?;
-            return Ok(ExitCode::from(2));
+            anyhow::bail!("no command {name:?}; expected one of: {}", names.join(", "));
         };
         let full = format!("toolmend-{name}");
         page = sub
@@ -46,5 +40,5 @@ pub fn man(command: Option<&str>) -> anyhow::Result<ExitCode> {
     let mut out = io::stdout().lock();
     clap_mangen::Man::new(page).render(&mut out)?;
     out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::Success)
 }

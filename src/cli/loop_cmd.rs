@@ -3,29 +3,22 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
-use std::process::ExitCode;
 
+use anyhow::{anyhow, bail};
 use toolmend::agent::{self, Config, Events, Status};
 
-use crate::cli::LoopArgs;
-use crate::hints;
+use crate::cli::hints;
+use crate::cli::{ExitCode, Fatal, LoopArgs};
 
 /// Runs the agent loop once.
 pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
     let mut stderr = io::stderr();
-    let config = match Config::from_path(&args.config) {
-        Ok(config) => config,
-        Err(e) => {
-            writeln!(stderr, "toolmend: config {e}")?;
-            return Ok(ExitCode::from(2));
-        }
-    };
+    let config = Config::from_path(&args.config).map_err(|e| anyhow!("config {e}"))?;
     // A dry run starts nothing, so its commands need not exist here.
     if !args.dry_run
         && let Err(e) = config.check_commands()
     {
-        writeln!(stderr, "toolmend: config {}: {e}", args.config.display())?;
-        return Ok(ExitCode::from(2));
+        bail!("config {}: {e}", args.config.display());
     }
     let prompt = match args.prompt.as_deref() {
         Some(prompt) if prompt != "-" => prompt.to_owned(),
@@ -33,18 +26,13 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
             hints::if_stdin_is_a_terminal("the prompt");
             let mut text = String::new();
             if let Err(e) = io::stdin().read_to_string(&mut text) {
-                writeln!(stderr, "toolmend: reading the prompt from stdin: {e}")?;
-                return Ok(ExitCode::from(2));
+                bail!("reading the prompt from stdin: {e}");
             }
             text
         }
     };
     if prompt.trim().is_empty() {
-        writeln!(
-            stderr,
-            "toolmend: the prompt is empty (give it as an argument or on stdin)"
-        )?;
-        return Ok(ExitCode::from(2));
+        bail!("the prompt is empty (give it as an argument or on stdin)");
     }
 
     let mut out = io::stdout().lock();
@@ -60,17 +48,14 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
         )?;
         out.write_all(&input)?;
         out.flush()?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(ExitCode::Success);
     }
 
     let mut sinks: Vec<Box<dyn Write>> = Vec::new();
     if let Some(path) = &args.transcript {
         match File::create(path) {
             Ok(file) => sinks.push(Box::new(BufWriter::new(file))),
-            Err(e) => {
-                writeln!(stderr, "toolmend: transcript {}: {e}", path.display())?;
-                return Ok(ExitCode::from(2));
-            }
+            Err(e) => bail!("transcript {}: {e}", path.display()),
         }
     }
     if args.verbose {
@@ -79,11 +64,11 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
     let mut events = Events::new(sinks);
     // Installed only now: while the prompt was read, a Ctrl-C should simply end us.
     if let Err(e) = agent::catch_stop_signals() {
-        writeln!(
-            stderr,
-            "toolmend: cannot catch SIGINT, SIGTERM and SIGHUP: {e}"
-        )?;
-        return Ok(ExitCode::from(Status::Internal.exit_code()));
+        return Err(Fatal {
+            code: ExitCode::Loop(Status::Internal),
+            message: format!("cannot catch SIGINT, SIGTERM and SIGHUP: {e}"),
+        }
+        .into());
     }
     let outcome = agent::run(&config, &prompt, &mut events);
 
@@ -121,10 +106,10 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
                 "toolmend: error: writing the transcript failed: {failure}"
             )?;
             if outcome.status.succeeded() {
-                return Ok(ExitCode::from(Status::OutputFailed.exit_code()));
+                return Ok(ExitCode::Loop(Status::OutputFailed));
             }
         }
         _ => {}
     }
-    Ok(ExitCode::from(outcome.status.exit_code()))
+    Ok(ExitCode::Loop(outcome.status))
 }

@@ -157,7 +157,7 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
         Some(start) => {
             let mut repair = Repair::at(RepairKind::Prose, from);
             let prose = String::from_utf8_lossy(&text[from..start]);
-            repair.text = Some(crate::record::cut(prose.trim(), 100));
+            repair.text = Some(crate::bytes::cut(prose.trim(), 100));
             repairs.push(repair);
             Located {
                 start,
@@ -234,7 +234,7 @@ fn fenced(text: &[u8], from: usize, fence: usize, repairs: &mut Vec<Repair>) -> 
     if fence > from {
         let mut repair = Repair::at(RepairKind::Prose, from);
         let prose = String::from_utf8_lossy(&text[from..fence]);
-        repair.text = Some(crate::record::cut(prose.trim(), 100));
+        repair.text = Some(crate::bytes::cut(prose.trim(), 100));
         repairs.push(repair);
     }
     repairs.push(Repair::at(RepairKind::CodeFence, fence));

@@ -1,10 +1,25 @@
-//! Command-line arguments (clap derive), turned into the library's option structs.
+//! The binary's commands (one `*_cmd` file each) and the command-line arguments (clap derive),
+//! turned into the library's option structs.
+
+pub(crate) mod args_cmd;
+pub(crate) mod calls_cmd;
+pub(crate) mod check_cmd;
+mod exit;
+mod files;
+pub(crate) mod generate_cmd;
+pub(crate) mod hints;
+pub(crate) mod loop_cmd;
+pub(crate) mod stream_cmd;
+
+pub use exit::{ExitCode, Fatal};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use toolmend::calls::{CallOptions, CallsFilterOptions, Shape};
 use toolmend::schema::Schema;
+use toolmend::tools::Tools;
 use toolmend::{Concat, FilterOptions, Framing, MAX_THREADS, Options, Target, Truncated};
 
 const EXIT_CODES: &str = "\
@@ -214,17 +229,8 @@ pub struct CallsArgs {
     #[arg(long, help_heading = "Input")]
     pub stream: bool,
 
-    /// Refuse replies longer than this many bytes (K, M, G suffixes)
-    #[arg(long, default_value = "64M", value_parser = parse_size, help_heading = "Input")]
-    pub max_bytes: usize,
-
-    /// Write one record per reply on stdout
-    #[arg(long, help_heading = "Output")]
-    pub records: bool,
-
-    /// Flush after every record (for a co-process)
-    #[arg(long, help_heading = "Output")]
-    pub line_buffered: bool,
+    #[command(flatten)]
+    pub io: StreamFlags<true>,
 
     /// How each call is written
     #[arg(long, value_enum, default_value_t = ShapeArg::Native, help_heading = "Output")]
@@ -301,6 +307,32 @@ fn parse_format(text: &str) -> Result<String, String> {
     }
 }
 
+/// The size and output flags of every filter command: `StreamFlags<false>` for `args` and
+/// `repair` (inputs), `StreamFlags<true>` for `calls` (replies).
+#[derive(Debug, Args)]
+pub struct StreamFlags<const REPLIES: bool> {
+    #[arg(long, default_value = "64M", value_parser = parse_size, help_heading = "Input")]
+    #[arg(help = format!("Refuse {} longer than this many bytes (K, M, G suffixes)", unit(REPLIES).1))]
+    pub max_bytes: usize,
+
+    #[arg(long, help_heading = "Output")]
+    #[arg(help = format!("Write one record per {} on stdout", unit(REPLIES).0))]
+    pub records: bool,
+
+    /// Flush after every record (for a co-process)
+    #[arg(long, help_heading = "Output")]
+    pub line_buffered: bool,
+}
+
+/// What a filter command calls its inputs: one, and several.
+fn unit(replies: bool) -> (&'static str, &'static str) {
+    if replies {
+        ("reply", "replies")
+    } else {
+        ("input", "inputs")
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct MendArgs {
     /// Files to read (`-` is stdin; default stdin)
@@ -311,17 +343,8 @@ pub struct MendArgs {
     #[arg(long, value_enum, default_value_t = InputArg::Lines, help_heading = "Input")]
     pub input: InputArg,
 
-    /// Refuse inputs longer than this many bytes (K, M, G suffixes)
-    #[arg(long, default_value = "64M", value_parser = parse_size, help_heading = "Input")]
-    pub max_bytes: usize,
-
-    /// Write one record per input on stdout
-    #[arg(long, help_heading = "Output")]
-    pub records: bool,
-
-    /// Flush after every record (for a co-process)
-    #[arg(long, help_heading = "Output")]
-    pub line_buffered: bool,
+    #[command(flatten)]
+    pub io: StreamFlags<false>,
 
     /// What to do with values written one after another
     #[arg(long, value_enum, default_value_t = ConcatArg::First, help_heading = "Pipeline")]
@@ -409,9 +432,9 @@ impl MendArgs {
                 InputArg::Jsonl => Framing::Jsonl,
                 InputArg::Whole => Framing::Whole,
             },
-            records: self.records,
-            line_buffered: self.line_buffered,
-            max_bytes: self.max_bytes,
+            records: self.io.records,
+            line_buffered: self.io.line_buffered,
+            max_bytes: self.io.max_bytes,
             threads: self.threads,
             schema: None,
         }
@@ -425,6 +448,56 @@ impl MendArgs {
         let path = dir.map_or_else(|| path.clone(), |dir| dir.join(path));
         let schema = Schema::from_path(&path).map_err(|e| format!("schema file {e}"))?;
         Ok(Some(Arc::new(schema)))
+    }
+}
+
+impl CallsArgs {
+    /// The filter's settings from the command line; a relative tools path is taken from `dir`
+    /// when given (a fixture's folder).
+    pub fn filter_options(&self, dir: Option<&Path>) -> Result<CallsFilterOptions, String> {
+        Ok(CallsFilterOptions {
+            calls: self.call_options(dir)?,
+            framing: match self.input {
+                CallsInputArg::Lines => Framing::Lines,
+                CallsInputArg::Jsonl => Framing::Jsonl,
+                CallsInputArg::Whole => Framing::Whole,
+                CallsInputArg::Sse => {
+                    return Err("--input sse reads a streamed reply: use it with --stream".into());
+                }
+            },
+            records: self.io.records,
+            line_buffered: self.io.line_buffered,
+            max_bytes: self.io.max_bytes,
+            shape: self.shape(),
+        })
+    }
+
+    /// How calls are written.
+    pub fn shape(&self) -> Shape {
+        match self.shape {
+            ShapeArg::Native => Shape::Native,
+            ShapeArg::Openai => Shape::OpenAi,
+        }
+    }
+
+    /// The extractor's settings from the command line (see [`CallsArgs::filter_options`]).
+    pub fn call_options(&self, dir: Option<&Path>) -> Result<CallOptions, String> {
+        let tools = match &self.tools {
+            Some(path) => {
+                let path = dir.map_or_else(|| path.clone(), |dir| dir.join(path));
+                let tools = Tools::from_path(&path).map_err(|e| format!("tools file {e}"))?;
+                Some(Arc::new(tools))
+            }
+            None => None,
+        };
+        Ok(CallOptions {
+            format: (self.format != "auto").then(|| self.format.clone()),
+            tools,
+            require_terminate: self.require_terminate,
+            strict: self.strict,
+            max_nesting: self.max_nesting,
+            ..CallOptions::default()
+        })
     }
 }
 

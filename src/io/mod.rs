@@ -1,0 +1,7 @@
+//! The input layer: framing of input lines ([`input`]), the stream driver with its threads
+//! ([`filter`]), the in-memory batch driver ([`batch`]) and record writing ([`record`]).
+
+pub(crate) mod batch;
+pub(crate) mod filter;
+pub(crate) mod input;
+pub(crate) mod record;
