@@ -12,6 +12,9 @@ Measures, and writes to bench/RESULTS.md (and bench/work/results.json):
   5. Scaling of `toolmend calls` on adversarial replies at 1x/10x/100x size.
   6. The stream (issue 17): ~1 MB replies fed to `calls::Stream` 1 and 4 bytes at a time
      (examples/stream_feed.rs) against one-shot `calls`, and the stream's peak RSS.
+  7. The bindings (`--only bindings`): the Python package (per-call `mend_args`, `mend_many`)
+     against json_repair in one process, the Node package (per-call `mendArgs`, `mendMany`)
+     against jsonrepair in one process, and `mend_many` against the CLI, on the 100k corpus.
 """
 
 import argparse
@@ -40,6 +43,8 @@ VENV_PY = os.path.join(WORK, "venv", "bin", "python")
 JSON_REPAIR_DRIVER = os.path.join(BENCH, "drivers", "json_repair_driver.py")
 JSONREPAIR_DRIVER = os.path.join(WORK, "jsonrepair_driver.mjs")  # copied next to node_modules
 STREAM_FEED = os.path.join(ROOT, "target", "release", "examples", "stream_feed")
+PY_BINDINGS_DRIVER = os.path.join(BENCH, "drivers", "bindings_driver.py")
+NODE_BINDINGS_DRIVER = os.path.join(WORK, "bindings_driver.mjs")  # copied next to node_modules
 
 SIZES = ["10k", "100k", "1m"]
 PEERS = ("json_repair", "jsonrepair")
@@ -509,6 +514,52 @@ def calls(args, res):
     save(res)
 
 
+def bindings(args, res):
+    """The packages in-process against the peers in the same process, and mend_many against
+    the CLI, on one corpus (100k if asked for): medians of alternating rounds."""
+    size = "100k" if "100k" in args.sizes else args.sizes[0]
+    path = os.path.join(CORPUS, "args-%s.txt" % size)
+    out = {"size": size, "lines": count_lines(path), "bytes": os.path.getsize(path),
+           "rounds": args.bindings_rounds}
+    log("== bindings on %s (%d lines), %d rounds" % (size, out["lines"], args.bindings_rounds))
+    cli = []
+    for r in range(args.bindings_rounds):
+        cli.append(run_timed([TOOLMEND, "args"], path, timeout=args.timeout)[0])
+    out["cli_s"] = statistics.median(cli)
+    log("  toolmend args (CLI): %s" % fmt_t(out["cli_s"]))
+
+    def drive(name, cmd, cwd):
+        try:
+            run = subprocess.run(cmd + [path, str(args.bindings_rounds)], cwd=cwd, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, timeout=args.timeout * 2)
+        except subprocess.TimeoutExpired:
+            out[name] = {"skipped": "timed out"}
+            return
+        if run.returncode != 0:
+            out[name] = {"skipped": "the driver failed: " + run.stderr.strip()[-300:]}
+            return
+        sys.stderr.write(run.stderr)
+        got = json.loads(run.stdout.strip().splitlines()[-1])
+        out[name] = {"median_s": {w: statistics.median(t) for w, t in got["times"].items()},
+                     "runs": got["times"], "failed": got["failed"]}
+
+    if args.no_peers:
+        out["python"] = out["node"] = {"skipped": "--no-peers"}
+    else:
+        if os.path.exists(VENV_PY) and subprocess.run([VENV_PY, "-c", "import toolmend, json_repair"],
+                                                      stderr=subprocess.DEVNULL).returncode == 0:
+            drive("python", [VENV_PY, PY_BINDINGS_DRIVER], BENCH)
+        else:
+            out["python"] = {"skipped": "bench/work/venv lacks toolmend or json_repair"}
+        if shutil.which("node") and os.path.isdir(os.path.join(WORK, "node_modules", "toolmend")) \
+                and os.path.isdir(os.path.join(WORK, "node_modules", "jsonrepair")):
+            drive("node", ["node", NODE_BINDINGS_DRIVER], WORK)
+        else:
+            out["node"] = {"skipped": "node, or toolmend or jsonrepair in bench/work/node_modules, missing"}
+    res["bindings"] = out
+    save(res)
+
+
 # ---------------------------------------------------------------------------------------------
 # Report
 
@@ -773,6 +824,48 @@ def report(res, args):
                           "%.1f" % (r["event_bytes"] / 1e6) if "event_bytes" in r else "-"]
             cells += [mib(row[k]) for k in ("rss_stream_1_kib", "rss_oneshot_kib", "rss_cli_stream_kib", "rss_cli_calls_kib")]
             w("| " + " | ".join(cells) + " |")
+    b = res.get("bindings")
+    if b:
+        w("## Through the Python and Node packages (issue 16)\n")
+        w("The packages in-process on the %s corpus (%s lines, %.1f MB), read into memory first; "
+          "each language's peer in the same process and run, rounds alternating (median of %d). "
+          "Per call: one call per line in the language's own loop, each library giving the same "
+          "kind of result: Python objects (`mend_args`, `json_repair.loads`; `mendArgs`, "
+          "`JSON.parse(jsonrepair(line))`) or the JSON text (`Mender().mend(line).json`, "
+          "`repair_json`; `mender.mend(line).json`, `jsonrepair`). `mend_many`/`mendMany`: one "
+          "call for every line (the GIL released / off the main thread, one thread per core). "
+          "The CLI: `toolmend args` on the file, output to /dev/null: %s. The packages are "
+          "release builds (`make python-wheel node-package PROFILE=release`; bench/run.sh "
+          "installs them into bench/work/).\n" % (
+              b["size"], format(b["lines"], ","), b["bytes"] / 1e6, b["rounds"], fmt_t(b["cli_s"])))
+        w("| language | way | median | µs per line | failed inputs |")
+        w("|---|---|---:|---:|---:|")
+        for lang in ("python", "node"):
+            d = b.get(lang, {})
+            if "skipped" in d:
+                w("| %s | skipped: %s | | | |" % (lang, d["skipped"]))
+                continue
+            for way, t in d["median_s"].items():
+                w("| %s | %s | %s | %.2f | %s |" % (lang, way, fmt_t(t), t / b["lines"] * 1e6,
+                                                     format(d["failed"][way], ",")))
+        w("")
+        w("| target | measured | met |")
+        w("|---|---|---|")
+        py, nd = b.get("python", {}).get("median_s"), b.get("node", {}).get("median_s")
+        for lang, d, peer, goal in (("Python", py, "json_repair", 10), ("Node", nd, "jsonrepair", 3)):
+            if not d:
+                continue
+            for out, mine, theirs in (("objects", "per_call_toolmend", "per_call_%s_objects" % peer),
+                                      ("JSON text", "per_call_toolmend_text", "per_call_%s_text" % peer)):
+                r = d[theirs] / d[mine]
+                w("| per call, %s, %s back: ≥ %dx faster than %s | %.1fx (%s vs %s) | %s |" % (
+                    lang, out, goal, peer, r, fmt_t(d[mine]), fmt_t(d[theirs]), "yes" if r >= goal else "**no**"))
+        for lang, d, way in (("Python", py, "mend_many"), ("Node", nd, "mend_many")):
+            if d:
+                r = d[way] / b["cli_s"]
+                w("| %s `%s` within 1.5x of the CLI's time | %.2fx (%s vs %s) | %s |" % (
+                    lang, "mend_many" if lang == "Python" else "mendMany", r, fmt_t(d[way]), fmt_t(b["cli_s"]),
+                    "yes" if r <= 1.5 else "**no**"))
         w("")
 
     c = res.get("calls")
@@ -809,7 +902,8 @@ def main():
     p.add_argument("--calls-adv-runs", type=int, default=1)
     p.add_argument("--stream-chunks", type=lambda v: [int(x) for x in v.split(",")], default=[1, 4])
     p.add_argument("--stream-rounds", type=int, default=5)
-    p.add_argument("--only", default="throughput,kinds,memory,lines,scaling,calls,calls-scaling,stream")
+    p.add_argument("--bindings-rounds", type=int, default=3)
+    p.add_argument("--only", default="throughput,kinds,memory,lines,scaling,calls,calls-scaling,stream,bindings")
     p.add_argument("--merge", action="store_true",
                    help="keep the sections of bench/work/results.json that this run does not measure")
     p.add_argument("--out", default=os.path.join(BENCH, "RESULTS.md"))
@@ -852,6 +946,8 @@ def main():
         calls_scaling(args, res)
     if "stream" in only:
         stream(args, res)
+    if "bindings" in only:
+        bindings(args, res)
     save(res)
     report(res, args)
 

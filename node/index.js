@@ -67,6 +67,10 @@ function checkInput(text) {
 
 /** One input's result, with the fields of a `toolmend args --records` record. */
 class Record {
+  // Private fields, not defineProperty: V8 keeps the object's shape fast.
+  #raw;
+  #value;
+
   constructor(raw) {
     /** True when the input gave a value. */
     this.ok = raw.ok;
@@ -82,24 +86,24 @@ class Record {
     this.original = raw.original ?? null;
     /** For `invalid_parameters` (a `schema` option): the violations, `{path, keyword, message}` each. */
     this.violations = raw.violations ? JSON.parse(raw.violations) : [];
-    Object.defineProperty(this, '_raw', { value: raw });
+    this.#raw = raw;
   }
 
   /** The mended value (parsed from `json` on first use; null on failure). */
   get value() {
     if (!this.ok) return null;
-    if (this._value === undefined) Object.defineProperty(this, '_value', { value: JSON.parse(this.json) });
-    return this._value;
+    if (this.#value === undefined) this.#value = JSON.parse(this.json);
+    return this.#value;
   }
 
   /** What was changed: `{kind, offset?, layers?, text?, key?}` each. */
   get repairs() {
-    return this.ok ? JSON.parse(this._raw.repairs) : [];
+    return this.ok ? JSON.parse(this.#raw.repairs) : [];
   }
 
   /** Values in the input that are not in the value (concatenated values). */
   get dropped() {
-    return this.ok ? this._raw.dropped.map((d) => JSON.parse(d)) : [];
+    return this.ok ? this.#raw.dropped.map((d) => JSON.parse(d)) : [];
   }
 
   /** The value, or the failure thrown as a ToolmendError. */
@@ -150,11 +154,27 @@ class Mender {
     if (input.error) return failedRecord(input.error);
     return new Record(this._native.mend(input.text));
   }
+
+  /** The value, or the failure thrown as a ToolmendError: `mend(text).unwrap()` without the
+   * Record (one string crosses from the native module, not a record). */
+  value(text) {
+    const input = checkInput(text);
+    const out = input.error ? input.error : this._native.mendValue(input.text);
+    if (typeof out === 'string') return JSON.parse(out);
+    const violations = out.violations ? JSON.parse(out.violations) : [];
+    throw new ToolmendError(out.code, out.message, { offset: out.offset ?? null, violations });
+  }
 }
 
 // Menders of the one-call functions, by their options: their buffers are kept between calls.
 const menders = new Map();
-function menderFor(options) {
+// Without options (the common call) no key is built.
+const defaultMenders = { object: null, any: null };
+function menderFor(options, target) {
+  if (options === undefined || options === null) {
+    return (defaultMenders[target] ??= new Mender({ target }));
+  }
+  options = { ...options, target };
   const key = JSON.stringify(options || {});
   let mender = menders.get(key);
   if (!mender) {
@@ -167,12 +187,12 @@ function menderFor(options) {
 
 /** Tool-call arguments mended into an object, as `toolmend args`. Throws ToolmendError. */
 function mendArgs(text, options) {
-  return menderFor({ ...options, target: 'object' }).mend(text).unwrap();
+  return menderFor(options, 'object').value(text);
 }
 
 /** Almost-JSON repaired into any JSON value, as `toolmend repair`. Throws ToolmendError. */
 function repair(text, options) {
-  return menderFor({ ...options, target: 'any' }).mend(text).unwrap();
+  return menderFor(options, 'any').value(text);
 }
 
 function batch(inputs) {

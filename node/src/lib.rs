@@ -220,6 +220,31 @@ impl Mender {
             }
         }
     }
+
+    /// One input's value as compact JSON text, or its failed record: what `mendArgs` and
+    /// `repair` need, as one string rather than a record of eight fields.
+    #[napi(ts_return_type = "string | RawRecord")]
+    pub fn mend_value(&mut self, text: Either<String, Buffer>) -> Either<String, RawRecord> {
+        if self.schema.is_some() {
+            // The schema's coercions and violations are the record's.
+            let mut raw = self.mend(text);
+            return match raw.json.take() {
+                Some(json) if raw.ok => Either::A(json),
+                json => {
+                    raw.json = json;
+                    Either::B(raw)
+                }
+            };
+        }
+        let input = input(&text, self.max_bytes);
+        let result = input
+            .text()
+            .and_then(|t| self.inner.mend(t).map(|m| m.value().into_owned()));
+        match result {
+            Ok(json) => Either::A(json),
+            Err(error) => Either::B(failed(&error, input.original())),
+        }
+    }
 }
 
 /// The schema of `MendOptions.schema` (JSON text).
