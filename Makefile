@@ -49,7 +49,7 @@ python-wheel: $(PYBUILD)/bin/maturin
 ## The wheel installed into a fresh venv (target/pytest-venv), and python/tests run there.
 test-python: python-wheel
 	rm -rf target/pytest-venv && $(PYTHON) -m venv target/pytest-venv
-	target/pytest-venv/bin/pip install -q --disable-pip-version-check $(WHEELS)/toolmend-*.whl pytest
+	target/pytest-venv/bin/pip install -q --disable-pip-version-check $(WHEELS)/toolmend-*.whl pytest pydantic
 	cd python && ../target/pytest-venv/bin/pytest -q -p no:cacheprovider tests
 
 ## The npm package (node/): the native module as toolmend.node and the toolmend binary as

@@ -23,6 +23,13 @@ export interface MendOptions {
   maxBytes?: number;
   /** Threads of mendMany (0, the default: one per core, at most 8, as the CLI). */
   threads?: number;
+  /**
+   * A JSON Schema object for the value (mendArgs, repair and Mender; not mendMany), as
+   * `toolmend args --schema`: values coerced to it where the intent is unambiguous (`"3"` for
+   * an integer, one value for an array, ...; nothing under `strict`); what still breaks it
+   * fails with code invalid_parameters and `violations`.
+   */
+  schema?: object;
 }
 
 export interface CallsOptions {
@@ -83,7 +90,7 @@ export class ToolmendError extends Error {
   /** From extractCalls: what the reply held. */
   value: Calls | null;
   /** For invalid_parameters: each schema violation. */
-  violations: Array<{ path: string; message: string }>;
+  violations: Array<{ path: string; keyword?: string; message: string }>;
 }
 
 /** One input's result, with the fields of a `toolmend args --records` record. */
@@ -95,6 +102,8 @@ export class Record {
   readonly message: string | null;
   readonly offset: number | null;
   readonly original: string | null;
+  /** For invalid_parameters (a `schema` option): each violation of the schema. */
+  readonly violations: Array<{ path: string; keyword: string; message: string }>;
   /** The mended value (null on failure). */
   readonly value: any;
   readonly repairs: Repair[];

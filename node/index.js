@@ -80,6 +80,8 @@ class Record {
     this.offset = raw.offset ?? null;
     /** The input cut to 100 characters (failures only). */
     this.original = raw.original ?? null;
+    /** For `invalid_parameters` (a `schema` option): the violations, `{path, keyword, message}` each. */
+    this.violations = raw.violations ? JSON.parse(raw.violations) : [];
     Object.defineProperty(this, '_raw', { value: raw });
   }
 
@@ -103,7 +105,7 @@ class Record {
   /** The value, or the failure thrown as a ToolmendError. */
   unwrap() {
     if (this.ok) return this.value;
-    throw new ToolmendError(this.code, this.message, { offset: this.offset });
+    throw new ToolmendError(this.code, this.message, { offset: this.offset, violations: this.violations });
   }
 
   /** The record as `toolmend args --records` writes it (without `line`). */
@@ -111,6 +113,7 @@ class Record {
     if (this.ok) return { ok: true, value: this.value, repairs: this.repairs, dropped: this.dropped };
     const error = { code: this.code, message: this.message, original: this.original };
     if (this.offset !== null) error.offset = this.offset;
+    if (this.violations.length) error.violations = this.violations;
     return { ok: false, error };
   }
 }
@@ -130,6 +133,8 @@ function nativeOptions(options) {
     maxNesting: o.maxNesting,
     maxBytes: o.maxBytes,
     threads: o.threads,
+    // A JSON Schema object crosses as JSON text.
+    schema: o.schema === undefined || o.schema === null ? undefined : JSON.stringify(o.schema),
   };
 }
 

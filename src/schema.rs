@@ -240,6 +240,55 @@ impl Schema {
         Ok(Some(out))
     }
 
+    /// A mended value checked against the schema and coerced to it unless `coerce` is false,
+    /// as `args --schema` does: `Ok(None)` when it matches as it is, else the coerced value's
+    /// text and the coercions. A list of values (`--concat all`) is checked value by value,
+    /// the paths under each one's index.
+    ///
+    /// # Errors
+    /// Every violation that is left.
+    pub fn apply_mended(
+        &self,
+        mended: &crate::args::Mended<'_>,
+        coerce: bool,
+    ) -> Result<Option<(String, Vec<Repair>)>, Vec<Violation>> {
+        let mut repairs = Vec::new();
+        if !mended.is_list() {
+            let part = mended.parts().next().unwrap_or("null");
+            return Ok(self
+                .apply_text(part, coerce, "", &mut repairs)?
+                .map(|value| (value, repairs)));
+        }
+        let mut violations = Vec::new();
+        let mut items = Vec::new();
+        let mut changed = false;
+        for (i, part) in mended.parts().enumerate() {
+            match self.apply_text(part, coerce, &format!("/{i}"), &mut repairs) {
+                Ok(Some(value)) => {
+                    changed = true;
+                    items.push(value);
+                }
+                Ok(None) => items.push(part.to_owned()),
+                Err(more) => violations.extend(more),
+            }
+        }
+        if !violations.is_empty() {
+            return Err(violations);
+        }
+        Ok(changed.then(|| (format!("[{}]", items.join(",")), repairs)))
+    }
+
+    /// The `invalid_parameters` error of a value that breaks the schema, its message listing
+    /// every violation (`/days: "three" is not of type "integer" (type)`).
+    #[must_use]
+    pub fn mismatch(violations: &[Violation]) -> crate::Error {
+        let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
+        crate::Error::whole(
+            crate::Code::InvalidParameters,
+            format!("the value does not match the schema: {}", listed.join("; ")),
+        )
+    }
+
     /// Coerces the part of a value read so far (a stream's partial arguments) as
     /// [`Schema::coerce`] will coerce the whole, so that what is shown now is never changed
     /// later. `open` is the JSON pointer of the string still growing, if any. Values inside a

@@ -492,6 +492,132 @@ fn values_that_cannot_be_coerced_get_one_correction_naming_each_violation() {
     assert_eq!(note.matches("Your last reply").count(), 1, "{note}");
 }
 
+/// `plan`: a read-only tool whose parameters are a JSON Schema with one property per coercion
+/// rule the `count` tool does not cover.
+const PLAN_TOOL: &str = r#"
+[[tools]]
+name = "plan"
+description = "Plan a trip"
+read_only = true
+command = ["python3", "{bin}/record_tool.py", "{dir}/tool.log"]
+[tools.parameters]
+type = "object"
+required = ["ratio"]
+[tools.parameters.properties]
+ratio = { type = "number" }
+metric = { type = "boolean" }
+unit = { type = "string", enum = ["celsius", "fahrenheit"] }
+confirm = { enum = ["yes", "no"] }
+options = { type = "object", properties = { depth = { type = "integer" } } }
+tags = { type = "array", items = { type = "string" } }
+"#;
+
+#[test]
+fn every_coercion_rule_applies_in_the_loop() {
+    let s = Setup::new("coerce-rules");
+    let replies = [
+        call(
+            "plan",
+            json!({
+                "ratio": "2.5",
+                "metric": "true",
+                "unit": " Celsius ",
+                "confirm": "YES",
+                "options": "{\"depth\": \"2\"}",
+                "tags": "[\"news\", \"sport\"]"
+            }),
+            false,
+        ),
+        "Planned.".into(),
+    ];
+    let config = s.config(&replies, "", PLAN_TOOL);
+    let out = s.run(&config, &["--transcript", &s.path_str("run.jsonl"), "go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let tool_stdin: Vec<Value> = s
+        .log("tool.log")
+        .iter()
+        .map(|l| serde_json::from_str(l["stdin"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(
+        tool_stdin,
+        [json!({
+            "ratio": 2.5,
+            "metric": true,
+            "unit": "celsius",
+            "confirm": "yes",
+            "options": {"depth": 2},
+            "tags": ["news", "sport"]
+        })]
+    );
+    let transcript = std::fs::read_to_string(s.path("run.jsonl")).unwrap();
+    let call = events(&transcript)
+        .into_iter()
+        .find(|e| e["type"] == "tool.call")
+        .unwrap();
+    let mut paths: Vec<&str> = call["data"]["repairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert_eq!(r["kind"], "schema_type", "{r}");
+            r["path"].as_str().unwrap()
+        })
+        .collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        [
+            "/confirm",
+            "/metric",
+            "/options",
+            "/options/depth",
+            "/ratio",
+            "/tags",
+            "/unit"
+        ]
+    );
+}
+
+#[test]
+fn coercions_that_would_lose_information_are_refused_in_the_loop() {
+    let s = Setup::new("coerce-lossy");
+    let replies = [
+        call(
+            "plan",
+            json!({"ratio": "1,000", "metric": "yes", "unit": "kelvin", "confirm": "maybe"}),
+            false,
+        ),
+        call("plan", json!({"ratio": 1000}), false),
+        "Planned.".into(),
+    ];
+    let config = s.config(&replies, "", PLAN_TOOL);
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let tool_stdin: Vec<Value> = s
+        .log("tool.log")
+        .iter()
+        .map(|l| serde_json::from_str(l["stdin"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(
+        tool_stdin,
+        [json!({"ratio": 1000})],
+        "only the corrected call ran"
+    );
+    let messages = s.messages(1);
+    let note = messages.last().unwrap()["content"].as_str().unwrap();
+    for expected in [
+        "/ratio: \"1,000\" is not of type \"number\" (type)",
+        "/metric: \"yes\" is not of type \"boolean\" (type)",
+        "/unit: \"kelvin\" is not one of",
+        "/confirm: \"maybe\" is not one of",
+    ] {
+        assert!(
+            note.contains(expected),
+            "{expected:?} not in the note: {note}"
+        );
+    }
+}
+
 /// Issue 14, point 15: every shape `calls` normalises is a call in the loop too (`name` and
 /// `arguments`, parameters written as JSON text, the envelope inside call markers), and the
 /// mend is reported in the transcript's `tool.call` event.

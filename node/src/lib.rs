@@ -9,6 +9,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use toolmend::calls::{CallOptions, Extracted, Failure, Shape};
+use toolmend::schema::Schema;
 use toolmend::tools::Tools;
 use toolmend::{Code, Concat, Options, Target, Truncated};
 
@@ -30,6 +31,9 @@ pub struct MendOptions {
     pub max_bytes: Option<f64>,
     /// Threads of a batch (0: one per core, at most 8, as the CLI).
     pub threads: Option<u32>,
+    /// A JSON Schema for the value, as JSON text (`index.js` writes the object): the value is
+    /// coerced to it and checked, as `toolmend args --schema`. `Mender` only.
+    pub schema: Option<String>,
 }
 
 /// One input's result, with the value and repairs as JSON text.
@@ -43,6 +47,8 @@ pub struct RawRecord {
     pub message: Option<String>,
     pub offset: Option<f64>,
     pub original: Option<String>,
+    /// For `invalid_parameters`: the violations as a JSON array of `{path, keyword, message}`.
+    pub violations: Option<String>,
 }
 
 /// The pipeline's options, the size limit and the thread count.
@@ -115,6 +121,7 @@ fn failed(error: &toolmend::Error, original: String) -> RawRecord {
         message: Some(error.message.clone()),
         offset: error.offset.map(|o| o as f64),
         original: Some(original),
+        violations: None,
     }
 }
 
@@ -135,6 +142,7 @@ fn record(
                 message: None,
                 offset: None,
                 original: None,
+                violations: None,
             }
         }
         Err(error) => failed(&error, input.original()),
@@ -155,16 +163,23 @@ fn input<'a>(text: &'a Either<String, Buffer>, max_bytes: usize) -> toolmend::In
 pub struct Mender {
     inner: toolmend::Mender,
     max_bytes: usize,
+    schema: Option<Schema>,
 }
 
 #[napi]
 impl Mender {
     #[napi(constructor)]
     pub fn new(options: Option<MendOptions>) -> Result<Mender> {
+        let schema = options
+            .as_ref()
+            .and_then(|o| o.schema.as_deref())
+            .map(load_schema)
+            .transpose()?;
         let (options, max_bytes, _) = self::options(options.as_ref())?;
         Ok(Mender {
             inner: toolmend::Mender::new(options),
             max_bytes,
+            schema,
         })
     }
 
@@ -172,9 +187,56 @@ impl Mender {
     #[napi]
     pub fn mend(&mut self, text: Either<String, Buffer>) -> RawRecord {
         let input = input(&text, self.max_bytes);
-        let result = input.mend(&mut self.inner);
-        record(&input, result)
+        let Some(schema) = &self.schema else {
+            let result = input.mend(&mut self.inner);
+            return record(&input, result);
+        };
+        let coerce = !self.inner.options().strict;
+        let text = match input.text() {
+            Ok(text) => text,
+            Err(error) => return failed(&error, input.original()),
+        };
+        let mended = match self.inner.mend(text) {
+            Ok(mended) => mended,
+            Err(error) => return failed(&error, input.original()),
+        };
+        match schema.apply_mended(&mended, coerce) {
+            Ok(coerced) => {
+                let mut value = toolmend::MendedValue::from(&mended);
+                if let Some((json, repairs)) = coerced {
+                    value.value = json;
+                    value.repairs.extend(repairs);
+                }
+                record(&input, Ok(value))
+            }
+            Err(violations) => {
+                let listed: Vec<serde_json::Value> = violations
+                    .iter()
+                    .map(|v| serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message}))
+                    .collect();
+                let mut raw = failed(&Schema::mismatch(&violations), input.original());
+                raw.violations = Some(serde_json::Value::Array(listed).to_string());
+                raw
+            }
+        }
     }
+}
+
+/// The schema of `MendOptions.schema` (JSON text).
+fn load_schema(text: &str) -> Result<Schema> {
+    let document: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| invalid_arg(format!("schema: {e}")))?;
+    Schema::new(document).map_err(|e| invalid_arg(format!("schema: {e}")))
+}
+
+/// A batch has no schema: `mendMany` would otherwise silently not apply it.
+fn no_schema(options: Option<&MendOptions>) -> Result<()> {
+    if options.is_some_and(|o| o.schema.is_some()) {
+        return Err(invalid_arg(
+            "schema is not taken by mendMany; use mendArgs or a Mender".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// A batch of inputs, copied out of JavaScript so it can be mended off the main thread.
@@ -220,6 +282,7 @@ pub fn mend_many(
     texts: Vec<Either<String, Buffer>>,
     options: Option<MendOptions>,
 ) -> Result<AsyncTask<Many>> {
+    no_schema(options.as_ref())?;
     let (options, max_bytes, threads) = self::options(options.as_ref())?;
     Ok(AsyncTask::new(Many {
         texts,
@@ -235,6 +298,7 @@ pub fn mend_many_sync(
     texts: Vec<Either<String, Buffer>>,
     options: Option<MendOptions>,
 ) -> Result<Vec<RawRecord>> {
+    no_schema(options.as_ref())?;
     let (options, max_bytes, threads) = self::options(options.as_ref())?;
     Ok(Many {
         texts,

@@ -16,6 +16,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use serde_json::Value;
 use toolmend::calls::{CallOptions, Extracted, Failure, Shape};
+use toolmend::schema::Schema;
 use toolmend::tools::Tools;
 use toolmend::{
     Code, Concat, Input, MendedValue, Mender as LibMender, Options, Target, Truncated,
@@ -449,13 +450,17 @@ fn many(
 }
 
 /// Mends tool-call arguments into a dict, as `toolmend args`: unquotes encoded JSON, keeps
-/// the first of concatenated objects, repairs what is almost JSON. Raises `toolmend.Error`.
+/// the first of concatenated objects, repairs what is almost JSON. With `schema` (a JSON
+/// Schema as a dict, or a Pydantic model class), as `toolmend args --schema`: the value is
+/// coerced to it where the intent is unambiguous (not under `strict`), and what still breaks
+/// it raises `toolmend.Error` with code `invalid_parameters` and `violations`.
 #[pyfunction]
-#[pyo3(signature = (text, *, concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+#[pyo3(signature = (text, *, schema = None, concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
 #[allow(clippy::too_many_arguments)]
 fn mend_args(
     py: Python<'_>,
     text: &Bound<'_, PyAny>,
+    schema: Option<&Bound<'_, PyAny>>,
     concat: &str,
     truncated: &str,
     strict: bool,
@@ -463,8 +468,59 @@ fn mend_args(
     max_nesting: usize,
     max_bytes: usize,
 ) -> PyResult<Py<PyAny>> {
+    let schema = match schema {
+        Some(s) if !s.is_none() => Some(load_schema(py, s)?),
+        _ => None,
+    };
     let options = parse_options("object", concat, truncated, strict, max_depth, max_nesting)?;
-    value_of(py, text, options, max_bytes)
+    let text = input(text, max_bytes)
+        .text()
+        .map_err(|error| to_py_err(py, &error, None))?;
+    let mut mender = LibMender::new(options);
+    let mended = mender
+        .mend(text)
+        .map_err(|error| to_py_err(py, &error, None))?;
+    let Some(schema) = schema else {
+        return json_loads(py, &mended.value());
+    };
+    match schema.apply_mended(&mended, !strict) {
+        Ok(Some((coerced, _))) => json_loads(py, &coerced),
+        Ok(None) => json_loads(py, &mended.value()),
+        Err(violations) => {
+            let err = to_py_err(py, &Schema::mismatch(&violations), None);
+            let listed: Vec<Value> = violations
+                .iter()
+                .map(|v| serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message}))
+                .collect();
+            value_to_py(py, &Value::Array(listed))
+                .and_then(|v| err.value(py).setattr("violations", v))?;
+            Err(err)
+        }
+    }
+}
+
+/// A JSON Schema from a dict, or from a class with `model_json_schema()` (a Pydantic model).
+fn load_schema(py: Python<'_>, schema: &Bound<'_, PyAny>) -> PyResult<Schema> {
+    let document = if schema.is_instance_of::<PyDict>() {
+        schema.clone()
+    } else if let Ok(method) = schema.getattr("model_json_schema") {
+        method.call0()?
+    } else {
+        let kind = schema
+            .get_type()
+            .name()
+            .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+        return Err(to_py_err(
+            py,
+            &usage(format!(
+                "schema: expected a dict or a Pydantic model class, found {kind}"
+            )),
+            None,
+        ));
+    };
+    let document: Value = serde_json::from_str(&json_dumps(&document)?)
+        .map_err(|e| to_py_err(py, &usage(format!("schema: {e}")), None))?;
+    Schema::new(document).map_err(|e| to_py_err(py, &usage(format!("schema: {e}")), None))
 }
 
 /// Repairs almost-JSON into any JSON value, as `toolmend repair`. Raises `toolmend.Error`.

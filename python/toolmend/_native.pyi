@@ -105,6 +105,7 @@ class CallExtractor:
 def mend_args(
     text: Text,
     *,
+    schema: Optional[Union[Dict[str, Any], type]] = None,
     concat: Concat = "first",
     truncated: Truncated = "heal",
     strict: bool = False,
@@ -112,7 +113,13 @@ def mend_args(
     max_nesting: int = 1000,
     max_bytes: int = 67108864,
 ) -> Dict[str, Any]:
-    """Tool-call arguments mended into a dict, as `toolmend args`. Raises `Error`."""
+    """Tool-call arguments mended into a dict, as `toolmend args`. Raises `Error`.
+
+    `schema`: a JSON Schema (a dict) or a Pydantic model class (its `model_json_schema()`),
+    as `toolmend args --schema`: the value is coerced to it where the intent is unambiguous
+    (`"3"` for an integer, `"true"` for a boolean, one value for an array, ...; not with
+    `strict`); what still breaks it raises `Error` with code `invalid_parameters` and
+    `violations` (`[{"path", "keyword", "message"}]`)."""
 
 def repair(
     text: Text,

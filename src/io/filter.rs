@@ -12,13 +12,11 @@ use std::sync::{Arc, mpsc};
 use std::thread;
 
 use crate::args::{Mender, Options};
-use crate::error::{Code, Error};
 use crate::io::input::{Framing, InputReader, RawInput, decode_input, too_large};
 use crate::io::record::{
     Origin, write_error, write_error_with, write_ok, write_ok_as, write_ok_to,
 };
-use crate::repair::Repair;
-use crate::schema::{Schema, Violation};
+use crate::schema::Schema;
 
 /// Settings of the filter.
 #[derive(Debug, Clone)]
@@ -557,20 +555,12 @@ impl Worker {
         match self.mender.mend(&decoded.text) {
             Ok(mended) => {
                 if let Some(schema) = &self.options.schema {
-                    let checked = check_schema(schema, &mended, !self.options.mend.strict);
+                    let checked = schema.apply_mended(&mended, !self.options.mend.strict);
                     let (value, coerced) = match checked {
                         Ok(Some(coerced)) => coerced,
                         Ok(None) => (mended.value().into_owned(), Vec::new()),
                         Err(violations) => {
-                            let listed: Vec<String> =
-                                violations.iter().map(ToString::to_string).collect();
-                            let error = Error::whole(
-                                Code::InvalidParameters,
-                                format!(
-                                    "the value does not match the schema: {}",
-                                    listed.join("; ")
-                                ),
-                            );
+                            let error = Schema::mismatch(&violations);
                             write_error_with(
                                 sink,
                                 &origin,
@@ -618,40 +608,6 @@ impl Worker {
             }
         }
     }
-}
-
-/// The value of `mended` checked against `schema` (coerced to it when `coerce`): `None` when it
-/// matches as it is, else the coerced value and the coercions.
-fn check_schema(
-    schema: &Schema,
-    mended: &crate::args::Mended<'_>,
-    coerce: bool,
-) -> Result<Option<(String, Vec<Repair>)>, Vec<Violation>> {
-    let mut repairs = Vec::new();
-    if !mended.is_list() {
-        let part = mended.parts().next().unwrap_or("null");
-        return Ok(schema
-            .apply_text(part, coerce, "", &mut repairs)?
-            .map(|value| (value, repairs)));
-    }
-    // Each value of the list on its own, its paths under its index.
-    let mut violations = Vec::new();
-    let mut items = Vec::new();
-    let mut changed = false;
-    for (i, part) in mended.parts().enumerate() {
-        match schema.apply_text(part, coerce, &format!("/{i}"), &mut repairs) {
-            Ok(Some(value)) => {
-                changed = true;
-                items.push(value);
-            }
-            Ok(None) => items.push(part.to_owned()),
-            Err(more) => violations.extend(more),
-        }
-    }
-    if !violations.is_empty() {
-        return Err(violations);
-    }
-    Ok(changed.then(|| (format!("[{}]", items.join(",")), repairs)))
 }
 
 #[cfg(test)]
