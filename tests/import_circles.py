@@ -73,6 +73,15 @@ for rel, text in files.items():
     for cr, p in paths:
         tgt = resolve(cr, p)
         if tgt and tgt != rel: edges.setdefault(rel, set()).add(tgt)
+if '--stage-order' in sys.argv:
+    # src/args/: a stage imports only the stages declared above it in args/mod.rs
+    order = re.findall(r'^\s*pub\(crate\) mod (\w+)\s*;', files.get('args/mod.rs', ''), re.M)
+    rank = {'args/%s.rs' % m: i for i, m in enumerate(order)}
+    late = [(a, b) for a in rank for b in edges.get(a, ()) if b in rank and rank[b] >= rank[a]]
+    for a, b in late:
+        print('LATER STAGE:', a, '->', b)
+    print('stages in order:', ' '.join(order), '' if late else '(no stage imports a later one)')
+    sys.exit(0)
 if '--dirs' in sys.argv:
     # one node per top-level module (a folder and its files count as one)
     top = lambda f: f.split('/')[0].replace('.rs', '')

@@ -3,11 +3,20 @@
 //! [`Mender`] owns every buffer the stages use and reuses them from one input to the next, so
 //! mending a stream of lines allocates nothing per line once the buffers have grown.
 
-// The stages, in the order they run.
+// The stages, in the order they run; a stage imports only those above it.
+
+/// 1. Finding the JSON in text with more around it: code fences, prose.
 pub(crate) mod locate;
-pub(crate) mod nesting;
-pub(crate) mod parse;
+
+/// 2. Decoding string layers that hold JSON text.
 pub(crate) mod unquote;
+
+/// The parser's stack of open arrays and objects.
+pub(crate) mod nesting;
+
+/// 3 and 4. Splitting values written one after another and repairing them: one pass that
+/// writes compact JSON as it reads.
+pub(crate) mod parse;
 
 use std::borrow::Cow;
 use std::io::{self, Write};
