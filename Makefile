@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/toolmend
 
-.PHONY: all build release test test-clients test-python python-wheel test-node node-package bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
+.PHONY: all build release test test-python test-spark python-wheel test-node node-package bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
 all: build
 
 build:
@@ -11,20 +11,14 @@ build:
 release:
 	$(CARGO) build --release
 
-## Every test: unit, doc, CLI, fixtures (fixtures/**), memory, the example clients, then the
-## Python and Node packages (each built, installed into a fresh venv or project, tested there).
+## Every test: unit, doc, CLI, fixtures (fixtures/**), memory, then the
+## Python and Node packages (each built, installed into a fresh venv or project, tested there),
+## and the Spark example over the same wheel (one make run, so the wheel is built once).
 test:
 	$(CARGO) test --all-targets
 	$(CARGO) test --doc
-	$(MAKE) test-clients
-	$(MAKE) test-python
+	$(MAKE) test-python test-spark
 	$(MAKE) test-node
-
-## The Python and Node clients' self-tests, against the debug build.
-test-clients:
-	$(CARGO) build
-	TOOLMEND=target/debug/toolmend python3 examples/python/toolmend_client.py --self-test
-	TOOLMEND=target/debug/toolmend node examples/node/toolmend_client.mjs --self-test
 
 ## The packages are built in the debug profile for tests; PROFILE=release for real use.
 PROFILE ?= debug
@@ -51,6 +45,21 @@ test-python: python-wheel
 	rm -rf target/pytest-venv && $(PYTHON) -m venv target/pytest-venv
 	target/pytest-venv/bin/pip install -q --disable-pip-version-check $(WHEELS)/toolmend-*.whl pytest pydantic
 	cd python && ../target/pytest-venv/bin/pytest -q -p no:cacheprovider tests
+	# The Python examples of README.md and docs/cookbook.md, against the installed package.
+	TOOLMEND_DOC_PYTHON=$(CURDIR)/target/pytest-venv/bin/python $(CARGO) test --test cookbook
+
+## The Spark example (examples/spark) in local[2] mode on 200,000 rows, over the wheel: pyspark,
+## pyarrow and pandas from PyPI into a venv of their own (kept: 400 MB), java from PATH
+## (.ci/run installs Debian's JRE). Where either cannot be had, the test is skipped and says why.
+SPARK_VENV := target/spark-venv
+SPARK_DEPS := 'pyspark>=3.5,<5' 'pyarrow>=11' 'pandas>=1.5,<3'
+test-spark: python-wheel
+	test -x $(SPARK_VENV)/bin/python || $(PYTHON) -m venv $(SPARK_VENV)
+	$(SPARK_VENV)/bin/pip install -q --disable-pip-version-check pytest
+	$(SPARK_VENV)/bin/pip install -q --disable-pip-version-check $(SPARK_DEPS) \
+	  || echo "test-spark: pyspark could not be installed from PyPI: the Spark test will be skipped"
+	$(SPARK_VENV)/bin/pip install -q --disable-pip-version-check --force-reinstall --no-deps $(WHEELS)/toolmend-*.whl
+	cd examples/spark && ../../$(SPARK_VENV)/bin/pytest -q -rs -p no:cacheprovider --durations=3 test_spark.py
 
 ## The npm package (node/): the native module as toolmend.node and the toolmend binary as
 ## bin/toolmend-cli (run by `npx toolmend`), packed into target/npm/$(PROFILE).
@@ -71,6 +80,8 @@ test-node: node-package
 	cd target/node-project && npm init -y >/dev/null && npm install --silent --no-audit --no-fund ../npm/$(PROFILE)/toolmend-*.tgz
 	cp -r node/test target/node-project/test
 	cd target/node-project && TOOLMEND_ROOT=$(CURDIR) node --test test/
+	# The Node examples of README.md and docs/cookbook.md, against the installed package.
+	TOOLMEND_DOC_NODE_MODULES=$(CURDIR)/target/node-project/node_modules $(CARGO) test --test cookbook
 
 ## Rewrite the fixtures' expectations from what toolmend does now; review the diff by hand.
 bless: build

@@ -176,6 +176,10 @@ function repair(text, options) {
 }
 
 function batch(inputs) {
+  // The batch itself must be iterable (not a string): `mendMany(null)` is a ToolmendError.
+  if (inputs == null || typeof inputs === 'string' || typeof inputs[Symbol.iterator] !== 'function') {
+    throw new ToolmendError('invalid_input', `expected an array of inputs, found ${typeName(inputs)}`);
+  }
   const texts = [];
   const bad = new Map();
   let i = 0;
@@ -315,8 +319,9 @@ function callFormats() {
 }
 
 const MISSING =
-  'the toolmend binary was not found: it is installed with the toolmend npm package ' +
-  '(npm install toolmend); set TOOLMEND to its path to use another one';
+  'the toolmend binary was not found: $TOOLMEND is not set and the toolmend package has no ' +
+  'bin/toolmend-cli (reinstall the package: npm install toolmend); set TOOLMEND to a toolmend ' +
+  'binary to use another one';
 
 /** The `toolmend` binary: $TOOLMEND, else the one in this package. Throws ToolmendError. */
 function binaryPath() {

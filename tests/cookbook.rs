@@ -2,11 +2,14 @@
 //! written.
 //!
 //! The code blocks run in order, in one scratch folder (so a block can use the files an
-//! earlier one made), with the debug `toolmend` first on PATH and the two example clients
-//! copied in. `sh` blocks run under `bash -euo pipefail`, `python` blocks with python3, `js`
-//! blocks with node (as ES modules). A `text` block right after one is the stdout it must
-//! print, exactly. Blocks marked `no-run` (the loop, which is built elsewhere) and blocks in
-//! other languages (toml, yaml) are not run.
+//! earlier one made), with the debug `toolmend` first on PATH. `sh` blocks run under
+//! `bash -euo pipefail`. `python` blocks use the toolmend package, so they run with the
+//! interpreter in `TOOLMEND_DOC_PYTHON` (`make test-python` sets it to the fresh venv the wheel
+//! was installed into), and `js` blocks with node as ES modules beside the node_modules in
+//! `TOOLMEND_DOC_NODE_MODULES` (`make test-node`: the fresh project the tarball was installed
+//! into); without those, the blocks are skipped here and said so. A `text` block right after
+//! one is the stdout it must print, exactly. Blocks marked `no-run` (the loop, which is built
+//! elsewhere) and blocks in other languages (toml, yaml) are not run.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -65,31 +68,69 @@ fn on_path(program: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+const ALL: &[&str] = &["sh", "python", "js"];
+
 #[test]
 fn cookbook_examples_run_as_written() {
-    let ran = run_doc("docs/cookbook.md", "cookbook");
-    assert!(ran >= 10, "only {ran} cookbook blocks ran");
+    let ran = run_doc("docs/cookbook.md", "cookbook", ALL);
+    assert!(ran.sh >= 10, "only {} cookbook sh blocks ran", ran.sh);
+    ran.check_packages(5, 2);
 }
 
 #[test]
 fn loop_md_tools_file_examples_run_as_written() {
-    let ran = run_doc("docs/loop.md", "loop-md");
-    assert!(ran >= 5, "only {ran} docs/loop.md blocks ran");
+    let ran = run_doc("docs/loop.md", "loop-md", ALL);
+    assert!(ran.sh >= 5, "only {} docs/loop.md blocks ran", ran.sh);
 }
 
-/// Runs the blocks of `doc` in a fresh scratch folder named `scratch`; returns how many ran.
-fn run_doc(doc: &str, scratch: &str) -> usize {
+/// The README's Python and Node examples (its `$ ` shell lines are tests/readme.rs's).
+#[test]
+fn readme_package_examples_run_as_written() {
+    let ran = run_doc("README.md", "readme", &["python", "js"]);
+    ran.check_packages(1, 1);
+}
+
+/// How many blocks of each kind ran, and how many package blocks there were.
+#[derive(Default)]
+struct Ran {
+    sh: usize,
+    python: usize,
+    js: usize,
+    python_blocks: usize,
+    js_blocks: usize,
+}
+
+impl Ran {
+    /// The doc has at least this many Python and Node blocks, and all of them ran where the
+    /// package is installed.
+    fn check_packages(&self, python: usize, js: usize) {
+        assert!(
+            self.python_blocks >= python,
+            "only {} python blocks",
+            self.python_blocks
+        );
+        assert!(self.js_blocks >= js, "only {} js blocks", self.js_blocks);
+        if std::env::var_os("TOOLMEND_DOC_PYTHON").is_some() {
+            assert_eq!(self.python, self.python_blocks);
+        }
+        if std::env::var_os("TOOLMEND_DOC_NODE_MODULES").is_some() {
+            assert_eq!(self.js, self.js_blocks);
+        }
+    }
+}
+
+/// Runs the blocks of `doc` in the `languages` given, in a fresh scratch folder named `scratch`.
+fn run_doc(doc: &str, scratch: &str, languages: &[&str]) -> Ran {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let markdown = fs::read_to_string(root.join(doc)).unwrap();
     let dir: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join(scratch);
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).unwrap();
-    for client in [
-        "examples/python/toolmend_client.py",
-        "examples/node/toolmend_client.mjs",
-    ] {
-        let name = Path::new(client).file_name().unwrap();
-        fs::copy(root.join(client), dir.join(name)).unwrap();
+    let python = std::env::var_os("TOOLMEND_DOC_PYTHON");
+    let node_modules = std::env::var_os("TOOLMEND_DOC_NODE_MODULES");
+    if let Some(modules) = &node_modules {
+        // ES modules find packages only in a node_modules beside or above them.
+        std::os::unix::fs::symlink(modules, dir.join("node_modules")).unwrap();
     }
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_toolmend")).parent().unwrap();
     let path = format!(
@@ -98,10 +139,10 @@ fn run_doc(doc: &str, scratch: &str) -> usize {
         std::env::var("PATH").unwrap_or_default()
     );
     let has_jq = on_path("jq");
-    let mut ran = 0;
+    let mut ran = Ran::default();
     for block in blocks(&markdown) {
         let language = block.info.split_whitespace().next().unwrap_or_default();
-        if block.info.contains("no-run") {
+        if block.info.contains("no-run") || !languages.contains(&language) {
             continue;
         }
         let mut cmd = match language {
@@ -111,12 +152,28 @@ fn run_doc(doc: &str, scratch: &str) -> usize {
                 cmd
             }
             "python" => {
+                ran.python_blocks += 1;
+                let Some(python) = &python else {
+                    eprintln!(
+                        "{doc}:{}: skipped, TOOLMEND_DOC_PYTHON is not set (make test-python runs it)",
+                        block.line
+                    );
+                    continue;
+                };
                 fs::write(dir.join("snippet.py"), &block.code).unwrap();
-                let mut cmd = Command::new("python3");
+                let mut cmd = Command::new(python);
                 cmd.arg("snippet.py");
                 cmd
             }
             "js" => {
+                ran.js_blocks += 1;
+                if node_modules.is_none() {
+                    eprintln!(
+                        "{doc}:{}: skipped, TOOLMEND_DOC_NODE_MODULES is not set (make test-node runs it)",
+                        block.line
+                    );
+                    continue;
+                }
                 fs::write(dir.join("snippet.mjs"), &block.code).unwrap();
                 let mut cmd = Command::new("node");
                 cmd.arg("snippet.mjs");
@@ -158,7 +215,11 @@ fn run_doc(doc: &str, scratch: &str) -> usize {
                 block.line
             );
         }
-        ran += 1;
+        match language {
+            "sh" => ran.sh += 1,
+            "python" => ran.python += 1,
+            _ => ran.js += 1,
+        }
     }
     ran
 }

@@ -207,3 +207,20 @@ for (const bad of [null, Buffer.from([0xff]), 7, '\udfff', '']) {
     assert.throws(() => toolmend.extractCalls(bad), (e) => e instanceof toolmend.ToolmendError && ['empty_input', 'invalid_utf8', 'invalid_input'].includes(e.code));
   });
 }
+
+test('one null among five concurrent calls rejects only that one', async () => {
+  const inputs = ['{"n": 0}', '{"n": 1}', null, '{"n": 3}', '{"n": 4}'];
+  const settled = await Promise.allSettled(inputs.map(async (t) => toolmend.mendArgs(t)));
+  assert.deepEqual(settled.map((s) => s.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+  assert.ok(settled[2].reason instanceof toolmend.ToolmendError);
+  assert.equal(settled[2].reason.code, 'empty_input');
+  settled.forEach((s, i) => i === 2 || assert.deepEqual(s.value, JSON.parse(inputs[i])));
+  // Batches: a null input is its record; a null batch rejects with the error, alone.
+  const batches = await Promise.allSettled([...inputs.map((t) => toolmend.mendMany([t])), toolmend.mendMany(null)]);
+  assert.deepEqual(batches.map((s) => s.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+  assert.equal(batches[2].value[0].code, 'empty_input');
+  assert.deepEqual(batches[4].value[0].value, { n: 4 });
+  assert.ok(batches[5].reason instanceof toolmend.ToolmendError);
+  assert.equal(batches[5].reason.code, 'invalid_input');
+  assert.throws(() => toolmend.mendManySync(null), { code: 'invalid_input' });
+});

@@ -72,7 +72,16 @@ test('a missing binary is named plainly', async () => {
   fs.renameSync(bundled, bundled + '.away');
   try {
     delete process.env.TOOLMEND;
-    assert.throws(() => toolmend.binaryPath(), (e) => /npm install toolmend/.test(e.message) && !e.message.includes(process.cwd()));
+    // It names what was searched, and no path in the user's project.
+    assert.throws(
+      () => toolmend.binaryPath(),
+      (e) =>
+        e.code === 'invalid_input' &&
+        /npm install toolmend/.test(e.message) &&
+        e.message.includes('$TOOLMEND') &&
+        e.message.includes('bin/toolmend-cli') &&
+        !e.message.includes(process.cwd()),
+    );
   } finally {
     fs.renameSync(bundled + '.away', bundled);
     if (saved !== undefined) process.env.TOOLMEND = saved;

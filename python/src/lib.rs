@@ -421,7 +421,21 @@ fn many(
 ) -> PyResult<Vec<Py<Record>>> {
     let mut text = String::new();
     let mut read: Vec<Result<(usize, usize), Input<'static>>> = Vec::new();
-    for item in inputs.try_iter()? {
+    // The batch itself must be an iterable of inputs: `mend_many(None)` is the one Error, not
+    // a TypeError, and a str (one input, whose characters would each become a record) is refused.
+    let one_input = inputs.is_instance_of::<PyString>() || inputs.is_instance_of::<PyBytes>();
+    let items = match inputs.try_iter() {
+        Ok(items) if !one_input => items,
+        _ => {
+            let kind = inputs.get_type().name()?;
+            return Err(to_py_err(
+                py,
+                &usage(format!("expected an iterable of inputs, found {kind}")),
+                None,
+            ));
+        }
+    };
+    for item in items {
         let item = item?;
         read.push(match input(&item, max_bytes) {
             Input::Text(t) => {

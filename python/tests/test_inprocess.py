@@ -276,3 +276,11 @@ def test_extract_calls_bad_input_raises_error(bad):
     with pytest.raises(toolmend.Error) as e:
         toolmend.extract_calls(bad)
     assert e.value.code in {"empty_input", "invalid_utf8", "invalid_input"}
+
+
+@pytest.mark.parametrize("batch", [None, 3, object(), "{}", b"{}"])
+def test_mend_many_of_a_non_iterable_is_the_error(batch):
+    for call in (toolmend.mend_many, toolmend.Mender().mend_many):
+        with pytest.raises(toolmend.Error) as e:
+            call(batch)
+        assert e.value.code == "invalid_input" and "iterable" in e.value.message

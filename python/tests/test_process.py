@@ -78,4 +78,6 @@ def test_a_missing_binary_is_named_plainly(monkeypatch, tmp_path):
     with pytest.raises(toolmend.Error) as e:
         toolmend.binary_path()
     assert "pip install toolmend" in e.value.message
+    # It names what was searched.
+    assert all(w in e.value.message for w in ["$TOOLMEND", "toolmend package", "PATH"]), e.value.message
     assert os.getcwd() not in e.value.message

@@ -81,7 +81,9 @@ class Mender:
     def mend(self, text: Text) -> Record:
         """One input's Record; never raises for bad input."""
     def mend_many(self, inputs: Iterable[Text], *, threads: int = 0) -> List[Record]:
-        """Every input's Record, in order, with the GIL released (threads=0: one per core)."""
+        """Every input's Record, in order, with the GIL released (threads=0: one per core).
+        Raises `Error` (`invalid_input`) only when `inputs` is no iterable of inputs (a str
+        is one input)."""
 
 class CallExtractor:
     """`toolmend calls` with one set of options and tools (loaded once)."""
@@ -145,7 +147,8 @@ def mend_many(
     max_bytes: int = 67108864,
     threads: int = 0,
 ) -> List[Record]:
-    """Every input's Record, in order, with the GIL released and the CLI's threads."""
+    """Every input's Record, in order, with the GIL released and the CLI's threads. Raises
+    `Error` (`invalid_input`) only when `inputs` is no iterable of inputs (a str is one input)."""
 
 def extract_calls(
     reply: Union[Text, Dict[str, Any], List[Any]],

@@ -18,8 +18,9 @@ from typing import Any, Dict, List, Optional
 from ._native import Error
 
 _MISSING = (
-    "the toolmend binary was not found: it is installed with the toolmend package "
-    "(pip install toolmend); set TOOLMEND to its path to use another one"
+    "the toolmend binary was not found: $TOOLMEND is not set, the toolmend package installed "
+    "no toolmend command, and there is none on PATH (reinstall the package: pip install "
+    "toolmend); set TOOLMEND to a toolmend binary to use another one"
 )
 
 
