@@ -52,7 +52,7 @@ pub enum Concat {
     Error,
 }
 
-/// What to do with input that was cut off before its end (see [`truncation`]).
+/// What to do with input that was cut off before its end (see `repair::truncation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Truncated {
     /// Close what was left open and report it as repairs (`unterminated_container`, ...).
