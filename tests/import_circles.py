@@ -26,7 +26,15 @@ def crate_of(rel):
 mods = {}
 for rel in files:
     mods[(crate_of(rel), tuple(modpath(rel)) if rel not in ('lib.rs','main.rs') else ())] = rel
+# `pub use a::b;` in lib.rs, where `a::b` is a module: `crate::b::…` is `crate::a::b::…`
+aliases = {}
+for a_, b_ in re.findall(r'^pub use ((?:\w+::)*)(\w+);', files.get('lib.rs', ''), re.M):
+    full = [x for x in a_.split('::') if x] + [b_]
+    if ('lib', tuple(full)) in mods:
+        aliases[b_] = full
 def resolve(crate, path):
+    if crate == 'lib' and path and path[0] in aliases:
+        path = aliases[path[0]] + path[1:]
     for n in range(len(path), 0, -1):
         if (crate, tuple(path[:n])) in mods: return mods[(crate, tuple(path[:n]))]
     return None

@@ -9,7 +9,7 @@ use crate::error::{Code, Error};
 use crate::io::filter::Summary;
 use crate::io::input::{Framing, InputReader, JSONL_TEXT_MEMBERS, RawInput, too_large};
 use crate::io::record::{Origin, write_error, write_error_object, write_head, write_repairs};
-use crate::schema::Violation;
+use crate::tools::schema::Violation;
 
 /// How each call is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

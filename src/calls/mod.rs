@@ -55,7 +55,7 @@ use serde_json::{Map, Value};
 use crate::args::{Concat, Mender, Options, Target};
 use crate::error::{Code, Error};
 use crate::repair::{Repair, RepairKind};
-use crate::schema::Violation;
+use crate::tools::schema::Violation;
 use crate::tools::{Tool, Tools};
 
 pub use deltas::{DeltaFraming, Deltas};
@@ -1045,7 +1045,7 @@ fn typed(
 fn fits(value: &Value, t: &str) -> bool {
     match (t, value) {
         ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
-        _ => crate::schema::has_type(value, t),
+        _ => crate::tools::schema::has_type(value, t),
     }
 }
 

@@ -16,7 +16,7 @@ use crate::bytes::cut;
 use crate::bytes::escape::push_json_string;
 use crate::error::Error;
 use crate::repair::Repair;
-use crate::schema::Violation;
+use crate::tools::schema::Violation;
 
 /// Where an input came from.
 #[derive(Debug, Clone, Copy, Default)]
