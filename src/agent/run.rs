@@ -344,6 +344,7 @@ impl Run<'_> {
                 stop_after_call: llm.stop_after_call,
                 options: &self.call_options,
                 checked: (0, 0),
+                fed: 0,
             };
             let mut watch = |piece: &[u8]| watcher.piece(piece);
             let ran = process::run_watched(
@@ -610,10 +611,19 @@ struct Watcher<'a> {
     options: &'a CallOptions,
     /// The calls closed and the reply's length when the reply was last read whole.
     checked: (usize, usize),
+    /// Bytes given to the stream so far.
+    fed: usize,
 }
 
 impl Watcher<'_> {
     fn piece(&mut self, bytes: &[u8]) -> Watch {
+        // Nobody watches (no transcript, no `--verbose`, no `stop_after_call`), or the reply
+        // is past the size it is refused at: the stream and its copy of the reply would only
+        // cost memory.
+        if (!self.stop_after_call && self.events.is_silent()) || self.fed > MAX_REPLY {
+            return Watch::More;
+        }
+        self.fed += bytes.len();
         self.carry.extend_from_slice(bytes);
         let mut events = Vec::new();
         let mut at = 0;
@@ -661,7 +671,10 @@ impl Watcher<'_> {
     fn feed(&mut self, text: String, events: &mut Vec<Event>) {
         if !text.is_empty() {
             self.stream.feed_into(&text, events);
-            self.reply.push_str(&text);
+            if self.stop_after_call {
+                // Only `stop_after_call` reads the reply so far, and returns it.
+                self.reply.push_str(&text);
+            }
         }
     }
 
