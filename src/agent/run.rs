@@ -338,7 +338,6 @@ impl Run<'_> {
             let mut watcher = Watcher {
                 stream: Stream::new(self.call_options.clone()),
                 carry: Vec::new(),
-                reply: String::new(),
                 events: &mut *self.events,
                 iteration: self.iterations,
                 stop_after_call: llm.stop_after_call,
@@ -354,7 +353,9 @@ impl Run<'_> {
                 Group::Own,
                 Some(&mut watch),
             );
-            let stopped_reply = std::mem::take(&mut watcher.reply);
+            // The reply as read (the pieces went to the watcher, not to `done.stdout`).
+            let read = watcher.into_stream();
+            let reply = || read.reply().to_owned();
             let problem = match ran {
                 Err(e) if process::cannot_start(&e) => {
                     let problem = format!("could not start {:?}: {e}", llm.command[0]);
@@ -371,31 +372,35 @@ impl Run<'_> {
                 Ok(done) => match done.ended {
                     Ended::Stopped => {
                         // A whole call was read (`stop_after_call`): the reply is what was read.
+                        let reply = reply();
                         self.events.emit(
                             "llm.response",
                             json!({
                                 "iteration": self.iterations,
                                 "ok": true,
                                 "elapsed_ms": done.elapsed.as_millis() as u64,
-                                "reply": stopped_reply,
+                                "reply": reply,
                                 "stopped": true,
                             }),
                         );
-                        return Ok(stopped_reply);
+                        return Ok(reply);
                     }
                     Ended::Interrupted => return Err(self.stopped_child()),
                     Ended::TimedOut if Instant::now() >= self.deadline => {
                         return Err(self.timed_out());
                     }
                     Ended::TimedOut => format!("no reply within its timeout of {:?}", llm.timeout),
-                    Ended::Exited(_) if done.succeeded() && done.stdout.truncated() => {
+                    Ended::Exited(_)
+                        if done.succeeded() && done.stdout.total > MAX_REPLY as u64 =>
+                    {
                         format!(
                             "its reply of {} bytes is over the limit of {MAX_REPLY} bytes",
                             done.stdout.total
                         )
                     }
                     Ended::Exited(_) if done.succeeded() => {
-                        let reply = done.stdout.text();
+                        let reply = reply();
+                        drop(read);
                         self.events.emit(
                             "llm.response",
                             json!({
@@ -602,8 +607,6 @@ struct Watcher<'a> {
     stream: Stream,
     /// The end of the last piece when it cut a character.
     carry: Vec<u8>,
-    /// The reply as read so far (invalid UTF-8 replaced, as a whole reply's is).
-    reply: String,
     events: &'a mut Events,
     iteration: u32,
     stop_after_call: bool,
@@ -658,10 +661,20 @@ impl Watcher<'_> {
         }
     }
 
+    /// Feeds text; the stream keeps it (`Stream::reply`: the reply so far, invalid UTF-8
+    /// replaced as in a whole reply), so it is held once.
+    /// The stream, a character cut at the end of the reply replaced (as in a whole reply):
+    /// its `reply()` is the reply.
+    fn into_stream(mut self) -> Stream {
+        if !self.carry.is_empty() {
+            self.stream.feed("\u{FFFD}");
+        }
+        self.stream
+    }
+
     fn feed(&mut self, text: String, events: &mut Vec<Event>) {
         if !text.is_empty() {
             self.stream.feed_into(&text, events);
-            self.reply.push_str(&text);
         }
     }
 
@@ -671,11 +684,12 @@ impl Watcher<'_> {
     fn holds_a_call(&mut self) -> bool {
         let closed = self.stream.closed_calls();
         let (seen, length) = self.checked;
-        if closed == 0 || (closed == seen && self.reply.len() < length + length / 4 + 1) {
+        let reply = self.stream.reply();
+        if closed == 0 || (closed == seen && reply.len() < length + length / 4 + 1) {
             return false;
         }
-        self.checked = (closed, self.reply.len());
-        matches!(calls::extract(&self.reply, self.options), Ok(found) if !found.calls.is_empty())
+        self.checked = (closed, reply.len());
+        matches!(calls::extract(reply, self.options), Ok(found) if !found.calls.is_empty())
     }
 }
 
