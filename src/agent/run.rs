@@ -343,6 +343,7 @@ impl Run<'_> {
                 stop_after_call: llm.stop_after_call,
                 options: &self.call_options,
                 checked: (0, 0),
+                cut: None,
             };
             let mut watch = |piece: &[u8]| watcher.piece(piece);
             let ran = process::run_watched(
@@ -354,7 +355,7 @@ impl Run<'_> {
                 Some(&mut watch),
             );
             // The reply as read (the pieces went to the watcher, not to `done.stdout`).
-            let read = watcher.into_stream();
+            let (read, cut) = watcher.into_stream();
             let reply = || read.reply().to_owned();
             let problem = match ran {
                 Err(e) if process::cannot_start(&e) => {
@@ -371,8 +372,10 @@ impl Run<'_> {
                 Err(e) => format!("could not start {:?}: {e}", llm.command[0]),
                 Ok(done) => match done.ended {
                     Ended::Stopped => {
-                        // A whole call was read (`stop_after_call`): the reply is what was read.
-                        let reply = reply();
+                        // A whole call was read (`stop_after_call`): the reply is what was read,
+                        // up to the call's end when that is where its call was found.
+                        let text = read.reply();
+                        let reply = text[..cut.unwrap_or(text.len())].to_owned();
                         self.events.emit(
                             "llm.response",
                             json!({
@@ -613,6 +616,8 @@ struct Watcher<'a> {
     options: &'a CallOptions,
     /// The calls closed and the reply's length when the reply was last read whole.
     checked: (usize, usize),
+    /// Where the reply ends when it was stopped at its first call's end.
+    cut: Option<usize>,
 }
 
 impl Watcher<'_> {
@@ -665,11 +670,11 @@ impl Watcher<'_> {
     /// replaced as in a whole reply), so it is held once.
     /// The stream, a character cut at the end of the reply replaced (as in a whole reply):
     /// its `reply()` is the reply.
-    fn into_stream(mut self) -> Stream {
+    fn into_stream(mut self) -> (Stream, Option<usize>) {
         if !self.carry.is_empty() {
             self.stream.feed("\u{FFFD}");
         }
-        self.stream
+        (self.stream, self.cut)
     }
 
     fn feed(&mut self, text: String, events: &mut Vec<Event>) {
@@ -678,9 +683,11 @@ impl Watcher<'_> {
         }
     }
 
-    /// Whether the reply so far gives a call. Read whole when a call's JSON has closed, and
-    /// then again only after a quarter more (a Mistral list closes after its first call), so
-    /// that reading is linear in the reply.
+    /// Whether the reply so far gives a call: up to the end of its first call's JSON (what
+    /// came after in the same piece, such as the start of a second call, is then left out),
+    /// else whole. Read when a call's JSON has closed, and then again only after a quarter
+    /// more (a Mistral list closes after its first call), so that reading is linear in the
+    /// reply.
     fn holds_a_call(&mut self) -> bool {
         let closed = self.stream.closed_calls();
         let (seen, length) = self.checked;
@@ -689,7 +696,15 @@ impl Watcher<'_> {
             return false;
         }
         self.checked = (closed, reply.len());
-        matches!(calls::extract(reply, self.options), Ok(found) if !found.calls.is_empty())
+        let gives_a_call = |text: &str| matches!(calls::extract(text, self.options), Ok(found) if !found.calls.is_empty());
+        if let Some(&end) = self.stream.call_ends().first()
+            && end < reply.len()
+            && gives_a_call(&reply[..end])
+        {
+            self.cut = Some(end);
+            return true;
+        }
+        gives_a_call(reply)
     }
 }
 
