@@ -7,6 +7,7 @@
 #   BENCH_ARGS          extra arguments for bench/run.py (e.g. "--sizes 10k,100k --rounds 3")
 #   BENCH_SIZES         corpus sizes to generate and run (default 10k,100k,1m)
 #   BENCH_NO_PEERS=1    skip installing and running json_repair and jsonrepair
+#   BENCH_NO_BINDINGS=1 skip building the Python and Node packages (release) for the bindings series
 #   JSON_REPAIR_VERSION / JSONREPAIR_VERSION   peer versions to install (defaults below)
 set -euo pipefail
 
@@ -20,8 +21,8 @@ mkdir -p "$work"
 
 say() { printf '\n### %s\n' "$*" >&2; }
 
-say "building toolmend (cargo build --release)"
-(cd "$root" && cargo build --release --quiet)
+say "building toolmend and the stream driver (cargo build --release)"
+(cd "$root" && cargo build --release --quiet && cargo build --release --quiet --example stream_feed)
 
 say "building the floor (bench/floor, cargo build --release)"
 (cd "$here/floor" && cargo build --release --quiet)
@@ -64,6 +65,24 @@ if [ "$peers" = 1 ]; then
         cp "$here/drivers/jsonrepair_driver.mjs" "$work/jsonrepair_driver.mjs"
     else
         echo "npm is not installed: jsonrepair will be skipped" >&2
+    fi
+fi
+
+# The bindings series: the release wheel into the json_repair venv, the release npm package
+# beside jsonrepair, so that each runs against its peer in one process.
+if [ "$peers" = 1 ] && [ "${BENCH_NO_BINDINGS:-0}" != 1 ]; then
+    say "building the packages (make python-wheel node-package PROFILE=release)"
+    if (cd "$root" && make --no-print-directory python-wheel PROFILE=release >&2); then
+        [ -x "$work/venv/bin/pip" ] && "$work/venv/bin/pip" install -q --disable-pip-version-check \
+            --force-reinstall --no-deps "$root"/target/wheels/release/toolmend-*.whl
+    else
+        echo "the Python package did not build: its bindings figures will be skipped" >&2
+    fi
+    if command -v npm >/dev/null 2>&1 && (cd "$root" && make --no-print-directory node-package PROFILE=release >&2); then
+        (cd "$work" && npm install --silent --no-audit --no-fund "$root"/target/npm/release/toolmend-*.tgz)
+        cp "$here/drivers/bindings_driver.mjs" "$work/bindings_driver.mjs"
+    else
+        echo "the Node package did not build: its bindings figures will be skipped" >&2
     fi
 fi
 

@@ -39,11 +39,14 @@ def main():
         spark = (
             SparkSession.builder.master(f"local[{args.cores}]")
             .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
             .config("spark.driver.host", "127.0.0.1")
             .config("spark.driver.bindAddress", "127.0.0.1")
             .getOrCreate()
         )
         spark.sparkContext.setLogLevel("ERROR")
+        # The workers unpickle clean.py's functions by module name: ship the module.
+        spark.sparkContext.addPyFile(os.path.join(HERE, "clean.py"))
         ways = {
             "in-process (mapInArrow, toolmend.mend_many)": lambda: clean.clean_in_process(spark, path),
             "pipe (RDD.pipe, toolmend args)": lambda: clean.clean_with_cli(spark, path, toolmend.binary_path()),

@@ -83,6 +83,10 @@ def spark():
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
+    # The workers unpickle clean.py's functions by module name: ship the module, as a job
+    # that imports clean.py from its own script must (the test's working directory alone
+    # would hide that).
+    session.sparkContext.addPyFile(os.path.join(HERE, "clean.py"))
     yield session
     session.stop()
 

@@ -14,6 +14,7 @@
 //! retries = 2              # extra attempts when the command fails
 //! retry_delay = 1          # seconds before the first retry, doubled each time
 //! max_retry_delay = 30
+//! stop_after_call = false  # true: stop reading the reply once a whole call is read
 //!
 //! [approval]
 //! command = ["./approve.sh"]
@@ -108,6 +109,8 @@ pub struct LlmConfig {
     pub retry_delay: Duration,
     /// Upper bound of the delay between retries.
     pub max_retry_delay: Duration,
+    /// Stop reading a reply (and stop the command) once a whole call has been read.
+    pub stop_after_call: bool,
 }
 
 /// The approval hook.
@@ -173,6 +176,7 @@ struct RawLlm {
     retries: Option<u32>,
     retry_delay: Option<f64>,
     max_retry_delay: Option<f64>,
+    stop_after_call: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -214,6 +218,7 @@ impl Config {
             retries: llm.retries.unwrap_or(2),
             retry_delay: delay(llm.retry_delay, 1.0, "[llm] retry_delay")?,
             max_retry_delay: delay(llm.max_retry_delay, 30.0, "[llm] max_retry_delay")?,
+            stop_after_call: llm.stop_after_call.unwrap_or(false),
         };
         let approval = match raw.approval {
             None => None,
@@ -548,12 +553,18 @@ mod tests {
                 "invalid value",
             ),
             (format!("{LLM}retries = 1.5\n"), "invalid type"),
+            (format!("{LLM}stop_after_call = 1\n"), "invalid type"),
+            (format!("{LLM}stop_after_call = \"yes\"\n"), "invalid type"),
+            (format!("{LLM}stop_after_cal = true\n"), "unknown field"),
             (tool("timout = 5"), "unknown key \"timout\""),
             (tool("read_olny = true"), "unknown key \"read_olny\""),
         ] {
             let error = Config::from_toml_str(&text).unwrap_err();
             assert!(error.message.contains(expected), "{text}: {error}");
         }
+        let on = Config::from_toml_str(&format!("{LLM}stop_after_call = true\n")).unwrap();
+        assert!(on.llm.stop_after_call);
+        assert!(!Config::from_toml_str(LLM).unwrap().llm.stop_after_call);
         // The foreign forms' own keys are fine.
         let openai = format!(
             "{LLM}[[tools]]\ntype = \"function\"\nread_only = true\ncommand = [\"ls\"]\n\

@@ -46,6 +46,9 @@ pub enum Ended {
     TimedOut,
     /// SIGINT, SIGTERM or SIGHUP reached us; its process group was killed.
     Interrupted,
+    /// The watcher of its stdout (see [`run_watched`]) had read enough; its process group
+    /// was stopped.
+    Stopped,
 }
 
 /// What a child wrote on one stream: the first bytes up to the bound, and how many it wrote.
@@ -99,6 +102,7 @@ impl Finished {
             },
             Ended::TimedOut => "timed out".to_owned(),
             Ended::Interrupted => "interrupted".to_owned(),
+            Ended::Stopped => "stopped once its output was read".to_owned(),
         }
     }
 }
@@ -191,6 +195,35 @@ pub fn run(
     max_output: usize,
     group: Group,
 ) -> io::Result<Finished> {
+    run_watched(argv, input, deadline, max_output, group, None)
+}
+
+/// Given each piece of a child's stdout (see [`run_watched`]).
+pub type Watcher<'a> = dyn FnMut(&[u8]) -> Watch + 'a;
+
+/// What a watcher of a child's stdout says after each piece.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Watch {
+    /// Go on reading.
+    More,
+    /// Enough was read: stop the child ([`Ended::Stopped`]).
+    Stop,
+}
+
+/// [`run`], with `watch` given each piece of stdout as it arrives (on this thread, while the
+/// deadline and stop signals are still watched). The pieces are also kept in
+/// [`Finished::stdout`] as with [`run`]; after a [`Watch::Stop`] no more are given.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_watched(
+    argv: &[String],
+    input: &[u8],
+    deadline: Instant,
+    max_output: usize,
+    group: Group,
+    mut watch: Option<&mut Watcher<'_>>,
+) -> io::Result<Finished> {
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
@@ -221,12 +254,26 @@ pub fn run(
         Arc::new(Mutex::new(Captured::default())),
     ];
     let mut streams = 0;
+    // The pieces of stdout for the watcher.
+    let (pieces, watched) = match watch {
+        Some(_) => {
+            let (tx, rx) = mpsc::channel();
+            (Some(tx), Some(rx))
+        }
+        None => (None, None),
+    };
     if let Some(stdout) = child.stdout.take() {
-        spawn_reader(stdout, max_output, outputs[0].clone(), sender.clone());
+        spawn_reader(
+            stdout,
+            max_output,
+            outputs[0].clone(),
+            sender.clone(),
+            pieces,
+        );
         streams += 1;
     }
     if let Some(stderr) = child.stderr.take() {
-        spawn_reader(stderr, max_output, outputs[1].clone(), sender);
+        spawn_reader(stderr, max_output, outputs[1].clone(), sender, None);
         streams += 1;
     }
 
@@ -247,8 +294,22 @@ pub fn run(
         if now >= deadline {
             break Ended::TimedOut;
         }
-        thread::sleep(pause.min(deadline - now));
+        let wait = pause.min(deadline - now);
         pause = (pause * 2).min(Duration::from_millis(20));
+        match (&watched, &mut watch) {
+            (Some(rx), Some(watch)) => match rx.recv_timeout(wait) {
+                Ok(piece) => {
+                    pause = Duration::from_millis(1);
+                    if watch(&piece) == Watch::Stop {
+                        break Ended::Stopped;
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                // stdout is closed; the child may still be running.
+                Err(mpsc::RecvTimeoutError::Disconnected) => thread::sleep(wait),
+            },
+            _ => thread::sleep(wait),
+        }
     };
     // Also after a normal exit: whatever it left running in the background goes with it.
     if group == Group::Own || !matches!(ended, Ended::Exited(_)) {
@@ -261,6 +322,14 @@ pub fn run(
         if receiver.recv_timeout(wait).is_err() {
             // Kept what was read so far; the reader ends when the pipe's last holder does.
             break;
+        }
+    }
+    // What the child wrote before it exited, not yet watched.
+    if let (Some(rx), Some(watch), Ended::Exited(_)) = (&watched, &mut watch, ended) {
+        while let Ok(piece) = rx.try_recv() {
+            if watch(&piece) == Watch::Stop {
+                break;
+            }
         }
     }
     // Taken, not copied: a reply may be megabytes.
@@ -322,12 +391,13 @@ fn stop(child: &mut Child, group: Group) {
 }
 
 /// Reads a stream to its end on a thread into `into`, keeping the first `max` bytes and
-/// counting the rest, then says so on `done`.
+/// counting the rest (and sending what it keeps to `pieces`), then says so on `done`.
 fn spawn_reader(
     mut stream: impl Read + Send + 'static,
     max: usize,
     into: Arc<Mutex<Captured>>,
     done: mpsc::Sender<()>,
+    pieces: Option<mpsc::Sender<Vec<u8>>>,
 ) {
     thread::spawn(move || {
         let mut chunk = vec![0u8; 64 * 1024];
@@ -339,6 +409,12 @@ fn spawn_reader(
                     let room = max.saturating_sub(captured.bytes.len());
                     captured.bytes.extend_from_slice(&chunk[..n.min(room)]);
                     captured.total += n as u64;
+                    drop(captured);
+                    if let Some(pieces) = &pieces
+                        && n.min(room) > 0
+                    {
+                        let _ = pieces.send(chunk[..n.min(room)].to_vec());
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => break,

@@ -10,11 +10,11 @@ use super::approval::{self, Decision, stderr_note};
 use super::config::{Config, InputMode};
 use super::conversation::{self, Message, Role};
 use super::events::Events;
-use super::process::{self, Ended, Group};
+use super::process::{self, Ended, Group, Watch};
 use super::sys;
 use super::tool::{self, ToolResult, ToolRun};
 use crate::args::{Mender, Options, Target};
-use crate::calls::{self, Call, CallOptions};
+use crate::calls::{self, Call, CallOptions, Event, Shape, Stream};
 use crate::error::Code;
 
 /// The longest reply taken (16 MiB); a model does not write more. A longer one is refused as a
@@ -335,8 +335,28 @@ impl Run<'_> {
                 }),
             );
             let deadline = process::deadline(llm.timeout, self.deadline);
-            let problem = match process::run(&llm.command, &input, deadline, MAX_REPLY, Group::Own)
-            {
+            let mut watcher = Watcher {
+                stream: Stream::new(self.call_options.clone()),
+                carry: Vec::new(),
+                reply: String::new(),
+                events: &mut *self.events,
+                iteration: self.iterations,
+                stop_after_call: llm.stop_after_call,
+                options: &self.call_options,
+                checked: (0, 0),
+                fed: 0,
+            };
+            let mut watch = |piece: &[u8]| watcher.piece(piece);
+            let ran = process::run_watched(
+                &llm.command,
+                &input,
+                deadline,
+                MAX_REPLY,
+                Group::Own,
+                Some(&mut watch),
+            );
+            let stopped_reply = std::mem::take(&mut watcher.reply);
+            let problem = match ran {
                 Err(e) if process::cannot_start(&e) => {
                     let problem = format!("could not start {:?}: {e}", llm.command[0]);
                     self.events.emit(
@@ -350,6 +370,20 @@ impl Run<'_> {
                 }
                 Err(e) => format!("could not start {:?}: {e}", llm.command[0]),
                 Ok(done) => match done.ended {
+                    Ended::Stopped => {
+                        // A whole call was read (`stop_after_call`): the reply is what was read.
+                        self.events.emit(
+                            "llm.response",
+                            json!({
+                                "iteration": self.iterations,
+                                "ok": true,
+                                "elapsed_ms": done.elapsed.as_millis() as u64,
+                                "reply": stopped_reply,
+                                "stopped": true,
+                            }),
+                        );
+                        return Ok(stopped_reply);
+                    }
                     Ended::Interrupted => return Err(self.stopped_child()),
                     Ended::TimedOut if Instant::now() >= self.deadline => {
                         return Err(self.timed_out());
@@ -559,6 +593,102 @@ impl Run<'_> {
                 ),
             )),
         }
+    }
+}
+
+/// Reads an LLM command's stdout as it comes: the call being formed goes to the events
+/// (`llm.stream`), and with `stop_after_call` the command is stopped once the reply read so
+/// far holds a whole call.
+struct Watcher<'a> {
+    stream: Stream,
+    /// The end of the last piece when it cut a character.
+    carry: Vec<u8>,
+    /// The reply as read so far (invalid UTF-8 replaced, as a whole reply's is).
+    reply: String,
+    events: &'a mut Events,
+    iteration: u32,
+    stop_after_call: bool,
+    options: &'a CallOptions,
+    /// The calls closed and the reply's length when the reply was last read whole.
+    checked: (usize, usize),
+    /// Bytes given to the stream so far.
+    fed: usize,
+}
+
+impl Watcher<'_> {
+    fn piece(&mut self, bytes: &[u8]) -> Watch {
+        // Nobody watches (no transcript, no `--verbose`, no `stop_after_call`), or the reply
+        // is past the size it is refused at: the stream and its copy of the reply would only
+        // cost memory.
+        if (!self.stop_after_call && self.events.is_silent()) || self.fed > MAX_REPLY {
+            return Watch::More;
+        }
+        self.fed += bytes.len();
+        self.carry.extend_from_slice(bytes);
+        let mut events = Vec::new();
+        let mut at = 0;
+        while at < self.carry.len() {
+            match std::str::from_utf8(&self.carry[at..]) {
+                Ok(text) => {
+                    self.feed(text.to_owned(), &mut events);
+                    at = self.carry.len();
+                }
+                Err(e) => {
+                    let valid = at + e.valid_up_to();
+                    let text = String::from_utf8_lossy(&self.carry[at..valid]).into_owned();
+                    self.feed(text, &mut events);
+                    match e.error_len() {
+                        Some(n) => {
+                            self.feed("\u{FFFD}".to_owned(), &mut events);
+                            at = valid + n;
+                        }
+                        None => {
+                            at = valid;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.carry.drain(..at);
+        for event in events {
+            if matches!(
+                event,
+                Event::CallStart { .. } | Event::Arguments { .. } | Event::Retracted { .. }
+            ) && let Value::Object(mut data) = event.to_value(Shape::Native)
+            {
+                data.insert("iteration".into(), self.iteration.into());
+                self.events.emit("llm.stream", Value::Object(data));
+            }
+        }
+        if self.stop_after_call && self.holds_a_call() {
+            Watch::Stop
+        } else {
+            Watch::More
+        }
+    }
+
+    fn feed(&mut self, text: String, events: &mut Vec<Event>) {
+        if !text.is_empty() {
+            self.stream.feed_into(&text, events);
+            if self.stop_after_call {
+                // Only `stop_after_call` reads the reply so far, and returns it.
+                self.reply.push_str(&text);
+            }
+        }
+    }
+
+    /// Whether the reply so far gives a call. Read whole when a call's JSON has closed, and
+    /// then again only after a quarter more (a Mistral list closes after its first call), so
+    /// that reading is linear in the reply.
+    fn holds_a_call(&mut self) -> bool {
+        let closed = self.stream.closed_calls();
+        let (seen, length) = self.checked;
+        if closed == 0 || (closed == seen && self.reply.len() < length + length / 4 + 1) {
+            return false;
+        }
+        self.checked = (closed, self.reply.len());
+        matches!(calls::extract(&self.reply, self.options), Ok(found) if !found.calls.is_empty())
     }
 }
 

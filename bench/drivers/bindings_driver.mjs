@@ -1,0 +1,78 @@
+// The Node package against jsonrepair in one process, on the lines of one corpus file (read
+// into memory first, not timed). Rounds alternate the order of the ways; prints one JSON
+// object: {times: {way: [seconds per round]}, failed: {way: count}}.
+//
+//   per_call_toolmend           toolmend.mendArgs(line) in a JS loop: an object back (or
+//                               ToolmendError)
+//   per_call_jsonrepair_objects JSON.parse(jsonrepair(line)): an object back
+//   per_call_toolmend_text      mender.mend(line).json: the JSON text back (null on failure)
+//   per_call_jsonrepair_text    jsonrepair(line): the JSON text back
+//   mend_many                   await toolmend.mendMany(lines): one call, off the main thread
+//
+// usage: node bindings_driver.mjs FILE ROUNDS   (run from bench/work/, beside node_modules)
+import { readFileSync } from 'node:fs';
+import toolmend from 'toolmend';
+import { jsonrepair } from 'jsonrepair';
+
+const [file, roundsArg] = process.argv.slice(2);
+const text = readFileSync(file, 'utf8');
+const lines = text.split('\n');
+if (lines[lines.length - 1] === '') lines.pop();
+
+const ways = {
+  per_call_toolmend: async () => {
+    let failed = 0;
+    for (const line of lines) {
+      try {
+        toolmend.mendArgs(line);
+      } catch (e) {
+        if (!(e instanceof toolmend.ToolmendError)) throw e;
+        failed += 1;
+      }
+    }
+    return failed;
+  },
+  per_call_jsonrepair_objects: async () => {
+    let failed = 0;
+    for (const line of lines) {
+      try {
+        JSON.parse(jsonrepair(line));
+      } catch {
+        failed += 1;
+      }
+    }
+    return failed;
+  },
+  per_call_toolmend_text: async () => {
+    const mender = new toolmend.Mender();
+    let failed = 0;
+    for (const line of lines) if (mender.mend(line).json === null) failed += 1;
+    return failed;
+  },
+  per_call_jsonrepair_text: async () => {
+    let failed = 0;
+    for (const line of lines) {
+      try {
+        jsonrepair(line);
+      } catch {
+        failed += 1;
+      }
+    }
+    return failed;
+  },
+  mend_many: async () => (await toolmend.mendMany(lines)).filter((r) => !r.ok).length,
+};
+
+const names = Object.keys(ways);
+const times = Object.fromEntries(names.map((n) => [n, []]));
+const failed = {};
+const rounds = Number(roundsArg);
+for (let r = 0; r < rounds; r++) {
+  for (const n of [...names.slice(r % names.length), ...names.slice(0, r % names.length)]) {
+    const started = process.hrtime.bigint();
+    failed[n] = await ways[n]();
+    times[n].push(Number(process.hrtime.bigint() - started) / 1e9);
+    process.stderr.write(`  round ${r + 1}: ${n} ${times[n].at(-1).toFixed(3)}s\n`);
+  }
+}
+console.log(JSON.stringify({ times, failed, lines: lines.length }));

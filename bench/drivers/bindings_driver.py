@@ -1,0 +1,92 @@
+"""The Python package against json_repair in one process, on the lines of one corpus file
+(read into memory first, not timed). Rounds alternate the order of the ways; prints one JSON
+object: {way: [seconds per round]} and each way's count of failed inputs.
+
+  per_call_toolmend            toolmend.mend_args(line) in a Python loop: a dict back (or
+                               toolmend.Error)
+  per_call_json_repair_objects json_repair.loads(line): Python objects back
+  per_call_toolmend_text       Mender().mend(line).json: the JSON text back (None on failure)
+  per_call_json_repair_text    json_repair.repair_json(line): the JSON text back
+  mend_many                    toolmend.mend_many(lines): one call, the GIL released, the
+                               CLI's threads
+  mend_many_1                  the same on one thread
+
+usage: python bindings_driver.py FILE ROUNDS"""
+
+import json
+import sys
+import time
+
+import json_repair
+import toolmend
+
+
+def per_call_toolmend(lines):
+    failed = 0
+    mend = toolmend.mend_args
+    error = toolmend.Error
+    for line in lines:
+        try:
+            mend(line)
+        except error:
+            failed += 1
+    return failed
+
+
+def per_call_json_repair_objects(lines):
+    failed = 0
+    loads = json_repair.loads
+    for line in lines:
+        try:
+            loads(line)
+        except Exception:  # noqa: BLE001 - counted, as the other drivers do
+            failed += 1
+    return failed
+
+
+def per_call_toolmend_text(lines):
+    mend = toolmend.Mender().mend
+    return sum(mend(line).json is None for line in lines)
+
+
+def per_call_json_repair_text(lines):
+    failed = 0
+    repair = json_repair.repair_json
+    for line in lines:
+        try:
+            repair(line)
+        except Exception:  # noqa: BLE001 - counted, as the other drivers do
+            failed += 1
+    return failed
+
+
+def mend_many(lines):
+    return sum(not r.ok for r in toolmend.mend_many(lines))
+
+
+def mend_many_1(lines):
+    return sum(not r.ok for r in toolmend.mend_many(lines, threads=1))
+
+
+WAYS = [per_call_toolmend, per_call_json_repair_objects, per_call_toolmend_text,
+        per_call_json_repair_text, mend_many, mend_many_1]
+
+
+def main():
+    path, rounds = sys.argv[1], int(sys.argv[2])
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        lines = [line.rstrip("\r\n") for line in f]
+    times = {w.__name__: [] for w in WAYS}
+    failed = {}
+    for r in range(rounds):
+        for way in WAYS[r % len(WAYS):] + WAYS[: r % len(WAYS)]:
+            started = time.perf_counter()
+            failed[way.__name__] = way(lines)
+            times[way.__name__].append(time.perf_counter() - started)
+            print(f"  round {r + 1}: {way.__name__} {times[way.__name__][-1]:.3f}s", file=sys.stderr)
+    print(json.dumps({"times": times, "failed": failed, "lines": len(lines),
+                      "toolmend": toolmend.__version__}))
+
+
+if __name__ == "__main__":
+    main()
