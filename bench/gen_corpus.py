@@ -24,6 +24,11 @@ Writes into OUT_DIR (default bench/work/corpus):
   adv-calls-<series>-<1x|10x|100x>.txt
       Adversarial replies for the `toolmend calls` scaling series (see CALLS_ADVERSARIAL below):
       each format's markers repeated, markers with a JSON body that never closes, deep nesting.
+  stream-<series>.txt
+      ~1 MB replies for the streaming series (see STREAM below): many calls of one format
+      family each (Hermes, Mistral, Kimi K2, Functionary, encoded OpenAI arguments, a fenced
+      envelope, reasoning and prose), and single calls whose arguments are 1 MB (many keys, one
+      long string, encoded), where a stream that re-read its buffer per chunk would be quadratic.
   lines-<empty|crlf|tiny>-<1m|16m>.txt
       1,000,000 and 16,000,000 lines that are empty, `\r` alone, or `{"a":1}` (the memory
       table's lines series: peak RSS must not grow with the number of lines).
@@ -450,6 +455,82 @@ def write_calls_adversarial(out, base, force=False):
         json.dump(want, f)
 
 
+# The streaming series (issue 17): ~1 MB replies, one format family each, and single calls
+# with 1 MB arguments. Fed 1 and 4 bytes at a time by examples/stream_feed.rs.
+STREAM_BYTES = 1_000_000
+
+
+def _fill(unit, between="\n"):
+    """Units (called with a counter) joined by `between` until STREAM_BYTES."""
+    parts, n, size = [], 0, 0
+    while size < STREAM_BYTES:
+        u = unit(n)
+        parts.append(u)
+        size += len(u.encode("utf-8")) + len(between)
+        n += 1
+    return between.join(parts)
+
+
+def _stream_args(rnd):
+    return gen_object(rnd, 1, rnd.randint(100, 1500))
+
+
+def _stream_replies():
+    rnd = random.Random(SEED + 17)
+    d = lambda o: json.dumps(o, ensure_ascii=False)
+    prose = lambda: " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(3, 30)))
+    big_keys = {"k%d" % i: rnd.choice([i, "v%d" % i, True, None, [i, i + 1], {"x": i}])
+                for i in range(60_000)}
+    return {
+        "hermes": lambda: _fill(lambda i: "%s\n<tool_call>\n%s\n</tool_call>" % (
+            prose(), d({"name": rnd.choice(TOOLS), "arguments": _stream_args(rnd)}))),
+        "mistral": lambda: "[TOOL_CALLS]" + d(_fill_list(lambda i: {
+            "name": rnd.choice(TOOLS), "arguments": _stream_args(rnd)})),
+        "kimi_k2": lambda: "<|tool_calls_section_begin|>" + _fill(
+            lambda i: "<|tool_call_begin|>functions.%s:%d<|tool_call_argument_begin|>%s<|tool_call_end|>" % (
+                rnd.choice(TOOLS), i, d(_stream_args(rnd))), "") + "<|tool_calls_section_end|>",
+        "functionary": lambda: _fill(lambda i: "<function=%s>%s</function>" % (
+            rnd.choice(TOOLS), d(_stream_args(rnd))), ""),
+        "encoded": lambda: _fill(lambda i: d({"name": rnd.choice(TOOLS), "arguments": json.dumps(
+            _stream_args(rnd), ensure_ascii=False, separators=(",", ":"))}), " "),
+        "reasoning-prose": lambda: "<think>\n" + _fill(lambda i: prose(), " ")[: STREAM_BYTES // 2] + \
+            "\n</think>\n" + _fill(lambda i: prose(), " ")[: STREAM_BYTES // 2],
+        "one-call-many-keys": lambda: "<tool_call>\n" + d({"name": "f", "arguments": big_keys}) + "\n</tool_call>",
+        "one-call-long-string": lambda: "<tool_call>\n" + d(
+            {"name": "f", "arguments": {"text": "word " * (STREAM_BYTES // 5)}}) + "\n</tool_call>",
+        "one-call-encoded": lambda: "<tool_call>\n" + d(
+            {"name": "f", "arguments": json.dumps(big_keys, separators=(",", ":"))}) + "\n</tool_call>",
+    }
+
+
+def _fill_list(item):
+    items, size = [], 0
+    while size < STREAM_BYTES:
+        it = item(len(items))
+        items.append(it)
+        size += len(json.dumps(it, ensure_ascii=False)) + 2
+    return items
+
+
+STREAM = sorted(_stream_replies())
+
+
+def write_stream(out, force=False):
+    """The replies of the streaming series, stream-NAME.txt (one reply per file)."""
+    stamp = os.path.join(out, "stream.json")
+    want = {"bytes": STREAM_BYTES, "series": STREAM, "version": 1}
+    names = ["stream-%s.txt" % n for n in STREAM]
+    if not force and os.path.exists(stamp) and all(os.path.exists(os.path.join(out, n)) for n in names):
+        with open(stamp) as f:
+            if json.load(f) == want:
+                return
+    for name, fn in _stream_replies().items():
+        with open(os.path.join(out, "stream-%s.txt" % name), "w", encoding="utf-8", newline="\n") as f:
+            f.write(fn())
+    with open(stamp, "w") as f:
+        json.dump(want, f)
+
+
 def write_big(path, target):
     """One ~target-byte line: {"items":[{...},{...},...],"n":N} built from a fixed pool."""
     rnd = random.Random(SEED + 7)
@@ -543,6 +624,7 @@ def main():
 
     os.makedirs(a.out, exist_ok=True)
     write_calls_adversarial(a.out, a.calls_adv_base, a.force)
+    write_stream(a.out, a.force)
     manifest_path = os.path.join(a.out, "manifest.json")
     want = {"seed": a.seed, "sizes": a.sizes, "replies": a.replies, "big": not a.no_big,
             "big_bytes": a.big_bytes, "adv_base": a.adv_base, "version": 3}

@@ -10,7 +10,9 @@ Measures, and writes to bench/RESULTS.md (and bench/work/results.json):
   3. Scaling of toolmend on adversarial single-line inputs at 1x/10x/100x size.
   4. `toolmend calls` on the replies corpus, when that command exists.
   5. Scaling of `toolmend calls` on adversarial replies at 1x/10x/100x size.
-  6. The bindings (`--only bindings`): the Python package (per-call `mend_args`, `mend_many`)
+  6. The stream (issue 17): ~1 MB replies fed to `calls::Stream` 1 and 4 bytes at a time
+     (examples/stream_feed.rs) against one-shot `calls`, and the stream's peak RSS.
+  7. The bindings (`--only bindings`): the Python package (per-call `mend_args`, `mend_many`)
      against json_repair in one process, the Node package (per-call `mendArgs`, `mendMany`)
      against jsonrepair in one process, and `mend_many` against the CLI, on the 100k corpus.
 """
@@ -40,6 +42,7 @@ FLOOR = os.path.join(BENCH, "floor", "target", "release", "toolmend-bench-floor"
 VENV_PY = os.path.join(WORK, "venv", "bin", "python")
 JSON_REPAIR_DRIVER = os.path.join(BENCH, "drivers", "json_repair_driver.py")
 JSONREPAIR_DRIVER = os.path.join(WORK, "jsonrepair_driver.mjs")  # copied next to node_modules
+STREAM_FEED = os.path.join(ROOT, "target", "release", "examples", "stream_feed")
 PY_BINDINGS_DRIVER = os.path.join(BENCH, "drivers", "bindings_driver.py")
 NODE_BINDINGS_DRIVER = os.path.join(WORK, "bindings_driver.mjs")  # copied next to node_modules
 
@@ -465,6 +468,34 @@ def calls_scaling(args, res):
     return out
 
 
+def stream(args, res):
+    """Each stream reply fed 1 and 4 bytes at a time vs one-shot `calls` (in one process, the
+    events and the record serialized as the CLI writes them), and peak RSS: the stream fed a
+    byte at a time, one-shot, and the `calls --stream` binary."""
+    gen_corpus.write_stream(CORPUS)
+    if not os.path.exists(STREAM_FEED):
+        res["stream"] = {"skipped": "missing %s (bench/run.sh builds it)" % STREAM_FEED}
+        save(res)
+        return
+    out = {}
+    for name in gen_corpus.STREAM:
+        path = os.path.join(CORPUS, "stream-%s.txt" % name)
+        row = {"bytes": os.path.getsize(path)}
+        for chunk in args.stream_chunks:
+            r = subprocess.run([STREAM_FEED, path, str(chunk), str(args.stream_rounds)],
+                               capture_output=True, text=True, timeout=args.adv_timeout * 10)
+            row["chunk_%d" % chunk] = json.loads(r.stdout) if r.returncode == 0 else {"error": r.stderr[-500:]}
+        row["rss_stream_1_kib"] = peak_rss_kib([STREAM_FEED, path, "1", "1", "stream"], os.devnull)
+        row["rss_oneshot_kib"] = peak_rss_kib([STREAM_FEED, path, "1", "1", "oneshot"], os.devnull)
+        row["rss_cli_stream_kib"] = peak_rss_kib([TOOLMEND, "calls", "--stream"], path)
+        row["rss_cli_calls_kib"] = peak_rss_kib([TOOLMEND, "calls"], path)
+        out[name] = row
+        log("== stream %-22s %s" % (name, "  ".join(
+            "%d B: %.2fx" % (c, row["chunk_%d" % c].get("ratio") or 0) for c in args.stream_chunks)))
+        res["stream"] = {"rows": out, "chunks": args.stream_chunks, "rounds": args.stream_rounds}
+        save(res)
+
+
 def calls(args, res):
     path = os.path.join(CORPUS, "replies.jsonl")
     helptext = sh([TOOLMEND, "calls", "--help"])
@@ -666,6 +697,15 @@ def report(res, args):
         w("| `calls` linear on every adversarial reply (issue 14) | %d of %d series linear%s | %s |" % (
             len(cs) - len(nonlin), len(cs), (" (not: %s)" % ", ".join(nonlin)) if nonlin else "",
             "yes" if not nonlin else "**no**"))
+    st_rows = res.get("stream", {}).get("rows", {})
+    if st_rows:
+        ratios = [(r.get("ratio") or float("inf"), n, k) for n, row in st_rows.items()
+                  for k, r in row.items() if k.startswith("chunk_")]
+        worst = max(ratios)
+        rss = max(row["rss_stream_1_kib"] / row["rss_oneshot_kib"] for row in st_rows.values())
+        w("| stream fed 1 or 4 bytes at a time within 3x of one-shot `calls` (issue 17) | worst %.2fx (%s, %s B chunks) | %s |" % (
+            worst[0], worst[1], worst[2][len("chunk_"):], "yes" if worst[0] <= 3 else "**no**"))
+        w("| stream memory bounded by the reply | peak RSS streamed a byte at a time at most %.1fx one-shot's | see below |" % rss)
     w("")
 
     if mem or lm:
@@ -759,6 +799,31 @@ def report(res, args):
                 big.get("exit", "-"), "yes" if v.get("linear") else "**no**"))
         w("")
 
+    st = res.get("stream", {})
+    if st.get("rows"):
+        w("## The stream (issue 17)\n")
+        w("Each reply (bench/work/corpus/stream-*.txt, ~1 MB) is fed to `calls::Stream` %s bytes at "
+          "a time by examples/stream_feed.rs, every event serialized as `calls --stream` writes it, "
+          "against one-shot `calls` (`extract` and its record written) in the same process; the "
+          "fastest of %d runs each (on a shared machine the slower runs mostly measure the other "
+          "processes). The target is 3x. Peak RSS: the driver streaming a byte at a time, the "
+          "driver one-shot, and the binaries `calls --stream` and `calls` reading the file.\n" % (
+              " and ".join(str(c) for c in st["chunks"]), st["rounds"]))
+        heads = ["reply", "bytes", "calls", "one-shot"]
+        for c in st["chunks"]:
+            heads += ["stream %d B" % c, "x one-shot", "events (MB)"]
+        heads += ["RSS stream 1 B", "RSS one-shot", "RSS `calls --stream`", "RSS `calls`"]
+        w("| " + " | ".join(heads) + " |")
+        w("|---|" + "---:|" * (len(heads) - 1))
+        for name, row in st["rows"].items():
+            first = row.get("chunk_%d" % st["chunks"][0], {})
+            cells = [name, format(row["bytes"], ","), str(first.get("calls", "-")), fmt_t(first.get("oneshot_min_s"))]
+            for c in st["chunks"]:
+                r = row.get("chunk_%d" % c, {})
+                cells += [fmt_t(r.get("stream_min_s")), "%.2f" % r["ratio"] if r.get("ratio") else "-",
+                          "%.1f" % (r["event_bytes"] / 1e6) if "event_bytes" in r else "-"]
+            cells += [mib(row[k]) for k in ("rss_stream_1_kib", "rss_oneshot_kib", "rss_cli_stream_kib", "rss_cli_calls_kib")]
+            w("| " + " | ".join(cells) + " |")
     b = res.get("bindings")
     if b:
         w("## Through the Python and Node packages (issue 16)\n")
@@ -838,8 +903,10 @@ def main():
     p.add_argument("--adv-base", type=int, default=1_000_000)
     p.add_argument("--linear-tolerance", type=float, default=1.5)
     p.add_argument("--calls-adv-runs", type=int, default=1)
+    p.add_argument("--stream-chunks", type=lambda v: [int(x) for x in v.split(",")], default=[1, 4])
+    p.add_argument("--stream-rounds", type=int, default=5)
     p.add_argument("--bindings-rounds", type=int, default=3)
-    p.add_argument("--only", default="throughput,kinds,memory,lines,scaling,calls,calls-scaling,bindings")
+    p.add_argument("--only", default="throughput,kinds,memory,lines,scaling,calls,calls-scaling,stream,bindings")
     p.add_argument("--merge", action="store_true",
                    help="keep the sections of bench/work/results.json that this run does not measure")
     p.add_argument("--out", default=os.path.join(BENCH, "RESULTS.md"))
@@ -880,6 +947,8 @@ def main():
         calls(args, res)
     if "calls-scaling" in only:
         calls_scaling(args, res)
+    if "stream" in only:
+        stream(args, res)
     if "bindings" in only:
         bindings(args, res)
     save(res)

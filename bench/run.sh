@@ -21,8 +21,8 @@ mkdir -p "$work"
 
 say() { printf '\n### %s\n' "$*" >&2; }
 
-say "building toolmend (cargo build --release)"
-(cd "$root" && cargo build --release --quiet)
+say "building toolmend and the stream driver (cargo build --release)"
+(cd "$root" && cargo build --release --quiet && cargo build --release --quiet --example stream_feed)
 
 say "building the floor (bench/floor, cargo build --release)"
 (cd "$here/floor" && cargo build --release --quiet)

@@ -136,6 +136,38 @@ export class CallExtractor {
   extract(reply: Text | object): Calls;
 }
 
+/** One event of a Stream (see docs/streaming.md). */
+export type StreamEvent =
+  | { event: 'call_start'; index: number; tool: string; id?: unknown }
+  | { event: 'arguments'; index: number; parameters: { [key: string]: unknown }; open: string | null }
+  | { event: 'call_end'; index: number; call: { tool: string; parameters: { [key: string]: unknown }; [k: string]: unknown } }
+  | { event: 'incomplete'; index: number; tool: string | null; id?: unknown; offset: number; message: string }
+  | { event: 'invalid'; index: number; tool: string | null; id?: unknown; error: { code: string; message: string } }
+  | { event: 'retracted'; index: number; reason: string }
+  | { event: 'text' | 'reasoning'; delta: string }
+  | { event: 'end'; ok: boolean; value?: Calls; error?: { code: string; message: string; [k: string]: unknown }; [k: string]: unknown };
+
+/** A reply read as it arrives (`toolmend calls --stream`): feed, then finish. */
+export class Stream {
+  constructor(options?: CallsOptions);
+  /** The next piece of the reply's text; the events it makes known. */
+  feed(chunk: string): StreamEvent[];
+  /** Reasoning a server sends apart from the text. */
+  feedReasoning(delta: string): StreamEvent[];
+  /** A piece of a tool call the server parsed (`key`: OpenAI's `tool_calls[i].index`). */
+  feedCall(key: number, id?: string | null, name?: string | null, args?: string | null): StreamEvent[];
+  /** A string, or an OpenAI chat-completions chunk (`choices[0].delta`). */
+  feedChunk(chunk: string | object): StreamEvent[];
+  /** Ends the reply: the results and the `end` event. */
+  finish(): StreamEvent[];
+}
+
+/** The events of a reply streamed as strings or OpenAI chat-completions chunks. */
+export function stream(
+  chunks: Iterable<string | object> | AsyncIterable<string | object>,
+  options?: CallsOptions,
+): AsyncGenerator<StreamEvent, void, undefined>;
+
 /** The tool calls in one model reply, as `toolmend calls`. Throws ToolmendError. */
 export function extractCalls(reply: Text | object, options?: CallsOptions): Calls;
 /** The calls of an OpenAI chat completion or message; a cut-off call throws incomplete_call. */

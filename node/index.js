@@ -242,23 +242,7 @@ class CallExtractor {
    * path of a JSON or TOML tools file.
    */
   constructor(options) {
-    const o = options || {};
-    const tools = o.tools;
-    try {
-      this._native = new native.CallExtractor({
-        toolsPath: typeof tools === 'string' ? tools : undefined,
-        toolsJson: tools && typeof tools === 'object' ? JSON.stringify(tools) : undefined,
-        format: o.format,
-        requireTerminate: o.requireTerminate,
-        strict: o.strict,
-        maxDepth: o.maxDepth,
-        maxNesting: o.maxNesting,
-        maxBytes: o.maxBytes,
-      });
-    } catch (e) {
-      if (/^invalid_input: /.test(e.message)) throw new ToolmendError('invalid_input', e.message.slice(15));
-      throw e;
-    }
+    this._native = nativeCalls(native.CallExtractor, options);
   }
 
   /**
@@ -282,6 +266,90 @@ class CallExtractor {
       violations: raw.violations ? JSON.parse(raw.violations) : [],
     });
   }
+}
+
+/** A native CallExtractor or Stream with these options (tools given as data or a path). */
+function nativeCalls(Class, options) {
+  const o = options || {};
+  const tools = o.tools;
+  try {
+    return new Class({
+      toolsPath: typeof tools === 'string' ? tools : undefined,
+      toolsJson: tools && typeof tools === 'object' ? JSON.stringify(tools) : undefined,
+      format: o.format,
+      requireTerminate: o.requireTerminate,
+      strict: o.strict,
+      maxDepth: o.maxDepth,
+      maxNesting: o.maxNesting,
+      maxBytes: o.maxBytes,
+    });
+  } catch (e) {
+    if (/^invalid_input: /.test(e.message)) throw new ToolmendError('invalid_input', e.message.slice(15));
+    throw e;
+  }
+}
+
+/**
+ * A reply read as it arrives (`toolmend calls --stream`; see docs/streaming.md). Each method
+ * returns the events it makes known, objects with an `event` key: `call_start`, `arguments`
+ * {index, parameters, open}, `call_end`, `incomplete`, `invalid`, `retracted`, `text`,
+ * `reasoning`, and last `end` (a `toolmend calls --records` record).
+ */
+class Stream {
+  /** The options of CallExtractor (tools, format, requireTerminate, ...). */
+  constructor(options) {
+    this._native = nativeCalls(native.Stream, options);
+  }
+
+  /** The next piece of the reply's text, split anywhere. */
+  feed(chunk) {
+    if (typeof chunk !== 'string') throw new TypeError(`feed takes a string, not ${typeName(chunk)}`);
+    return JSON.parse(this._native.feed(chunk));
+  }
+
+  /** Reasoning a server sends apart from the text (`reasoning_content`, `thinking`). */
+  feedReasoning(delta) {
+    return JSON.parse(this._native.feedReasoning(String(delta)));
+  }
+
+  /** A piece of a tool call the server parsed (OpenAI `delta.tool_calls[i]`: `key` is its index). */
+  feedCall(key, id, name, args) {
+    return JSON.parse(this._native.feedCall(key, id ?? undefined, name ?? undefined, args ?? undefined));
+  }
+
+  /**
+   * One chunk: a string, or an OpenAI chat-completions chunk (its first choice's
+   * `delta.content`, `delta.reasoning_content` and `delta.tool_calls` fragments).
+   */
+  feedChunk(chunk) {
+    if (typeof chunk === 'string') return this.feed(chunk);
+    const delta = chunk && chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
+    if (!delta) return [];
+    let events = [];
+    const reasoning = delta.reasoning_content ?? delta.reasoning;
+    if (typeof reasoning === 'string' && reasoning) events = events.concat(this.feedReasoning(reasoning));
+    if (typeof delta.content === 'string' && delta.content) events = events.concat(this.feed(delta.content));
+    for (const call of delta.tool_calls || []) {
+      const f = call.function || {};
+      events = events.concat(this.feedCall(Number.isInteger(call.index) ? call.index : 0, call.id, f.name, f.arguments));
+    }
+    return events;
+  }
+
+  /** Ends the reply: the results and the `end` event (nothing on a second call). */
+  finish() {
+    return JSON.parse(this._native.finish());
+  }
+}
+
+/**
+ * The events of a reply whose pieces an iterable or async iterable yields (strings, or
+ * OpenAI chat-completions chunks), ending with `end`.
+ */
+async function* stream(chunks, options) {
+  const s = new Stream(options);
+  for await (const chunk of chunks) yield* s.feedChunk(chunk);
+  yield* s.finish();
 }
 
 /** The tool calls in one model reply, as `toolmend calls`. See CallExtractor. */
@@ -492,6 +560,7 @@ module.exports = {
   Mender,
   Process,
   Record,
+  Stream,
   ToolmendError,
   binaryPath,
   callFormats,
@@ -502,5 +571,6 @@ module.exports = {
   mendMany,
   mendManySync,
   repair,
+  stream,
   version: native.version(),
 };

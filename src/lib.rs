@@ -33,7 +33,6 @@ mod exact;
 mod io;
 mod prompt;
 mod repair;
-pub mod schema;
 pub mod tools;
 
 pub use args::{Concat, Mended, Mender, Options, Target, Truncated, mend_args, repair};
@@ -45,6 +44,8 @@ pub use io::input::Framing;
 pub use io::record::{original_text, write_repairs};
 pub use prompt::system_prompt;
 pub use repair::{Repair, RepairKind, truncated};
+/// JSON Schema: coercion and validation (at home in [`tools`], kept here for its users).
+pub use tools::schema;
 
 /// The README's Rust examples run as doc tests.
 #[cfg(doctest)]

@@ -922,3 +922,170 @@ fn an_ignored_sighup_stays_ignored() {
     assert_eq!(stdout(&out), "Released.\n");
     s.assert_nothing_left(1);
 }
+
+// A reply read as it streams (`[llm] stop_after_call`, issue 17).
+
+/// A test whose model writes `reply` in pieces (`<<PAUSE>>` between them; `<<HANG>>` at the
+/// end: then it and a child sleep 30 s), with `stop_after_call` as given, the tool `record`
+/// taking a `path`, and a run timeout of 3 s.
+fn streaming(name: &str, reply: &str, stop_after_call: bool) -> (Setup, PathBuf) {
+    let s = Setup::new(name);
+    std::fs::write(s.path("reply.txt"), reply).unwrap();
+    let config = s.config(&[
+        "[loop]\ntimeout = 3\n",
+        &s.llm(
+            "stream",
+            &format!("stop_after_call = {stop_after_call}\ntimeout = 20\nretries = 0\n"),
+        ),
+        &s.tool(
+            "record",
+            "record",
+            true,
+            "parameters = [{ name = \"path\", type = \"string\", required = true }]",
+        ),
+    ]);
+    (s, config)
+}
+
+const RECORD_CALL: &str = "{\"tool\": \"record\", \"parameters\": {\"path\": \"notes/to<<PAUSE>>day.txt\"}, \"terminate\": true}";
+
+/// The `llm.stream` events: the call being formed, as `calls --stream` shows it.
+fn formed(s: &Setup) -> Vec<Value> {
+    s.events_of("llm.stream")
+        .into_iter()
+        .map(|e| e["data"].clone())
+        .collect()
+}
+
+#[test]
+fn stop_after_call_stops_the_model_once_its_call_is_read() {
+    let reply = format!("Saving it.<<PAUSE>>{RECORD_CALL}<<PAUSE>> And some more text.<<HANG>>");
+    let (s, config) = streaming("stream-call-then-text", &reply, true);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ran\n");
+    assert!(s.exists("tool-ran"));
+    // The model would have slept 30 s: it was stopped once the call closed.
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    let response = &s.events_of("llm.response")[0]["data"];
+    assert_eq!(response["stopped"], true, "{response}");
+    assert_eq!(
+        response["reply"],
+        format!("Saving it.{}", RECORD_CALL.replace("<<PAUSE>>", ""))
+    );
+    // The call was shown as it formed: announced, its path growing, then whole.
+    let events = formed(&s);
+    assert_eq!(events[0]["event"], "call_start", "{events:?}");
+    assert_eq!(events[0]["tool"], "record");
+    assert!(
+        events.iter().any(|e| e["event"] == "arguments"
+            && e["parameters"]["path"] == "notes/to"
+            && e["open"] == "/path"),
+        "{events:?}"
+    );
+    assert!(events.iter().any(|e| e["event"] == "arguments"
+        && e["parameters"]["path"] == "notes/today.txt"
+        && e["open"].is_null()));
+    // The model and its child, both stopped; neither lived to write its marker.
+    s.assert_nothing_left(2);
+    assert!(!s.exists("late-marker"));
+}
+
+#[test]
+fn stop_after_call_reads_one_call_of_two() {
+    let second = "{\"tool\": \"record\", \"parameters\": {\"path\": \"b\"}, \"terminate\": true}";
+    let reply = format!("{RECORD_CALL}<<PAUSE>>\n{second}<<HANG>>");
+    let (s, config) = streaming("stream-two-calls", &reply, true);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    let calls = s.events_of("tool.call");
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["data"]["parameters"]["path"], "notes/today.txt");
+    // The second call was never read.
+    assert!(
+        formed(&s).iter().all(|e| e["index"] == 0),
+        "{:?}",
+        formed(&s)
+    );
+    s.assert_nothing_left(2);
+}
+
+#[test]
+fn stop_after_call_ends_the_reply_at_its_first_call_when_one_piece_holds_more() {
+    // The first call and the start of a second come in one piece: the reply is cut at the
+    // end of the first call's JSON, and only that call runs.
+    let first = RECORD_CALL.replace("<<PAUSE>>", "");
+    let reply = format!("{first}\n{{\"tool\": \"record\", \"parame<<HANG>>");
+    let (s, config) = streaming("stream-two-in-one-piece", &reply, true);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    let response = &s.events_of("llm.response")[0]["data"];
+    assert_eq!(response["stopped"], true, "{response}");
+    assert_eq!(response["reply"], first);
+    assert_eq!(s.events_of("tool.call").len(), 1);
+    s.assert_nothing_left(2);
+}
+
+#[test]
+fn without_stop_after_call_the_reply_is_read_to_its_end() {
+    // The same reply as above, the key left out (false by default): the model is waited for,
+    // and its call timeout (here the run's, 3 s) ends it.
+    let reply = format!("Saving it.<<PAUSE>>{RECORD_CALL}<<HANG>>");
+    let (s, config) = streaming("stream-no-stop", &reply, false);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(took >= Duration::from_secs(3), "took {took:?}");
+    assert!(!s.exists("tool-ran"));
+    // The call was still shown as it formed.
+    assert!(formed(&s).iter().any(|e| e["event"] == "call_start"));
+    s.assert_nothing_left(2);
+}
+
+#[test]
+fn a_cut_off_call_never_stops_the_model_and_the_run_timeout_holds() {
+    let reply = "Saving it.<<PAUSE>>{\"tool\": \"record\", \"parameters\": {\"path\": \"no<<PAUSE>>tes<<HANG>>";
+    let (s, config) = streaming("stream-cut-call", reply, true);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(6), "took {took:?}");
+    assert_eq!(s.finished()["status"], "timeout");
+    assert!(!s.exists("tool-ran"));
+    let events = formed(&s);
+    assert!(events.iter().any(|e| e["event"] == "call_start"));
+    assert!(
+        events
+            .iter()
+            .filter(|e| e["event"] == "arguments")
+            .all(|e| e["open"] == "/path"),
+        "{events:?}"
+    );
+    s.assert_nothing_left(2);
+}
+
+#[test]
+fn a_reply_without_a_call_is_read_to_its_end() {
+    let (s, config) = streaming("stream-no-call", "The answer<<PAUSE>> is 42.", true);
+    let (out, _) = s.run(&config, "go");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "The answer is 42.\n");
+    assert!(formed(&s).is_empty());
+    let response = &s.events_of("llm.response")[0]["data"];
+    assert!(response.get("stopped").is_none(), "{response}");
+}
+
+#[test]
+fn sigterm_while_a_call_streams_in() {
+    let reply = "{\"tool\": \"record\", \"parameters\": {\"path\": \"no<<PAUSE>>tes<<HANG>>";
+    let (s, config) = streaming("stream-sigterm", reply, true);
+    interrupt(
+        &s,
+        &config,
+        "llm-stream-child",
+        libc::SIGTERM,
+        Duration::from_secs(2),
+    );
+    s.assert_nothing_left(2);
+    assert!(!s.exists("tool-ran"));
+}

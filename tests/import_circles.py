@@ -26,7 +26,15 @@ def crate_of(rel):
 mods = {}
 for rel in files:
     mods[(crate_of(rel), tuple(modpath(rel)) if rel not in ('lib.rs','main.rs') else ())] = rel
+# `pub use a::b;` in lib.rs, where `a::b` is a module: `crate::b::…` is `crate::a::b::…`
+aliases = {}
+for a_, b_ in re.findall(r'^pub use ((?:\w+::)*)(\w+);', files.get('lib.rs', ''), re.M):
+    full = [x for x in a_.split('::') if x] + [b_]
+    if ('lib', tuple(full)) in mods:
+        aliases[b_] = full
 def resolve(crate, path):
+    if crate == 'lib' and path and path[0] in aliases:
+        path = aliases[path[0]] + path[1:]
     for n in range(len(path), 0, -1):
         if (crate, tuple(path[:n])) in mods: return mods[(crate, tuple(path[:n]))]
     return None
@@ -73,6 +81,15 @@ for rel, text in files.items():
     for cr, p in paths:
         tgt = resolve(cr, p)
         if tgt and tgt != rel: edges.setdefault(rel, set()).add(tgt)
+if '--stage-order' in sys.argv:
+    # src/args/: a stage imports only the stages declared above it in args/mod.rs
+    order = re.findall(r'^\s*pub\(crate\) mod (\w+)\s*;', files.get('args/mod.rs', ''), re.M)
+    rank = {'args/%s.rs' % m: i for i, m in enumerate(order)}
+    late = [(a, b) for a in rank for b in edges.get(a, ()) if b in rank and rank[b] >= rank[a]]
+    for a, b in late:
+        print('LATER STAGE:', a, '->', b)
+    print('stages in order:', ' '.join(order), '' if late else '(no stage imports a later one)')
+    sys.exit(0)
 if '--dirs' in sys.argv:
     # one node per top-level module (a folder and its files count as one)
     top = lambda f: f.split('/')[0].replace('.rs', '')

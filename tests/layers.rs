@@ -20,3 +20,25 @@ fn no_module_imports_one_that_imports_it_back() {
         assert!(text.starts_with("no circle among "), "{scope:?}:\n{text}");
     }
 }
+
+/// The args stages are declared in `src/args/mod.rs` in the order they run, and none imports a
+/// later one.
+#[test]
+fn no_args_stage_imports_a_later_one() {
+    let out = std::process::Command::new("python3")
+        .args(["tests/import_circles.py", ".", "--stage-order"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.starts_with("stages in order: locate unquote "),
+        "{text}"
+    );
+    assert!(text.contains("(no stage imports a later one)"), "{text}");
+}

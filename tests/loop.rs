@@ -1612,9 +1612,12 @@ fn transcript_records_every_event_and_exactly_one_finish() {
         [
             "run.started",
             "llm.request",
+            "llm.stream",
             "llm.response",
             "parse.error",
             "llm.request",
+            "llm.stream",
+            "llm.stream",
             "llm.response",
             "tool.call",
             "approval.decided",
@@ -1624,10 +1627,19 @@ fn transcript_records_every_event_and_exactly_one_finish() {
             "run.finished",
         ]
     );
-    assert_eq!(events[3]["data"]["code"], "incomplete_call");
-    assert_eq!(events[7]["data"]["decision"], "allow");
-    assert_eq!(events[8]["data"]["result"]["stdout"], "echo: hi\n");
-    let finished = &events[11]["data"];
+    // The calls as they were read (issue 17): the cut-off one announced, never ended; the
+    // next announced, then its parameters complete.
+    assert_eq!(events[2]["data"]["event"], "call_start");
+    assert_eq!(events[2]["data"]["tool"], "echo");
+    assert_eq!(events[6]["data"]["event"], "call_start");
+    assert_eq!(events[7]["data"]["event"], "arguments");
+    assert_eq!(events[7]["data"]["parameters"], json!({"text": "hi"}));
+    assert_eq!(events[7]["data"]["open"], Value::Null);
+    assert_eq!(events[7]["data"]["iteration"], 2);
+    assert_eq!(events[4]["data"]["code"], "incomplete_call");
+    assert_eq!(events[10]["data"]["decision"], "allow");
+    assert_eq!(events[11]["data"]["result"]["stdout"], "echo: hi\n");
+    let finished = &events[14]["data"];
     assert_eq!(finished["status"], "answered");
     assert_eq!(finished["answer"], "Done.");
     assert_eq!(finished["iterations"], 3);
@@ -1683,14 +1695,16 @@ fn a_failed_run_also_ends_its_transcript_with_one_finish() {
         [
             "run.started",
             "llm.request",
+            "llm.stream",
+            "llm.stream",
             "llm.response",
             "tool.call",
             "approval.decided",
             "run.finished",
         ]
     );
-    assert_eq!(events[4]["data"]["decision"], "deny");
-    assert_eq!(events[5]["data"]["status"], "denied");
+    assert_eq!(events[6]["data"]["decision"], "deny");
+    assert_eq!(events[7]["data"]["status"], "denied");
 }
 
 #[test]

@@ -487,3 +487,76 @@ fn events_serialize_as_one_object_each() {
         "{lines:#?}"
     );
 }
+
+/// Feeds `reply` one character at a time; the seconds it took, or `None` past `limit`.
+fn feed_per_char(reply: &str, limit: f64) -> Option<f64> {
+    let start = std::time::Instant::now();
+    let mut stream = Stream::new(CallOptions::default());
+    let mut events = Vec::new();
+    for (i, (at, c)) in reply.char_indices().enumerate() {
+        stream.feed_into(&reply[at..at + c.len_utf8()], &mut events);
+        events.clear();
+        if i % 1024 == 0 && start.elapsed().as_secs_f64() > limit {
+            return None;
+        }
+    }
+    Some(start.elapsed().as_secs_f64())
+}
+
+/// Reading a reply as it arrives costs the same per byte at any size: the progress layer does
+/// not read again what it has read (a snapshot of the arguments per chunk would make a large
+/// call quadratic when fed a byte at a time). Each shape at n and 4n bytes: linear is 4x the
+/// time, quadratic 16x; the best of three runs, failing past 10x.
+#[test]
+fn feeding_byte_by_byte_is_linear() {
+    let many_keys = |n: usize| {
+        let args: Vec<String> = (0..n / 12).map(|i| format!("\"k{i}\": {i}")).collect();
+        format!(
+            "<tool_call>{{\"name\": \"f\", \"arguments\": {{{}}}}}</tool_call>",
+            args.join(", ")
+        )
+    };
+    let long_string = |n: usize| {
+        format!(
+            "<tool_call>{{\"name\": \"f\", \"arguments\": {{\"text\": \"{}\"}}}}</tool_call>",
+            "word ".repeat(n / 5)
+        )
+    };
+    let encoded = |n: usize| {
+        let args: Vec<String> = (0..n / 14).map(|i| format!("\\\"k{i}\\\": {i}")).collect();
+        format!(
+            "{{\"name\": \"f\", \"arguments\": \"{{{}}}\"}}",
+            args.join(", ")
+        )
+    };
+    let deep_list = |n: usize| {
+        let item = "[\"a\", {\"b\": [1, 2, \"c\"]}], ";
+        format!(
+            "[TOOL_CALLS][{{\"name\": \"f\", \"arguments\": {{\"x\": [{}0]}}}}]",
+            item.repeat(n / item.len())
+        )
+    };
+    let shapes: [(&str, &dyn Fn(usize) -> String); 4] = [
+        ("many keys", &many_keys),
+        ("long string", &long_string),
+        ("encoded arguments", &encoded),
+        ("nested list", &deep_list),
+    ];
+    let n = 40_000;
+    for (name, make) in shapes {
+        let (small, large) = (make(n), make(4 * n));
+        let best = |reply: &str, limit: f64| {
+            (0..3)
+                .filter_map(|_| feed_per_char(reply, limit))
+                .min_by(f64::total_cmp)
+        };
+        let t1 = best(&small, 60.0).expect("the small reply in time");
+        let t4 = best(&large, 10.0 * t1 + 0.05);
+        assert!(
+            t4.is_some(),
+            "{name}: {} bytes took over 10x the time of {} bytes ({t1:.3} s)",
+            large.len(),
+            small.len()
+        );
+    }
+}

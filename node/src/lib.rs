@@ -443,6 +443,64 @@ impl CallExtractor {
     }
 }
 
+/// A reply read as it arrives (`toolmend calls --stream`); each method returns the events it
+/// makes known as a JSON array (index.js parses it).
+#[napi(js_name = "Stream")]
+pub struct NativeStream {
+    inner: toolmend::calls::Stream,
+}
+
+#[napi]
+impl NativeStream {
+    #[napi(constructor)]
+    pub fn new(options: Option<CallsOptions>) -> Result<NativeStream> {
+        let extractor = CallExtractor::new(options)?;
+        Ok(NativeStream {
+            inner: toolmend::calls::Stream::new(extractor.options),
+        })
+    }
+
+    /// The next piece of the reply's text.
+    #[napi]
+    pub fn feed(&mut self, chunk: String) -> String {
+        events_json(&self.inner.feed(&chunk))
+    }
+
+    /// Reasoning a server sends apart from the text.
+    #[napi]
+    pub fn feed_reasoning(&mut self, delta: String) -> String {
+        events_json(&self.inner.feed_reasoning(&delta))
+    }
+
+    /// A piece of a tool call a server parsed itself (`key`: its index).
+    #[napi]
+    pub fn feed_call(
+        &mut self,
+        key: u32,
+        id: Option<String>,
+        name: Option<String>,
+        arguments: Option<String>,
+    ) -> String {
+        events_json(&self.inner.feed_call(
+            key as usize,
+            id.as_deref(),
+            name.as_deref(),
+            arguments.as_deref().unwrap_or(""),
+        ))
+    }
+
+    /// Ends the reply: the results and the `end` event.
+    #[napi]
+    pub fn finish(&mut self) -> String {
+        events_json(&self.inner.finish())
+    }
+}
+
+fn events_json(events: &[toolmend::calls::Event]) -> String {
+    let list: Vec<serde_json::Value> = events.iter().map(|e| e.to_value(Shape::Native)).collect();
+    serde_json::Value::Array(list).to_string()
+}
+
 fn serde_json_value(text: &str) -> std::result::Result<serde_json::Value, toolmend::Error> {
     serde_json::from_str(text).map_err(|e| {
         toolmend::Error::whole(Code::InvalidInput, format!("the message is not JSON: {e}"))

@@ -684,6 +684,85 @@ impl CallExtractor {
     }
 }
 
+/// A reply read as it arrives (`toolmend calls --stream`): `feed` it text in chunks of any
+/// size, then `finish` it; each returns the events it makes known, as dicts with an
+/// `"event"` key (`call_start`, `arguments`, `call_end`, `incomplete`, `invalid`,
+/// `retracted`, `text`, `reasoning`, `end`). See docs/streaming.md.
+#[pyclass(module = "toolmend", name = "Stream")]
+struct PyStream {
+    inner: toolmend::calls::Stream,
+}
+
+#[pymethods]
+impl PyStream {
+    #[new]
+    #[pyo3(signature = (*, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        tools: Option<&Bound<'_, PyAny>>,
+        format: Option<String>,
+        require_terminate: bool,
+        strict: bool,
+        max_depth: u32,
+        max_nesting: usize,
+    ) -> PyResult<PyStream> {
+        let extractor = CallExtractor::new(
+            py,
+            tools,
+            format,
+            require_terminate,
+            strict,
+            max_depth,
+            max_nesting,
+            MAX_BYTES,
+        )?;
+        Ok(PyStream {
+            inner: toolmend::calls::Stream::new(extractor.options),
+        })
+    }
+
+    /// Reads the next chunk of the reply's text; the events it makes known.
+    fn feed(&mut self, py: Python<'_>, chunk: &str) -> PyResult<Py<PyAny>> {
+        let events = self.inner.feed(chunk);
+        events_to_py(py, &events)
+    }
+
+    /// Reasoning a server sends apart from the text (`reasoning_content`, `thinking`).
+    fn feed_reasoning(&mut self, py: Python<'_>, delta: &str) -> PyResult<Py<PyAny>> {
+        let events = self.inner.feed_reasoning(delta);
+        events_to_py(py, &events)
+    }
+
+    /// A piece of a tool call a server parsed itself (OpenAI `delta.tool_calls[i]`: `key` is
+    /// its `index`, then `id`, `function.name` and a fragment of `function.arguments`).
+    #[pyo3(signature = (key, id = None, name = None, arguments = ""))]
+    fn feed_call(
+        &mut self,
+        py: Python<'_>,
+        key: usize,
+        id: Option<&str>,
+        name: Option<&str>,
+        arguments: &str,
+    ) -> PyResult<Py<PyAny>> {
+        let events = self.inner.feed_call(key, id, name, arguments);
+        events_to_py(py, &events)
+    }
+
+    /// Ends the reply: the results (`text`, `reasoning`, `call_end`, `incomplete`, …) and the
+    /// `end` event, whose record is what `extract_calls` gives for the whole reply. A second
+    /// call returns nothing.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let events = self.inner.finish();
+        events_to_py(py, &events)
+    }
+}
+
+fn events_to_py(py: Python<'_>, events: &[toolmend::calls::Event]) -> PyResult<Py<PyAny>> {
+    let list: Vec<Value> = events.iter().map(|e| e.to_value(Shape::Native)).collect();
+    value_to_py(py, &Value::Array(list))
+}
+
 fn load_tools(py: Python<'_>, tools: &Bound<'_, PyAny>) -> PyResult<Tools> {
     let loaded = if let Ok(path) = tools.extract::<PathBuf>()
         && !tools.is_instance_of::<PyBytes>()
@@ -772,6 +851,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Record>()?;
     m.add_class::<Mender>()?;
     m.add_class::<CallExtractor>()?;
+    m.add_class::<PyStream>()?;
     m.add_function(wrap_pyfunction!(mend_args, m)?)?;
     m.add_function(wrap_pyfunction!(repair, m)?)?;
     m.add_function(wrap_pyfunction!(mend_many, m)?)?;

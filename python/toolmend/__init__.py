@@ -13,6 +13,9 @@ In-process over the toolmend Rust library::
     records = toolmend.mend_many(lines)    # GIL released, one thread per core
     [r.value if r.ok else r.code for r in records]
 
+    for event in toolmend.stream(chunks):  # a reply read as it arrives (docs/streaming.md)
+        print(event["event"], event.get("parameters"))
+
 Every failure is a `toolmend.Error` with the stable `code` of the CLI's records. The wheel
 also installs the `toolmend` command, and `toolmend.Process` keeps one running as a
 co-process for those who want a subprocess.
@@ -21,6 +24,7 @@ co-process for those who want a subprocess.
 from ._native import (
     CallExtractor,
     Error,
+    Stream,
     Mender,
     Record,
     __version__,
@@ -32,6 +36,7 @@ from ._native import (
 )
 from .process import Process, binary_path
 from .responses import calls_from_anthropic, calls_from_openai
+from .streaming import stream
 
 __all__ = [
     "CallExtractor",
@@ -39,6 +44,7 @@ __all__ = [
     "Mender",
     "Process",
     "Record",
+    "Stream",
     "__version__",
     "binary_path",
     "call_formats",
@@ -48,4 +54,5 @@ __all__ = [
     "mend_args",
     "mend_many",
     "repair",
+    "stream",
 ]

@@ -104,6 +104,35 @@ class CallExtractor:
         mended (one JSON string holding the reply, unquoted); raises `Error` for a cut-off or
         unusable call, with what was found in `Error.value`."""
 
+class Stream:
+    """A reply read as it arrives (`toolmend calls --stream`; see docs/streaming.md). Each
+    method returns the events it makes known, dicts with an `"event"` key: `call_start`
+    {index, tool, id?}, `arguments` {index, parameters, open}, `call_end` {index, call},
+    `incomplete`, `invalid`, `retracted`, `text` / `reasoning` {delta}, and last `end` (a
+    `toolmend calls --records` record: `ok`, `value` or `error`)."""
+
+    def __init__(
+        self,
+        *,
+        tools: Optional[Tools] = None,
+        format: Optional[str] = None,
+        require_terminate: bool = False,
+        strict: bool = False,
+        max_depth: int = 10,
+        max_nesting: int = 1000,
+    ) -> None: ...
+    def feed(self, chunk: str) -> List[Dict[str, Any]]:
+        """The next piece of the reply's text, split anywhere."""
+    def feed_reasoning(self, delta: str) -> List[Dict[str, Any]]:
+        """Reasoning a server sends apart from the text (`reasoning_content`, `thinking`)."""
+    def feed_call(
+        self, key: int, id: Optional[str] = None, name: Optional[str] = None, arguments: str = ""
+    ) -> List[Dict[str, Any]]:
+        """A piece of a tool call the server parsed (OpenAI `delta.tool_calls[i]`: `key` is its
+        `index`)."""
+    def finish(self) -> List[Dict[str, Any]]:
+        """Ends the reply: the results and the `end` event (nothing on a second call)."""
+
 def mend_args(
     text: Text,
     *,

@@ -64,6 +64,7 @@ pub fn ask(hook: &ApprovalConfig, request: &Value, run_deadline: Instant) -> Dec
                 hook.timeout
             ));
         }
+        Ended::Stopped => return Decision::Failed("it was stopped".to_owned()),
         Ended::Exited(_) => {}
     }
     if done.stdout.truncated() {

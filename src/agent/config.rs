@@ -14,6 +14,7 @@
 //! retries = 2              # extra attempts when the command fails
 //! retry_delay = 1          # seconds before the first retry, doubled each time
 //! max_retry_delay = 30
+//! stop_after_call = false  # true: stop reading the reply once a whole call is read
 //!
 //! [approval]
 //! command = ["./approve.sh"]
@@ -42,11 +43,46 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::tools::{MAX_SECONDS, Tools, seconds};
+use ConfigErrorKind::*;
 
-/// Why a configuration cannot be used; the message names the key.
+/// Why a configuration cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(pub String);
+#[error("{message}")]
+pub struct ConfigError {
+    /// What went wrong, for a program to act on.
+    pub kind: ConfigErrorKind,
+    /// What went wrong, for a person: names the file and the key.
+    pub message: String,
+}
+
+/// The kinds of [`ConfigError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigErrorKind {
+    /// The file cannot be read.
+    Unreadable,
+    /// Not TOML, an unknown key, or a value of the wrong type.
+    Syntax,
+    /// A required key is missing (`[llm] command`).
+    Missing,
+    /// A value breaks its rule: a timeout, a delay, a count, an argv.
+    Value,
+    /// A `[[tools]]` entry is defined badly.
+    Tool,
+    /// Tools need approval but no `[approval] command` is set.
+    NoApproval,
+    /// A command of the config cannot be started (missing, not executable).
+    Unstartable,
+}
+
+impl ConfigError {
+    fn new(kind: ConfigErrorKind, message: impl Into<String>) -> ConfigError {
+        ConfigError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
 
 /// How the conversation is written on the LLM command's stdin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -73,6 +109,8 @@ pub struct LlmConfig {
     pub retry_delay: Duration,
     /// Upper bound of the delay between retries.
     pub max_retry_delay: Duration,
+    /// Stop reading a reply (and stop the command) once a whole call has been read.
+    pub stop_after_call: bool,
 }
 
 /// The approval hook.
@@ -138,6 +176,7 @@ struct RawLlm {
     retries: Option<u32>,
     retry_delay: Option<f64>,
     max_retry_delay: Option<f64>,
+    stop_after_call: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -155,9 +194,9 @@ impl Config {
     /// The file cannot be read, is not valid TOML, or fails a check of [`Config::from_toml_str`].
     pub fn from_path(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
+            .map_err(|e| ConfigError::new(Unreadable, format!("{}: {e}", path.display())))?;
         Config::from_toml_str(&text)
-            .map_err(|e| ConfigError(format!("{}: {}", path.display(), e.0)))
+            .map_err(|e| ConfigError::new(e.kind, format!("{}: {}", path.display(), e.message)))
     }
 
     /// Reads and checks a configuration.
@@ -166,11 +205,12 @@ impl Config {
     /// Not TOML; an unknown key; a missing `[llm] command`; a non-positive timeout; a tool
     /// without a `command`; or a tool that needs approval while no `[approval] command` is set.
     pub fn from_toml_str(text: &str) -> Result<Config, ConfigError> {
-        let raw: RawFile = toml::from_str(text).map_err(|e| ConfigError(e.to_string()))?;
+        let raw: RawFile =
+            toml::from_str(text).map_err(|e| ConfigError::new(Syntax, e.to_string()))?;
         let run = raw.run;
         let llm = raw
             .llm
-            .ok_or_else(|| ConfigError("missing [llm] with its command".into()))?;
+            .ok_or_else(|| ConfigError::new(Missing, "missing [llm] with its command"))?;
         let llm = LlmConfig {
             command: argv(llm.command, "[llm] command")?,
             input: llm.input.unwrap_or(InputMode::Messages),
@@ -178,6 +218,7 @@ impl Config {
             retries: llm.retries.unwrap_or(2),
             retry_delay: delay(llm.retry_delay, 1.0, "[llm] retry_delay")?,
             max_retry_delay: delay(llm.max_retry_delay, 30.0, "[llm] max_retry_delay")?,
+            stop_after_call: llm.stop_after_call.unwrap_or(false),
         };
         let approval = match raw.approval {
             None => None,
@@ -194,11 +235,14 @@ impl Config {
             .map(|t| t.name.as_str())
             .collect();
         if approval.is_none() && !unapproved.is_empty() {
-            return Err(ConfigError(format!(
-                "tools {} require approval but no [approval] command is set; add one, or mark \
+            return Err(ConfigError::new(
+                NoApproval,
+                format!(
+                    "tools {} require approval but no [approval] command is set; add one, or mark \
                  the tools read_only = true or requires_approval = false",
-                unapproved.join(", ")
-            )));
+                    unapproved.join(", ")
+                ),
+            ));
         }
         let max_iterations = count(run.max_iterations, 10, 1, "[loop] max_iterations")?;
         let max_parse_retries = count(run.max_parse_retries, 3, 1, "[loop] max_parse_retries")?;
@@ -236,10 +280,10 @@ impl Config {
             }));
         for (key, command) in commands {
             if let Some(why) = super::process::unstartable(&command[0]) {
-                return Err(ConfigError(format!(
-                    "{key} {:?} cannot be started: {why}",
-                    command[0]
-                )));
+                return Err(ConfigError::new(
+                    Unstartable,
+                    format!("{key} {:?} cannot be started: {why}", command[0]),
+                ));
             }
         }
         Ok(())
@@ -248,16 +292,17 @@ impl Config {
 
 fn argv(command: Vec<String>, key: &str) -> Result<Vec<String>, ConfigError> {
     if command.first().is_none_or(|program| program.is_empty()) {
-        return Err(ConfigError(format!(
-            "{key} must be a non-empty list of strings (argv)"
-        )));
+        return Err(ConfigError::new(
+            Value,
+            format!("{key} must be a non-empty list of strings (argv)"),
+        ));
     }
     Ok(command)
 }
 
 /// A timeout key, or its default.
 fn timeout(value: Option<f64>, default: f64, key: &str) -> Result<Duration, ConfigError> {
-    seconds(value.unwrap_or(default), key).map_err(ConfigError)
+    seconds(value.unwrap_or(default), key).map_err(|e| ConfigError::new(Value, e))
 }
 
 /// A delay: zero or more seconds, at most [`MAX_SECONDS`].
@@ -266,9 +311,10 @@ fn delay(value: Option<f64>, default: f64, key: &str) -> Result<Duration, Config
         .ok()
         .filter(|d| d.as_secs_f64() <= MAX_SECONDS)
         .ok_or_else(|| {
-            ConfigError(format!(
-                "{key} must be zero or more seconds, at most {MAX_SECONDS:e}"
-            ))
+            ConfigError::new(
+                Value,
+                format!("{key} must be zero or more seconds, at most {MAX_SECONDS:e}"),
+            )
         })
 }
 
@@ -281,7 +327,10 @@ fn count<T: Copy + PartialOrd + std::fmt::Display>(
 ) -> Result<T, ConfigError> {
     let value = value.unwrap_or(default);
     if value < min {
-        return Err(ConfigError(format!("{key} must be at least {min}")));
+        return Err(ConfigError::new(
+            Value,
+            format!("{key} must be at least {min}"),
+        ));
     }
     Ok(value)
 }
@@ -318,7 +367,7 @@ const TOOL_KEYS: &[&str] = &[
 fn tools(tables: Vec<toml::Value>) -> Result<Tools, ConfigError> {
     let mut list = Vec::with_capacity(tables.len());
     for (i, table) in tables.into_iter().enumerate() {
-        let at = |what: String| ConfigError(format!("[[tools]] tool {}: {what}", i + 1));
+        let at = |what: String| ConfigError::new(Tool, format!("[[tools]] tool {}: {what}", i + 1));
         let mut value = crate::tools::toml_to_json(table).map_err(at)?;
         if let Value::Object(map) = &value {
             let inner = map.get("function").and_then(Value::as_object);
@@ -344,13 +393,16 @@ fn tools(tables: Vec<toml::Value>) -> Result<Tools, ConfigError> {
         }
         list.push(value);
     }
-    let tools =
-        Tools::from_value(Value::Array(list)).map_err(|e| ConfigError(format!("[[tools]] {e}")))?;
+    let tools = Tools::from_value(Value::Array(list))
+        .map_err(|e| ConfigError::new(Tool, format!("[[tools]] {e}")))?;
     if let Some(tool) = tools.iter().find(|t| t.command.is_none()) {
-        return Err(ConfigError(format!(
-            "[[tools]] {:?} has no command (an argv list the loop runs)",
-            tool.name
-        )));
+        return Err(ConfigError::new(
+            Tool,
+            format!(
+                "[[tools]] {:?} has no command (an argv list the loop runs)",
+                tool.name
+            ),
+        ));
     }
     Ok(tools)
 }
@@ -358,6 +410,29 @@ fn tools(tables: Vec<toml::Value>) -> Result<Tools, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_config_error_has_its_kind() {
+        let kind = |text: &str| Config::from_toml_str(text).err().map(|e| e.kind);
+        let llm = "[llm]\ncommand = [\"m\"]\n";
+        assert_eq!(kind("[llm\n"), Some(Syntax));
+        assert_eq!(kind(&format!("{llm}bogus = 1\n")), Some(Syntax));
+        assert_eq!(kind(""), Some(Missing));
+        assert_eq!(kind(&format!("{llm}timeout = -1\n")), Some(Value));
+        assert_eq!(kind("[llm]\ncommand = []\n"), Some(Value));
+        assert_eq!(kind(&format!("{llm}retries = -1\n")), Some(Syntax));
+        let tool = "[[tools]]\nname = \"t\"\ndescription = \"d\"\n";
+        assert_eq!(kind(&format!("{llm}{tool}read_only = true\n")), Some(Tool));
+        assert_eq!(
+            kind(&format!("{llm}{tool}command = [\"x\"]\n")),
+            Some(NoApproval)
+        );
+        assert_eq!(kind(llm), None);
+        let missing = Config::from_path(Path::new("no/such/agent.toml")).unwrap_err();
+        assert_eq!(missing.kind, Unreadable);
+        let config = Config::from_toml_str("[llm]\ncommand = [\"/no/such/program\"]\n").unwrap();
+        assert_eq!(config.check_commands().unwrap_err().kind, Unstartable);
+    }
 
     const LLM: &str = "[llm]\ncommand = [\"model\"]\n";
 
@@ -422,7 +497,7 @@ mod tests {
         ];
         for (text, expected) in cases {
             let error = Config::from_toml_str(text).unwrap_err();
-            assert!(error.0.contains(expected), "{text}: {error}");
+            assert!(error.message.contains(expected), "{text}: {error}");
         }
     }
 
@@ -450,14 +525,17 @@ mod tests {
                 let text = template.replace("{LLM}", LLM).replace("{}", value);
                 let error = Config::from_toml_str(&text).unwrap_err();
                 assert!(
-                    error.0.contains(key) || error.0.contains("invalid type"),
+                    error.message.contains(key) || error.message.contains("invalid type"),
                     "{text}: {error}"
                 );
             }
             let text = tool(&format!("timeout = {value}"));
             let error = Config::from_toml_str(&text).unwrap_err();
-            assert!(error.0.contains("[[tools]] tool 1"), "{text}: {error}");
-            assert!(error.0.contains("timeout"), "{text}: {error}");
+            assert!(
+                error.message.contains("[[tools]] tool 1"),
+                "{text}: {error}"
+            );
+            assert!(error.message.contains("timeout"), "{text}: {error}");
         }
         let config = Config::from_toml_str(&tool("timeout = 2.5")).unwrap();
         assert_eq!(
@@ -475,12 +553,18 @@ mod tests {
                 "invalid value",
             ),
             (format!("{LLM}retries = 1.5\n"), "invalid type"),
+            (format!("{LLM}stop_after_call = 1\n"), "invalid type"),
+            (format!("{LLM}stop_after_call = \"yes\"\n"), "invalid type"),
+            (format!("{LLM}stop_after_cal = true\n"), "unknown field"),
             (tool("timout = 5"), "unknown key \"timout\""),
             (tool("read_olny = true"), "unknown key \"read_olny\""),
         ] {
             let error = Config::from_toml_str(&text).unwrap_err();
-            assert!(error.0.contains(expected), "{text}: {error}");
+            assert!(error.message.contains(expected), "{text}: {error}");
         }
+        let on = Config::from_toml_str(&format!("{LLM}stop_after_call = true\n")).unwrap();
+        assert!(on.llm.stop_after_call);
+        assert!(!Config::from_toml_str(LLM).unwrap().llm.stop_after_call);
         // The foreign forms' own keys are fine.
         let openai = format!(
             "{LLM}[[tools]]\ntype = \"function\"\nread_only = true\ncommand = [\"ls\"]\n\

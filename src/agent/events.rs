@@ -1,7 +1,7 @@
 //! The run's events as JSON Lines: `{"type": "run.started", "elapsed_ms": 0, "data": {...}}`.
 //!
-//! Types, in the order a run emits them: `run.started`; per LLM call `llm.request` and
-//! `llm.response`; `parse.error` for a malformed reply; `tool.call`, `approval.decided` (tools
+//! Types, in the order a run emits them: `run.started`; per LLM call `llm.request`,
+//! `llm.stream` for a call being formed while the reply streams in, and `llm.response`; `parse.error` for a malformed reply; `tool.call`, `approval.decided` (tools
 //! that need approval), `tool.result`; and exactly one `run.finished`. `elapsed_ms` counts from
 //! the start of the run. Each line is flushed as it is written, so a watcher sees it at once.
 

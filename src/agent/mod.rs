@@ -17,7 +17,7 @@ pub mod run;
 mod sys;
 pub mod tool;
 
-pub use config::{Config, ConfigError, InputMode};
+pub use config::{Config, ConfigError, ConfigErrorKind, InputMode};
 pub use events::Events;
 pub use run::{Outcome, Status, first_messages, render, run};
 pub use sys::catch_stop_signals;

@@ -24,6 +24,9 @@ use super::sys;
 /// on pipes a process outside the group (one that called `setsid`) could still hold.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
+/// Pieces of stdout (up to 64 KiB each) waiting for the watcher, at most.
+const PIECES: usize = 16;
+
 /// How long a stopped child's process group has between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(1);
 
@@ -46,6 +49,9 @@ pub enum Ended {
     TimedOut,
     /// SIGINT, SIGTERM or SIGHUP reached us; its process group was killed.
     Interrupted,
+    /// The watcher of its stdout (see [`run_watched`]) had read enough; its process group
+    /// was stopped.
+    Stopped,
 }
 
 /// What a child wrote on one stream: the first bytes up to the bound, and how many it wrote.
@@ -99,6 +105,7 @@ impl Finished {
             },
             Ended::TimedOut => "timed out".to_owned(),
             Ended::Interrupted => "interrupted".to_owned(),
+            Ended::Stopped => "stopped once its output was read".to_owned(),
         }
     }
 }
@@ -191,6 +198,36 @@ pub fn run(
     max_output: usize,
     group: Group,
 ) -> io::Result<Finished> {
+    run_watched(argv, input, deadline, max_output, group, None)
+}
+
+/// Given each piece of a child's stdout (see [`run_watched`]).
+pub type Watcher<'a> = dyn FnMut(&[u8]) -> Watch + 'a;
+
+/// What a watcher of a child's stdout says after each piece.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Watch {
+    /// Go on reading.
+    More,
+    /// Enough was read: stop the child ([`Ended::Stopped`]).
+    Stop,
+}
+
+/// [`run`], with `watch` given each piece of stdout as it arrives (on this thread, while the
+/// deadline and stop signals are still watched), up to `max_output` bytes; after a
+/// [`Watch::Stop`] no more are given. The pieces go to the watcher only: so that a reply is
+/// held once, [`Finished::stdout`] then counts stdout's bytes (`total`) but keeps none.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_watched(
+    argv: &[String],
+    input: &[u8],
+    deadline: Instant,
+    max_output: usize,
+    group: Group,
+    mut watch: Option<&mut Watcher<'_>>,
+) -> io::Result<Finished> {
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
@@ -221,12 +258,27 @@ pub fn run(
         Arc::new(Mutex::new(Captured::default())),
     ];
     let mut streams = 0;
+    // The pieces of stdout for the watcher; bounded, so that a child writing faster than
+    // the watcher reads waits on its pipe instead of filling our memory.
+    let (pieces, watched) = match watch {
+        Some(_) => {
+            let (tx, rx) = mpsc::sync_channel(PIECES);
+            (Some(tx), Some(rx))
+        }
+        None => (None, None),
+    };
     if let Some(stdout) = child.stdout.take() {
-        spawn_reader(stdout, max_output, outputs[0].clone(), sender.clone());
+        spawn_reader(
+            stdout,
+            max_output,
+            outputs[0].clone(),
+            sender.clone(),
+            pieces,
+        );
         streams += 1;
     }
     if let Some(stderr) = child.stderr.take() {
-        spawn_reader(stderr, max_output, outputs[1].clone(), sender);
+        spawn_reader(stderr, max_output, outputs[1].clone(), sender, None);
         streams += 1;
     }
 
@@ -247,13 +299,41 @@ pub fn run(
         if now >= deadline {
             break Ended::TimedOut;
         }
-        thread::sleep(pause.min(deadline - now));
+        let wait = pause.min(deadline - now);
         pause = (pause * 2).min(Duration::from_millis(20));
+        match (&watched, &mut watch) {
+            (Some(rx), Some(watch)) => match rx.recv_timeout(wait) {
+                Ok(piece) => {
+                    pause = Duration::from_millis(1);
+                    if watch(&piece) == Watch::Stop {
+                        break Ended::Stopped;
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                // stdout is closed; the child may still be running.
+                Err(mpsc::RecvTimeoutError::Disconnected) => thread::sleep(wait),
+            },
+            _ => thread::sleep(wait),
+        }
     };
     // Also after a normal exit: whatever it left running in the background goes with it.
     if group == Group::Own || !matches!(ended, Ended::Exited(_)) {
         stop(&mut child, group);
     }
+
+    // What the child wrote before it exited, not yet watched: given until its stdout closes
+    // (the reader ends), then the channel is dropped, so that a reader held by a pipe an
+    // escaped process keeps open is not blocked on it.
+    if let (Some(rx), Some(watch)) = (&watched, &mut watch) {
+        let until = Instant::now() + DRAIN_GRACE;
+        let mut stopped = !matches!(ended, Ended::Exited(_));
+        while let Ok(piece) = rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            if !stopped && watch(&piece) == Watch::Stop {
+                stopped = true;
+            }
+        }
+    }
+    drop(watched);
 
     let drain_until = Instant::now() + DRAIN_GRACE;
     for _ in 0..streams {
@@ -322,13 +402,16 @@ fn stop(child: &mut Child, group: Group) {
 }
 
 /// Reads a stream to its end on a thread into `into`, keeping the first `max` bytes and
-/// counting the rest, then says so on `done`.
+/// counting the rest, then says so on `done`. With `pieces`, what it keeps is sent there
+/// instead (until the receiver is gone), and only counted in `into`.
 fn spawn_reader(
     mut stream: impl Read + Send + 'static,
     max: usize,
     into: Arc<Mutex<Captured>>,
     done: mpsc::Sender<()>,
+    mut pieces: Option<mpsc::SyncSender<Vec<u8>>>,
 ) {
+    let watched = pieces.is_some();
     thread::spawn(move || {
         let mut chunk = vec![0u8; 64 * 1024];
         loop {
@@ -336,9 +419,18 @@ fn spawn_reader(
                 Ok(0) => break,
                 Ok(n) => {
                     let Ok(mut captured) = into.lock() else { break };
-                    let room = max.saturating_sub(captured.bytes.len());
-                    captured.bytes.extend_from_slice(&chunk[..n.min(room)]);
+                    // What is kept is the first `max` bytes, whether here or sent.
+                    let kept = captured.total.min(max as u64) as usize;
+                    let take = n.min(max - kept);
                     captured.total += n as u64;
+                    if !watched {
+                        captured.bytes.extend_from_slice(&chunk[..take]);
+                    } else if let Some(sender) = &pieces {
+                        drop(captured);
+                        if take > 0 && sender.send(chunk[..take].to_vec()).is_err() {
+                            pieces = None;
+                        }
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => break,
@@ -451,6 +543,53 @@ mod tests {
         }
         assert!(took < Duration::from_secs(2), "{took:?}");
         assert_eq!(done.stdout.bytes, b"early\n");
+    }
+
+    #[test]
+    fn a_watcher_gets_stdout_as_it_comes_and_can_stop_the_child() {
+        // Everything, up to the bound; the bytes go to the watcher only, and are counted.
+        let mut seen = Vec::new();
+        let mut watch = |piece: &[u8]| {
+            seen.extend_from_slice(piece);
+            Watch::More
+        };
+        let done = run_watched(
+            &sh("printf abc; sleep 0.1; printf def"),
+            b"",
+            soon(10.0),
+            5,
+            Group::Own,
+            Some(&mut watch),
+        )
+        .unwrap();
+        assert_eq!(seen, b"abcde");
+        assert_eq!(done.stdout.total, 6);
+        assert!(done.stdout.bytes.is_empty());
+        assert!(done.succeeded());
+        // Stopped at the first piece: the child (which would sleep 30 s) and its group end.
+        let started = Instant::now();
+        let mut watch = |piece: &[u8]| {
+            if piece.starts_with(b"call") {
+                Watch::Stop
+            } else {
+                Watch::More
+            }
+        };
+        let done = run_watched(
+            &sh("printf call; sleep 30 & sleep 30"),
+            b"",
+            soon(20.0),
+            100,
+            Group::Own,
+            Some(&mut watch),
+        )
+        .unwrap();
+        assert_eq!(done.ended, Ended::Stopped);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]

@@ -10,11 +10,11 @@ use super::approval::{self, Decision, stderr_note};
 use super::config::{Config, InputMode};
 use super::conversation::{self, Message, Role};
 use super::events::Events;
-use super::process::{self, Ended, Group};
+use super::process::{self, Ended, Group, Watch};
 use super::sys;
 use super::tool::{self, ToolResult, ToolRun};
 use crate::args::{Mender, Options, Target};
-use crate::calls::{self, Call, CallOptions};
+use crate::calls::{self, Call, CallOptions, Event, Shape, Stream};
 use crate::error::Code;
 
 /// The longest reply taken (16 MiB); a model does not write more. A longer one is refused as a
@@ -335,8 +335,29 @@ impl Run<'_> {
                 }),
             );
             let deadline = process::deadline(llm.timeout, self.deadline);
-            let problem = match process::run(&llm.command, &input, deadline, MAX_REPLY, Group::Own)
-            {
+            let mut watcher = Watcher {
+                stream: Stream::new(self.call_options.clone()),
+                carry: Vec::new(),
+                events: &mut *self.events,
+                iteration: self.iterations,
+                stop_after_call: llm.stop_after_call,
+                options: &self.call_options,
+                checked: (0, 0),
+                cut: None,
+            };
+            let mut watch = |piece: &[u8]| watcher.piece(piece);
+            let ran = process::run_watched(
+                &llm.command,
+                &input,
+                deadline,
+                MAX_REPLY,
+                Group::Own,
+                Some(&mut watch),
+            );
+            // The reply as read (the pieces went to the watcher, not to `done.stdout`).
+            let (read, cut) = watcher.into_stream();
+            let reply = || read.reply().to_owned();
+            let problem = match ran {
                 Err(e) if process::cannot_start(&e) => {
                     let problem = format!("could not start {:?}: {e}", llm.command[0]);
                     self.events.emit(
@@ -350,19 +371,39 @@ impl Run<'_> {
                 }
                 Err(e) => format!("could not start {:?}: {e}", llm.command[0]),
                 Ok(done) => match done.ended {
+                    Ended::Stopped => {
+                        // A whole call was read (`stop_after_call`): the reply is what was read,
+                        // up to the call's end when that is where its call was found.
+                        let text = read.reply();
+                        let reply = text[..cut.unwrap_or(text.len())].to_owned();
+                        self.events.emit(
+                            "llm.response",
+                            json!({
+                                "iteration": self.iterations,
+                                "ok": true,
+                                "elapsed_ms": done.elapsed.as_millis() as u64,
+                                "reply": reply,
+                                "stopped": true,
+                            }),
+                        );
+                        return Ok(reply);
+                    }
                     Ended::Interrupted => return Err(self.stopped_child()),
                     Ended::TimedOut if Instant::now() >= self.deadline => {
                         return Err(self.timed_out());
                     }
                     Ended::TimedOut => format!("no reply within its timeout of {:?}", llm.timeout),
-                    Ended::Exited(_) if done.succeeded() && done.stdout.truncated() => {
+                    Ended::Exited(_)
+                        if done.succeeded() && done.stdout.total > MAX_REPLY as u64 =>
+                    {
                         format!(
                             "its reply of {} bytes is over the limit of {MAX_REPLY} bytes",
                             done.stdout.total
                         )
                     }
                     Ended::Exited(_) if done.succeeded() => {
-                        let reply = done.stdout.text();
+                        let reply = reply();
+                        drop(read);
                         self.events.emit(
                             "llm.response",
                             json!({
@@ -559,6 +600,111 @@ impl Run<'_> {
                 ),
             )),
         }
+    }
+}
+
+/// Reads an LLM command's stdout as it comes: the call being formed goes to the events
+/// (`llm.stream`), and with `stop_after_call` the command is stopped once the reply read so
+/// far holds a whole call.
+struct Watcher<'a> {
+    stream: Stream,
+    /// The end of the last piece when it cut a character.
+    carry: Vec<u8>,
+    events: &'a mut Events,
+    iteration: u32,
+    stop_after_call: bool,
+    options: &'a CallOptions,
+    /// The calls closed and the reply's length when the reply was last read whole.
+    checked: (usize, usize),
+    /// Where the reply ends when it was stopped at its first call's end.
+    cut: Option<usize>,
+}
+
+impl Watcher<'_> {
+    fn piece(&mut self, bytes: &[u8]) -> Watch {
+        self.carry.extend_from_slice(bytes);
+        let mut events = Vec::new();
+        let mut at = 0;
+        while at < self.carry.len() {
+            match std::str::from_utf8(&self.carry[at..]) {
+                Ok(text) => {
+                    self.feed(text.to_owned(), &mut events);
+                    at = self.carry.len();
+                }
+                Err(e) => {
+                    let valid = at + e.valid_up_to();
+                    let text = String::from_utf8_lossy(&self.carry[at..valid]).into_owned();
+                    self.feed(text, &mut events);
+                    match e.error_len() {
+                        Some(n) => {
+                            self.feed("\u{FFFD}".to_owned(), &mut events);
+                            at = valid + n;
+                        }
+                        None => {
+                            at = valid;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.carry.drain(..at);
+        for event in events {
+            if matches!(
+                event,
+                Event::CallStart { .. } | Event::Arguments { .. } | Event::Retracted { .. }
+            ) && let Value::Object(mut data) = event.to_value(Shape::Native)
+            {
+                data.insert("iteration".into(), self.iteration.into());
+                self.events.emit("llm.stream", Value::Object(data));
+            }
+        }
+        if self.stop_after_call && self.holds_a_call() {
+            Watch::Stop
+        } else {
+            Watch::More
+        }
+    }
+
+    /// Feeds text; the stream keeps it (`Stream::reply`: the reply so far, invalid UTF-8
+    /// replaced as in a whole reply), so it is held once.
+    /// The stream, a character cut at the end of the reply replaced (as in a whole reply):
+    /// its `reply()` is the reply.
+    fn into_stream(mut self) -> (Stream, Option<usize>) {
+        if !self.carry.is_empty() {
+            self.stream.feed("\u{FFFD}");
+        }
+        (self.stream, self.cut)
+    }
+
+    fn feed(&mut self, text: String, events: &mut Vec<Event>) {
+        if !text.is_empty() {
+            self.stream.feed_into(&text, events);
+        }
+    }
+
+    /// Whether the reply so far gives a call: up to the end of its first call's JSON (what
+    /// came after in the same piece, such as the start of a second call, is then left out),
+    /// else whole. Read when a call's JSON has closed, and then again only after a quarter
+    /// more (a Mistral list closes after its first call), so that reading is linear in the
+    /// reply.
+    fn holds_a_call(&mut self) -> bool {
+        let closed = self.stream.closed_calls();
+        let (seen, length) = self.checked;
+        let reply = self.stream.reply();
+        if closed == 0 || (closed == seen && reply.len() < length + length / 4 + 1) {
+            return false;
+        }
+        self.checked = (closed, reply.len());
+        let gives_a_call = |text: &str| matches!(calls::extract(text, self.options), Ok(found) if !found.calls.is_empty());
+        if let Some(&end) = self.stream.call_ends().first()
+            && end < reply.len()
+            && gives_a_call(&reply[..end])
+        {
+            self.cut = Some(end);
+            return true;
+        }
+        gives_a_call(reply)
     }
 }
 

@@ -65,7 +65,8 @@ pub fn run(
     let code = match done.ended {
         Ended::Interrupted => return ToolRun::Interrupted,
         Ended::TimedOut if Instant::now() >= run_deadline => return ToolRun::RunTimedOut,
-        Ended::TimedOut => None,
+        // Stopped: not asked for here (no watcher).
+        Ended::TimedOut | Ended::Stopped => None,
         Ended::Exited(status) => status.code(),
     };
     let stdout = done.stdout.text();

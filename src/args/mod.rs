@@ -3,11 +3,20 @@
 //! [`Mender`] owns every buffer the stages use and reuses them from one input to the next, so
 //! mending a stream of lines allocates nothing per line once the buffers have grown.
 
-// The stages, in the order they run.
+// The stages, in the order they run; a stage imports only those above it.
+
+/// 1. Finding the JSON in text with more around it: code fences, prose.
 pub(crate) mod locate;
-pub(crate) mod nesting;
-pub(crate) mod parse;
+
+/// 2. Decoding string layers that hold JSON text.
 pub(crate) mod unquote;
+
+/// The parser's stack of open arrays and objects.
+pub(crate) mod nesting;
+
+/// 3 and 4. Splitting values written one after another and repairing them: one pass that
+/// writes compact JSON as it reads.
+pub(crate) mod parse;
 
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -15,7 +24,7 @@ use std::ops::Range;
 
 use crate::args::locate::locate;
 use crate::args::parse::{Parser, Scratch};
-use crate::args::unquote::{decode, is_bare_escaped};
+use crate::args::unquote::{Layer, decode, is_bare_escaped};
 use crate::error::{Code, Error};
 use crate::repair::{Repair, RepairKind, ends_inside_a_value, truncated, truncation};
 
@@ -43,7 +52,7 @@ pub enum Concat {
     Error,
 }
 
-/// What to do with input that was cut off before its end (see [`truncation`]).
+/// What to do with input that was cut off before its end (see `repair::truncation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Truncated {
     /// Close what was left open and report it as repairs (`unterminated_container`, ...).
@@ -392,32 +401,7 @@ impl Mender {
                 break;
             };
             let decoded = next.trim_ascii();
-            let holds_json = match decoded.first() {
-                // `repair` takes a string for the JSON it holds only when that is JSON as it
-                // stands: `"["` or `"{a:b}"` stay strings (as json_repair and jsonrepair keep
-                // them), while `args`, which needs an object, also mends what a string holds.
-                Some(b'{' | b'[') if options.target == Target::Any && !bare => {
-                    is_json(decoded, options.max_nesting)
-                }
-                Some(b'{' | b'[' | b'"') => true,
-                // For `args`, a string that decodes to code-fenced JSON (with or without
-                // prose around the block). `repair` keeps such a string: it is a valid value.
-                Some(_) => {
-                    !strict
-                        && options.target == Target::Object
-                        && memchr::memmem::find(decoded, b"```").is_some()
-                }
-                None => {
-                    if options.target == Target::Object {
-                        return Err(Error::whole(
-                            Code::EmptyInput,
-                            "input is a JSON string holding only whitespace",
-                        ));
-                    }
-                    false
-                }
-            };
-            if !holds_json {
+            if !holds_json(decoded, options, bare, strict)? {
                 break;
             }
             if layers == options.max_depth {
@@ -429,26 +413,10 @@ impl Mender {
                     ),
                 ));
             }
-            if bare {
-                self.repairs.push(Repair::at(RepairKind::Unescape, lo));
-            } else {
-                if body[0] == b'\'' {
-                    self.repairs.push(Repair::at(RepairKind::SingleQuotes, lo));
-                }
+            if !bare {
                 quoted_layers += 1;
             }
-            if layer.unterminated {
-                self.repairs
-                    .push(Repair::at(RepairKind::UnterminatedString, lo));
-            }
-            if let Some(at) = layer.raw_quote {
-                self.repairs
-                    .push(Repair::at(RepairKind::UnescapedQuote, lo + at));
-            }
-            if let Some(at) = layer.lone_surrogate {
-                self.repairs
-                    .push(Repair::at(RepairKind::LoneSurrogate, lo + at));
-            }
+            note_layer(&mut self.repairs, &layer, body[0], bare, lo);
             layers += 1;
             let lead = next.len() - next.trim_ascii_start().len();
             lo = lead;
@@ -481,25 +449,7 @@ impl Mender {
             tail_before = None;
         }
         if quoted_layers > 0 {
-            let position = self
-                .repairs
-                .iter()
-                .position(|r| {
-                    r.kind != RepairKind::Prose
-                        && r.kind != RepairKind::CodeFence
-                        && r.kind != RepairKind::Jsonp
-                })
-                .unwrap_or(self.repairs.len());
-            self.repairs.insert(
-                position,
-                Repair {
-                    kind: RepairKind::Unquote,
-                    offset: None,
-                    layers: Some(quoted_layers),
-                    text: None,
-                    path: None,
-                },
-            );
+            note_unquote(&mut self.repairs, quoted_layers);
         }
         let text: &[u8] = if in_buffer { cur } else { input };
         let mut parser = Parser::new(
@@ -551,6 +501,78 @@ impl Mender {
         let text = if in_buffer { cur } else { input };
         text[lo..hi].first().copied()
     }
+}
+
+/// Whether a string layer's `decoded` text holds JSON to unquote into (`Err` for a string of
+/// only whitespace where an object is wanted).
+fn holds_json(decoded: &[u8], options: &Options, bare: bool, strict: bool) -> Result<bool, Error> {
+    Ok(match decoded.first() {
+        // `repair` takes a string for the JSON it holds only when that is JSON as it
+        // stands: `"["` or `"{a:b}"` stay strings (as json_repair and jsonrepair keep
+        // them), while `args`, which needs an object, also mends what a string holds.
+        Some(b'{' | b'[') if options.target == Target::Any && !bare => {
+            is_json(decoded, options.max_nesting)
+        }
+        Some(b'{' | b'[' | b'"') => true,
+        // For `args`, a string that decodes to code-fenced JSON (with or without
+        // prose around the block). `repair` keeps such a string: it is a valid value.
+        Some(_) => {
+            !strict
+                && options.target == Target::Object
+                && memchr::memmem::find(decoded, b"```").is_some()
+        }
+        None => {
+            if options.target == Target::Object {
+                return Err(Error::whole(
+                    Code::EmptyInput,
+                    "input is a JSON string holding only whitespace",
+                ));
+            }
+            false
+        }
+    })
+}
+
+/// The repairs of one string layer decoded at `lo` (its first byte `first`): unescaped text,
+/// single quotes, a missing closing quote, a raw quote, a lone surrogate.
+fn note_layer(repairs: &mut Vec<Repair>, layer: &Layer, first: u8, bare: bool, lo: usize) {
+    if bare {
+        repairs.push(Repair::at(RepairKind::Unescape, lo));
+    } else if first == b'\'' {
+        repairs.push(Repair::at(RepairKind::SingleQuotes, lo));
+    }
+    if layer.unterminated {
+        repairs.push(Repair::at(RepairKind::UnterminatedString, lo));
+    }
+    if let Some(at) = layer.raw_quote {
+        repairs.push(Repair::at(RepairKind::UnescapedQuote, lo + at));
+    }
+    if let Some(at) = layer.lone_surrogate {
+        repairs.push(Repair::at(RepairKind::LoneSurrogate, lo + at));
+    }
+}
+
+/// The `unquote` repair for `layers` quoted layers, after what locating the text reported
+/// (prose, a code fence, JSONP) and before the rest.
+fn note_unquote(repairs: &mut Vec<Repair>, layers: u32) {
+    let position = repairs
+        .iter()
+        .position(|r| {
+            r.kind != RepairKind::Prose
+                && r.kind != RepairKind::CodeFence
+                && r.kind != RepairKind::Jsonp
+        })
+        .unwrap_or(repairs.len());
+    repairs.insert(
+        position,
+        Repair {
+            kind: RepairKind::Unquote,
+            offset: None,
+            layers: Some(layers),
+            text: None,
+            path: None,
+        },
+    );
 }
 
 /// Whether `text` is one JSON value as it stands (a strict parse into scratch buffers; used only

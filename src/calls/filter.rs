@@ -8,7 +8,8 @@ use super::{CallOptions, Extracted, Failure, extract, extract_message, repairs_v
 use crate::error::{Code, Error};
 use crate::io::filter::Summary;
 use crate::io::input::{Framing, InputReader, JSONL_TEXT_MEMBERS, RawInput, too_large};
-use crate::io::record::original_text;
+use crate::io::record::{Origin, write_error, write_error_object, write_head, write_repairs};
+use crate::tools::schema::Violation;
 
 /// How each call is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -120,15 +121,15 @@ impl CallsFilter {
     }
 
     fn one(&self, line: u64, file: Option<&str>, raw: RawInput<'_>, buf: &mut Vec<u8>) -> bool {
-        let mut head = Map::new();
-        head.insert("line".into(), line.into());
-        if let Some(file) = file {
-            head.insert("file".into(), file.into());
-        }
+        let origin = Origin {
+            line,
+            file,
+            id: None,
+        };
         let bytes = match raw {
             RawInput::TooLarge { head: start, len } => {
                 let error = too_large(len, self.options.max_bytes);
-                write_failure(buf, head, &error, start, None);
+                write_error(buf, &origin, &error, start);
                 return false;
             }
             RawInput::Bytes(bytes) => bytes,
@@ -137,20 +138,20 @@ impl CallsFilter {
             Ok(text) => text,
             Err(e) => {
                 let error = Error::at(Code::InvalidUtf8, e.valid_up_to(), "invalid UTF-8");
-                write_failure(buf, head, &error, bytes, None);
+                write_error(buf, &origin, &error, bytes);
                 return false;
             }
         };
         // An error record's `original` is the reply's text where the line carries one as text,
         // as for `args`; an assistant message or content list is shown as its line.
         let mut reply_text = None;
+        // The line's `id`, as JSON text.
+        let mut id = None;
         let result = if self.options.framing == Framing::Jsonl {
             // Numbers keep their text and nesting goes to --max-nesting, as in a whole reply.
             match crate::exact::parse(text, self.options.calls.max_nesting) {
                 Ok(message) => {
-                    if let Some(id) = message.get("id") {
-                        head.insert("id".into(), id.clone());
-                    }
+                    id = message.get("id").map(Value::to_string);
                     reply_text = match &message {
                         Value::String(s) => Some(s.clone()),
                         Value::Object(o) => JSONL_TEXT_MEMBERS
@@ -184,87 +185,97 @@ impl CallsFilter {
             }
             _ => {
                 let original = reply_text.as_deref().map_or(bytes, str::as_bytes);
-                let record = outcome_record(&result, head, original, self.options.shape);
-                push_line(buf, &Value::Object(record));
+                let origin = Origin {
+                    id: id.as_deref(),
+                    ..origin
+                };
+                write_outcome(buf, Some(&origin), &result, original, self.options.shape);
             }
         }
         result.is_ok()
     }
 }
 
-/// The record of one reply's result: `{"ok":true, head…, "value", "repairs"}`, or a failure
-/// record (see [`CallsFilter::run`]); `original` is the reply as read.
+/// Appends the record of one reply's result, and a newline: `{"ok":true, origin…, "value",
+/// "repairs"}`, or `{"ok":false, origin…, "error", "value"?}` with what was found (see
+/// [`CallsFilter::run`]); `original` is the reply as read. The one writer of a calls record.
+pub(crate) fn write_outcome(
+    buf: &mut Vec<u8>,
+    origin: Option<&Origin<'_>>,
+    result: &Result<Extracted, Failure>,
+    original: &[u8],
+    shape: Shape,
+) {
+    match result {
+        Ok(found) => {
+            write_head(buf, true, origin);
+            buf.extend_from_slice(b",\"value\":");
+            push_value(buf, &found.to_value(shape));
+            buf.extend_from_slice(b",\"repairs\":");
+            write_repairs(buf, &found.repairs);
+        }
+        Err(failure) => {
+            let (found, violations) = failure_parts(failure);
+            write_head(buf, false, origin);
+            buf.push(b',');
+            write_error_object(buf, &failure.error, original, violations);
+            if let Some(found) = found {
+                buf.extend_from_slice(b",\"value\":");
+                push_value(buf, &found.failure_value(shape));
+            }
+        }
+    }
+    buf.extend_from_slice(b"}\n");
+}
+
+/// The record of one reply's result as a JSON object, `head` after its `ok` (for the `end`
+/// event of a stream). The same record as [`write_outcome`]'s: its error object and repairs are
+/// written by the same functions; the value is the `Value` itself (it may nest deeper than
+/// serde_json reads back).
 pub(crate) fn outcome_record(
     result: &Result<Extracted, Failure>,
     head: Map<String, Value>,
     original: &[u8],
     shape: Shape,
 ) -> Map<String, Value> {
+    let mut record = Map::new();
+    record.insert("ok".into(), result.is_ok().into());
+    record.extend(head);
     match result {
         Ok(found) => {
-            let mut record = Map::new();
-            record.insert("ok".into(), true.into());
-            record.extend(head);
             record.insert("value".into(), found.to_value(shape));
             record.insert("repairs".into(), repairs_value(&found.repairs));
-            record
         }
-        Err(failure) => failure_record(
-            head,
-            &failure.error,
-            original,
-            failure.extracted.as_deref().map(|f| (f, shape)),
-        ),
-    }
-}
-
-fn write_failure(
-    buf: &mut Vec<u8>,
-    head: Map<String, Value>,
-    error: &Error,
-    original: &[u8],
-    found: Option<(&Extracted, Shape)>,
-) {
-    push_line(
-        buf,
-        &Value::Object(failure_record(head, error, original, found)),
-    );
-}
-
-fn failure_record(
-    head: Map<String, Value>,
-    error: &Error,
-    original: &[u8],
-    found: Option<(&Extracted, Shape)>,
-) -> Map<String, Value> {
-    let mut record = Map::new();
-    record.insert("ok".into(), false.into());
-    record.extend(head);
-    let mut e = Map::new();
-    e.insert("code".into(), error.code.as_str().into());
-    e.insert("message".into(), error.message.clone().into());
-    e.insert("original".into(), original_text(original).into());
-    if let Some(offset) = error.offset {
-        e.insert("offset".into(), offset.into());
-    }
-    if let Some((found, _)) = found
-        && let Some(rejected) = found.rejected.first().filter(|r| r.error == *error)
-        && !rejected.violations.is_empty()
-    {
-        let violations: Vec<Value> = rejected
-            .violations
-            .iter()
-            .map(
-                |v| serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message}),
-            )
-            .collect();
-        e.insert("violations".into(), violations.into());
-    }
-    record.insert("error".into(), Value::Object(e));
-    if let Some((found, shape)) = found {
-        record.insert("value".into(), found.failure_value(shape));
+        Err(failure) => {
+            let (found, violations) = failure_parts(failure);
+            let mut buf = vec![b'{'];
+            write_error_object(&mut buf, &failure.error, original, violations);
+            buf.push(b'}');
+            if let Ok(error) = serde_json::from_slice::<Map<String, Value>>(&buf) {
+                record.extend(error);
+            }
+            if let Some(found) = found {
+                record.insert("value".into(), found.failure_value(shape));
+            }
+        }
     }
     record
+}
+
+/// What a failed reply holds, and the schema violations of its error when the first rejected
+/// call is what failed it.
+fn failure_parts(failure: &Failure) -> (Option<&Extracted>, &[Violation]) {
+    let found = failure.extracted.as_deref();
+    let violations = found
+        .and_then(|f| f.rejected.first())
+        .filter(|r| r.error == failure.error)
+        .map_or(&[][..], |r| &r.violations[..]);
+    (found, violations)
+}
+
+fn push_value(buf: &mut Vec<u8>, value: &Value) {
+    // Writing a Value into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *buf, value);
 }
 
 fn push_line(buf: &mut Vec<u8>, value: &Value) {

@@ -55,7 +55,7 @@ use serde_json::{Map, Value};
 use crate::args::{Concat, Mender, Options, Target};
 use crate::error::{Code, Error};
 use crate::repair::{Repair, RepairKind};
-use crate::schema::Violation;
+use crate::tools::schema::Violation;
 use crate::tools::{Tool, Tools};
 
 pub use deltas::{DeltaFraming, Deltas};
@@ -219,14 +219,7 @@ impl Extracted {
             .incomplete
             .iter()
             .map(|i| {
-                let mut m = Map::new();
-                m.insert(
-                    "tool".into(),
-                    i.tool.clone().map_or(Value::Null, Value::String),
-                );
-                if let Some(id) = &i.id {
-                    m.insert("id".into(), id.clone());
-                }
+                let mut m = tool_and_id(i.tool.as_ref(), i.id.as_ref());
                 m.insert("offset".into(), i.offset.into());
                 m.insert("message".into(), i.message.clone().into());
                 Value::Object(m)
@@ -253,6 +246,19 @@ impl Extracted {
     }
 }
 
+/// The start of an incomplete or rejected call's object: `tool` (null when unknown) and `id`.
+fn tool_and_id(tool: Option<&String>, id: Option<&Value>) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert(
+        "tool".into(),
+        tool.cloned().map_or(Value::Null, Value::String),
+    );
+    if let Some(id) = id {
+        m.insert("id".into(), id.clone());
+    }
+    m
+}
+
 impl Extracted {
     /// The value written for a reply that fails: [`Extracted::to_value`] with the calls that
     /// were found but cannot be used, under `rejected` (`tool`, `id`, `parameters`, `code`,
@@ -263,14 +269,7 @@ impl Extracted {
             .rejected
             .iter()
             .map(|r| {
-                let mut m = Map::new();
-                m.insert(
-                    "tool".into(),
-                    r.tool.clone().map_or(Value::Null, Value::String),
-                );
-                if let Some(id) = &r.id {
-                    m.insert("id".into(), id.clone());
-                }
+                let mut m = tool_and_id(r.tool.as_ref(), r.id.as_ref());
                 if let Some(p) = &r.parameters {
                     m.insert("parameters".into(), Value::Object(p.clone()));
                 }
@@ -1046,7 +1045,7 @@ fn typed(
 fn fits(value: &Value, t: &str) -> bool {
     match (t, value) {
         ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
-        _ => crate::schema::has_type(value, t),
+        _ => crate::tools::schema::has_type(value, t),
     }
 }
 

@@ -84,20 +84,32 @@ impl<'a> Py<'a> {
 
     /// `[call, call, …]`; the position ends after the `]`.
     pub(crate) fn list(&mut self) -> Result<Vec<PyCall>, PyError> {
-        self.expect(b'[')?;
-        let mut calls = Vec::new();
+        self.items(b'[', b']', "expected ',' or ']'", Py::call)
+    }
+
+    /// Items read by `item` between `open` and `close`, separated by commas (one may end the
+    /// list); `missing` is the error where neither a comma nor `close` follows an item.
+    fn items<T>(
+        &mut self,
+        open: u8,
+        close: u8,
+        missing: &str,
+        mut item: impl FnMut(&mut Self) -> Result<T, PyError>,
+    ) -> Result<Vec<T>, PyError> {
+        self.expect(open)?;
+        let mut items = Vec::new();
         loop {
             self.ws();
-            if self.peek() == Some(b']') {
+            if self.peek() == Some(close) {
                 self.pos += 1;
-                return Ok(calls);
+                return Ok(items);
             }
-            calls.push(self.call()?);
+            items.push(item(self)?);
             self.ws();
             match self.peek() {
                 Some(b',') => self.pos += 1,
-                Some(b']') => {}
-                _ => return self.err("expected ',' or ']'"),
+                Some(c) if c == close => {}
+                _ => return self.err(missing),
             }
         }
     }
@@ -186,22 +198,12 @@ impl<'a> Py<'a> {
     }
 
     fn seq(&mut self, open: u8, close: u8) -> Result<Vec<Value>, PyError> {
-        self.expect(open)?;
-        let mut items = Vec::new();
-        loop {
-            self.ws();
-            if self.peek() == Some(close) {
-                self.pos += 1;
-                return Ok(items);
-            }
-            items.push(self.literal()?);
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(c) if c == close => {}
-                _ => return self.err("expected ',' or a closing bracket"),
-            }
-        }
+        self.items(
+            open,
+            close,
+            "expected ',' or a closing bracket",
+            Py::literal,
+        )
     }
 
     fn dict(&mut self) -> Result<Value, PyError> {

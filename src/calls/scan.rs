@@ -437,14 +437,20 @@ mod tests {
         (*seed >> 33) as usize
     }
 
+    /// Up to `max - 1` characters drawn from `alphabet` (all ASCII).
+    fn random_text(seed: &mut u64, max: usize, alphabet: &[char]) -> String {
+        let len = next(seed) % max;
+        (0..len)
+            .map(|_| alphabet[next(seed) % alphabet.len()])
+            .collect()
+    }
+
     #[test]
     fn a_finder_answers_what_a_fresh_search_answers() {
         let mut seed = 7;
         for _ in 0..300 {
-            let len = next(&mut seed) % 60;
-            let text: String = (0..len)
-                .map(|_| ['a', 'b', '<', '>'][next(&mut seed) % 4])
-                .collect();
+            let text = random_text(&mut seed, 60, &['a', 'b', '<', '>']);
+            let len = text.len();
             let needles = ["<a>", "a", "<", "ab", "b<a"];
             let mut finder = Finder::new(&text);
             for _ in 0..40 {
@@ -468,10 +474,8 @@ mod tests {
     fn remembered_extents_are_those_a_scan_finds() {
         let mut seed = 11;
         for _ in 0..300 {
-            let len = next(&mut seed) % 50;
-            let text: String = (0..len)
-                .map(|_| ['{', '}', '[', ']', '"', '\\', 'a'][next(&mut seed) % 7])
-                .collect();
+            let text = random_text(&mut seed, 50, &['{', '}', '[', ']', '"', '\\', 'a']);
+            let len = text.len();
             let mut extents = Extents::default();
             for _ in 0..30 {
                 let starts: Vec<usize> = text.match_indices(['{', '[']).map(|(i, _)| i).collect();

@@ -202,6 +202,22 @@ impl Event {
 
 impl Serialize for Event {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // The frequent event is written from what it holds (no copy of the parameters); the
+        // fields in `to_value`'s order.
+        if let Event::Arguments {
+            index,
+            parameters,
+            open,
+        } = self
+        {
+            use serde::ser::SerializeMap;
+            let mut m = serializer.serialize_map(Some(4))?;
+            m.serialize_entry("event", "arguments")?;
+            m.serialize_entry("index", index)?;
+            m.serialize_entry("parameters", parameters)?;
+            m.serialize_entry("open", open)?;
+            return m.end();
+        }
         self.to_value(Shape::Native).serialize(serializer)
     }
 }
@@ -401,10 +417,15 @@ struct Slot {
     nested: Option<Nested>,
     /// Shown arguments could be contradicted: show no more.
     frozen: bool,
-    /// Bytes of arguments read, and how many had been read at the last `arguments` event.
+    /// Bytes of arguments read.
     args_bytes: usize,
-    shown_bytes: usize,
-    shown: Option<Value>,
+    /// `args_bytes` when the partial arguments were last built (see [`due`]).
+    tried_bytes: Option<usize>,
+    /// The call object's size, and whether a key was pending, when it was last looked at
+    /// (a call object only grows: the same size is the same object).
+    looked: Option<(usize, bool)>,
+    /// The [`weight`] of the parameters last shown.
+    shown: Option<usize>,
     /// The arguments were read to their end (the last `arguments` event was final).
     args_done: bool,
     /// The call's JSON was read to its end.
@@ -433,6 +454,8 @@ struct CallReader {
     read: usize,
     /// For each `Args` frame on the stack: `read` when it opened.
     args_from: Vec<usize>,
+    /// How many announced calls were read to their end.
+    closes: usize,
 }
 
 /// A tool call a server parsed and streams in pieces (OpenAI `tool_calls[].function`,
@@ -463,6 +486,8 @@ pub struct Stream {
     /// An opening reasoning marker was seen (a closing one can no longer reach back).
     opened: bool,
     result: Option<Box<Result<Extracted, Failure>>>,
+    /// Where each call read to its end ends in the reply.
+    call_ends: Vec<usize>,
     text_sent: usize,
     reasoning_sent: usize,
 }
@@ -483,6 +508,7 @@ impl Stream {
             next_index: 0,
             opened: false,
             result: None,
+            call_ends: Vec::new(),
             text_sent: 0,
             reasoning_sent: 0,
         }
@@ -686,6 +712,12 @@ impl Stream {
             .count()
     }
 
+    /// For each call in the text read to the end of its JSON, in order, the byte offset in
+    /// [`Stream::reply`] just past it (the loop's `stop_after_call` may end the reply there).
+    pub fn call_ends(&self) -> &[usize] {
+        &self.call_ends
+    }
+
     /// Ends the reply: the results (`text`, `reasoning`, `call_end`, `incomplete`, `invalid`,
     /// `retracted`) and the `end` event. A second call returns nothing.
     pub fn finish(&mut self) -> Vec<Event> {
@@ -799,7 +831,11 @@ impl Stream {
                 Mode::Json(reader, ctx) => {
                     let ctx = *ctx;
                     let slots = self.slots.len();
+                    let closes = reader.closes;
                     let step = reader.push(b, &mut self.slots, &mut self.next_index, events);
+                    if reader.closes > closes {
+                        self.call_ends.push(p + 1);
+                    }
                     if self.slots.len() > slots {
                         equip(&mut self.slots[slots..], &self.options);
                     }
@@ -1261,6 +1297,7 @@ impl CallReader {
             ctx,
             read: 0,
             args_from: Vec::new(),
+            closes: 0,
         }
     }
 
@@ -1370,11 +1407,12 @@ impl CallReader {
                 if slot.index.is_some()
                     && let Some(Value::Object(map)) = self.last_value()
                 {
-                    show(slot, map, None, events);
+                    show(slot, map.clone(), None, events);
                     slot.args_done = true;
                 }
                 if self.ctx.args_of == Some(s) {
                     slot.closed = true;
+                    self.closes += 1;
                 }
             }
             Role::Call(s) => {
@@ -1388,11 +1426,12 @@ impl CallReader {
                     return;
                 }
                 slot.closed = true;
+                self.closes += 1;
                 let args = slot.args_key.clone().and_then(|key| map.get(&key).cloned());
                 if !slot.args_done
                     && let Some(Value::Object(args)) = &args
                 {
-                    show(slot, args, None, events);
+                    show(slot, args.clone(), None, events);
                     slot.args_done = true;
                 }
                 if !slot.args_done
@@ -1406,7 +1445,7 @@ impl CallReader {
                     if ok && let Some(Value::Object(args)) = &nested.reader.value {
                         let args = args.clone();
                         slot.args_bytes = text.len();
-                        show(slot, &args, None, events);
+                        show(slot, args, None, events);
                         slot.args_done = true;
                     } else if !ok {
                         slot.frozen = true;
@@ -1437,17 +1476,22 @@ impl CallReader {
                     let Frame::Object { map, key } = &stack[depth] else {
                         continue;
                     };
-                    name(&mut slots[s], map, next_index, events);
-                    let slot = &mut slots[s];
-                    let pending = key
-                        .as_deref()
-                        .is_some_and(|k| ARG_KEYS.contains(&k) && !map.contains_key(k));
-                    if ARG_KEYS.iter().filter(|k| map.contains_key(**k)).count()
-                        + usize::from(pending)
-                        > 1
-                    {
-                        slot.frozen = true;
+                    let state = Some((map.len(), key.is_some()));
+                    if slots[s].looked != state {
+                        slots[s].looked = state;
+                        name(&mut slots[s], map, next_index, events);
+                        let slot = &mut slots[s];
+                        let pending = key
+                            .as_deref()
+                            .is_some_and(|k| ARG_KEYS.contains(&k) && !map.contains_key(k));
+                        if ARG_KEYS.iter().filter(|k| map.contains_key(**k)).count()
+                            + usize::from(pending)
+                            > 1
+                        {
+                            slot.frozen = true;
+                        }
                     }
+                    let slot = &mut slots[s];
                     // Arguments written as a JSON string, being read.
                     if depth + 1 == top
                         && let Some(k) = key
@@ -1465,9 +1509,12 @@ impl CallReader {
                             });
                             if feed_nested(nested, bytes) {
                                 slot.args_bytes = nested.fed;
-                                if let Some((Value::Object(args), path)) = nested.reader.snapshot(0)
+                                if due(slot)
+                                    && let Some(nested) = &slot.nested
+                                    && let Some((Value::Object(args), path)) =
+                                        nested.reader.snapshot(0)
                                 {
-                                    show(slot, &args, Some(pointer(&path)), events);
+                                    show(slot, args, Some(pointer(&path)), events);
                                 }
                             } else {
                                 slot.frozen = true;
@@ -1480,8 +1527,10 @@ impl CallReader {
                     args_seen += 1;
                     let slot = &mut slots[s];
                     slot.args_bytes = self.read - from;
-                    if let Some((Value::Object(args), path)) = self.reader.snapshot(depth) {
-                        show(slot, &args, Some(pointer(&path)), events);
+                    if due(slot)
+                        && let Some((Value::Object(args), path)) = self.reader.snapshot(depth)
+                    {
+                        show(slot, args, Some(pointer(&path)), events);
                     }
                 }
                 _ => {}
@@ -1569,6 +1618,21 @@ fn name(
     }
 }
 
+/// The values and string bytes in `map`. Partial parameters only grow (a value is added, or
+/// the open string gets longer), so two snapshots of one call with the same weight are the
+/// same; comparing weights spares a copy of the parameters last shown.
+fn weight(map: &Map<String, Value>) -> usize {
+    fn of(v: &Value) -> usize {
+        1 + match v {
+            Value::String(s) => s.len(),
+            Value::Array(items) => items.iter().map(of).sum(),
+            Value::Object(m) => weight(m),
+            _ => 0,
+        }
+    }
+    map.iter().map(|(k, v)| k.len() + of(v)).sum()
+}
+
 /// Gives new slots the tools whose schemas will coerce their parameters.
 fn equip(slots: &mut [Slot], options: &CallOptions) {
     if options.strict {
@@ -1579,11 +1643,40 @@ fn equip(slots: &mut [Slot], options: &CallOptions) {
     }
 }
 
-/// An `arguments` event, if the call is announced, nothing could contradict it, the value
-/// changed, and it grew enough since the last one: past 64 bytes, an eighth more each time,
-/// which keeps the events' total size within a few times the arguments' however small the
-/// chunks (the final one is always sent).
-fn show(slot: &mut Slot, args: &Map<String, Value>, open: Option<String>, events: &mut Vec<Event>) {
+/// Whether the partial arguments of `slot` are worth building now (and notes that they are
+/// built): a snapshot copies the arguments so far, so after the first one, one is built only
+/// when they grew by an eighth (at least a byte) up to 64 bytes, so that a small call shows
+/// each token, and by a quarter past that, which keeps the copying (and the `arguments`
+/// events) linear in the arguments' size however small the chunks. The final value is shown
+/// apart, when the arguments close.
+fn due(slot: &mut Slot) -> bool {
+    if slot.index.is_none() || slot.frozen || slot.ended || slot.args_done {
+        return false;
+    }
+    let now = slot.args_bytes;
+    if let Some(tried) = slot.tried_bytes
+        && now
+            < tried
+                + if tried < 64 {
+                    (tried / 8).max(1)
+                } else {
+                    tried / 4
+                }
+    {
+        return false;
+    }
+    slot.tried_bytes = Some(now);
+    true
+}
+
+/// An `arguments` event, if the call is announced, nothing could contradict it and the value
+/// changed (the final one is always sent). How often partial values come is [`due`]'s rule.
+fn show(
+    slot: &mut Slot,
+    mut args: Map<String, Value>,
+    open: Option<String>,
+    events: &mut Vec<Event>,
+) {
     let Some(index) = slot.index else {
         return;
     };
@@ -1591,14 +1684,6 @@ fn show(slot: &mut Slot, args: &Map<String, Value>, open: Option<String>, events
         return;
     }
     let last = open.is_none();
-    if !last
-        && slot.shown.is_some()
-        && slot.shown_bytes >= 64
-        && (slot.args_bytes - slot.shown_bytes) * 8 < slot.shown_bytes
-    {
-        return;
-    }
-    let mut args = args.clone();
     if let (Some(tools), Some(tool)) = (&slot.tools, &slot.tool)
         && let Some(definition) = tools.get(tool)
     {
@@ -1612,15 +1697,14 @@ fn show(slot: &mut Slot, args: &Map<String, Value>, open: Option<String>, events
             }
         }
     }
-    let value = Value::Object(args.clone());
-    if slot.shown.as_ref() == Some(&value) && !last {
+    let weight = weight(&args);
+    if slot.shown == Some(weight) && !last {
         return;
     }
-    slot.shown_bytes = slot.args_bytes;
+    slot.shown = Some(weight);
     events.push(Event::Arguments {
         index,
         parameters: args,
         open,
     });
-    slot.shown = Some(value);
 }

@@ -165,7 +165,11 @@ fn write<W: Write>(out: &mut W, events: &mut Vec<Event>, shape: Shape) -> io::Re
     }
     let mut buf = Vec::new();
     for event in events.drain(..) {
-        serde_json::to_writer(&mut buf, &event.to_value(shape))?;
+        match &event {
+            // The same JSON, written without a copy of the parameters (the shape is for calls).
+            Event::Arguments { .. } => serde_json::to_writer(&mut buf, &event)?,
+            _ => serde_json::to_writer(&mut buf, &event.to_value(shape))?,
+        }
         buf.push(b'\n');
     }
     out.write_all(&buf)?;

@@ -16,7 +16,7 @@ use crate::io::input::{Framing, InputReader, RawInput, decode_input, too_large};
 use crate::io::record::{
     Origin, write_error, write_error_with, write_ok, write_ok_as, write_ok_to,
 };
-use crate::schema::Schema;
+use crate::tools::schema::Schema;
 
 /// Settings of the filter.
 #[derive(Debug, Clone)]

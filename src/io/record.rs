@@ -16,7 +16,7 @@ use crate::bytes::cut;
 use crate::bytes::escape::push_json_string;
 use crate::error::Error;
 use crate::repair::Repair;
-use crate::schema::Violation;
+use crate::tools::schema::Violation;
 
 /// Where an input came from.
 #[derive(Debug, Clone, Copy, Default)]
@@ -29,12 +29,20 @@ pub struct Origin<'a> {
     pub id: Option<&'a str>,
 }
 
-fn write_origin(buf: &mut Vec<u8>, ok: bool, origin: &Origin<'_>) {
+/// Opens a record: `{"ok":…`, then where the input came from (`line`, `file`, `id`) when given.
+pub(crate) fn write_head(buf: &mut Vec<u8>, ok: bool, origin: Option<&Origin<'_>>) {
     buf.extend_from_slice(if ok {
-        b"{\"ok\":true,\"line\":"
+        b"{\"ok\":true"
     } else {
-        b"{\"ok\":false,\"line\":"
+        b"{\"ok\":false"
     });
+    if let Some(origin) = origin {
+        write_origin(buf, origin);
+    }
+}
+
+fn write_origin(buf: &mut Vec<u8>, origin: &Origin<'_>) {
+    buf.extend_from_slice(b",\"line\":");
     push_u64(buf, origin.line);
     if let Some(file) = origin.file {
         buf.extend_from_slice(b",\"file\":");
@@ -48,7 +56,7 @@ fn write_origin(buf: &mut Vec<u8>, ok: bool, origin: &Origin<'_>) {
 
 /// Appends the success record of `mended`, and a newline.
 pub fn write_ok(buf: &mut Vec<u8>, origin: &Origin<'_>, mended: &Mended<'_>) {
-    write_origin(buf, true, origin);
+    write_head(buf, true, Some(origin));
     buf.extend_from_slice(b",\"value\":");
     mended.write_value(buf);
     write_ok_tail(buf, mended);
@@ -62,7 +70,7 @@ pub(crate) fn write_ok_to<W: Write + ?Sized>(
     origin: &Origin<'_>,
     mended: &Mended<'_>,
 ) -> io::Result<()> {
-    write_origin(buf, true, origin);
+    write_head(buf, true, Some(origin));
     buf.extend_from_slice(b",\"value\":");
     out.write_all(buf)?;
     buf.clear();
@@ -82,7 +90,7 @@ pub(crate) fn write_ok_as(
     value: &[u8],
     more: &[Repair],
 ) {
-    write_origin(buf, true, origin);
+    write_head(buf, true, Some(origin));
     buf.extend_from_slice(b",\"value\":");
     buf.extend_from_slice(value);
     buf.extend_from_slice(b",\"repairs\":");
@@ -124,8 +132,21 @@ pub(crate) fn write_error_with(
     original: &[u8],
     violations: &[Violation],
 ) {
-    write_origin(buf, false, origin);
-    buf.extend_from_slice(b",\"error\":{\"code\":");
+    write_head(buf, false, Some(origin));
+    buf.push(b',');
+    write_error_object(buf, error, original, violations);
+    buf.extend_from_slice(b"}\n");
+}
+
+/// Appends `"error":{…}`: the error's code, message and offset, the input as shown
+/// (`original`), and the schema `violations` of an `invalid_parameters` error.
+pub(crate) fn write_error_object(
+    buf: &mut Vec<u8>,
+    error: &Error,
+    original: &[u8],
+    violations: &[Violation],
+) {
+    buf.extend_from_slice(b"\"error\":{\"code\":");
     push_json_string(buf, error.code.as_str().as_bytes());
     buf.extend_from_slice(b",\"message\":");
     push_json_string(buf, error.message.as_bytes());
@@ -151,7 +172,7 @@ pub(crate) fn write_error_with(
         }
         buf.push(b']');
     }
-    buf.extend_from_slice(b"}}\n");
+    buf.push(b'}');
 }
 
 /// Appends `repairs` as a JSON array.

@@ -24,6 +24,8 @@
 //! assert_eq!(weather.violations(&serde_json::json!({"days": "x"}))[0].path, "/days");
 //! ```
 
+pub mod schema;
+
 use std::fmt;
 use std::path::Path;
 use std::time::Duration;
@@ -31,7 +33,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use crate::repair::Repair;
-use crate::schema::{Partial, Schema, Violation};
+use crate::tools::schema::{Partial, Schema, Violation};
 
 /// Why a tools file could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

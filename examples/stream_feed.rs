@@ -1,0 +1,104 @@
+//! Feeds a reply to `toolmend::calls::Stream` in chunks of a fixed size and times it against
+//! `extract` on the whole reply (the `stream` series of `make bench`).
+//!
+//! ```text
+//! cargo run --release --example stream_feed -- REPLY_FILE CHUNK_BYTES [ROUNDS [oneshot|stream]]
+//! ```
+//!
+//! Prints one JSON object: the reply's size, the chunk size, the fastest and the median
+//! seconds of one-shot `extract` with its record written (what `calls` does) and of the stream
+//! (every event serialized, as `calls --stream` writes them), their ratio (of the fastest
+//! runs: on a shared machine the others mostly measure the other processes), and the number
+//! and total size of the events. With `oneshot` or `stream` only that one runs (for its peak
+//! memory).
+
+use std::time::Instant;
+
+use toolmend::calls::{CallOptions, Event, Stream, extract};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(path), Some(chunk)) = (args.get(1), args.get(2)) else {
+        eprintln!("usage: stream_feed REPLY_FILE CHUNK_BYTES [ROUNDS]");
+        std::process::exit(2);
+    };
+    let reply = std::fs::read_to_string(path).expect("a UTF-8 reply file");
+    let chunk: usize = chunk.parse().expect("a chunk size");
+    let rounds: usize = args.get(3).map_or(3, |r| r.parse().expect("rounds"));
+    let only = args.get(4).map(String::as_str);
+    let (run_oneshot, run_stream) = (only != Some("stream"), only != Some("oneshot"));
+    let options = CallOptions::default();
+
+    let mut oneshot = Vec::new();
+    let mut calls = 0;
+    for _ in 0..if run_oneshot { rounds } else { 0 } {
+        // `calls` on the whole reply: extracted, then written as its record.
+        let start = Instant::now();
+        let found = extract(&reply, &options);
+        calls = match &found {
+            Ok(f) => f.calls.len(),
+            Err(f) => f.extracted.as_ref().map_or(0, |x| x.calls.len()),
+        };
+        let record = Event::End {
+            result: Box::new(found),
+            original: String::new(),
+        };
+        let mut sink = Vec::new();
+        serde_json::to_writer(&mut sink, &record).expect("in memory");
+        oneshot.push(start.elapsed().as_secs_f64());
+    }
+
+    // Chunks end at character boundaries, as text read from a pipe would be fed.
+    let mut cuts = Vec::new();
+    let mut at = 0;
+    while at < reply.len() {
+        let mut end = (at + chunk.max(1)).min(reply.len());
+        while !reply.is_char_boundary(end) {
+            end += 1;
+        }
+        cuts.push((at, end));
+        at = end;
+    }
+    let mut streamed = Vec::new();
+    let (mut events, mut event_bytes) = (0usize, 0usize);
+    for _ in 0..if run_stream { rounds } else { 0 } {
+        let start = Instant::now();
+        let mut stream = Stream::new(options.clone());
+        let mut out: Vec<Event> = Vec::new();
+        let mut sink = Vec::with_capacity(1 << 16);
+        let (mut n, mut bytes) = (0, 0);
+        let mut write = |out: &mut Vec<Event>, sink: &mut Vec<u8>| {
+            for event in out.drain(..) {
+                serde_json::to_writer(&mut *sink, &event).expect("in memory");
+                sink.push(b'\n');
+                n += 1;
+            }
+            bytes += sink.len();
+            sink.clear();
+        };
+        for &(from, to) in &cuts {
+            stream.feed_into(&reply[from..to], &mut out);
+            write(&mut out, &mut sink);
+        }
+        out.extend(stream.finish());
+        write(&mut out, &mut sink);
+        streamed.push(start.elapsed().as_secs_f64());
+        (events, event_bytes) = (n, bytes);
+    }
+    // (fastest, median), or nulls for what did not run.
+    let stats = |v: &mut Vec<f64>| -> (Option<f64>, Option<f64>) {
+        v.sort_by(f64::total_cmp);
+        (v.first().copied(), v.get(v.len() / 2).copied())
+    };
+    let ((o_min, o_med), (s_min, s_med)) = (stats(&mut oneshot), stats(&mut streamed));
+    let ratio = o_min.zip(s_min).map(|(o, s)| s / o);
+    println!(
+        "{}",
+        serde_json::json!({
+            "bytes": reply.len(), "chunk": chunk, "calls": calls, "rounds": rounds,
+            "oneshot_min_s": o_min, "oneshot_median_s": o_med,
+            "stream_min_s": s_min, "stream_median_s": s_med, "ratio": ratio,
+            "events": events, "event_bytes": event_bytes,
+        })
+    );
+}

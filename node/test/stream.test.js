@@ -1,0 +1,118 @@
+'use strict';
+// toolmend.Stream and toolmend.stream: events as a reply arrives, agreeing with extractCalls.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+
+const toolmend = require('toolmend');
+
+const REPLIES = [
+  'Checking.<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo", "days": 12}}</tool_call>',
+  '<think>Need the time.</think>[TOOL_CALLS][{"name": "get_time", "arguments": {"tz": "Europe/Oslo"}}, ' +
+    '{"name": "f", "arguments": {"flag": true, "list": [1, "a"]}}]',
+  '<|tool_calls_section_begin|><|tool_call_begin|>functions.search:0<|tool_call_argument_begin|>' +
+    '{"query": "ünïcode ✓"}<|tool_call_end|><|tool_calls_section_end|>',
+  'Sure: {"name": "save", "arguments": "{\\"path\\": \\"a.txt\\"}"} done.',
+  'Just prose, no call.',
+  '<tool_call>{"name": "rm", "arguments": {"path": "/tmp/x", "dry',
+];
+
+function run(chunks, options) {
+  const s = new toolmend.Stream(options);
+  let events = [];
+  for (const chunk of chunks) events = events.concat(s.feed(chunk));
+  events = events.concat(s.finish());
+  assert.deepEqual(s.finish(), []);
+  return events;
+}
+
+function expected(reply, options) {
+  try {
+    const found = toolmend.extractCalls(reply, options);
+    return { calls: found.calls, text: found.text, reasoning: found.reasoning, code: null };
+  } catch (e) {
+    const v = e.value || {};
+    return { calls: v.calls || [], text: v.text, reasoning: v.reasoning, code: e.code };
+  }
+}
+
+function check(reply, events) {
+  const want = expected(reply);
+  assert.deepEqual(events.filter((e) => e.event === 'call_end').map((e) => e.call), want.calls);
+  assert.equal(events.filter((e) => e.event === 'text').map((e) => e.delta).join(''), want.text || '');
+  assert.equal(events.filter((e) => e.event === 'reasoning').map((e) => e.delta).join(''), want.reasoning || '');
+  const end = events[events.length - 1];
+  assert.equal(end.event, 'end');
+  assert.equal(end.ok, want.code === null);
+  if (want.code) assert.equal(end.error.code, want.code);
+  const started = events.filter((e) => e.event === 'call_start').map((e) => e.index);
+  const ended = events
+    .filter((e) => ['call_end', 'incomplete', 'invalid', 'retracted'].includes(e.event))
+    .map((e) => e.index)
+    .sort((a, b) => a - b);
+  assert.deepEqual(ended, started);
+}
+
+test('agrees with extractCalls however the reply is split', () => {
+  for (const reply of REPLIES) {
+    const chars = Array.from(reply);
+    check(reply, run([reply]));
+    check(reply, run(chars));
+    for (let at = 0; at <= chars.length; at++) {
+      check(reply, run([chars.slice(0, at).join(''), chars.slice(at).join('')]));
+    }
+  }
+});
+
+test('progress comes before the end and only grows', () => {
+  const events = run(['<tool_call>{"name": "get_weather", "arguments": {"city": "Os', 'lo", "unit": "c', '"}}</tool_call>']);
+  assert.equal(events[0].event, 'call_start');
+  assert.equal(events[0].tool, 'get_weather');
+  const args = events.filter((e) => e.event === 'arguments');
+  assert.deepEqual(args[0], { event: 'arguments', index: 0, parameters: { city: 'Os' }, open: '/city' });
+  assert.deepEqual(args[args.length - 1].parameters, { city: 'Oslo', unit: 'c' });
+  assert.equal(args[args.length - 1].open, null);
+});
+
+test('a cut-off call is never a call', () => {
+  const events = run(['<tool_call>{"name": "rm", "arguments": {"path": "/tmp/x", "dry']);
+  assert.equal(events.filter((e) => e.event === 'call_end').length, 0);
+  assert.equal(events.find((e) => e.event === 'incomplete').tool, 'rm');
+  assert.equal(events[events.length - 1].error.code, 'incomplete_call');
+});
+
+test('options reach the stream', () => {
+  const reply = '<tool_call>{"name": "count", "arguments": {"n": "3"}}</tool_call>';
+  const tools = [{ name: 'count', parameters: { type: 'object', properties: { n: { type: 'integer' } } } }];
+  const events = run([reply.slice(0, 20), reply.slice(20)], { tools });
+  assert.deepEqual(events.find((e) => e.event === 'call_end').call, toolmend.extractCalls(reply, { tools }).calls[0]);
+  assert.throws(() => new toolmend.Stream({ format: 'no-such-format' }));
+  assert.throws(() => new toolmend.Stream().feed(42), TypeError);
+});
+
+async function* openaiChunks() {
+  const delta = (d) => ({ choices: [{ index: 0, delta: d, finish_reason: null }] });
+  yield delta({ role: 'assistant', content: 'Let me check.' });
+  yield delta({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] });
+  yield delta({ tool_calls: [{ index: 0, function: { arguments: '{"city": "Os' } }] });
+  yield delta({ tool_calls: [{ index: 0, function: { arguments: 'lo"}' } }] });
+  yield delta({ tool_calls: [{ index: 1, id: 'call_2', type: 'function', function: { name: 'get_time', arguments: '{"tz": "UTC"}' } }] });
+}
+
+test('stream over an async iterable of OpenAI chunks', async () => {
+  const events = [];
+  for await (const event of toolmend.stream(openaiChunks())) events.push(event);
+  const message = {
+    role: 'assistant',
+    content: 'Let me check.',
+    tool_calls: [
+      { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Oslo"}' } },
+      { id: 'call_2', type: 'function', function: { name: 'get_time', arguments: '{"tz": "UTC"}' } },
+    ],
+  };
+  assert.deepEqual(events.filter((e) => e.event === 'call_end').map((e) => e.call), toolmend.extractCalls(message).calls);
+  assert.ok(events.some((e) => e.event === 'arguments' && e.parameters.city === 'Os'));
+  // And over a plain iterable of strings.
+  const plain = [];
+  for await (const event of toolmend.stream([REPLIES[0].slice(0, 15), REPLIES[0].slice(15)])) plain.push(event);
+  check(REPLIES[0], plain);
+});

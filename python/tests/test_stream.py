@@ -1,0 +1,155 @@
+"""toolmend.Stream and toolmend.stream: events as a reply arrives, agreeing with extract_calls."""
+
+import random
+import re
+from types import SimpleNamespace
+
+import pytest
+
+import toolmend
+
+REPLIES = [
+    'Checking.<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo", "days": 12}}</tool_call>',
+    '<think>Need the time.</think>[TOOL_CALLS][{"name": "get_time", "arguments": {"tz": "Europe/Oslo"}}, '
+    '{"name": "f", "arguments": {"flag": true, "list": [1, "a"]}}]',
+    '<|tool_calls_section_begin|><|tool_call_begin|>functions.search:0<|tool_call_argument_begin|>'
+    '{"query": "ünïcode ✓"}<|tool_call_end|><|tool_calls_section_end|>',
+    'Sure: {"name": "save", "arguments": "{\\"path\\": \\"a.txt\\"}"} done.',
+    "Just prose, no call.",
+    '<tool_call>{"name": "rm", "arguments": {"path": "/tmp/x", "dry',
+]
+
+
+def run(chunks, **options):
+    s = toolmend.Stream(**options)
+    events = []
+    for chunk in chunks:
+        events += s.feed(chunk)
+    events += s.finish()
+    assert s.finish() == []
+    return events
+
+
+def expected(reply, **options):
+    """What extract_calls gives: (calls, text, reasoning, error code or None)."""
+    try:
+        found = toolmend.extract_calls(reply, **options)
+        return found["calls"], found["text"], found["reasoning"], None
+    except toolmend.Error as e:
+        value = e.value or {}
+        return value.get("calls", []), value.get("text"), value.get("reasoning"), e.code
+
+
+def check(reply, events):
+    calls, text, reasoning, code = expected(reply)
+    assert [e["call"] for e in events if e["event"] == "call_end"] == calls
+    deltas = "".join(e["delta"] for e in events if e["event"] == "text")
+    assert deltas == (text or "")
+    assert "".join(e["delta"] for e in events if e["event"] == "reasoning") == (reasoning or "")
+    end = events[-1]
+    assert end["event"] == "end"
+    assert end["ok"] == (code is None)
+    if code:
+        assert end["error"]["code"] == code
+    # Every announced call ends exactly once.
+    started = [e["index"] for e in events if e["event"] == "call_start"]
+    ended = [e["index"] for e in events if e["event"] in ("call_end", "incomplete", "invalid", "retracted")]
+    assert sorted(ended) == started
+
+
+@pytest.mark.parametrize("reply", REPLIES)
+def test_agrees_with_extract_calls_however_it_is_split(reply):
+    check(reply, run([reply]))
+    check(reply, run(list(reply)))
+    for at in range(len(reply) + 1):
+        check(reply, run([reply[:at], reply[at:]]))
+    rnd = random.Random(17)
+    for _ in range(20):
+        cuts = sorted(rnd.sample(range(len(reply) + 1), min(5, len(reply))))
+        parts = [reply[a:b] for a, b in zip([0] + cuts, cuts + [len(reply)])]
+        check(reply, run(parts))
+
+
+def test_progress_comes_before_the_end_and_only_grows():
+    events = run(['<tool_call>{"name": "get_weather", "arguments": {"city": "Os', 'lo", "unit": "c', '"}}</tool_call>'])
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "call_start" and events[0]["tool"] == "get_weather"
+    arguments = [e for e in events if e["event"] == "arguments"]
+    assert arguments[0]["parameters"] == {"city": "Os"} and arguments[0]["open"] == "/city"
+    assert arguments[-1]["parameters"] == {"city": "Oslo", "unit": "c"} and arguments[-1]["open"] is None
+    assert kinds.index("arguments") < kinds.index("call_end")
+
+
+def test_a_cut_off_call_is_never_a_call():
+    events = run(['<tool_call>{"name": "rm", "arguments": {"path": "/tmp/x", "dry'])
+    assert not [e for e in events if e["event"] == "call_end"]
+    incomplete = [e for e in events if e["event"] == "incomplete"]
+    assert incomplete and incomplete[0]["tool"] == "rm"
+    assert events[-1]["ok"] is False and events[-1]["error"]["code"] == "incomplete_call"
+
+
+def test_stream_over_an_iterable_and_options():
+    reply = '<tool_call>{"name": "count", "arguments": {"n": "3"}}</tool_call>'
+    tools = [{"name": "count", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}]
+    events = list(toolmend.stream(iter([reply[:20], reply[20:]]), tools=tools))
+    assert [e["call"] for e in events if e["event"] == "call_end"] == toolmend.extract_calls(reply, tools=tools)["calls"]
+    assert events[-1]["value"]["calls"][0]["parameters"] == {"n": 3}
+    with pytest.raises(ValueError):
+        toolmend.Stream(format="no-such-format")
+
+
+def openai_chunks(fragments):
+    """ChatCompletionChunk-like objects (attributes, as the OpenAI client gives them)."""
+    out = []
+    for content, call in fragments:
+        tool_calls = None
+        if call is not None:
+            index, id_, name, arguments = call
+            tool_calls = [SimpleNamespace(index=index, id=id_, type="function",
+                                          function=SimpleNamespace(name=name, arguments=arguments))]
+        delta = SimpleNamespace(role="assistant", content=content, tool_calls=tool_calls)
+        out.append(SimpleNamespace(choices=[SimpleNamespace(index=0, delta=delta, finish_reason=None)]))
+    return out
+
+
+FRAGMENTS = [
+    ("Let me check.", None),
+    (None, (0, "call_1", "get_weather", "")),
+    (None, (0, None, None, '{"city": "Os')),
+    (None, (0, None, None, 'lo"}')),
+    (None, (1, "call_2", "get_time", '{"tz": "UTC"')),
+    (None, (1, None, None, "}")),
+]
+
+
+def test_openai_client_chunks():
+    events = list(toolmend.stream(openai_chunks(FRAGMENTS)))
+    message = {
+        "role": "assistant",
+        "content": "Let me check.",
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}},
+            {"id": "call_2", "type": "function", "function": {"name": "get_time", "arguments": '{"tz": "UTC"}'}},
+        ],
+    }
+    assert [e["call"] for e in events if e["event"] == "call_end"] == toolmend.extract_calls(message)["calls"]
+    assert [e["tool"] for e in events if e["event"] == "call_start"] == ["get_weather", "get_time"]
+    assert any(e["event"] == "arguments" and e["parameters"] == {"city": "Os"} for e in events)
+
+
+def test_the_progress_display_of_docs_streaming_md(root):
+    text = (root / "docs" / "streaming.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    code = next(b for b in blocks if "def show_progress" in b)
+    namespace = {}
+    exec(compile(code, "docs/streaming.md", "exec"), namespace)
+    lines = []
+    out = SimpleNamespace(write=lines.append, flush=lambda: None)
+    calls = namespace["show_progress"](openai_chunks(FRAGMENTS), out=out)
+    assert [c["tool"] for c in calls] == ["get_weather", "get_time"]
+    shown = "".join(lines)
+    assert "calling get_weather" in shown and "(writing /city)" in shown
+    # A call cut off: nothing to run.
+    cut = openai_chunks(FRAGMENTS[:3])
+    assert namespace["show_progress"](cut, out=out) == []
+    assert "not a call" in "".join(lines)

@@ -1,0 +1,396 @@
+//! JSON call objects: finding them in prose, reading `{"name", "arguments"}` and the other
+//! envelopes, and the checks on them.
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+
+use crate::args::{Concat, Target};
+use crate::calls::scan::{bare_name, json_extent, skip_ws};
+use crate::calls::{Args, Ctx, EnvelopeCheck, Incomplete, Item, Out, Raw, truncated};
+use crate::error::{Code, Error};
+use crate::repair::Repair;
+
+/// Where the first JSON value in `range` that holds calls starts, when stray words come
+/// before it (`[TOOL_CALLS] Sure: [{…}]`): a value that is cut off counts (it is a cut-off
+/// call); a complete one that holds no call is skipped whole, and a few are looked at.
+pub(super) fn call_json(text: &str, ctx: &Ctx<'_>, range: Range<usize>) -> Option<usize> {
+    let bytes = &text.as_bytes()[..range.end];
+    let mut i = range.start;
+    for _ in 0..8 {
+        let start = i + memchr::memchr2(b'{', b'[', &bytes[i..])?;
+        let Some(end) = json_extent(&text[..range.end], start) else {
+            return Some(start);
+        };
+        let mut mender = ctx.mender(Target::Any, Concat::First);
+        let value = mender
+            .mend(&text[start..end])
+            .ok()
+            .and_then(|m| serde_json::from_str::<Value>(&m.value()).ok());
+        let mut raws = Vec::new();
+        if value.is_some_and(|v| collect(v, false, true, &mut raws)) && !raws.is_empty() {
+            return Some(start);
+        }
+        i = end;
+    }
+    None
+}
+
+/// One or more JSON calls, separated by whitespace, `;` or `,` (or glued `}{`), possibly in
+/// code fences. `marked`: the text is inside call markers, so a JSON value that is not a call
+/// is an error rather than text.
+pub(super) fn json_seq(
+    text: &str,
+    ctx: &Ctx<'_>,
+    range: Range<usize>,
+    name_is_key: bool,
+    marked: bool,
+    out: &mut Out,
+) -> Option<usize> {
+    let mut i = range.start;
+    let mut end = None;
+    loop {
+        i = skip_ws(text, i);
+        while i < range.end && matches!(text.as_bytes()[i], b';' | b',') {
+            i = skip_ws(text, i + 1);
+        }
+        if text[i..range.end].starts_with("```") {
+            i = text[i..range.end]
+                .find('\n')
+                .map_or(range.end, |n| i + n + 1);
+            end = Some(i);
+            continue;
+        }
+        if i >= range.end || !text[i..].starts_with(['{', '[']) {
+            break;
+        }
+        let (piece_end, complete) = match ctx.json_extent(text, i, range.end) {
+            Some(e) => (e, true),
+            None => (range.end, false),
+        };
+        json_piece(text, ctx, i..piece_end, complete, name_is_key, marked, out);
+        i = piece_end;
+        end = Some(i);
+    }
+    end
+}
+
+/// Decodes one JSON value holding calls.
+pub(super) fn json_piece(
+    text: &str,
+    ctx: &Ctx<'_>,
+    range: Range<usize>,
+    complete: bool,
+    name_is_key: bool,
+    marked: bool,
+    out: &mut Out,
+) {
+    let piece = &text[range.clone()];
+    let mut mender = ctx.mender(Target::Any, Concat::First);
+    let mended = mender.mend(piece);
+    let cut_off = !complete || mended.as_ref().is_ok_and(|m| truncated(m.repairs(), piece));
+    if cut_off {
+        // Name the call from what was written, healed only to read it.
+        let mut lenient = crate::args::Mender::new(crate::args::Options {
+            target: Target::Any,
+            ..crate::args::Options::default()
+        });
+        let healed = lenient
+            .mend(piece)
+            .ok()
+            .and_then(|m| ctx.value(&m.value()).ok());
+        let mut raws = Vec::new();
+        if let Some(v) = healed {
+            collect(v, name_is_key, false, &mut raws);
+        }
+        json_cut_off(raws, range.start, out);
+        return;
+    }
+    let mended = match mended {
+        Ok(m) => m,
+        Err(error) => {
+            out.items.push(Item::failed(
+                None,
+                Error {
+                    code: error.code,
+                    message: format!("tool call JSON: {}", error.message),
+                    offset: error.offset.map(|o| o + range.start),
+                },
+            ));
+            return;
+        }
+    };
+    let repairs: Vec<Repair> = mended
+        .repairs()
+        .iter()
+        .cloned()
+        .map(|mut r| {
+            r.offset = r.offset.map(|o| o + range.start);
+            r
+        })
+        .collect();
+    let value = match ctx.value(&mended.value()) {
+        Ok(v) => v,
+        Err(error) => {
+            out.items.push(Item::failed(
+                None,
+                Error {
+                    message: format!("tool call JSON: {}", error.message),
+                    offset: error.offset.map(|o| o + range.start),
+                    ..error
+                },
+            ));
+            return;
+        }
+    };
+    let mut raws = Vec::new();
+    let shaped = collect(value, name_is_key, false, &mut raws);
+    if !shaped || raws.is_empty() {
+        if marked {
+            out.items.push(Item::failed(
+                None,
+                Error::at(
+                    Code::MissingField,
+                    range.start,
+                    "tool call JSON has no tool name (\"name\" or \"tool\")",
+                ),
+            ));
+        }
+        return;
+    }
+    if raws.len() == 1 {
+        raws[0].repairs.splice(0..0, repairs);
+    } else {
+        out.repairs.extend(repairs);
+    }
+    for mut raw in raws {
+        raw.offset = range.start;
+        out.items.push(Item::Call(raw));
+    }
+}
+
+pub(super) const NAME_KEYS: &[&str] = &["tool", "name", "tool_name", "function", "recipient_name"];
+
+pub(super) const ARG_KEYS: &[&str] = &["parameters", "arguments", "args", "input"];
+
+pub(super) const ID_KEYS: &[&str] = &["id", "tool_call_id", "call_id"];
+
+/// The calls a JSON value holds, added to `raws`; false when some part is not call-shaped.
+/// `loose`: a call needs only a name (inside call markers); otherwise marker-less JSON must
+/// also carry an argument key or be the `{"tool", …}` envelope.
+pub(crate) fn collect(
+    value: Value,
+    name_is_key: bool,
+    strict_shape: bool,
+    raws: &mut Vec<Raw>,
+) -> bool {
+    match value {
+        Value::Array(items) => {
+            // Every element is collected (no short circuit), then all must have been calls.
+            let mut all = !items.is_empty();
+            for item in items {
+                all &= collect(item, name_is_key, strict_shape, raws);
+            }
+            all
+        }
+        Value::Object(map) => object_call(map, name_is_key, strict_shape, raws),
+        _ => false,
+    }
+}
+
+pub(super) fn object_call(
+    mut map: Map<String, Value>,
+    name_is_key: bool,
+    strict_shape: bool,
+    raws: &mut Vec<Raw>,
+) -> bool {
+    for wrapper in ["tool_calls", "tool_call", "function_call"] {
+        if matches!(map.get(wrapper), Some(Value::Array(_) | Value::Object(_))) {
+            let inner = map.remove(wrapper).unwrap_or_default();
+            let before = raws.len();
+            let found = collect(inner, name_is_key, false, raws);
+            if wrapper == "function_call" {
+                encoded_arguments(&mut raws[before..]);
+            }
+            return found;
+        }
+    }
+    if let Some(Value::Object(function)) = map.get("function") {
+        // OpenAI: {"id", "type": "function", "function": {"name", "arguments"}}.
+        let mut function = function.clone();
+        if let Some(id) = ID_KEYS.iter().find_map(|k| map.get(*k)) {
+            function.insert("id".into(), id.clone());
+        }
+        let before = raws.len();
+        let found = object_call(function, false, false, raws);
+        encoded_arguments(&mut raws[before..]);
+        return found;
+    }
+    let name_key = NAME_KEYS
+        .iter()
+        .find(|k| matches!(map.get(**k), Some(Value::String(_))));
+    let args_key = ARG_KEYS.iter().find(|k| map.contains_key(**k));
+    let id = ID_KEYS.iter().find_map(|k| map.get(*k)).cloned();
+    let envelope = Some(envelope_check(&map));
+    let (name, args) = match (name_key, args_key) {
+        (Some(nk), ak) => {
+            if strict_shape && ak.is_none() && *nk != "tool" {
+                return false;
+            }
+            let name = map.get(*nk).and_then(Value::as_str).map(str::to_owned);
+            let args = ak.and_then(|k| map.remove(*k));
+            (name, args)
+        }
+        (None, _) if name_is_key && map.len() == 1 => {
+            let (name, args) = map.into_iter().next().unwrap_or_default();
+            raws.push(Raw {
+                name: Some(name),
+                args: Args::Value(args),
+                ..Raw::default()
+            });
+            return true;
+        }
+        // `{"tool": 7, "parameters": …}`: the envelope, with a tool of the wrong type.
+        (None, _)
+            if map.contains_key("tool")
+                && (map.contains_key("parameters") || map.contains_key("terminate")) =>
+        {
+            (None, None)
+        }
+        _ => return false,
+    };
+    raws.push(Raw {
+        name,
+        id,
+        args: args.map_or(Args::Missing, Args::Value),
+        terminate: map.remove("terminate"),
+        envelope,
+        ..Raw::default()
+    });
+    true
+}
+
+/// `{"name": KNOWN_TOOL}` with no arguments (an id or `"type"` beside it at most): a call with
+/// `parameters: {}`, as Ollama and others write a call to a tool that takes none. Only with
+/// tools, naming one of them: without tools such JSON is too common in prose to be a call.
+pub(super) fn bare_known_call(value: &Value, ctx: &Ctx<'_>) -> Option<Raw> {
+    let tools = ctx.tools?;
+    let map = value.as_object()?;
+    let (key, name) = map
+        .iter()
+        .find_map(|(k, v)| Some((k, v.as_str()?)).filter(|_| NAME_KEYS.contains(&k.as_str())))?;
+    let only_a_name = map
+        .keys()
+        .all(|k| k == key || k == "type" || ID_KEYS.contains(&k.as_str()));
+    if !only_a_name || tools.get(&bare_name(name).0).is_none() {
+        return None;
+    }
+    Some(Raw {
+        name: Some(name.to_owned()),
+        id: ID_KEYS.iter().find_map(|k| map.get(*k)).cloned(),
+        envelope: Some(envelope_check(map)),
+        ..Raw::default()
+    })
+}
+
+/// OpenAI writes `arguments` as JSON text: that string is the wire form, not a repair.
+pub(crate) fn encoded_arguments(raws: &mut [Raw]) {
+    for raw in raws {
+        if let Args::Value(Value::String(text)) = &mut raw.args {
+            raw.args = Args::Encoded(std::mem::take(text));
+        }
+    }
+}
+
+/// Why an object is not the envelope, read strictly and as the loop reads it.
+pub(super) fn envelope_check(map: &Map<String, Value>) -> EnvelopeCheck {
+    EnvelopeCheck {
+        strict: envelope_problem(map),
+        any_shape: any_shape_envelope_problem(map),
+    }
+}
+
+/// Why an object is not the `{"tool": string, "parameters": object, "terminate": boolean}`
+/// envelope, if it is not.
+pub(super) fn envelope_problem(map: &Map<String, Value>) -> Option<Error> {
+    type Check = fn(&Value) -> bool;
+    let fields: [(&str, Check, &str); 3] = [
+        ("tool", Value::is_string, "a string"),
+        ("parameters", Value::is_object, "an object"),
+        ("terminate", Value::is_boolean, "true or false"),
+    ];
+    for (field, check, want) in fields {
+        match map.get(field) {
+            None => {
+                return Some(Error::whole(
+                    Code::MissingField,
+                    format!("tool call has no \"{field}\" (--require-terminate)"),
+                ));
+            }
+            Some(v) if !check(v) => {
+                return Some(Error::whole(
+                    Code::WrongType,
+                    format!(
+                        "\"{field}\" must be {want}, found {}",
+                        crate::calls::kind_of(v)
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+/// Why an object is not an envelope the loop accepts, if it is not: a tool name under any key
+/// `calls` reads one from (`tool`, `name` …), its parameters under any argument key (an object,
+/// or JSON text that `arguments` decodes and reports), and `terminate` (true or false).
+pub(super) fn any_shape_envelope_problem(map: &Map<String, Value>) -> Option<Error> {
+    let missing = |field: &str| {
+        Some(Error::whole(
+            Code::MissingField,
+            format!("tool call has no \"{field}\""),
+        ))
+    };
+    let wrong = |field: &str, want: &str, found: &Value| {
+        Some(Error::whole(
+            Code::WrongType,
+            format!(
+                "\"{field}\" must be {want}, found {}",
+                crate::calls::kind_of(found)
+            ),
+        ))
+    };
+    let field = |keys: &[&'static str]| keys.iter().find_map(|k| Some((*k, map.get(*k)?)));
+    match field(NAME_KEYS) {
+        None => return missing("tool"),
+        Some((key, name)) if !name.is_string() => return wrong(key, "a string", name),
+        Some(_) => {}
+    }
+    match field(ARG_KEYS) {
+        None => return missing("parameters"),
+        Some((key, args)) if !(args.is_object() || args.is_string()) => {
+            return wrong(key, "an object", args);
+        }
+        Some(_) => {}
+    }
+    match map.get("terminate") {
+        None => missing("terminate"),
+        Some(t) if !t.is_boolean() => wrong("terminate", "true or false", t),
+        Some(_) => None,
+    }
+}
+
+/// A JSON call cut off at `offset`: the first call read from what is there names the tool.
+pub(super) fn json_cut_off(raws: Vec<Raw>, offset: usize, out: &mut Out) {
+    let first = raws.into_iter().next();
+    out.items.push(Item::Incomplete(Incomplete {
+        tool: first
+            .as_ref()
+            .and_then(|r| r.name.as_deref())
+            .map(|n| bare_name(n).0),
+        id: first.and_then(|r| r.id),
+        offset,
+        message: "its JSON ends before it is closed".into(),
+    }));
+}

@@ -1,0 +1,403 @@
+//! XML-style bodies: `<function=NAME>` tags (Qwen3-Coder, Functionary), GLM's `<arg_key>`
+//! pairs, `<invoke>` (MiniMax-M2, DeepSeek DSML, Step-3) and Gemma's calls.
+
+use std::ops::Range;
+
+use serde_json::Value;
+
+use super::text::*;
+use crate::calls::scan::{Finder, bare_name, find_str, is_name_byte, skip_ws};
+use crate::calls::{Args, Field, Incomplete, Item, Out, Raw};
+
+/// GLM writes the name right after `<tool_call>`, then a newline, `<arg_key>` or the close;
+/// `<tool_call> tags` in prose is a mention.
+pub(super) fn looks_like_glm(body: &str) -> bool {
+    let n = body.bytes().take_while(|b| is_name_byte(*b)).count();
+    if n == 0 || body[..n].ends_with(['.', ':', '-']) {
+        return false;
+    }
+    let after = &body[n..];
+    after.is_empty()
+        || after.starts_with(['\n', '\r'])
+        || after.starts_with("<arg_key>")
+        || after.starts_with("</tool_call>")
+}
+
+/// One leading and one trailing newline stripped, as Qwen3-Coder writes values.
+pub(super) fn xml_value(raw: &str) -> String {
+    let raw = raw
+        .strip_prefix("\r\n")
+        .or_else(|| raw.strip_prefix('\n'))
+        .unwrap_or(raw);
+    let raw = raw
+        .strip_suffix("\r\n")
+        .or_else(|| raw.strip_suffix('\n'))
+        .unwrap_or(raw);
+    raw.to_owned()
+}
+
+/// `<function=NAME>…</function>` tags in `range`.
+/// Gemma calls in `range`: each `call:NAME{...}` is rewritten as JSON text (strings between
+/// `quote` tokens escaped, bare keys and enum words quoted) for the args pipeline. A call whose
+/// braces or strings are not closed is incomplete.
+pub(super) fn gemma(text: &str, range: Range<usize>, quote: &str, out: &mut Out) -> Option<usize> {
+    let mut pos = range.start;
+    let mut any = false;
+    while let Some(i) = find_str(&text[pos..range.end], "call:") {
+        let start = pos + i;
+        let name_start = start + "call:".len();
+        let name_len = text.as_bytes()[name_start..range.end]
+            .iter()
+            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+            .count();
+        let brace = name_start + name_len;
+        if name_len == 0 || !text[brace..range.end].starts_with('{') {
+            pos = name_start;
+            continue;
+        }
+        any = true;
+        let name = &text[name_start..brace];
+        match gemma_args(&text[..range.end], brace, quote) {
+            Some((json, end)) => {
+                out.items.push(Item::Call(Raw {
+                    name: Some(name.to_owned()),
+                    args: Args::Text(json),
+                    offset: start,
+                    ..Raw::default()
+                }));
+                pos = end;
+            }
+            None => {
+                out.cut_off(
+                    Some(bare_name(name).0),
+                    start,
+                    "it ends before its arguments are closed",
+                );
+                return Some(range.end);
+            }
+        }
+    }
+    any.then_some(range.end)
+}
+
+/// The Gemma arguments opening at `brace`, as JSON text, and where they end; `None` when the
+/// text ends first.
+pub(super) fn gemma_args(text: &str, brace: usize, quote: &str) -> Option<(String, usize)> {
+    let bytes = text.as_bytes();
+    let mut json = Vec::new();
+    // For each open container, whether it is an object (its entries start with a key).
+    let mut stack: Vec<bool> = Vec::new();
+    let mut at_key = false;
+    let mut j = brace;
+    while j < bytes.len() {
+        if text[j..].starts_with(quote) {
+            let s = j + quote.len();
+            let len = find_str(&text[s..], quote)?;
+            crate::bytes::escape::push_json_string(&mut json, &bytes[s..s + len]);
+            j = s + len + quote.len();
+            at_key = false;
+            continue;
+        }
+        let b = bytes[j];
+        match b {
+            b'{' | b'[' => {
+                stack.push(b == b'{');
+                at_key = b == b'{';
+                json.push(b);
+                j += 1;
+            }
+            b'}' | b']' => {
+                stack.pop();
+                json.push(b);
+                j += 1;
+                if stack.is_empty() {
+                    return Some((String::from_utf8(json).ok()?, j));
+                }
+            }
+            b',' => {
+                at_key = stack.last() == Some(&true);
+                json.push(b);
+                j += 1;
+            }
+            b':' => {
+                at_key = false;
+                json.push(b);
+                j += 1;
+            }
+            _ if b.is_ascii_whitespace() => j += 1,
+            _ => {
+                // A bare word: a key, or a value (number and literals as they are, an enum
+                // word as a string).
+                let len = bytes[j..]
+                    .iter()
+                    .take_while(|&&c| !matches!(c, b',' | b':' | b'{' | b'}' | b'[' | b']'))
+                    .count();
+                let word = text[j..j + len].trim_end();
+                let literal =
+                    matches!(word, "true" | "false" | "null") || crate::exact::is_number(word);
+                if at_key || !literal {
+                    crate::bytes::escape::push_json_string(&mut json, word.as_bytes());
+                } else {
+                    json.extend_from_slice(word.as_bytes());
+                }
+                j += len;
+            }
+        }
+    }
+    None
+}
+
+pub(super) fn function_tags(
+    text: &str,
+    range: Range<usize>,
+    closed: bool,
+    out: &mut Out,
+) -> Option<usize> {
+    let mut find = Finder::new(text);
+    let mut pos = range.start;
+    let mut any = false;
+    while let Some(i) = find_str(&text[pos..range.end], "<function=") {
+        let start = pos + i;
+        let name_start = start + "<function=".len();
+        let Some(gt) = text[name_start..range.end].find('>') else {
+            out.cut_off(None, start, "it ends inside its <function=…> tag");
+            return Some(range.end);
+        };
+        let name = text[name_start..name_start + gt]
+            .trim()
+            .trim_matches(['"', '\'']);
+        if name.is_empty() || !name.bytes().all(is_name_byte) {
+            pos = name_start;
+            continue;
+        }
+        any = true;
+        let content_start = name_start + gt + 1;
+        let (content_end, after) = until(&mut find, content_start, range.end, &["</function>"]);
+        let complete = after.is_some() || closed;
+        function_body(text, name, start, content_start..content_end, complete, out);
+        pos = after.unwrap_or(range.end);
+    }
+    any.then_some(range.end)
+}
+
+pub(super) fn function_body(
+    text: &str,
+    name: &str,
+    offset: usize,
+    range: Range<usize>,
+    complete: bool,
+    out: &mut Out,
+) {
+    let at = skip_ws(text, range.start).min(range.end);
+    let content = &text[at..range.end];
+    let incomplete = |message: &str| {
+        Item::Incomplete(Incomplete {
+            tool: Some(bare_name(name).0),
+            id: None,
+            offset,
+            message: message.to_owned(),
+        })
+    };
+    if content.starts_with(['{', '[']) {
+        // Functionary v3.1: the arguments are JSON; their end decides completeness.
+        out.items.push(Item::Call(Raw {
+            name: Some(name.to_owned()),
+            args: Args::Text(content.trim_end().to_owned()),
+            offset,
+            ..Raw::default()
+        }));
+        return;
+    }
+    if !complete {
+        out.items.push(incomplete("it ends before </function>"));
+        return;
+    }
+    let mut find = Finder::new(text);
+    let mut fields = Vec::new();
+    let mut pos = range.start;
+    while let Some(i) = find_str(&text[pos..range.end], "<parameter=") {
+        let key_start = pos + i + "<parameter=".len();
+        let Some(gt) = text[key_start..range.end].find('>') else {
+            out.items
+                .push(incomplete("it ends inside a <parameter=…> tag"));
+            return;
+        };
+        let key = text[key_start..key_start + gt]
+            .trim()
+            .trim_matches(['"', '\'']);
+        let value_start = key_start + gt + 1;
+        let (value_end, after) = until(
+            &mut find,
+            value_start,
+            range.end,
+            &["</parameter>", "<parameter=", "</function>"],
+        );
+        let closed_tag = after.is_some_and(|a| text[value_end..a].starts_with("</parameter>"));
+        fields.push((
+            key.to_owned(),
+            Field::Text(xml_value(&text[value_start..value_end])),
+        ));
+        pos = if closed_tag {
+            after.unwrap_or(range.end)
+        } else {
+            value_end
+        };
+    }
+    out.items.push(Item::Call(Raw {
+        name: Some(name.to_owned()),
+        args: Args::Fields(fields),
+        offset,
+        ..Raw::default()
+    }));
+}
+
+/// GLM-4.5: `NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>…` (one call per block).
+pub(super) fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) -> Option<usize> {
+    let lead =
+        text[range.clone()].len() - text[range.clone()].trim_start_matches(['\n', '\r']).len();
+    if !looks_like_glm(&text[range.start + lead..range.end]) {
+        return None;
+    }
+    let at = range.start + lead;
+    let n = text[at..range.end]
+        .bytes()
+        .take_while(|b| is_name_byte(*b))
+        .count();
+    if n == 0 {
+        return None;
+    }
+    let name = &text[at..at + n];
+    if !closed {
+        out.cut_off(
+            Some(bare_name(name).0),
+            range.start,
+            "it ends before </tool_call>",
+        );
+        return Some(range.end);
+    }
+    let mut find = Finder::new(text);
+    let mut fields = Vec::new();
+    let mut pos = at + n;
+    while let Some(i) = find_str(&text[pos..range.end], "<arg_key>") {
+        let key_start = pos + i + "<arg_key>".len();
+        let (key_end, after_key) = until(&mut find, key_start, range.end, &["</arg_key>"]);
+        let value_open = after_key.map(|a| skip_ws(text, a));
+        let value = value_open
+            .filter(|&v| text[v..range.end].starts_with("<arg_value>"))
+            .map(|v| {
+                let vs = v + "<arg_value>".len();
+                let (ve, after) = until(&mut find, vs, range.end, &["</arg_value>"]);
+                (vs..ve, after.unwrap_or(range.end))
+            });
+        let key = text[key_start..key_end].trim().to_owned();
+        match value {
+            Some((span, after)) => {
+                fields.push((key, Field::TextOrJson(text[span].to_owned())));
+                pos = after;
+            }
+            None => {
+                fields.push((key, Field::Value(Value::Null)));
+                pos = after_key.unwrap_or(range.end);
+            }
+        }
+    }
+    out.items.push(Item::Call(Raw {
+        name: Some(name.to_owned()),
+        args: Args::Fields(fields),
+        offset: range.start,
+        ..Raw::default()
+    }));
+    Some(range.end)
+}
+
+/// The value of attribute `key` in a tag's text (`name="x"`, `name='x'` or `name=x`).
+pub(super) fn attr(tag: &str, key: &str) -> Option<String> {
+    let mut pos = 0;
+    while let Some(i) = find_str(&tag[pos..], key) {
+        let at = pos + i;
+        let before_ok = at == 0 || tag.as_bytes()[at - 1].is_ascii_whitespace();
+        let after = at + key.len();
+        if before_ok && tag[after..].starts_with('=') {
+            let v = &tag[after + 1..];
+            return Some(match v.chars().next() {
+                Some(q @ ('"' | '\'')) => v[1..].split(q).next().unwrap_or_default().to_owned(),
+                _ => v
+                    .split(|c: char| c.is_whitespace() || c == '>' || c == '/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+            });
+        }
+        pos = after;
+    }
+    None
+}
+
+/// `<Pinvoke name="X">` calls with `<Pparameter name="K">V</Pparameter>` values.
+pub(super) fn invokes(
+    text: &str,
+    range: Range<usize>,
+    closed: bool,
+    prefix: &str,
+    out: &mut Out,
+) -> Option<usize> {
+    let open = format!("<{prefix}invoke");
+    let close = format!("</{prefix}invoke>");
+    let p_open = format!("<{prefix}parameter");
+    let p_close = format!("</{prefix}parameter>");
+    let mut find = Finder::new(text);
+    let mut pos = range.start;
+    let mut any = false;
+    while let Some(i) = find_str(&text[pos..range.end], &open) {
+        let start = pos + i;
+        let Some(gt) = text[start..range.end].find('>') else {
+            out.cut_off(None, start, "it ends inside its <invoke> tag");
+            return Some(range.end);
+        };
+        let tag = &text[start + open.len()..start + gt];
+        let name = attr(tag, "name").unwrap_or_default();
+        any = true;
+        let content_start = start + gt + 1;
+        let (content_end, after) = until(&mut find, content_start, range.end, &[close.as_str()]);
+        if after.is_none() && !closed {
+            out.cut_off(
+                (!name.is_empty()).then(|| bare_name(&name).0),
+                start,
+                format!("it ends before {close}"),
+            );
+            return Some(range.end);
+        }
+        let mut fields = Vec::new();
+        let mut p = content_start;
+        while let Some(j) = find_str(&text[p..content_end], &p_open) {
+            let tag_start = p + j + p_open.len();
+            let Some(gt) = text[tag_start..content_end].find('>') else {
+                break;
+            };
+            let tag = &text[tag_start..tag_start + gt];
+            let key = attr(tag, "name").unwrap_or_default();
+            let is_json = attr(tag, "string").is_some_and(|s| s == "false");
+            let value_start = tag_start + gt + 1;
+            let (value_end, after) =
+                until(&mut find, value_start, content_end, &[p_close.as_str()]);
+            let value = xml_value(&text[value_start..value_end]);
+            fields.push((
+                key,
+                if is_json {
+                    Field::Json(value)
+                } else {
+                    Field::Text(value)
+                },
+            ));
+            p = after.unwrap_or(content_end);
+        }
+        out.items.push(Item::Call(Raw {
+            name: Some(name),
+            args: Args::Fields(fields),
+            offset: start,
+            ..Raw::default()
+        }));
+        pos = after.unwrap_or(range.end);
+    }
+    any.then_some(range.end)
+}
