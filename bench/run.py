@@ -926,7 +926,11 @@ def main():
     res = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "command": os.environ.get("BENCH_COMMAND", "python3 bench/run.py " + " ".join(sys.argv[1:])).strip(),
            "machine": machine(), "versions": versions(), "skipped_tools": skipped}
-    if args.merge and os.path.exists(os.path.join(WORK, "results.json")):
+    if args.merge and not os.path.exists(os.path.join(WORK, "results.json")):
+        # Without the earlier run's figures, "merging" would write a page with only this run's
+        # sections over the committed one.
+        sys.exit("--merge needs bench/work/results.json from an earlier run of the other sections")
+    if args.merge:
         with open(os.path.join(WORK, "results.json")) as f:
             old = json.load(f)
         old.update({k: v for k, v in res.items() if k not in ("command", "date")})
