@@ -1,0 +1,343 @@
+//! Object keys and their colons, and duplicate keys: each key is tagged by hash so a repeated
+//! key is found without comparing bytes, linearly for small objects, by index for large ones.
+
+use super::strings::skip_plain;
+use super::{KeyEntry, Parser, Quote};
+use crate::bytes::escape::push_json_string;
+use crate::error::Error;
+use crate::repair::{Repair, RepairKind};
+use std::collections::HashMap;
+use std::ops::Range;
+
+/// See [`KeyEntry::tag`].
+const REPORTED: u64 = 1 << 63;
+
+/// Objects with more keys than this look keys up by hash instead of by scanning.
+const LINEAR_KEYS: usize = 24;
+
+impl<'a> Parser<'a> {
+    /// Rewrites the members of the object being closed so each key appears once, at its first
+    /// position, with its last value (what `JSON.parse` and Python's `json` keep).
+    pub(super) fn merge_duplicates(&mut self, keys_base: usize) {
+        let entries = &self.scratch.keys[keys_base..];
+        let body_start = entries[0].start;
+        let end = self.out.len();
+        let value = |i: usize| -> Range<usize> {
+            let stop = entries.get(i + 1).map_or(end, |next| next.start - 1);
+            entries[i].end + 1..stop
+        };
+        let out = &self.out;
+        let mut last: HashMap<&[u8], usize> = HashMap::new();
+        for (i, e) in entries.iter().enumerate() {
+            last.insert(&out[e.start..e.end], i);
+        }
+        let mut merged = Vec::with_capacity(end - body_start);
+        for e in entries {
+            let key = &out[e.start..e.end];
+            // Only the first occurrence writes the member; later ones are folded into it.
+            let Some(j) = last.remove(key) else { continue };
+            if !merged.is_empty() {
+                merged.push(b',');
+            }
+            merged.extend_from_slice(key);
+            merged.push(b':');
+            merged.extend_from_slice(&out[value(j)]);
+        }
+        self.out.truncate(body_start);
+        self.out.extend_from_slice(&merged);
+    }
+
+    /// Reads an object key and writes it as a JSON string.
+    pub(super) fn key(&mut self) -> Result<(), Error> {
+        let at = self.pos;
+        if self.scratch.nesting.add_member() {
+            self.out.push(b',');
+        }
+        let start = self.out.len();
+        let at = match self.stray_words_before_key(at) {
+            Some(key) => {
+                // `{"a": 1, COMMENT "b": 2}`: words before a quoted key are left out, rather
+                // than made a key that swallows the member after them.
+                self.note_prose(at, key);
+                self.pos = key;
+                key
+            }
+            None => at,
+        };
+        let plain_end = match self.src[at] {
+            b'"' => Some(skip_plain(self.src, at + 1, Quote::Double)),
+            _ => None,
+        };
+        if let Some(end) = plain_end.filter(|&end| {
+            self.src.get(end) == Some(&b'"')
+                && (self.strict || self.src.get(self.skip_spaces_from(end + 1)) == Some(&b':'))
+        }) {
+            // Most keys: nothing to escape before the closing quote, and a colon after it.
+            self.out.extend_from_slice(&self.src[at..=end]);
+            self.pos = end + 1;
+        } else if let Some(colon) = self.key_cut_at_colon(at) {
+            // `{"key:"value"}`, `{"key:value}`: the key's closing quote is missing before
+            // its colon.
+            self.fix(RepairKind::MissingQuote, colon)?;
+            push_json_string(self.out, &self.src[at + 1..colon]);
+            self.pos = colon;
+        } else if let Some((quote, len)) = Quote::opening(&self.src[at..]) {
+            if quote != Quote::Double {
+                self.fix(quote.repair().expect("not a double quote"), at)?;
+            }
+            if let Some(close) = self.mismatched_key_quote(quote, at + len) {
+                // `{"a': 1}`, `{'a": 1}`, `{“a": 1}`: closed by the other kind of quote.
+                if quote == Quote::Double {
+                    self.fix(RepairKind::SingleQuotes, close)?;
+                }
+                push_json_string(self.out, &self.src[at + len..close]);
+                self.pos = close + 1;
+            } else {
+                self.out.push(b'"');
+                self.string_body(quote, len, true)?;
+                self.out.push(b'"');
+            }
+        } else if !self.strict && is_bare_key_byte(self.src[at]) {
+            self.fix(RepairKind::UnquotedKey, at)?;
+            let word = self.src[at..]
+                .iter()
+                .position(|&b| !is_bare_key_byte(b))
+                .unwrap_or(self.src.len() - at);
+            // `{with space: 1}`: words up to a colon on the same line are one key. The look
+            // ahead is bounded so a long run of words without a colon stays linear.
+            let ahead = &self.src[at..(at + 64).min(self.src.len())];
+            let len = match ahead
+                .iter()
+                .position(|&b| !is_bare_key_byte(b) && b != b' ')
+            {
+                Some(colon) if ahead[colon] == b':' => ahead[..colon].trim_ascii_end().len(),
+                _ => word,
+            };
+            push_json_string(self.out, &self.src[at..at + len]);
+            self.pos = at + len;
+            if let Some(&(b'"' | b'\'')) = self.src.get(self.pos) {
+                // `{a":"foo"}`: the key's closing quote is there, its opening one is not.
+                self.fix(RepairKind::MissingQuote, self.pos)?;
+                self.pos += 1;
+            }
+        } else {
+            return Err(self.invalid(at, "expected a string key"));
+        }
+        self.note_key(start, at);
+        Ok(())
+    }
+
+    /// For a double-quoted key at `at` whose closing quote is missing before its colon, where
+    /// that colon is: the key's text ends with a colon and a quote that no colon follows
+    /// (`"key:"value"`), or no quote closes it at all (`"key:value}`). A key that holds a
+    /// colon and is closed (`"a:b": 1`) is not one. The look ahead is bounded.
+    fn key_cut_at_colon(&self, at: usize) -> Option<usize> {
+        if self.strict || self.src[at] != b'"' {
+            return None;
+        }
+        let end = (at + 1 + 256).min(self.src.len());
+        let ahead = &self.src[at + 1..end];
+        let stop = ahead
+            .iter()
+            .position(|&b| matches!(b, b'"' | b'\'' | b'\n' | b'\\'));
+        let colon = match stop.map(|i| (i, ahead[i])) {
+            Some((i, b'"')) if i > 0 && ahead[i - 1] == b':' => {
+                let next = self.skip_spaces_from(at + 1 + i + 1);
+                if self.src.get(next) == Some(&b':') {
+                    return None;
+                }
+                i - 1
+            }
+            None if end == self.src.len() => ahead.iter().position(|&b| b == b':')?,
+            _ => return None,
+        };
+        let key = &ahead[..colon];
+        (!key.is_empty() && !key.contains(&b':')).then_some(at + 1 + colon)
+    }
+
+    /// Where a key opened by `quote` (its text starting at `from`) is closed by the other kind
+    /// of ASCII quote followed by a colon, when that comes before any quote of its own kind on
+    /// the same line. The look ahead is bounded, so keys stay linear.
+    fn mismatched_key_quote(&self, quote: Quote, from: usize) -> Option<usize> {
+        if self.strict {
+            return None;
+        }
+        let other = match quote {
+            Quote::Double => b'\'',
+            Quote::Single | Quote::CurlyDouble => b'"',
+            Quote::CurlySingle | Quote::Backtick => return None,
+        };
+        let ahead = &self.src[from..(from + 256).min(self.src.len())];
+        let i = ahead
+            .iter()
+            .position(|&b| b == b'"' || b == b'\'' || b == b'\\' || b == b'\n' || b == 0xE2)?;
+        let close = from + i;
+        let next = self.skip_spaces_from(close + 1);
+        if ahead[i] != other || self.src.get(next) != Some(&b':') {
+            return None;
+        }
+        // `{"':\"": 1}` is valid JSON: a key its own quote closes (past escapes) before a
+        // colon is not closed by the other quote inside it.
+        if quote == Quote::Double {
+            let mut p = i + 1;
+            while let Some(j) = ahead.get(p..).and_then(|t| memchr::memchr2(b'"', b'\\', t)) {
+                p += j;
+                if ahead[p] == b'\\' {
+                    p += 2;
+                    continue;
+                }
+                if self.src.get(self.skip_spaces_from(from + p + 1)) == Some(&b':') {
+                    return None;
+                }
+                break;
+            }
+        }
+        Some(close)
+    }
+
+    /// Remembers the key just written at `out[start..]`, and notes a duplicate. Inlined: it
+    /// runs for every key, and as a call it cost 5% more instructions.
+    #[inline(always)]
+    pub(super) fn note_key(&mut self, start: usize, at: usize) {
+        let end = self.out.len();
+        let depth = self.scratch.nesting.depth();
+        let scratch = &mut *self.scratch;
+        let level = scratch.nesting.top().expect("an open object");
+        let keys_base = scratch.nesting.keys_base();
+        let key = &self.out[start..end];
+        let tag = key_tag(key);
+        let entries = &scratch.keys[keys_base..];
+        // The key's first entry in this object, if it has one.
+        let first = if entries.len() < LINEAR_KEYS {
+            entries
+                .iter()
+                .position(|e| e.tag & !REPORTED == tag && &self.out[e.start..e.end] == key)
+                .map(|i| keys_base + i)
+        } else {
+            if !level.indexed() {
+                scratch.nesting.mark_indexed();
+                for (i, e) in entries.iter().enumerate() {
+                    let hash = fnv(&self.out[e.start..e.end]);
+                    scratch
+                        .key_index
+                        .entry((depth, hash))
+                        .or_insert(keys_base + i);
+                }
+            }
+            let hash = fnv(key);
+            match scratch.key_index.get(&(depth, hash)) {
+                Some(&i) => {
+                    let e = &scratch.keys[i];
+                    // A hash collision between different keys falls back to a scan.
+                    if &self.out[e.start..e.end] == key {
+                        Some(i)
+                    } else {
+                        entries
+                            .iter()
+                            .position(|e| &self.out[e.start..e.end] == key)
+                            .map(|i| keys_base + i)
+                    }
+                }
+                None => {
+                    scratch.key_index.insert((depth, hash), scratch.keys.len());
+                    None
+                }
+            }
+        };
+        self.key_at = at;
+        self.key_reported = false;
+        if let Some(first) = first {
+            scratch.nesting.mark_duplicate();
+            // One repair per repeated key and object, at its first repeat: a key written a
+            // million times is one record, not a million (the value kept is still the last).
+            if scratch.keys[first].tag & REPORTED == 0 {
+                scratch.keys[first].tag |= REPORTED;
+                self.key_reported = true;
+                let mut repair = Repair::at(RepairKind::DuplicateKey, at);
+                let text = serde_json::from_slice::<String>(key)
+                    .unwrap_or_else(|_| String::from_utf8_lossy(key).into_owned());
+                repair.text = Some(text);
+                self.repairs.push(repair);
+            }
+        }
+        scratch.keys.push(KeyEntry { start, end, tag });
+    }
+
+    pub(super) fn colon(&mut self) -> Result<(), Error> {
+        self.skip_ws()?;
+        let at = self.pos;
+        let rest = &self.src[at..];
+        if rest.first() == Some(&b':') {
+            self.pos += 1;
+            if !self.strict {
+                // `{"a":: 1}`, `{"a": : 1}`: a doubled colon.
+                let next = self.skip_spaces_from(self.pos);
+                if self.src.get(next) == Some(&b':') {
+                    self.fix(RepairKind::MissingColon, next)?;
+                    self.pos = next + 1;
+                }
+            }
+        } else if !self.strict && (rest.starts_with(b"=>") || rest.starts_with(b":=")) {
+            self.fix(RepairKind::MissingColon, at)?;
+            self.pos += 2;
+        } else if !self.strict && matches!(rest.first(), Some(b'=' | b';')) {
+            // `{"a" = 1}`, `{"a";1}`: another separator written for the colon.
+            self.fix(RepairKind::MissingColon, at)?;
+            self.pos += 1;
+        } else if !self.strict
+            && rest.first() == Some(&b',')
+            && self.scalar_ends_item(self.skip_spaces_from(at + 1))
+        {
+            // `{"a": 1, "b", 2}`: a comma for the colon, as the number or literal that follows,
+            // ending the member, cannot be a key (json_repair's reading).
+            self.fix(RepairKind::MissingColon, at)?;
+            self.pos += 1;
+        } else {
+            self.fix(RepairKind::MissingColon, at)?;
+        }
+        self.out.push(b':');
+        Ok(())
+    }
+}
+
+/// Bytes an unquoted key may hold: anything but whitespace and JSON punctuation.
+pub(super) fn is_bare_key_byte(b: u8) -> bool {
+    !matches!(
+        b,
+        b' ' | b'\t' | b'\n' | b'\r' | b':' | b',' | b'{' | b'}' | b'[' | b']' | b'"' | b'\''
+    )
+}
+
+/// A cheap fingerprint of a key (with its quotes): its length and its first and last eight
+/// bytes. Equal keys have equal tags; different keys rarely do.
+fn key_tag(key: &[u8]) -> u64 {
+    let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
+    // Whole words only: a copy of a variable length would be a memcpy call per key.
+    let bits = match key.len() {
+        0..8 => key.iter().fold(0, |tag, &b| tag << 8 | u64::from(b)),
+        len => word(&key[..8]) ^ word(&key[len - 8..]).rotate_left(29),
+    };
+    (bits ^ (key.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) & !REPORTED
+}
+
+/// FNV-1a: a fast hash for short keys; collisions are checked by comparing the keys.
+pub(super) fn fnv(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_tags_of_equal_keys_are_equal() {
+        assert_eq!(key_tag(br#""content_5""#), key_tag(br#""content_5""#));
+        assert_ne!(key_tag(br#""content_5""#), key_tag(br#""content_7""#));
+        assert_ne!(key_tag(br#""""#), key_tag(br#""a""#));
+    }
+}
