@@ -1012,6 +1012,23 @@ fn stop_after_call_reads_one_call_of_two() {
 }
 
 #[test]
+fn stop_after_call_ends_the_reply_at_its_first_call_when_one_piece_holds_more() {
+    // The first call and the start of a second come in one piece: the reply is cut at the
+    // end of the first call's JSON, and only that call runs.
+    let first = RECORD_CALL.replace("<<PAUSE>>", "");
+    let reply = format!("{first}\n{{\"tool\": \"record\", \"parame<<HANG>>");
+    let (s, config) = streaming("stream-two-in-one-piece", &reply, true);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    let response = &s.events_of("llm.response")[0]["data"];
+    assert_eq!(response["stopped"], true, "{response}");
+    assert_eq!(response["reply"], first);
+    assert_eq!(s.events_of("tool.call").len(), 1);
+    s.assert_nothing_left(2);
+}
+
+#[test]
 fn without_stop_after_call_the_reply_is_read_to_its_end() {
     // The same reply as above, the key left out (false by default): the model is waited for,
     // and its call timeout (here the run's, 3 s) ends it.

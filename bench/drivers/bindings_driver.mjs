@@ -8,9 +8,12 @@
 //   per_call_toolmend_text      mender.mend(line).json: the JSON text back (null on failure)
 //   per_call_jsonrepair_text    jsonrepair(line): the JSON text back
 //   mend_many                   await toolmend.mendMany(lines): one call, off the main thread
+//   cli                         `toolmend args FILE` (the package's binary), output thrown away:
+//                               in the same rounds, so that mendMany's ratio to it is fair
 //
 // usage: node bindings_driver.mjs FILE ROUNDS   (run from bench/work/, beside node_modules)
 import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import toolmend from 'toolmend';
 import { jsonrepair } from 'jsonrepair';
 
@@ -61,6 +64,10 @@ const ways = {
     return failed;
   },
   mend_many: async () => (await toolmend.mendMany(lines)).filter((r) => !r.ok).length,
+  cli: async () => {
+    spawnSync(toolmend.binaryPath(), ['args', file], { stdio: 'ignore' });
+    return 0;
+  },
 };
 
 const names = Object.keys(ways);

@@ -10,10 +10,13 @@ object: {way: [seconds per round]} and each way's count of failed inputs.
   mend_many                    toolmend.mend_many(lines): one call, the GIL released, the
                                CLI's threads
   mend_many_1                  the same on one thread
+  cli                          `toolmend args FILE` (the wheel's binary), output thrown away:
+                               in the same rounds, so that mend_many's ratio to it is fair
 
 usage: python bindings_driver.py FILE ROUNDS"""
 
 import json
+import subprocess
 import sys
 import time
 
@@ -68,8 +71,14 @@ def mend_many_1(lines):
     return sum(not r.ok for r in toolmend.mend_many(lines, threads=1))
 
 
+def cli(path):
+    subprocess.run([toolmend.binary_path(), "args", path], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return 0
+
+
 WAYS = [per_call_toolmend, per_call_json_repair_objects, per_call_toolmend_text,
-        per_call_json_repair_text, mend_many, mend_many_1]
+        per_call_json_repair_text, mend_many, mend_many_1, cli]
 
 
 def main():
@@ -81,7 +90,7 @@ def main():
     for r in range(rounds):
         for way in WAYS[r % len(WAYS):] + WAYS[: r % len(WAYS)]:
             started = time.perf_counter()
-            failed[way.__name__] = way(lines)
+            failed[way.__name__] = way(path if way is cli else lines)
             times[way.__name__].append(time.perf_counter() - started)
             print(f"  round {r + 1}: {way.__name__} {times[way.__name__][-1]:.3f}s", file=sys.stderr)
     print(json.dumps({"times": times, "failed": failed, "lines": len(lines),

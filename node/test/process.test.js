@@ -62,6 +62,22 @@ test('a dead child is started again', async () => {
   }
 });
 
+test('a child killed while a request waits rejects that request alone; the next gets a new child', async () => {
+  const tm = new toolmend.Process();
+  try {
+    assert.equal((await tm.mendArgs('{}')).ok, true);
+    const stuck = tm._args.child;
+    // Stopped first, so it cannot answer before it dies.
+    stuck.kill('SIGSTOP');
+    setTimeout(() => stuck.kill('SIGKILL'), 200);
+    await assert.rejects(tm.mendArgs('{"x": 1,}'), (e) => e instanceof toolmend.ToolmendError && /ended \(SIGKILL\)/.test(e.message));
+    assert.deepEqual((await tm.mendArgs('{"y": 2,}')).value, { y: 2 });
+    assert.equal(tm.restarts, 1);
+  } finally {
+    tm.close();
+  }
+});
+
 test('a missing binary is named plainly', async () => {
   const tm = new toolmend.Process({ binary: '/nonexistent/toolmend' });
   await assert.rejects(tm.mendArgs('{}'), (e) => e.code === 'invalid_input' && /nonexistent/.test(e.message));

@@ -161,7 +161,10 @@ fn parse_options(
 enum Outcome {
     Ok {
         json: String,
-        repairs: String,
+        // Written as JSON only when asked for: in `mend_many` the records are made one after
+        // another with the GIL held, after the threads, and inputs with hundreds of repairs
+        // made that serial part outweigh the mending.
+        repairs: Vec<toolmend::Repair>,
         dropped: Vec<String>,
     },
     Failed {
@@ -173,21 +176,24 @@ enum Outcome {
 impl Outcome {
     fn new(input: &Input<'_>, result: Result<Mended<'_>, toolmend::Error>) -> Outcome {
         match result {
-            Ok(mended) => {
-                let mut repairs = Vec::new();
-                toolmend::write_repairs(&mut repairs, mended.repairs());
-                Outcome::Ok {
-                    json: mended.value().into_owned(),
-                    repairs: String::from_utf8(repairs).expect("records are UTF-8"),
-                    dropped: mended.dropped().map(str::to_owned).collect(),
-                }
-            }
+            Ok(mended) => Outcome::Ok {
+                json: mended.value().into_owned(),
+                repairs: mended.repairs().to_vec(),
+                dropped: mended.dropped().map(str::to_owned).collect(),
+            },
             Err(error) => Outcome::Failed {
                 error,
                 original: input.original(),
             },
         }
     }
+}
+
+/// Repairs as the records' JSON list.
+fn repairs_json(repairs: &[toolmend::Repair]) -> String {
+    let mut out = Vec::new();
+    toolmend::write_repairs(&mut out, repairs);
+    String::from_utf8(out).expect("records are UTF-8")
 }
 
 /// One input's result: a value with what was repaired and dropped, or an error.
@@ -249,7 +255,7 @@ impl Record {
         match &self.outcome {
             Outcome::Ok { repairs, .. } => self
                 .repairs
-                .get_or_try_init(py, || json_loads(py, repairs))
+                .get_or_try_init(py, || json_loads(py, &repairs_json(repairs)))
                 .map(|v| v.clone_ref(py)),
             Outcome::Failed { .. } => Ok(PyList::empty(py).into_any().unbind()),
         }
@@ -336,7 +342,11 @@ impl Record {
     fn __repr__(&self) -> String {
         match &self.outcome {
             Outcome::Ok { json, repairs, .. } => {
-                format!("Record(ok=True, json={}, repairs={repairs})", short(json))
+                format!(
+                    "Record(ok=True, json={}, repairs={})",
+                    short(json),
+                    repairs_json(repairs)
+                )
             }
             Outcome::Failed { error, .. } => format!(
                 "Record(ok=False, code={:?}, message={:?})",

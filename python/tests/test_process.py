@@ -2,8 +2,10 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -63,6 +65,17 @@ def test_a_dead_child_is_started_again():
         os.kill(tm.pids["args"], 9)
         assert tm.mend_args('{"a": 1}')["value"] == {"a": 1}
         assert tm.restarts == 1
+
+
+def test_a_child_killed_while_a_request_waits_is_replaced_and_the_request_answered():
+    with toolmend.Process() as tm:
+        assert tm.mend_args("{}")["ok"]
+        # Stopped first, so it cannot answer before it dies.
+        stuck = tm.pids["args"]
+        os.kill(stuck, signal.SIGSTOP)
+        threading.Timer(0.2, os.kill, (stuck, signal.SIGKILL)).start()
+        assert tm.mend_args('{"x": 1,}')["value"] == {"x": 1}
+        assert tm.restarts == 1 and tm.pids["args"] != stuck
 
 
 def test_a_missing_binary_is_named_plainly(monkeypatch, tmp_path):

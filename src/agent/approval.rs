@@ -6,7 +6,7 @@
 //! once, with that exact string; whitespace around the object is fine. `{"decision": "deny"}`,
 //! optionally with a string `"reason"` (each key once), denies it, whatever the exit status.
 //! Anything else is a failure, which rejects the call too: a non-zero exit, a crash, running
-//! past its timeout, no output, output that is not UTF-8 or over [`MAX_ANSWER`], a key given
+//! past its timeout, no output, output that is not UTF-8 or over 64 KiB, a key given
 //! twice, any other key or value (`"Allow"`, `" allow"`, `true`), or anything before or after
 //! the one object (a second object, a word, a log line). An ambiguous answer never allows.
 

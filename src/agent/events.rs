@@ -53,12 +53,6 @@ impl Events {
         self.sinks = kept;
     }
 
-    /// Whether events go nowhere (no transcript, no `--verbose`): then nothing need be made
-    /// for them.
-    pub fn is_silent(&self) -> bool {
-        self.sinks.is_empty()
-    }
-
     /// Why writing events failed, if it did.
     pub fn failure(&self) -> Option<&str> {
         self.failed.as_deref()

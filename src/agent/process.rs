@@ -24,6 +24,9 @@ use super::sys;
 /// on pipes a process outside the group (one that called `setsid`) could still hold.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
+/// Pieces of stdout (up to 64 KiB each) waiting for the watcher, at most.
+const PIECES: usize = 16;
+
 /// How long a stopped child's process group has between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(1);
 
@@ -211,8 +214,9 @@ pub enum Watch {
 }
 
 /// [`run`], with `watch` given each piece of stdout as it arrives (on this thread, while the
-/// deadline and stop signals are still watched). The pieces are also kept in
-/// [`Finished::stdout`] as with [`run`]; after a [`Watch::Stop`] no more are given.
+/// deadline and stop signals are still watched), up to `max_output` bytes; after a
+/// [`Watch::Stop`] no more are given. The pieces go to the watcher only: so that a reply is
+/// held once, [`Finished::stdout`] then counts stdout's bytes (`total`) but keeps none.
 ///
 /// # Errors
 /// As [`run`].
@@ -254,10 +258,11 @@ pub fn run_watched(
         Arc::new(Mutex::new(Captured::default())),
     ];
     let mut streams = 0;
-    // The pieces of stdout for the watcher.
+    // The pieces of stdout for the watcher; bounded, so that a child writing faster than
+    // the watcher reads waits on its pipe instead of filling our memory.
     let (pieces, watched) = match watch {
         Some(_) => {
-            let (tx, rx) = mpsc::channel();
+            let (tx, rx) = mpsc::sync_channel(PIECES);
             (Some(tx), Some(rx))
         }
         None => (None, None),
@@ -316,20 +321,26 @@ pub fn run_watched(
         stop(&mut child, group);
     }
 
+    // What the child wrote before it exited, not yet watched: given until its stdout closes
+    // (the reader ends), then the channel is dropped, so that a reader held by a pipe an
+    // escaped process keeps open is not blocked on it.
+    if let (Some(rx), Some(watch)) = (&watched, &mut watch) {
+        let until = Instant::now() + DRAIN_GRACE;
+        let mut stopped = !matches!(ended, Ended::Exited(_));
+        while let Ok(piece) = rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            if !stopped && watch(&piece) == Watch::Stop {
+                stopped = true;
+            }
+        }
+    }
+    drop(watched);
+
     let drain_until = Instant::now() + DRAIN_GRACE;
     for _ in 0..streams {
         let wait = drain_until.saturating_duration_since(Instant::now());
         if receiver.recv_timeout(wait).is_err() {
             // Kept what was read so far; the reader ends when the pipe's last holder does.
             break;
-        }
-    }
-    // What the child wrote before it exited, not yet watched.
-    if let (Some(rx), Some(watch), Ended::Exited(_)) = (&watched, &mut watch, ended) {
-        while let Ok(piece) = rx.try_recv() {
-            if watch(&piece) == Watch::Stop {
-                break;
-            }
         }
     }
     // Taken, not copied: a reply may be megabytes.
@@ -391,14 +402,16 @@ fn stop(child: &mut Child, group: Group) {
 }
 
 /// Reads a stream to its end on a thread into `into`, keeping the first `max` bytes and
-/// counting the rest (and sending what it keeps to `pieces`), then says so on `done`.
+/// counting the rest, then says so on `done`. With `pieces`, what it keeps is sent there
+/// instead (until the receiver is gone), and only counted in `into`.
 fn spawn_reader(
     mut stream: impl Read + Send + 'static,
     max: usize,
     into: Arc<Mutex<Captured>>,
     done: mpsc::Sender<()>,
-    pieces: Option<mpsc::Sender<Vec<u8>>>,
+    mut pieces: Option<mpsc::SyncSender<Vec<u8>>>,
 ) {
+    let watched = pieces.is_some();
     thread::spawn(move || {
         let mut chunk = vec![0u8; 64 * 1024];
         loop {
@@ -406,14 +419,17 @@ fn spawn_reader(
                 Ok(0) => break,
                 Ok(n) => {
                     let Ok(mut captured) = into.lock() else { break };
-                    let room = max.saturating_sub(captured.bytes.len());
-                    captured.bytes.extend_from_slice(&chunk[..n.min(room)]);
+                    // What is kept is the first `max` bytes, whether here or sent.
+                    let kept = captured.total.min(max as u64) as usize;
+                    let take = n.min(max - kept);
                     captured.total += n as u64;
-                    drop(captured);
-                    if let Some(pieces) = &pieces
-                        && n.min(room) > 0
-                    {
-                        let _ = pieces.send(chunk[..n.min(room)].to_vec());
+                    if !watched {
+                        captured.bytes.extend_from_slice(&chunk[..take]);
+                    } else if let Some(sender) = &pieces {
+                        drop(captured);
+                        if take > 0 && sender.send(chunk[..take].to_vec()).is_err() {
+                            pieces = None;
+                        }
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -527,6 +543,53 @@ mod tests {
         }
         assert!(took < Duration::from_secs(2), "{took:?}");
         assert_eq!(done.stdout.bytes, b"early\n");
+    }
+
+    #[test]
+    fn a_watcher_gets_stdout_as_it_comes_and_can_stop_the_child() {
+        // Everything, up to the bound; the bytes go to the watcher only, and are counted.
+        let mut seen = Vec::new();
+        let mut watch = |piece: &[u8]| {
+            seen.extend_from_slice(piece);
+            Watch::More
+        };
+        let done = run_watched(
+            &sh("printf abc; sleep 0.1; printf def"),
+            b"",
+            soon(10.0),
+            5,
+            Group::Own,
+            Some(&mut watch),
+        )
+        .unwrap();
+        assert_eq!(seen, b"abcde");
+        assert_eq!(done.stdout.total, 6);
+        assert!(done.stdout.bytes.is_empty());
+        assert!(done.succeeded());
+        // Stopped at the first piece: the child (which would sleep 30 s) and its group end.
+        let started = Instant::now();
+        let mut watch = |piece: &[u8]| {
+            if piece.starts_with(b"call") {
+                Watch::Stop
+            } else {
+                Watch::More
+            }
+        };
+        let done = run_watched(
+            &sh("printf call; sleep 30 & sleep 30"),
+            b"",
+            soon(20.0),
+            100,
+            Group::Own,
+            Some(&mut watch),
+        )
+        .unwrap();
+        assert_eq!(done.ended, Ended::Stopped);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]

@@ -338,13 +338,12 @@ impl Run<'_> {
             let mut watcher = Watcher {
                 stream: Stream::new(self.call_options.clone()),
                 carry: Vec::new(),
-                reply: String::new(),
                 events: &mut *self.events,
                 iteration: self.iterations,
                 stop_after_call: llm.stop_after_call,
                 options: &self.call_options,
                 checked: (0, 0),
-                fed: 0,
+                cut: None,
             };
             let mut watch = |piece: &[u8]| watcher.piece(piece);
             let ran = process::run_watched(
@@ -355,7 +354,9 @@ impl Run<'_> {
                 Group::Own,
                 Some(&mut watch),
             );
-            let stopped_reply = std::mem::take(&mut watcher.reply);
+            // The reply as read (the pieces went to the watcher, not to `done.stdout`).
+            let (read, cut) = watcher.into_stream();
+            let reply = || read.reply().to_owned();
             let problem = match ran {
                 Err(e) if process::cannot_start(&e) => {
                     let problem = format!("could not start {:?}: {e}", llm.command[0]);
@@ -371,32 +372,38 @@ impl Run<'_> {
                 Err(e) => format!("could not start {:?}: {e}", llm.command[0]),
                 Ok(done) => match done.ended {
                     Ended::Stopped => {
-                        // A whole call was read (`stop_after_call`): the reply is what was read.
+                        // A whole call was read (`stop_after_call`): the reply is what was read,
+                        // up to the call's end when that is where its call was found.
+                        let text = read.reply();
+                        let reply = text[..cut.unwrap_or(text.len())].to_owned();
                         self.events.emit(
                             "llm.response",
                             json!({
                                 "iteration": self.iterations,
                                 "ok": true,
                                 "elapsed_ms": done.elapsed.as_millis() as u64,
-                                "reply": stopped_reply,
+                                "reply": reply,
                                 "stopped": true,
                             }),
                         );
-                        return Ok(stopped_reply);
+                        return Ok(reply);
                     }
                     Ended::Interrupted => return Err(self.stopped_child()),
                     Ended::TimedOut if Instant::now() >= self.deadline => {
                         return Err(self.timed_out());
                     }
                     Ended::TimedOut => format!("no reply within its timeout of {:?}", llm.timeout),
-                    Ended::Exited(_) if done.succeeded() && done.stdout.truncated() => {
+                    Ended::Exited(_)
+                        if done.succeeded() && done.stdout.total > MAX_REPLY as u64 =>
+                    {
                         format!(
                             "its reply of {} bytes is over the limit of {MAX_REPLY} bytes",
                             done.stdout.total
                         )
                     }
                     Ended::Exited(_) if done.succeeded() => {
-                        let reply = done.stdout.text();
+                        let reply = reply();
+                        drop(read);
                         self.events.emit(
                             "llm.response",
                             json!({
@@ -603,27 +610,18 @@ struct Watcher<'a> {
     stream: Stream,
     /// The end of the last piece when it cut a character.
     carry: Vec<u8>,
-    /// The reply as read so far (invalid UTF-8 replaced, as a whole reply's is).
-    reply: String,
     events: &'a mut Events,
     iteration: u32,
     stop_after_call: bool,
     options: &'a CallOptions,
     /// The calls closed and the reply's length when the reply was last read whole.
     checked: (usize, usize),
-    /// Bytes given to the stream so far.
-    fed: usize,
+    /// Where the reply ends when it was stopped at its first call's end.
+    cut: Option<usize>,
 }
 
 impl Watcher<'_> {
     fn piece(&mut self, bytes: &[u8]) -> Watch {
-        // Nobody watches (no transcript, no `--verbose`, no `stop_after_call`), or the reply
-        // is past the size it is refused at: the stream and its copy of the reply would only
-        // cost memory.
-        if (!self.stop_after_call && self.events.is_silent()) || self.fed > MAX_REPLY {
-            return Watch::More;
-        }
-        self.fed += bytes.len();
         self.carry.extend_from_slice(bytes);
         let mut events = Vec::new();
         let mut at = 0;
@@ -668,27 +666,45 @@ impl Watcher<'_> {
         }
     }
 
+    /// Feeds text; the stream keeps it (`Stream::reply`: the reply so far, invalid UTF-8
+    /// replaced as in a whole reply), so it is held once.
+    /// The stream, a character cut at the end of the reply replaced (as in a whole reply):
+    /// its `reply()` is the reply.
+    fn into_stream(mut self) -> (Stream, Option<usize>) {
+        if !self.carry.is_empty() {
+            self.stream.feed("\u{FFFD}");
+        }
+        (self.stream, self.cut)
+    }
+
     fn feed(&mut self, text: String, events: &mut Vec<Event>) {
         if !text.is_empty() {
             self.stream.feed_into(&text, events);
-            if self.stop_after_call {
-                // Only `stop_after_call` reads the reply so far, and returns it.
-                self.reply.push_str(&text);
-            }
         }
     }
 
-    /// Whether the reply so far gives a call. Read whole when a call's JSON has closed, and
-    /// then again only after a quarter more (a Mistral list closes after its first call), so
-    /// that reading is linear in the reply.
+    /// Whether the reply so far gives a call: up to the end of its first call's JSON (what
+    /// came after in the same piece, such as the start of a second call, is then left out),
+    /// else whole. Read when a call's JSON has closed, and then again only after a quarter
+    /// more (a Mistral list closes after its first call), so that reading is linear in the
+    /// reply.
     fn holds_a_call(&mut self) -> bool {
         let closed = self.stream.closed_calls();
         let (seen, length) = self.checked;
-        if closed == 0 || (closed == seen && self.reply.len() < length + length / 4 + 1) {
+        let reply = self.stream.reply();
+        if closed == 0 || (closed == seen && reply.len() < length + length / 4 + 1) {
             return false;
         }
-        self.checked = (closed, self.reply.len());
-        matches!(calls::extract(&self.reply, self.options), Ok(found) if !found.calls.is_empty())
+        self.checked = (closed, reply.len());
+        let gives_a_call = |text: &str| matches!(calls::extract(text, self.options), Ok(found) if !found.calls.is_empty());
+        if let Some(&end) = self.stream.call_ends().first()
+            && end < reply.len()
+            && gives_a_call(&reply[..end])
+        {
+            self.cut = Some(end);
+            return true;
+        }
+        gives_a_call(reply)
     }
 }
 

@@ -8,7 +8,7 @@ use super::{CallOptions, Extracted, Failure, extract, extract_message, repairs_v
 use crate::error::{Code, Error};
 use crate::io::filter::Summary;
 use crate::io::input::{Framing, InputReader, JSONL_TEXT_MEMBERS, RawInput, too_large};
-use crate::io::record::{Origin, write_error, write_error_object, write_head, write_repairs};
+use crate::io::record::{Origin, Outcome, Record, Written, write_error_object};
 use crate::tools::schema::Violation;
 
 /// How each call is written.
@@ -129,7 +129,7 @@ impl CallsFilter {
         let bytes = match raw {
             RawInput::TooLarge { head: start, len } => {
                 let error = too_large(len, self.options.max_bytes);
-                write_error(buf, &origin, &error, start);
+                Record::error(&origin, &error, start).write(buf);
                 return false;
             }
             RawInput::Bytes(bytes) => bytes,
@@ -138,7 +138,7 @@ impl CallsFilter {
             Ok(text) => text,
             Err(e) => {
                 let error = Error::at(Code::InvalidUtf8, e.valid_up_to(), "invalid UTF-8");
-                write_error(buf, &origin, &error, bytes);
+                Record::error(&origin, &error, bytes).write(buf);
                 return false;
             }
         };
@@ -206,26 +206,29 @@ pub(crate) fn write_outcome(
     original: &[u8],
     shape: Shape,
 ) {
-    match result {
+    let value;
+    let outcome = match result {
         Ok(found) => {
-            write_head(buf, true, origin);
-            buf.extend_from_slice(b",\"value\":");
-            push_value(buf, &found.to_value(shape));
-            buf.extend_from_slice(b",\"repairs\":");
-            write_repairs(buf, &found.repairs);
+            value = found.to_value(shape);
+            Outcome::Ok {
+                value: Written::Json(&value),
+                repairs: &found.repairs,
+                more: &[],
+                dropped: None,
+            }
         }
         Err(failure) => {
             let (found, violations) = failure_parts(failure);
-            write_head(buf, false, origin);
-            buf.push(b',');
-            write_error_object(buf, &failure.error, original, violations);
-            if let Some(found) = found {
-                buf.extend_from_slice(b",\"value\":");
-                push_value(buf, &found.failure_value(shape));
+            value = found.map_or(Value::Null, |found| found.failure_value(shape));
+            Outcome::Err {
+                error: &failure.error,
+                original,
+                violations,
+                value: found.is_some().then_some(&value),
             }
         }
-    }
-    buf.extend_from_slice(b"}\n");
+    };
+    Record { origin, outcome }.write(buf);
 }
 
 /// The record of one reply's result as a JSON object, `head` after its `ok` (for the `end`
@@ -271,11 +274,6 @@ fn failure_parts(failure: &Failure) -> (Option<&Extracted>, &[Violation]) {
         .filter(|r| r.error == failure.error)
         .map_or(&[][..], |r| &r.violations[..]);
     (found, violations)
-}
-
-fn push_value(buf: &mut Vec<u8>, value: &Value) {
-    // Writing a Value into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *buf, value);
 }
 
 fn push_line(buf: &mut Vec<u8>, value: &Value) {

@@ -454,6 +454,8 @@ struct CallReader {
     read: usize,
     /// For each `Args` frame on the stack: `read` when it opened.
     args_from: Vec<usize>,
+    /// How many announced calls were read to their end.
+    closes: usize,
 }
 
 /// A tool call a server parsed and streams in pieces (OpenAI `tool_calls[].function`,
@@ -484,6 +486,8 @@ pub struct Stream {
     /// An opening reasoning marker was seen (a closing one can no longer reach back).
     opened: bool,
     result: Option<Box<Result<Extracted, Failure>>>,
+    /// Where each call read to its end ends in the reply.
+    call_ends: Vec<usize>,
     text_sent: usize,
     reasoning_sent: usize,
 }
@@ -504,6 +508,7 @@ impl Stream {
             next_index: 0,
             opened: false,
             result: None,
+            call_ends: Vec::new(),
             text_sent: 0,
             reasoning_sent: 0,
         }
@@ -707,6 +712,12 @@ impl Stream {
             .count()
     }
 
+    /// For each call in the text read to the end of its JSON, in order, the byte offset in
+    /// [`Stream::reply`] just past it (the loop's `stop_after_call` may end the reply there).
+    pub fn call_ends(&self) -> &[usize] {
+        &self.call_ends
+    }
+
     /// Ends the reply: the results (`text`, `reasoning`, `call_end`, `incomplete`, `invalid`,
     /// `retracted`) and the `end` event. A second call returns nothing.
     pub fn finish(&mut self) -> Vec<Event> {
@@ -820,7 +831,11 @@ impl Stream {
                 Mode::Json(reader, ctx) => {
                     let ctx = *ctx;
                     let slots = self.slots.len();
+                    let closes = reader.closes;
                     let step = reader.push(b, &mut self.slots, &mut self.next_index, events);
+                    if reader.closes > closes {
+                        self.call_ends.push(p + 1);
+                    }
                     if self.slots.len() > slots {
                         equip(&mut self.slots[slots..], &self.options);
                     }
@@ -1282,6 +1297,7 @@ impl CallReader {
             ctx,
             read: 0,
             args_from: Vec::new(),
+            closes: 0,
         }
     }
 
@@ -1396,6 +1412,7 @@ impl CallReader {
                 }
                 if self.ctx.args_of == Some(s) {
                     slot.closed = true;
+                    self.closes += 1;
                 }
             }
             Role::Call(s) => {
@@ -1409,6 +1426,7 @@ impl CallReader {
                     return;
                 }
                 slot.closed = true;
+                self.closes += 1;
                 let args = slot.args_key.clone().and_then(|key| map.get(&key).cloned());
                 if !slot.args_done
                     && let Some(Value::Object(args)) = &args

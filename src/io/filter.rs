@@ -13,9 +13,7 @@ use std::thread;
 
 use crate::args::{Mender, Options};
 use crate::io::input::{Framing, InputReader, RawInput, decode_input, too_large};
-use crate::io::record::{
-    Origin, write_error, write_error_with, write_ok, write_ok_as, write_ok_to,
-};
+use crate::io::record::{Origin, Outcome, Record, Written};
 use crate::tools::schema::Schema;
 
 /// Settings of the filter.
@@ -539,7 +537,7 @@ impl Worker {
         let bytes = match raw {
             RawInput::TooLarge { head, len } => {
                 let error = too_large(len, self.options.max_bytes);
-                write_error(sink, &origin, &error, head);
+                Record::error(&origin, &error, head).write(sink);
                 return Ok(false);
             }
             RawInput::Bytes(bytes) => bytes,
@@ -547,7 +545,7 @@ impl Worker {
         let decoded = match decode_input(bytes, self.options.framing) {
             Ok(decoded) => decoded,
             Err(error) => {
-                write_error(sink, &origin, &error, bytes);
+                Record::error(&origin, &error, bytes).write(sink);
                 return Ok(false);
             }
         };
@@ -561,13 +559,14 @@ impl Worker {
                         Ok(None) => (mended.value().into_owned(), Vec::new()),
                         Err(violations) => {
                             let error = Schema::mismatch(&violations);
-                            write_error_with(
-                                sink,
-                                &origin,
-                                &error,
-                                decoded.text.as_bytes(),
-                                &violations,
-                            );
+                            let outcome = Outcome::Err {
+                                error: &error,
+                                original: decoded.text.as_bytes(),
+                                violations: &violations,
+                                value: None,
+                            };
+                            let origin = Some(&origin);
+                            Record { origin, outcome }.write(sink);
                             return Ok(false);
                         }
                     };
@@ -578,7 +577,14 @@ impl Worker {
                         &mut self.out
                     };
                     if self.options.records {
-                        write_ok_as(target, &origin, &mended, value.as_bytes(), &coerced);
+                        let outcome = Outcome::Ok {
+                            value: Written::Text(value.as_bytes()),
+                            repairs: mended.repairs(),
+                            more: &coerced,
+                            dropped: Some(&mended),
+                        };
+                        let origin = Some(&origin);
+                        Record { origin, outcome }.write(target);
                     } else {
                         target.extend_from_slice(value.as_bytes());
                         target.push(b'\n');
@@ -589,12 +595,14 @@ impl Worker {
                     return Ok(true);
                 }
                 match (direct, self.options.records) {
-                    (None, true) => write_ok(&mut self.out, &origin, &mended),
+                    (None, true) => Record::mended(&origin, &mended).write(&mut self.out),
                     (None, false) => {
                         mended.write_value(&mut self.out);
                         self.out.push(b'\n');
                     }
-                    (Some(out), true) => write_ok_to(out, &mut self.out, &origin, &mended)?,
+                    (Some(out), true) => {
+                        Record::mended(&origin, &mended).write_to(out, &mut self.out)?
+                    }
                     (Some(out), false) => {
                         mended.write_value_to(out)?;
                         out.write_all(b"\n")?;
@@ -603,7 +611,7 @@ impl Worker {
                 Ok(true)
             }
             Err(error) => {
-                write_error(sink, &origin, &error, decoded.text.as_bytes());
+                Record::error(&origin, &error, decoded.text.as_bytes()).write(sink);
                 Ok(false)
             }
         }

@@ -1,4 +1,5 @@
-//! The output record: one JSON object per input, written straight into a byte buffer.
+//! The output record: one JSON object per input, a [`Record`] written straight into a byte
+//! buffer by every command (`args`, `repair`, `calls`).
 //!
 //! ```text
 //! {"ok":true,"line":3,"id":"c7","value":{…},"repairs":[{"kind":"unquote","layers":2}],"dropped":[]}
@@ -30,7 +31,7 @@ pub struct Origin<'a> {
 }
 
 /// Opens a record: `{"ok":…`, then where the input came from (`line`, `file`, `id`) when given.
-pub(crate) fn write_head(buf: &mut Vec<u8>, ok: bool, origin: Option<&Origin<'_>>) {
+fn write_head(buf: &mut Vec<u8>, ok: bool, origin: Option<&Origin<'_>>) {
     buf.extend_from_slice(if ok {
         b"{\"ok\":true"
     } else {
@@ -54,60 +55,162 @@ fn write_origin(buf: &mut Vec<u8>, origin: &Origin<'_>) {
     }
 }
 
-/// Appends the success record of `mended`, and a newline.
-pub fn write_ok(buf: &mut Vec<u8>, origin: &Origin<'_>, mended: &Mended<'_>) {
-    write_head(buf, true, Some(origin));
-    buf.extend_from_slice(b",\"value\":");
-    mended.write_value(buf);
-    write_ok_tail(buf, mended);
+/// One record: where the input came from and how it ended. Every command's record (`args`,
+/// `repair`, `calls`) is one of these, written by [`Record::write`] (or [`Record::write_to`]).
+pub(crate) struct Record<'a> {
+    /// `line`, `file` and `id`; none for a record that stands for a whole stream.
+    pub origin: Option<&'a Origin<'a>>,
+    /// The outcome: a value or an error.
+    pub outcome: Outcome<'a>,
 }
 
-/// Writes the success record of `mended` to `out` with the value written straight from the
-/// mender's buffer, not copied (for values of many megabytes); `buf` holds the other parts.
-pub(crate) fn write_ok_to<W: Write + ?Sized>(
-    out: &mut W,
-    buf: &mut Vec<u8>,
-    origin: &Origin<'_>,
-    mended: &Mended<'_>,
-) -> io::Result<()> {
-    write_head(buf, true, Some(origin));
-    buf.extend_from_slice(b",\"value\":");
-    out.write_all(buf)?;
-    buf.clear();
-    mended.write_value_to(out)?;
-    write_ok_tail(buf, mended);
-    out.write_all(buf)?;
-    buf.clear();
-    Ok(())
+/// How an input ended.
+pub(crate) enum Outcome<'a> {
+    /// `"ok":true`: the value, its `repairs` (then `more`, a schema's coercions), and for `args`
+    /// and `repair` the `dropped` values of the mend.
+    Ok {
+        value: Written<'a>,
+        repairs: &'a [Repair],
+        more: &'a [Repair],
+        dropped: Option<&'a Mended<'a>>,
+    },
+    /// `"ok":false`: the error, the input as read, the schema violations of an
+    /// `invalid_parameters` error, and for `calls` what was found.
+    Err {
+        error: &'a Error,
+        original: &'a [u8],
+        violations: &'a [Violation],
+        value: Option<&'a serde_json::Value>,
+    },
 }
 
-/// Appends the success record of `mended` with `value` written instead of its own value and
-/// `more` repairs after its own (a schema's coercions), and a newline.
-pub(crate) fn write_ok_as(
-    buf: &mut Vec<u8>,
-    origin: &Origin<'_>,
-    mended: &Mended<'_>,
-    value: &[u8],
-    more: &[Repair],
-) {
-    write_head(buf, true, Some(origin));
-    buf.extend_from_slice(b",\"value\":");
-    buf.extend_from_slice(value);
-    buf.extend_from_slice(b",\"repairs\":");
-    let mut all = mended.repairs().to_vec();
-    all.extend_from_slice(more);
-    write_repairs(buf, &all);
-    write_dropped(buf, mended);
+/// A record's value.
+pub(crate) enum Written<'a> {
+    /// The mender's output, written from its buffer.
+    Mended(&'a Mended<'a>),
+    /// JSON text (a value coerced to a schema).
+    Text(&'a [u8]),
+    /// A JSON value (what `calls` found).
+    Json(&'a serde_json::Value),
 }
 
-/// What follows the value in a success record.
-fn write_ok_tail(buf: &mut Vec<u8>, mended: &Mended<'_>) {
-    buf.extend_from_slice(b",\"repairs\":");
-    write_repairs(buf, mended.repairs());
-    write_dropped(buf, mended);
+impl<'a> Record<'a> {
+    /// The success record of `mended`.
+    pub(crate) fn mended(origin: &'a Origin<'a>, mended: &'a Mended<'a>) -> Record<'a> {
+        Record {
+            origin: Some(origin),
+            outcome: Outcome::Ok {
+                value: Written::Mended(mended),
+                repairs: mended.repairs(),
+                more: &[],
+                dropped: Some(mended),
+            },
+        }
+    }
+
+    /// The error record of `error` for the input `original`.
+    pub(crate) fn error(origin: &'a Origin<'a>, error: &'a Error, original: &'a [u8]) -> Self {
+        Record {
+            origin: Some(origin),
+            outcome: Outcome::Err {
+                error,
+                original,
+                violations: &[],
+                value: None,
+            },
+        }
+    }
+
+    /// Appends the record and a newline.
+    pub(crate) fn write(&self, buf: &mut Vec<u8>) {
+        self.write_head(buf);
+        match &self.outcome {
+            Outcome::Ok { value, .. } => match value {
+                Written::Mended(mended) => mended.write_value(buf),
+                Written::Text(text) => buf.extend_from_slice(text),
+                Written::Json(value) => push_value(buf, value),
+            },
+            Outcome::Err { .. } => {}
+        }
+        self.write_tail(buf);
+    }
+
+    /// Writes the record to `out` with a mended value written straight from the mender's
+    /// buffer, not copied (for values of many megabytes); `buf` holds the other parts.
+    pub(crate) fn write_to<W: Write + ?Sized>(
+        &self,
+        out: &mut W,
+        buf: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        let Outcome::Ok {
+            value: Written::Mended(mended),
+            ..
+        } = &self.outcome
+        else {
+            self.write(buf);
+            out.write_all(buf)?;
+            buf.clear();
+            return Ok(());
+        };
+        self.write_head(buf);
+        out.write_all(buf)?;
+        buf.clear();
+        mended.write_value_to(out)?;
+        self.write_tail(buf);
+        out.write_all(buf)?;
+        buf.clear();
+        Ok(())
+    }
+
+    /// Everything before the value of a success record; all but the closing of an error record.
+    fn write_head(&self, buf: &mut Vec<u8>) {
+        match &self.outcome {
+            Outcome::Ok { .. } => {
+                write_head(buf, true, self.origin);
+                buf.extend_from_slice(b",\"value\":");
+            }
+            Outcome::Err {
+                error,
+                original,
+                violations,
+                value,
+            } => {
+                write_head(buf, false, self.origin);
+                buf.push(b',');
+                write_error_object(buf, error, original, violations);
+                if let Some(value) = value {
+                    buf.extend_from_slice(b",\"value\":");
+                    push_value(buf, value);
+                }
+            }
+        }
+    }
+
+    /// Everything after the value: `repairs` and `dropped` of a success record, the closing
+    /// brace and the newline.
+    fn write_tail(&self, buf: &mut Vec<u8>) {
+        if let Outcome::Ok {
+            repairs,
+            more,
+            dropped,
+            ..
+        } = &self.outcome
+        {
+            buf.extend_from_slice(b",\"repairs\":");
+            if more.is_empty() {
+                write_repairs(buf, repairs);
+            } else {
+                write_repairs(buf, &[*repairs, *more].concat());
+            }
+            if let Some(mended) = dropped {
+                write_dropped(buf, mended);
+            }
+        }
+        buf.extend_from_slice(b"}\n");
+    }
 }
 
-/// The `dropped` list, the end of a success record and its newline.
+/// The `dropped` list of a success record.
 fn write_dropped(buf: &mut Vec<u8>, mended: &Mended<'_>) {
     buf.extend_from_slice(b",\"dropped\":[");
     for (i, value) in mended.dropped().enumerate() {
@@ -116,26 +219,12 @@ fn write_dropped(buf: &mut Vec<u8>, mended: &Mended<'_>) {
         }
         buf.extend_from_slice(value.as_bytes());
     }
-    buf.extend_from_slice(b"]}\n");
+    buf.push(b']');
 }
 
-/// Appends the error record of `error` for the input `original`, and a newline.
-pub fn write_error(buf: &mut Vec<u8>, origin: &Origin<'_>, error: &Error, original: &[u8]) {
-    write_error_with(buf, origin, error, original, &[]);
-}
-
-/// [`write_error`] with the schema `violations` of an `invalid_parameters` error.
-pub(crate) fn write_error_with(
-    buf: &mut Vec<u8>,
-    origin: &Origin<'_>,
-    error: &Error,
-    original: &[u8],
-    violations: &[Violation],
-) {
-    write_head(buf, false, Some(origin));
-    buf.push(b',');
-    write_error_object(buf, error, original, violations);
-    buf.extend_from_slice(b"}\n");
+fn push_value(buf: &mut Vec<u8>, value: &serde_json::Value) {
+    // Writing a Value into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *buf, value);
 }
 
 /// Appends `"error":{…}`: the error's code, message and offset, the input as shown

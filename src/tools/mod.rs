@@ -25,6 +25,7 @@
 //! ```
 
 pub mod schema;
+pub(crate) mod typing;
 
 use std::fmt;
 use std::path::Path;
