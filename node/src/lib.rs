@@ -279,12 +279,13 @@ impl Many {
             .iter()
             .map(|t| input(t, self.max_bytes))
             .collect();
-        let results = toolmend::mend_many(&inputs, &self.options, self.threads);
-        inputs
-            .iter()
-            .zip(results)
-            .map(|(input, result)| record(input, result))
-            .collect()
+        // Each record is built on the thread that mended its input, in parallel.
+        toolmend::mend_many_with(&inputs, &self.options, self.threads, |input, result| {
+            record(
+                input,
+                result.map(|mended| toolmend::MendedValue::from(&mended)),
+            )
+        })
     }
 }
 

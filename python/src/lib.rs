@@ -19,8 +19,7 @@ use toolmend::calls::{CallOptions, Extracted, Failure, Shape};
 use toolmend::schema::Schema;
 use toolmend::tools::Tools;
 use toolmend::{
-    Code, Concat, Input, MendedValue, Mender as LibMender, Options, Target, Truncated,
-    original_text,
+    Code, Concat, Input, Mended, Mender as LibMender, Options, Target, Truncated, original_text,
 };
 
 create_exception!(
@@ -175,12 +174,12 @@ enum Outcome {
 }
 
 impl Outcome {
-    fn new(input: &Input<'_>, result: Result<MendedValue, toolmend::Error>) -> Outcome {
+    fn new(input: &Input<'_>, result: Result<Mended<'_>, toolmend::Error>) -> Outcome {
         match result {
             Ok(mended) => Outcome::Ok {
-                json: mended.value,
-                repairs: mended.repairs,
-                dropped: mended.dropped,
+                json: mended.value().into_owned(),
+                repairs: mended.repairs().to_vec(),
+                dropped: mended.dropped().map(str::to_owned).collect(),
             },
             Err(error) => Outcome::Failed {
                 error,
@@ -399,7 +398,7 @@ impl Mender {
     fn mend(&self, text: &Bound<'_, PyAny>) -> Record {
         let input = input(text, self.max_bytes);
         let mut mender = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let result = input.mend(&mut mender);
+        let result = input.text().and_then(|text| mender.mend(text));
         Record::new(Outcome::new(&input, result))
     }
 
@@ -420,8 +419,10 @@ impl Mender {
     }
 }
 
-/// Reads every input, then mends them with the GIL released. Texts are copied into one
-/// buffer first: while the GIL is released another thread may change the iterable.
+/// Reads every input, then mends them with the GIL released. The texts are borrowed, not
+/// copied: `held` keeps each str or bytes alive, and both are immutable, so another thread
+/// changing the iterable meanwhile cannot change or free them. The records' contents are
+/// built on the mending threads; only the Python objects are made with the GIL.
 fn many(
     py: Python<'_>,
     inputs: &Bound<'_, PyAny>,
@@ -429,8 +430,6 @@ fn many(
     max_bytes: usize,
     threads: usize,
 ) -> PyResult<Vec<Py<Record>>> {
-    let mut text = String::new();
-    let mut read: Vec<Result<(usize, usize), Input<'static>>> = Vec::new();
     // The batch itself must be an iterable of inputs: `mend_many(None)` is the one Error, not
     // a TypeError, and a str (one input, whose characters would each become a record) is refused.
     let one_input = inputs.is_instance_of::<PyString>() || inputs.is_instance_of::<PyBytes>();
@@ -445,31 +444,16 @@ fn many(
             ));
         }
     };
-    for item in items {
-        let item = item?;
-        read.push(match input(&item, max_bytes) {
-            Input::Text(t) => {
-                let start = text.len();
-                text.push_str(t);
-                Ok((start, text.len()))
-            }
-            Input::Failed(error, original) => {
-                Err(Input::Failed(error, Cow::Owned(original.into_owned())))
-            }
-        });
-    }
-    let inputs: Vec<Input<'_>> = read
-        .into_iter()
-        .map(|r| match r {
-            Ok((start, end)) => Input::Text(&text[start..end]),
-            Err(failed) => failed,
+    let held = items.collect::<PyResult<Vec<_>>>()?;
+    let inputs: Vec<Input<'_>> = held.iter().map(|item| input(item, max_bytes)).collect();
+    let outcomes = py.detach(|| {
+        toolmend::mend_many_with(&inputs, options, threads, |input, result| {
+            Outcome::new(input, result)
         })
-        .collect();
-    let results = py.detach(|| toolmend::mend_many(&inputs, options, threads));
-    inputs
-        .iter()
-        .zip(results)
-        .map(|(input, result)| Py::new(py, Record::new(Outcome::new(input, result))))
+    });
+    outcomes
+        .into_iter()
+        .map(|outcome| Py::new(py, Record::new(outcome)))
         .collect()
 }
 

@@ -119,6 +119,33 @@ pub fn mend_many(
     options: &Options,
     threads: usize,
 ) -> Vec<Result<MendedValue, Error>> {
+    mend_many_with(inputs, options, threads, |_, result| {
+        result.map(|mended| MendedValue::from(&mended))
+    })
+}
+
+/// [`mend_many`], with each result turned into what the caller keeps by `keep`, on the thread
+/// that mended it: the bindings build their records there, in parallel, instead of one by one
+/// afterwards (`keep` also gets the input, for an error's `original`).
+///
+/// ```
+/// use toolmend::{Input, Options, mend_many_with};
+///
+/// let inputs = [Input::Text("{'a': 1,}"), Input::Text("[1]")];
+/// let out = mend_many_with(&inputs, &Options::default(), 0, |_, r| r.map(|m| m.value().len()));
+/// assert_eq!(out[0].as_ref().ok(), Some(&7));
+/// assert!(out[1].is_err());
+/// ```
+pub fn mend_many_with<T, F>(
+    inputs: &[Input<'_>],
+    options: &Options,
+    threads: usize,
+    keep: F,
+) -> Vec<T>
+where
+    T: Send,
+    F: Fn(&Input<'_>, Result<Mended<'_>, Error>) -> T + Sync,
+{
     let mut bounds = vec![0];
     let (mut bytes, mut start) = (0, 0);
     for (i, input) in inputs.iter().enumerate() {
@@ -152,7 +179,10 @@ pub fn mend_many(
             }
             let out: Vec<_> = inputs[bounds[b]..bounds[b + 1]]
                 .iter()
-                .map(|input| input.mend(&mut mender))
+                .map(|input| {
+                    let result = input.text().and_then(|text| mender.mend(text));
+                    keep(input, result)
+                })
                 .collect();
             done.lock()
                 .unwrap_or_else(|e| e.into_inner())
