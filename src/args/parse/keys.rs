@@ -177,12 +177,15 @@ impl<'a> Parser<'a> {
             return None;
         }
         // `{"':\"": 1}` is valid JSON: a key its own quote closes (past escapes) before a
-        // colon is not closed by the other quote inside it.
+        // colon is not closed by the other quote inside it. Looked for past the window, as a
+        // valid key may be long: the scan stops at the first unescaped `"`, so each byte is
+        // looked at by one key at most and keys stay linear.
         if quote == Quote::Double {
+            let rest = &self.src[from..];
             let mut p = i + 1;
-            while let Some(j) = ahead.get(p..).and_then(|t| memchr::memchr2(b'"', b'\\', t)) {
+            while let Some(j) = rest.get(p..).and_then(|t| memchr::memchr2(b'"', b'\\', t)) {
                 p += j;
-                if ahead[p] == b'\\' {
+                if rest[p] == b'\\' {
                     p += 2;
                     continue;
                 }
