@@ -1,22 +1,26 @@
 //! The module graph has no import circle (docs/architecture.md): per file, and per top-level
 //! module (a folder and its files counted as one).
 
+/// `tests/import_circles.py . EXTRA…` run from the crate root: its stdout, once it succeeded.
+fn import_circles(extra: &[&str]) -> String {
+    let out = std::process::Command::new("python3")
+        .args(["tests/import_circles.py", "."])
+        .args(extra)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn no_module_imports_one_that_imports_it_back() {
-    for scope in [None, Some("--dirs")] {
-        let out = std::process::Command::new("python3")
-            .arg("tests/import_circles.py")
-            .arg(".")
-            .args(scope)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    for scope in [&[][..], &["--dirs"][..]] {
+        let text = import_circles(scope);
         assert!(text.starts_with("no circle among "), "{scope:?}:\n{text}");
     }
 }
@@ -25,17 +29,7 @@ fn no_module_imports_one_that_imports_it_back() {
 /// later one.
 #[test]
 fn no_args_stage_imports_a_later_one() {
-    let out = std::process::Command::new("python3")
-        .args(["tests/import_circles.py", ".", "--stage-order"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = import_circles(&["--stage-order"]);
     assert!(
         text.starts_with("stages in order: locate unquote "),
         "{text}"
