@@ -40,8 +40,27 @@ enum Open {
     Object(Map<String, Value>, String),
 }
 
+#[cfg(test)]
+thread_local! {
+    static PARSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many texts [`parse`] has read on this thread (for tests that count the parses of a
+/// reply).
+#[cfg(test)]
+pub(crate) fn parses() -> usize {
+    PARSES.with(std::cell::Cell::get)
+}
+
 /// Parses `text` (one JSON value, whitespace around it allowed) with each number's text kept.
 pub(crate) fn parse(text: &str, max_nesting: usize) -> Result<Value, Invalid> {
+    #[cfg(test)]
+    PARSES.with(|n| n.set(n.get() + 1));
+    parse_uncounted(text, max_nesting)
+}
+
+/// [`parse`], not counted by [`parses`]: for debug builds' checks of values built otherwise.
+pub(crate) fn parse_uncounted(text: &str, max_nesting: usize) -> Result<Value, Invalid> {
     let mut p = Parser {
         text,
         bytes: text.as_bytes(),
@@ -139,6 +158,20 @@ pub(crate) fn number(text: &str) -> Option<Number> {
     // `from_string_unchecked` is how serde_json itself builds an arbitrary-precision number
     // from its text; the grammar is checked here first.
     is_number(text).then(|| Number::from_string_unchecked(text.to_owned()))
+}
+
+/// The text of `text`, one JSON string (quotes included) and nothing else; `None` when it is not.
+pub(crate) fn string(text: &str) -> Option<String> {
+    let mut p = Parser {
+        text,
+        bytes: text.as_bytes(),
+        i: 0,
+    };
+    if p.peek() != Some(b'"') {
+        return None;
+    }
+    let value = p.string().ok()?;
+    (p.i == text.len()).then_some(value)
 }
 
 struct Parser<'a> {

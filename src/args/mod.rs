@@ -22,6 +22,8 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 use std::ops::Range;
 
+use serde_json::Value;
+
 use crate::args::locate::locate;
 use crate::args::parse::{Parser, Scratch};
 use crate::args::unquote::{Layer, decode, is_bare_escaped};
@@ -199,6 +201,17 @@ impl Mended<'_> {
     }
 }
 
+/// A mended input with its value built as a `serde_json::Value` ([`Mender::mend_value`]).
+#[derive(Debug)]
+pub(crate) struct Built<'m> {
+    /// The value, or why the text written is not one value.
+    pub value: Result<Value, Error>,
+    /// What was changed to get the value.
+    pub repairs: &'m [Repair],
+    /// How deep its arrays and objects nest (1 for `{}`), for a caller with a lower limit.
+    pub deepest: usize,
+}
+
 impl Mender {
     /// A mender with these options.
     pub fn new(options: Options) -> Mender {
@@ -217,6 +230,85 @@ impl Mender {
         self
     }
 
+    /// A mender that also builds each value as a `serde_json::Value` in the same pass (see
+    /// [`Mender::mend_value`]), for callers that need the value rather than its text (`calls`).
+    pub(crate) fn building_values(mut self) -> Mender {
+        self.scratch.tree.on = true;
+        self
+    }
+
+    /// [`Mender::mend`], with the value as a `serde_json::Value` built while it was parsed (each
+    /// number as written; with [`Concat::All`] the array of the values), not read back from the
+    /// text written. Needs [`Mender::building_values`].
+    ///
+    /// # Errors
+    /// Those of [`Mender::mend`]; [`Built::value`] holds the error of a value that is not one
+    /// (`too_deep`, `invalid_json`), as reading the text would have given.
+    pub(crate) fn mend_value(&mut self, input: &str) -> Result<Built<'_>, Error> {
+        debug_assert!(self.scratch.tree.on, "a mender building values");
+        self.mend(input)?;
+        let built = self.scratch.tree.take().filter(|values| {
+            values.len() == self.parts.len()
+                && values
+                    .iter()
+                    .zip(&self.parts)
+                    .all(|((at, ..), part)| *at == part.start)
+        });
+        let concat = self.options.concat;
+        let text = || {
+            let mut buf = Vec::new();
+            Mended {
+                out: &self.out,
+                parts: &self.parts,
+                repairs: &self.repairs,
+                concat,
+            }
+            .write_value(&mut buf);
+            String::from_utf8(buf).expect("the parser writes UTF-8")
+        };
+        let mut deepest = 0;
+        let value = match built {
+            Some(values) => {
+                let mut values = values.into_iter().map(|(_, value, depth)| {
+                    deepest = deepest.max(depth);
+                    value
+                });
+                let value = match concat {
+                    Concat::All => {
+                        let all = Value::Array(values.collect());
+                        deepest += 1;
+                        all
+                    }
+                    _ => values.next().expect("a value was written"),
+                };
+                #[cfg(debug_assertions)]
+                {
+                    // Debug builds check the value built against the text written.
+                    let read = crate::exact::parse_uncounted(&text(), self.options.max_nesting);
+                    assert_eq!(
+                        read.map(|v| v.to_string()).ok(),
+                        Some(value.to_string()),
+                        "the value built differs from the text written"
+                    );
+                }
+                Ok(value)
+            }
+            None => {
+                // The text written holds what is not a value (a lone surrogate kept as written),
+                // or the tree lost track of the output (not known to happen): the text is read,
+                // for the error or the value.
+                let read = crate::exact::parse(&text(), self.options.max_nesting);
+                deepest = read.as_ref().map_or(0, depth);
+                read.map_err(|e| e.into_error(self.options.max_nesting))
+            }
+        };
+        Ok(Built {
+            value,
+            repairs: &self.repairs,
+            deepest,
+        })
+    }
+
     /// The options this mender runs with.
     pub fn options(&self) -> &Options {
         &self.options
@@ -227,6 +319,7 @@ impl Mender {
     /// # Errors
     /// An [`Error`] whose [`Code`] says which stage failed and whose message says where.
     pub fn mend(&mut self, input: &str) -> Result<Mended<'_>, Error> {
+        self.scratch.tree.reset();
         self.out.clear();
         self.repairs.clear();
         self.parts.clear();
@@ -503,6 +596,15 @@ impl Mender {
     }
 }
 
+/// How deep a value's arrays and objects nest (1 for `{}`, 0 for a scalar).
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
 /// Whether a string layer's `decoded` text holds JSON to unquote into (`Err` for a string of
 /// only whitespace where an object is wanted).
 fn holds_json(decoded: &[u8], options: &Options, bare: bool, strict: bool) -> Result<bool, Error> {
@@ -630,4 +732,19 @@ pub fn repair(input: &str) -> Result<String, Error> {
         ..Options::default()
     });
     mender.mend(input).map(|m| m.value().into_owned())
+}
+
+/// Repairs almost-JSON into any JSON value, as [`repair`] does, read as a value in the same
+/// pass (numbers as written); `None` when it is none or nests deeper than `max_nesting`.
+pub(crate) fn repair_value(input: &str, max_nesting: usize) -> Option<Value> {
+    let mut mender = Mender::new(Options {
+        target: Target::Any,
+        ..Options::default()
+    })
+    .building_values();
+    let built = mender.mend_value(input).ok()?;
+    if built.deepest > max_nesting {
+        return None;
+    }
+    built.value.ok()
 }

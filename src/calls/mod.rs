@@ -519,6 +519,12 @@ impl<'o> Ctx<'o> {
         // Parameters become serde_json values, which hold Unicode text only.
         .replacing_lone_surrogates()
     }
+
+    /// A mender that builds the value as it parses ([`Mender::mend_value`]), for decoders that
+    /// read the value: the reply is parsed once.
+    pub(crate) fn value_mender(&self, target: Target, concat: Concat) -> Mender {
+        self.mender(target, concat).building_values()
+    }
 }
 
 /// Why a JSON object is not a `{"tool", "parameters", "terminate"}` envelope, read strictly
@@ -851,14 +857,14 @@ fn arguments(
     if trimmed.is_empty() || trimmed == "null" {
         return Ok(Some(vec![Map::new()]));
     }
-    let mut mender = ctx.mender(Target::Object, Concat::All);
-    match mender.mend(&text) {
+    let mut mender = ctx.value_mender(Target::Object, Concat::All);
+    match mender.mend_value(&text) {
         Ok(mended) => {
-            if truncated(mended.repairs(), &text) {
+            if truncated(mended.repairs, &text) {
                 return Ok(None);
             }
             let start = repairs.len();
-            repairs.extend_from_slice(mended.repairs());
+            repairs.extend_from_slice(mended.repairs);
             if encoded && !text.trim().is_empty() {
                 match repairs[start..]
                     .iter_mut()
@@ -877,7 +883,7 @@ fn arguments(
                     ),
                 }
             }
-            let parts = match ctx.value(&mended.value()) {
+            let parts = match mended.value {
                 Ok(Value::Array(parts)) => parts,
                 Ok(other) => vec![other],
                 Err(e) => {
@@ -952,14 +958,25 @@ fn wrapped_arguments(
     if !text.trim_start().starts_with(['{', '"']) {
         return None;
     }
-    let mut mender = ctx.mender(Target::Object, Concat::All);
-    let mended = mender.mend(text).ok()?;
-    if truncated(mended.repairs(), text) {
+    let mut mender = ctx.value_mender(Target::Object, Concat::All);
+    let mended = mender.mend_value(text).ok()?;
+    // Deeper than serde_json's limit is no object here, as when serde_json read it.
+    if truncated(mended.repairs, text) || mended.deepest > formats::SERDE_DEPTH {
         return None;
     }
-    let objects = serde_json::from_str(&mended.value()).ok()?;
+    // An array of objects (`Target::Object`, `Concat::All`).
+    let Ok(Value::Array(parts)) = mended.value else {
+        return None;
+    };
+    let objects = parts
+        .into_iter()
+        .map(|part| match part {
+            Value::Object(map) => Some(map),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
     repairs.push(unwrap);
-    repairs.extend_from_slice(mended.repairs());
+    repairs.extend_from_slice(mended.repairs);
     Some(objects)
 }
 
@@ -988,7 +1005,7 @@ fn typed(
     let (text, json) = match field {
         Field::Value(value) => return value,
         Field::Json(text) => {
-            let value = crate::repair(&text).ok().and_then(|v| ctx.value(&v).ok());
+            let value = crate::args::repair_value(&text, ctx.options.max_nesting);
             (text, value)
         }
         Field::Text(text) => (text, None),
@@ -1049,5 +1066,102 @@ pub(crate) fn kind_of(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deeper than serde_json's recursion limit (128), and numbers that no `f64` holds.
+    fn deep(levels: usize) -> (String, String) {
+        let open = r#"{"n":["#.repeat(levels);
+        let close = "]}".repeat(levels);
+        let written = format!("{open}123456789012345678901234567890.5E-400{close}");
+        (written.clone(), written)
+    }
+
+    /// Each reply, with how many texts are read as JSON on their own (the reply as a whole
+    /// when it is one JSON value, to see whether it is an API message): every call's JSON is
+    /// read once, by the mender that also repairs it, never again from the text it wrote.
+    #[test]
+    fn a_reply_is_parsed_once() {
+        let (deep_args, deep_expected) = deep(200);
+        let tools = Tools::from_json_str(
+            r#"[{"type": "function", "function": {"name": "f", "parameters": {"type": "object",
+                "properties": {"a": {"type": "integer"}, "j": {"type": "object"}}}}}]"#,
+        )
+        .unwrap();
+        let with_tools = CallOptions {
+            tools: Some(Arc::new(tools)),
+            ..CallOptions::default()
+        };
+        let plain = CallOptions::default();
+        let encoded = serde_json::to_string(&deep_args).unwrap();
+        let cases: Vec<(String, &CallOptions, usize, &str)> = vec![
+            // A call in markers, its JSON broken and its number past f64.
+            (
+                "<tool_call>{'name': 'f', 'arguments': {'a': 1E5,}}</tool_call>".into(),
+                &plain,
+                0,
+                r#"{"a":1E5}"#,
+            ),
+            // Stray words before the calls in markers.
+            (
+                r#"[TOOL_CALLS] Sure: [{"name": "f", "arguments": {"a": -0}}]"#.into(),
+                &plain,
+                0,
+                r#"{"a":-0}"#,
+            ),
+            // Marker-less JSON in prose, nested past serde_json's limit.
+            (
+                format!(r#"Calling it: {{"name": "f", "arguments": {deep_args}}}"#),
+                &plain,
+                0,
+                &deep_expected,
+            ),
+            // Arguments as JSON text (the reply is one JSON value: read once as a whole).
+            (
+                format!(r#"{{"name": "f", "arguments": {encoded}}}"#),
+                &plain,
+                1,
+                &deep_expected,
+            ),
+            // Arguments wrapped in an `arguments` parameter; a JSON-typed parameter.
+            (
+                r#"<function=f><parameter=arguments>{"a": 7, "j": {"x": 1e400}}</parameter></function>"#
+                    .into(),
+                &with_tools,
+                0,
+                r#"{"a":7,"j":{"x":1e400}}"#,
+            ),
+            (
+                "<｜DSML｜function_calls><｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"j\" string=\"false\">{'x': 2E3,}</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>"
+                    .into(),
+                &with_tools,
+                0,
+                r#"{"j":{"x":2E3}}"#,
+            ),
+        ];
+        for (reply, options, reads, expected) in cases {
+            let before = crate::exact::parses();
+            let found = extract(&reply, options).unwrap_or_else(|f| panic!("{reply}: {f}"));
+            assert_eq!(crate::exact::parses() - before, reads, "{reply}");
+            assert_eq!(found.calls.len(), 1, "{reply}");
+            let parameters = Value::Object(found.calls[0].parameters.clone());
+            assert_eq!(parameters.to_string(), expected, "{reply}");
+        }
+        // A call cut off is named from its JSON, healed once to read it.
+        let before = crate::exact::parses();
+        let cut = extract(
+            r#"<tool_call>{"name": "rm", "arguments": {"n": 1E5, "path": "/tmp"#,
+            &plain,
+        )
+        .unwrap_err();
+        assert_eq!(crate::exact::parses() - before, 0);
+        assert_eq!(
+            cut.extracted.unwrap().incomplete[0].tool.as_deref(),
+            Some("rm")
+        );
     }
 }

@@ -86,7 +86,7 @@ pub(crate) fn convert(text: &str, t: &str, max_nesting: usize) -> Option<Value> 
         },
         "null" => matches!(trimmed, "null" | "None").then_some(Value::Null),
         "object" | "array" => {
-            let value = crate::exact::parse(&crate::repair(trimmed).ok()?, max_nesting).ok()?;
+            let value = crate::args::repair_value(trimmed, max_nesting)?;
             let fits = if t == "object" {
                 value.is_object()
             } else {

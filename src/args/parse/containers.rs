@@ -12,6 +12,7 @@ use crate::repair::RepairKind;
 impl<'a> Parser<'a> {
     pub(super) fn open(&mut self, kind: Container, at: usize) -> Result<(), Error> {
         self.push_frame(kind, at, false)?;
+        self.tree_open(self.out.len());
         self.out.push(match kind {
             Container::Array => b'[',
             Container::Object => b'{',
@@ -27,7 +28,9 @@ impl<'a> Parser<'a> {
         self.out.pop();
         // `{}, "b": 2}`: an empty container has no member for a comma to follow.
         let empty = matches!(self.out.last(), Some(b'{' | b'['));
-        self.push_frame(kind, bracket, !empty)
+        self.push_frame(kind, bracket, !empty)?;
+        self.tree_reopen(kind);
+        Ok(())
     }
 
     /// A string element followed by a colon at `colon`. After other elements of an array that
@@ -72,6 +75,7 @@ impl<'a> Parser<'a> {
         self.push_frame(Container::Object, at, true)?;
         self.fix(RepairKind::MissingBracket, at)?;
         let start = self.element_out;
+        self.tree_open(start);
         self.out.insert(start, b'{');
         self.note_key(start + 1, at);
         self.out.push(b':');
@@ -448,6 +452,7 @@ impl<'a> Parser<'a> {
 
     fn close_frame(&mut self) {
         let frame = self.scratch.nesting.pop().expect("an open container");
+        self.tree_close(frame.level.kind(), frame.keys_base);
         match frame.level.kind() {
             Container::Array => {
                 self.open_arrays -= 1;

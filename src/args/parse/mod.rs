@@ -13,7 +13,10 @@ mod keys;
 mod numbers;
 mod scan;
 mod strings;
+mod tree;
 mod words;
+
+pub(crate) use tree::Tree;
 
 use crate::args::nesting::{Container, Nesting};
 use crate::bytes::escape::push_json_string;
@@ -41,6 +44,8 @@ pub(crate) struct Scratch {
     keys: Vec<KeyEntry>,
     /// (depth, hash of key) to the first entry with that key, for large objects only.
     key_index: HashMap<(usize, u64), usize>,
+    /// The values written, built as `serde_json::Value`s when the caller wants them.
+    pub(crate) tree: Tree,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -127,6 +132,7 @@ impl<'a> Parser<'a> {
         scratch.nesting.clear();
         scratch.keys.clear();
         scratch.key_index.clear();
+        scratch.tree.new_parser();
         Parser {
             src,
             pos,
@@ -317,9 +323,11 @@ impl<'a> Parser<'a> {
     /// Reads one complete value, however deeply nested, without recursion.
     fn one_value(&mut self) -> Result<(), Error> {
         loop {
+            let start = self.out.len();
             if self.value()? {
                 continue;
             }
+            self.tree_scalar(start);
             loop {
                 if self.scratch.nesting.is_empty() {
                     return Ok(());

@@ -22,11 +22,13 @@ pub(super) fn call_json(text: &str, ctx: &Ctx<'_>, range: Range<usize>) -> Optio
         let Some(end) = json_extent(&text[..range.end], start) else {
             return Some(start);
         };
-        let mut mender = ctx.mender(Target::Any, Concat::First);
+        let mut mender = ctx.value_mender(Target::Any, Concat::First);
+        // Deeper than serde_json's limit counts as no call here, as when serde_json read it.
         let value = mender
-            .mend(&text[start..end])
+            .mend_value(&text[start..end])
             .ok()
-            .and_then(|m| serde_json::from_str::<Value>(&m.value()).ok());
+            .filter(|built| built.deepest <= SERDE_DEPTH)
+            .and_then(|built| built.value.ok());
         let mut raws = Vec::new();
         if value.is_some_and(|v| collect(v, false, true, &mut raws)) && !raws.is_empty() {
             return Some(start);
@@ -86,19 +88,22 @@ pub(super) fn json_piece(
     out: &mut Out,
 ) {
     let piece = &text[range.clone()];
-    let mut mender = ctx.mender(Target::Any, Concat::First);
-    let mended = mender.mend(piece);
-    let cut_off = !complete || mended.as_ref().is_ok_and(|m| truncated(m.repairs(), piece));
+    let mut mender = ctx.value_mender(Target::Any, Concat::First);
+    let mended = mender.mend_value(piece);
+    let cut_off = !complete || mended.as_ref().is_ok_and(|m| truncated(m.repairs, piece));
     if cut_off {
         // Name the call from what was written, healed only to read it.
         let mut lenient = crate::args::Mender::new(crate::args::Options {
             target: Target::Any,
             ..crate::args::Options::default()
-        });
+        })
+        .building_values();
+        let max_nesting = ctx.options.max_nesting;
         let healed = lenient
-            .mend(piece)
+            .mend_value(piece)
             .ok()
-            .and_then(|m| ctx.value(&m.value()).ok());
+            .filter(|built| built.deepest <= max_nesting)
+            .and_then(|built| built.value.ok());
         let mut raws = Vec::new();
         if let Some(v) = healed {
             collect(v, name_is_key, false, &mut raws);
@@ -121,7 +126,7 @@ pub(super) fn json_piece(
         }
     };
     let repairs: Vec<Repair> = mended
-        .repairs()
+        .repairs
         .iter()
         .cloned()
         .map(|mut r| {
@@ -129,7 +134,7 @@ pub(super) fn json_piece(
             r
         })
         .collect();
-    let value = match ctx.value(&mended.value()) {
+    let value = match mended.value {
         Ok(v) => v,
         Err(error) => {
             out.items.push(Item::failed(
@@ -168,6 +173,9 @@ pub(super) fn json_piece(
         out.items.push(Item::Call(raw));
     }
 }
+
+/// The deepest nesting serde_json reads (its recursion limit of 128 fails the 128th level).
+pub(crate) const SERDE_DEPTH: usize = 127;
 
 pub(super) const NAME_KEYS: &[&str] = &["tool", "name", "tool_name", "function", "recipient_name"];
 

@@ -20,6 +20,7 @@ use std::ops::Range;
 pub(crate) use drivers::Body;
 use drivers::*;
 use hunyuan::*;
+pub(crate) use json::SERDE_DEPTH;
 use json::*;
 pub(crate) use json::{collect, encoded_arguments};
 use mistral::*;
@@ -479,8 +480,8 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             }
         };
         let piece = &text[start..end];
-        let mut mender = ctx.mender(Target::Any, Concat::First);
-        let mended = match mender.mend(piece) {
+        let mut mender = ctx.value_mender(Target::Any, Concat::First);
+        let mended = match mender.mend_value(piece) {
             Ok(mended) => mended,
             // Nesting past the limit is refused, not read as text: a call nested that deep
             // must not vanish from the reply.
@@ -502,9 +503,9 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
                 continue;
             }
         };
-        let cut_off = !complete || truncated(mended.repairs(), piece);
-        let repairs = mended.repairs().to_vec();
-        let Ok(value) = ctx.value(&mended.value()) else {
+        let cut_off = !complete || truncated(mended.repairs, piece);
+        let repairs = mended.repairs.to_vec();
+        let Ok(value) = mended.value else {
             i = unreadable(start, end, complete);
             continue;
         };
