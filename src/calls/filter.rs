@@ -8,7 +8,7 @@ use super::{CallOptions, Extracted, Failure, extract, extract_message, repairs_v
 use crate::error::{Code, Error};
 use crate::io::filter::Summary;
 use crate::io::input::{Framing, InputReader, JSONL_TEXT_MEMBERS, RawInput, too_large};
-use crate::io::record::{Origin, Outcome, Record, Written, write_error_object};
+use crate::io::record::{Origin, Outcome, Record, Written, error_value};
 use crate::tools::schema::Violation;
 
 /// How each call is written.
@@ -233,8 +233,8 @@ pub(crate) fn write_outcome(
 
 /// The record of one reply's result as a JSON object, `head` after its `ok` (for the `end`
 /// event of a stream). The same record as [`write_outcome`]'s: its error object and repairs are
-/// written by the same functions; the value is the `Value` itself (it may nest deeper than
-/// serde_json reads back).
+/// built as values with the same fields (`io::record` tests them against the byte writers), and
+/// the value is the `Value` itself (it may nest deeper than serde_json reads back).
 pub(crate) fn outcome_record(
     result: &Result<Extracted, Failure>,
     head: Map<String, Value>,
@@ -251,12 +251,10 @@ pub(crate) fn outcome_record(
         }
         Err(failure) => {
             let (found, violations) = failure_parts(failure);
-            let mut buf = vec![b'{'];
-            write_error_object(&mut buf, &failure.error, original, violations);
-            buf.push(b'}');
-            if let Ok(error) = serde_json::from_slice::<Map<String, Value>>(&buf) {
-                record.extend(error);
-            }
+            record.insert(
+                "error".into(),
+                error_value(&failure.error, original, violations),
+            );
             if let Some(found) = found {
                 record.insert("value".into(), found.failure_value(shape));
             }

@@ -318,11 +318,7 @@ fn call_value(call: &Call, shape: Shape) -> Value {
 }
 
 /// Repairs as the JSON array records carry.
-pub(crate) fn repairs_value(repairs: &[Repair]) -> Value {
-    let mut buf = Vec::new();
-    crate::io::record::write_repairs(&mut buf, repairs);
-    serde_json::from_slice(&buf).unwrap_or(Value::Array(Vec::new()))
-}
+pub(crate) use crate::io::record::repairs_value;
 
 /// A reply that fails: the error, and what was found (absent for an empty reply).
 #[derive(Debug, Clone, PartialEq)]

@@ -303,6 +303,71 @@ pub fn write_repairs(buf: &mut Vec<u8>, repairs: &[Repair]) {
     buf.push(b']');
 }
 
+/// `repairs` as the JSON array [`write_repairs`] writes, built as a value (for records that are
+/// built as values: a call's `repairs`, a stream's `end` event, the loop's transcript).
+pub(crate) fn repairs_value(repairs: &[Repair]) -> serde_json::Value {
+    use serde_json::{Map, Value};
+    let items = repairs
+        .iter()
+        .map(|repair| {
+            let mut m = Map::new();
+            m.insert("kind".into(), repair.kind.as_str().into());
+            if let Some(offset) = repair.offset {
+                m.insert("offset".into(), (offset as u64).into());
+            }
+            if let Some(layers) = repair.layers {
+                m.insert("layers".into(), layers.into());
+            }
+            if let Some(text) = &repair.text {
+                let field = if matches!(
+                    repair.kind,
+                    crate::RepairKind::DuplicateKey | crate::RepairKind::SchemaType
+                ) {
+                    "key"
+                } else {
+                    "text"
+                };
+                m.insert(field.into(), text.clone().into());
+            }
+            if let Some(path) = &repair.path {
+                m.insert("path".into(), path.clone().into());
+            }
+            Value::Object(m)
+        })
+        .collect();
+    Value::Array(items)
+}
+
+/// The `"error"` member [`write_error_object`] writes, built as a value.
+pub(crate) fn error_value(
+    error: &Error,
+    original: &[u8],
+    violations: &[Violation],
+) -> serde_json::Value {
+    use serde_json::{Map, Value};
+    let mut m = Map::new();
+    m.insert("code".into(), error.code.as_str().into());
+    m.insert("message".into(), error.message.clone().into());
+    m.insert("original".into(), original_text(original).into());
+    if let Some(offset) = error.offset {
+        m.insert("offset".into(), (offset as u64).into());
+    }
+    if !violations.is_empty() {
+        let list = violations
+            .iter()
+            .map(|v| {
+                let mut item = Map::new();
+                item.insert("path".into(), v.path.clone().into());
+                item.insert("keyword".into(), v.keyword.clone().into());
+                item.insert("message".into(), v.message.clone().into());
+                Value::Object(item)
+            })
+            .collect();
+        m.insert("violations".into(), Value::Array(list));
+    }
+    Value::Object(m)
+}
+
 /// The input as shown in an error record: its first 100 characters, `…` when cut. Invalid
 /// UTF-8 is shown with U+FFFD.
 pub fn original_text(original: &[u8]) -> String {
@@ -334,6 +399,64 @@ fn push_u64(buf: &mut Vec<u8>, mut n: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The values built for records built as values are what the byte writers write.
+    #[test]
+    fn values_are_what_the_writers_write() {
+        use crate::RepairKind;
+        let mut repairs = vec![
+            Repair::at(RepairKind::TrailingComma, 7),
+            Repair {
+                kind: RepairKind::Unquote,
+                offset: None,
+                layers: Some(2),
+                text: None,
+                path: None,
+            },
+        ];
+        for kind in [
+            RepairKind::DuplicateKey,
+            RepairKind::SchemaType,
+            RepairKind::Prose,
+        ] {
+            let mut repair = Repair::at(kind, usize::MAX);
+            repair.text = Some("a\"\\\u{1}\u{7f}é😀/".into());
+            repair.path = Some("/x/0".into());
+            repairs.push(repair);
+        }
+        let mut written = Vec::new();
+        write_repairs(&mut written, &repairs);
+        let built = serde_json::to_vec(&repairs_value(&repairs)).unwrap();
+        assert_eq!(String::from_utf8(built), String::from_utf8(written));
+
+        let violation = Violation {
+            path: "/n".into(),
+            keyword: "type".into(),
+            message: "\"x\" is not of type \"integer\"\n".into(),
+        };
+        for (error, violations) in [
+            (
+                Error::at(crate::Code::InvalidJson, 3, "bad \u{2028}"),
+                vec![],
+            ),
+            (
+                Error::whole(crate::Code::InvalidParameters, "no"),
+                vec![violation.clone(), violation],
+            ),
+        ] {
+            let original = "é\u{0}x".repeat(60);
+            let mut written = b"{".to_vec();
+            write_error_object(&mut written, &error, original.as_bytes(), &violations);
+            written.push(b'}');
+            let mut member = serde_json::Map::new();
+            member.insert(
+                "error".into(),
+                error_value(&error, original.as_bytes(), &violations),
+            );
+            let built = serde_json::to_vec(&member).unwrap();
+            assert_eq!(String::from_utf8(built), String::from_utf8(written));
+        }
+    }
 
     #[test]
     fn cuts_at_characters_not_bytes() {
