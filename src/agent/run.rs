@@ -14,7 +14,7 @@ use super::process::{self, Ended, Group, Watch};
 use super::sys;
 use super::tool::{self, ToolResult, ToolRun};
 use crate::args::{Mender, Options, Target};
-use crate::calls::{self, Call, CallOptions, Event, Shape, Stream};
+use crate::calls::{self, Call, CallOptions, Event, Extracted, Failure, Shape, Stream};
 use crate::error::Code;
 
 /// The longest reply taken (16 MiB); a model does not write more. A longer one is refused as a
@@ -221,10 +221,14 @@ impl Run<'_> {
     fn steps(&mut self) -> Result<(Status, String, Option<String>), Stop> {
         let mut malformed_in_a_row = 0;
         loop {
-            let reply = self.ask_model()?;
+            let (reply, found) = self.ask_model()?;
             self.messages
                 .push(Message::new(Role::Assistant, reply.clone()));
-            match self.read_reply(&reply)? {
+            let read = match found {
+                Some(found) => judge(&reply, Ok(found)),
+                None => self.read_reply(&reply)?,
+            };
+            match read {
                 Reply::Answer(answer) => return Ok((Status::Answered, answer, None)),
                 Reply::Malformed { code, message } => {
                     malformed_in_a_row += 1;
@@ -309,7 +313,8 @@ impl Run<'_> {
     }
 
     /// One model reply, retrying a failing LLM command with exponential backoff.
-    fn ask_model(&mut self) -> Result<String, Stop> {
+    /// The model's reply, and what it gave when it was already read (`stop_after_call`).
+    fn ask_model(&mut self) -> Result<(String, Option<Extracted>), Stop> {
         let llm = &self.config.llm;
         let mut failures = 0u32;
         loop {
@@ -344,6 +349,7 @@ impl Run<'_> {
                 options: &self.call_options,
                 checked: (0, 0),
                 cut: None,
+                found: None,
             };
             let mut watch = |piece: &[u8]| watcher.piece(piece);
             let ran = process::run_watched(
@@ -355,7 +361,7 @@ impl Run<'_> {
                 Some(&mut watch),
             );
             // The reply as read (the pieces went to the watcher, not to `done.stdout`).
-            let (read, cut) = watcher.into_stream();
+            let (read, cut, found) = watcher.into_stream();
             let reply = || read.reply().to_owned();
             let problem = match ran {
                 Err(e) if process::cannot_start(&e) => {
@@ -376,6 +382,10 @@ impl Run<'_> {
                         // up to the call's end when that is where its call was found.
                         let text = read.reply();
                         let reply = text[..cut.unwrap_or(text.len())].to_owned();
+                        // The calls read from this very text when the model was stopped.
+                        let found = found
+                            .filter(|(length, _)| *length == reply.len())
+                            .map(|(_, found)| found);
                         self.events.emit(
                             "llm.response",
                             json!({
@@ -386,7 +396,7 @@ impl Run<'_> {
                                 "stopped": true,
                             }),
                         );
-                        return Ok(reply);
+                        return Ok((reply, found));
                     }
                     Ended::Interrupted => return Err(self.stopped_child()),
                     Ended::TimedOut if Instant::now() >= self.deadline => {
@@ -413,7 +423,7 @@ impl Run<'_> {
                                 "reply": reply,
                             }),
                         );
-                        return Ok(reply);
+                        return Ok((reply, None));
                     }
                     Ended::Exited(_) => format!(
                         "it ended with {}{}",
@@ -618,6 +628,9 @@ struct Watcher<'a> {
     checked: (usize, usize),
     /// Where the reply ends when it was stopped at its first call's end.
     cut: Option<usize>,
+    /// What the reply read so far gave when it was found to hold a call, and the length of
+    /// the text it was read from: the loop takes it rather than read the same text again.
+    found: Option<(usize, Extracted)>,
 }
 
 impl Watcher<'_> {
@@ -670,11 +683,11 @@ impl Watcher<'_> {
     /// replaced as in a whole reply), so it is held once.
     /// The stream, a character cut at the end of the reply replaced (as in a whole reply):
     /// its `reply()` is the reply.
-    fn into_stream(mut self) -> (Stream, Option<usize>) {
+    fn into_stream(mut self) -> (Stream, Option<usize>, Option<(usize, Extracted)>) {
         if !self.carry.is_empty() {
             self.stream.feed("\u{FFFD}");
         }
-        (self.stream, self.cut)
+        (self.stream, self.cut, self.found)
     }
 
     fn feed(&mut self, text: String, events: &mut Vec<Event>) {
@@ -696,21 +709,31 @@ impl Watcher<'_> {
             return false;
         }
         self.checked = (closed, reply.len());
-        let gives_a_call = |text: &str| matches!(calls::extract(text, self.options), Ok(found) if !found.calls.is_empty());
+        let gives_a_call = |text: &str| match calls::extract(text, self.options) {
+            Ok(found) if !found.calls.is_empty() => Some((text.len(), found)),
+            _ => None,
+        };
         if let Some(&end) = self.stream.call_ends().first()
             && end < reply.len()
-            && gives_a_call(&reply[..end])
+            && let Some(found) = gives_a_call(&reply[..end])
         {
             self.cut = Some(end);
+            self.found = Some(found);
             return true;
         }
-        gives_a_call(reply)
+        self.found = gives_a_call(reply);
+        self.found.is_some()
     }
 }
 
 /// What a reply is: an answer, one valid call, or malformed (and why).
 fn read_reply(reply: &str, options: &CallOptions) -> Reply {
-    let found = match calls::extract(reply, options) {
+    judge(reply, calls::extract(reply, options))
+}
+
+/// What a reply is, from what the extractor found in it.
+fn judge(reply: &str, extracted: Result<Extracted, Failure>) -> Reply {
+    let found = match extracted {
         Ok(found) => found,
         Err(failure) => {
             let mut message = failure.error.message;
