@@ -358,8 +358,9 @@ pub(crate) fn reply(text: &str, options: &CallOptions) -> Result<Extracted, Fail
         .format
         .as_deref()
         .is_none_or(|f| f == "auto" || f == "json")
-        && scan::is_whole_json(text)
-        && let Ok(value) = crate::exact::parse(text.trim(), options.max_nesting)
+        && let Some(range) = scan::whole_brackets(text)
+        // One read: what it takes as JSON, serde_json (which checked it first) takes too.
+        && let Ok(value) = crate::exact::parse(&text[range], options.max_nesting)
         && message::is_api_shape(&value)
     {
         return extract_message(&value, options);

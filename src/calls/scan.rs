@@ -16,12 +16,17 @@ pub(crate) fn is_valid_json(text: &str) -> bool {
 
 /// Whether the whole of `text` (but for surrounding whitespace) is one JSON array or object.
 pub(crate) fn is_whole_json(text: &str) -> bool {
+    whole_brackets(text)
+        .is_some_and(|range| serde_json::from_str::<serde::de::IgnoredAny>(&text[range]).is_ok())
+}
+
+/// Where the brackets of `text` are, when (but for surrounding whitespace) it is one array or
+/// object as far as its brackets tell: JSON followed by prose is ruled out without a parse.
+pub(crate) fn whole_brackets(text: &str) -> Option<Range<usize>> {
     let start = skip_ws(text, 0);
     let end = text.trim_ascii_end().len();
-    // The bracket scan first: JSON followed by prose is ruled out without a parse.
-    text[start..].starts_with(['{', '['])
-        && json_extent(text, start) == Some(end)
-        && serde_json::from_str::<serde::de::IgnoredAny>(&text[start..end]).is_ok()
+    (text[start..].starts_with(['{', '[']) && json_extent(text, start) == Some(end))
+        .then_some(start..end)
 }
 
 /// The index of the first byte at or after `i` that is not ASCII whitespace.

@@ -402,3 +402,21 @@ pub(super) fn json_cut_off(raws: Vec<Raw>, offset: usize, out: &mut Out) {
         message: "its JSON ends before it is closed".into(),
     }));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::SERDE_DEPTH;
+
+    /// Where the JSON decoders once read values with serde_json they keep its limit: it must be
+    /// serde_json's.
+    #[test]
+    fn serde_depth_is_serde_jsons_limit() {
+        let nested = |levels: usize| format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+        let reads = |text: &str| serde_json::from_str::<serde_json::Value>(text).is_ok();
+        assert!(reads(&nested(SERDE_DEPTH)));
+        assert!(!reads(&nested(SERDE_DEPTH + 1)));
+        // Checking text without reading it (`scan::is_whole_json`) has no limit.
+        let ignored = |text: &str| serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+        assert!(ignored(&nested(5000)));
+    }
+}
