@@ -12,7 +12,7 @@ use crate::repair::RepairKind;
 impl<'a> Parser<'a> {
     pub(super) fn open(&mut self, kind: Container, at: usize) -> Result<(), Error> {
         self.push_frame(kind, at, false)?;
-        self.tree_open(self.out.len());
+        self.tree_open(kind, self.out.len());
         self.out.push(match kind {
             Container::Array => b'[',
             Container::Object => b'{',
@@ -75,7 +75,7 @@ impl<'a> Parser<'a> {
         self.push_frame(Container::Object, at, true)?;
         self.fix(RepairKind::MissingBracket, at)?;
         let start = self.element_out;
-        self.tree_open(start);
+        self.tree_open(Container::Object, start);
         self.out.insert(start, b'{');
         self.note_key(start + 1, at);
         self.out.push(b':');

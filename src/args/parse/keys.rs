@@ -73,7 +73,9 @@ impl<'a> Parser<'a> {
                 && (self.strict || self.src.get(self.skip_spaces_from(end + 1)) == Some(&b':'))
         }) {
             // Most keys: nothing to escape before the closing quote, and a colon after it.
+            let start = self.out.len();
             self.out.extend_from_slice(&self.src[at..=end]);
+            self.tree_copied(start, at + 1..end, true);
             self.pos = end + 1;
         } else if let Some(colon) = self.key_cut_at_colon(at) {
             // `{"key:"value"}`, `{"key:value}`: the key's closing quote is missing before

@@ -117,6 +117,9 @@ pub(crate) struct Parser<'a> {
     /// Where the last array element started in `out` and in `src`.
     element_out: usize,
     element_at: usize,
+    /// `src` as text, when values are built (see `tree`): strings copied from it are sliced,
+    /// not checked again.
+    src_text: Option<&'a str>,
 }
 
 impl<'a> Parser<'a> {
@@ -133,6 +136,11 @@ impl<'a> Parser<'a> {
         scratch.keys.clear();
         scratch.key_index.clear();
         scratch.tree.new_parser();
+        let src_text = if scratch.tree.on {
+            std::str::from_utf8(src).ok()
+        } else {
+            None
+        };
         Parser {
             src,
             pos,
@@ -148,6 +156,7 @@ impl<'a> Parser<'a> {
             key_reported: false,
             element_out: 0,
             element_at: 0,
+            src_text,
         }
     }
 

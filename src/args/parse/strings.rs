@@ -39,7 +39,9 @@ impl<'a> Parser<'a> {
                 && (self.strict || self.value_quote_closes(end + 1, true))
         }) {
             // Most strings: nothing to escape before the quote that closes them.
+            let start = self.out.len();
             self.out.extend_from_slice(&self.src[at..end]);
+            self.tree_copied(start, at + 1..end, false);
             self.pos = end + 1;
         } else {
             self.out.push(b'"');

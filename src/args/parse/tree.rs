@@ -3,97 +3,145 @@
 //! again.
 //!
 //! The tree follows the output, not the input: each value is taken when the parser has written
-//! it whole (a scalar from its few output bytes, a container when it closes), and remembers
-//! where it starts in the output. The parser's few rewrites of what it already wrote (a
-//! container opened again, a string element that turns out to be a key, duplicate keys merged)
-//! are followed by those offsets: a value starting at or past where the output was cut back to
-//! is gone. Numbers keep their text (see [`crate::exact`]).
+//! it whole (a scalar from its few output bytes, or from the input when it was copied from
+//! there, a container when it closes), and remembers where it starts in the output. The
+//! parser's few rewrites of what it already wrote (a container opened again, a string element
+//! that turns out to be a key, duplicate keys merged) are followed by those offsets: a value
+//! starting at or past where the output was cut back to is gone. Numbers keep their text (see
+//! [`crate::exact`]).
 
-use serde_json::{Map, Value};
+use std::ops::Range;
 
-use super::{KeyEntry, Parser};
+use serde_json::{Map, Number, Value};
+
+use super::Parser;
 use crate::args::nesting::Container;
 
 /// The values of one document (and the text after a closing fence), as the parser writes them.
+///
+/// The values of every open container sit on one stack (the document's at its bottom), each
+/// with its start in the output and, in an object, its key: a container closing takes its own
+/// off the top, so no container needs buffers of its own while it is open.
 #[derive(Default)]
 pub(crate) struct Tree {
     /// Whether values are built at all (off for `args` and `repair`, which write text only).
     pub(crate) on: bool,
     /// The open containers, innermost last: the nesting stack's twin.
     frames: Vec<Frame>,
-    /// The top-level values written so far, each with its start in the output and how deep it
-    /// nests (1 for `{}`, 0 for a scalar).
-    done: Vec<(usize, Value, usize)>,
+    starts: Vec<usize>,
+    values: Vec<Value>,
+    /// The keys of the values in objects, in the same order.
+    keys: Vec<String>,
+    /// How deep each top-level value nests (1 for `{}`, 0 for a scalar).
+    depths: Vec<usize>,
     /// A step the tree did not follow (none is known): the caller reads the output instead.
     lost: bool,
     /// The deepest nesting opened since the last top-level value was added.
     deepest: usize,
+    /// The last string value, and the last key, copied from the input as it stands: where it
+    /// starts in the output and where its text is in the input (taken from there, it needs no
+    /// decoding).
+    copied: Option<(usize, Range<usize>)>,
+    copied_key: Option<(usize, Range<usize>)>,
 }
 
 /// An open array or object.
 struct Frame {
+    kind: Container,
     /// Where it starts in the output.
     start: usize,
     /// What it held before it was closed too early and opened again.
     before: Option<Value>,
-    /// Its values so far, each with its start in the output (for an object, the key's entry
-    /// ends just before it, at the colon).
-    children: Vec<(usize, Value)>,
+    /// Where its values and keys start on the stacks.
+    values: usize,
+    keys: usize,
 }
 
 impl Tree {
     /// Forgets the last input's values.
     pub(crate) fn reset(&mut self) {
         self.frames.clear();
-        self.done.clear();
+        self.starts.clear();
+        self.values.clear();
+        self.keys.clear();
+        self.depths.clear();
         self.lost = false;
         self.deepest = 0;
+        self.copied = None;
+        self.copied_key = None;
     }
 
     /// Readies the tree for a new parser over the same output (its open containers are the
     /// parser's, which starts with none).
     pub(super) fn new_parser(&mut self) {
-        self.frames.clear();
+        if let Some(outer) = self.frames.first() {
+            let (values, keys) = (outer.values, outer.keys);
+            self.starts.truncate(values);
+            self.values.truncate(values);
+            self.keys.truncate(keys);
+            self.frames.clear();
+        }
     }
 
     /// The top-level values, each with its start in the output and how deep it nests; `None`
     /// when the tree lost track of the output.
     pub(crate) fn take(&mut self) -> Option<Vec<(usize, Value, usize)>> {
-        self.frames.clear();
-        if self.lost {
+        self.new_parser();
+        if self.lost || self.depths.len() != self.values.len() {
             return None;
         }
-        Some(std::mem::take(&mut self.done))
+        let values = std::mem::take(&mut self.values);
+        Some(
+            self.starts
+                .drain(..)
+                .zip(values)
+                .zip(self.depths.drain(..))
+                .map(|((start, value), depth)| (start, value, depth))
+                .collect(),
+        )
     }
 
-    /// Adds a whole value that starts at `start`: to the open container, or to the document.
-    /// A value at or past `start` in the same place was written over.
-    fn add(&mut self, start: usize, value: Value) {
-        let Some(frame) = self.frames.last_mut() else {
-            while self.done.last().is_some_and(|(at, ..)| *at >= start) {
-                self.done.pop();
-            }
-            self.done.push((start, value, self.deepest));
-            self.deepest = 0;
-            return;
-        };
-        let place = &mut frame.children;
-        while place.last().is_some_and(|(at, _)| *at >= start) {
-            place.pop();
+    /// Where the innermost open container's values (or the document's) start on the stack, and
+    /// whether they have keys.
+    fn level(&self) -> (usize, usize, bool) {
+        match self.frames.last() {
+            Some(frame) => (frame.values, frame.keys, frame.kind == Container::Object),
+            None => (0, 0, false),
         }
-        place.push((start, value));
+    }
+
+    /// Drops the values of the innermost level at or past `end` in the output (written over).
+    fn cut(&mut self, end: usize) {
+        let (base, _, keyed) = self.level();
+        while self.starts.len() > base && self.starts.last().is_some_and(|&at| at >= end) {
+            self.pop();
+            if keyed {
+                self.keys.pop();
+            }
+        }
+    }
+
+    fn pop(&mut self) -> Option<(usize, Value)> {
+        let start = self.starts.pop()?;
+        let value = self.values.pop()?;
+        if self.frames.is_empty() {
+            self.depths.truncate(self.values.len());
+        }
+        Some((start, value))
     }
 }
 
 impl Parser<'_> {
-    /// A container opened at `start` in the output.
-    pub(super) fn tree_open(&mut self, start: usize) {
+    /// A container of `kind` opened at `start` in the output.
+    pub(super) fn tree_open(&mut self, kind: Container, start: usize) {
         let tree = &mut self.scratch.tree;
         if tree.on {
             tree.frames.push(Frame {
+                kind,
                 start,
                 before: None,
-                children: Vec::new(),
+                values: tree.values.len(),
+                keys: tree.keys.len(),
             });
             tree.deepest = tree.deepest.max(tree.frames.len());
         }
@@ -106,79 +154,87 @@ impl Parser<'_> {
         if !tree.on {
             return;
         }
-        let popped = match tree.frames.last_mut() {
-            Some(frame) => frame.children.pop(),
-            None => tree.done.pop().map(|(start, value, deepest)| {
-                tree.deepest = tree.deepest.max(deepest);
-                (start, value)
-            }),
+        let (base, _, keyed) = tree.level();
+        if tree.frames.is_empty()
+            && let Some(&depth) = tree.depths.last()
+        {
+            tree.deepest = tree.deepest.max(depth);
+        }
+        let popped = if tree.values.len() > base {
+            tree.pop()
+        } else {
+            None
         };
-        let frame = match popped {
-            Some((start, before @ Value::Array(_))) if kind == Container::Array => Frame {
-                start,
-                before: Some(before),
-                children: Vec::new(),
-            },
-            Some((start, before @ Value::Object(_))) if kind == Container::Object => Frame {
-                start,
-                before: Some(before),
-                children: Vec::new(),
-            },
+        if keyed && popped.is_some() {
+            tree.keys.pop();
+        }
+        let (start, before) = match popped {
+            Some((start, before @ Value::Array(_))) if kind == Container::Array => (start, before),
+            Some((start, before @ Value::Object(_))) if kind == Container::Object => {
+                (start, before)
+            }
             _ => {
                 tree.lost = true;
-                Frame {
-                    start: self.out.len(),
-                    before: None,
-                    children: Vec::new(),
-                }
+                (self.out.len(), Value::Null)
             }
         };
-        tree.frames.push(frame);
+        tree.frames.push(Frame {
+            kind,
+            start,
+            before: Some(before),
+            values: tree.values.len(),
+            keys: tree.keys.len(),
+        });
     }
 
     /// The innermost container closes, before its bracket is written and (for an object) before
-    /// its duplicate keys are merged; `keys` are its members' keys.
+    /// its duplicate keys are merged; `keys_base` is where its keys start (an object's).
     pub(super) fn tree_close(&mut self, kind: Container, keys_base: usize) {
         let tree = &mut self.scratch.tree;
         if !tree.on {
             return;
         }
-        let Some(Frame {
-            start,
-            before,
-            mut children,
-        }) = tree.frames.pop()
-        else {
+        // Values the output was cut back over (a string element that became a key).
+        tree.cut(self.out.len());
+        let Some(frame) = tree.frames.pop() else {
             tree.lost = true;
             return;
         };
-        // Values the output was cut back over (a string element that became a key).
-        let end = self.out.len();
-        while children.last().is_some_and(|(at, _)| *at >= end) {
-            children.pop();
+        if frame.kind != kind {
+            tree.lost = true;
         }
+        tree.starts.truncate(frame.values);
         let value = match kind {
-            Container::Array => {
-                let mut items = match before {
-                    Some(Value::Array(items)) => items,
-                    _ => Vec::with_capacity(children.len()),
-                };
-                items.extend(children.into_iter().map(|(_, v)| v));
-                Value::Array(items)
-            }
+            Container::Array => match frame.before {
+                Some(Value::Array(mut items)) => {
+                    items.extend(tree.values.drain(frame.values..));
+                    Value::Array(items)
+                }
+                _ => Value::Array(tree.values.split_off(frame.values)),
+            },
             Container::Object => {
-                let mut members = match before {
+                let mut members = match frame.before {
                     Some(Value::Object(members)) => members,
                     _ => Map::new(),
                 };
-                let keys = &self.scratch.keys[keys_base..];
-                if !pair_members(self.out, keys, children, &mut members) {
-                    tree.lost = true;
+                // A repeated key keeps its first place and takes the last value, as merging
+                // the duplicates in the output does.
+                for (key, value) in tree
+                    .keys
+                    .drain(frame.keys..)
+                    .zip(tree.values.drain(frame.values..))
+                {
+                    members.insert(key, value);
                 }
                 Value::Object(members)
             }
         };
-        tree.add(start, value);
+        // The parent's key, if the parent is an object, is its last before this one's.
+        let bound = match kind {
+            Container::Object => keys_base,
+            Container::Array => self.scratch.keys.len(),
+        };
+        self.tree_add(frame.start, value, bound);
     }
 
     /// A whole value was written at `out[start..]`: a scalar is added (a container was added
@@ -188,39 +244,79 @@ impl Parser<'_> {
         if !tree.on || self.out.len() <= start || matches!(self.out[start], b'{' | b'[') {
             return;
         }
-        match scalar(&self.out[start..]) {
-            Some(value) => tree.add(start, value),
-            None => tree.lost = true,
+        let written = &self.out[start..];
+        let copied = tree.copied.take();
+        let value = match self.copied_text(copied, start, written) {
+            Some(text) => Some(Value::String(text)),
+            None => scalar(written),
+        };
+        match value {
+            Some(value) => self.tree_add(start, value, self.scratch.keys.len()),
+            None => self.scratch.tree.lost = true,
         }
+    }
+
+    /// A string value (`key`: a key) written at `out[start..]` as `src[text]` stands in the
+    /// input, nothing escaped.
+    #[inline]
+    pub(super) fn tree_copied(&mut self, start: usize, text: Range<usize>, key: bool) {
+        let tree = &mut self.scratch.tree;
+        if key {
+            tree.copied_key = Some((start, text));
+        } else {
+            tree.copied = Some((start, text));
+        }
+    }
+
+    /// The text of the string written at `out[start..]` (`written`), when it is the one copied
+    /// from the input.
+    fn copied_text(
+        &self,
+        copied: Option<(usize, Range<usize>)>,
+        start: usize,
+        written: &[u8],
+    ) -> Option<String> {
+        let (at, range) = copied?;
+        let text = self.src_text?.get(range)?;
+        (at == start && copy_of(written, text)).then(|| text.to_owned())
+    }
+
+    /// Adds a whole value that starts at `start`: to the open container (an object's under the
+    /// last of `keys[..bound]`, which ends at the colon before the value), or to the document.
+    /// Values at or past `start` in the same place were written over.
+    fn tree_add(&mut self, start: usize, value: Value, bound: usize) {
+        let tree = &mut self.scratch.tree;
+        tree.cut(start);
+        let (_, _, keyed) = tree.level();
+        if tree.frames.is_empty() {
+            tree.depths.push(tree.deepest);
+            tree.deepest = 0;
+        } else if keyed {
+            let entry = self.scratch.keys[..bound]
+                .last()
+                .filter(|e| e.end + 1 == start && self.out.get(e.end) == Some(&b':'));
+            let copied = tree.copied_key.take();
+            let key = entry.and_then(|e| {
+                let written = &self.out[e.start..e.end];
+                self.copied_text(copied, e.start, written)
+                    .or_else(|| string(written))
+            });
+            let tree = &mut self.scratch.tree;
+            let Some(key) = key else {
+                tree.lost = true;
+                return;
+            };
+            tree.keys.push(key);
+        }
+        let tree = &mut self.scratch.tree;
+        tree.starts.push(start);
+        tree.values.push(value);
     }
 }
 
-/// Puts each value of an object under its key (the entry that ends at the colon before the
-/// value); a repeated key keeps its first place and takes the last value, as merging does.
-fn pair_members(
-    out: &[u8],
-    keys: &[KeyEntry],
-    children: Vec<(usize, Value)>,
-    members: &mut Map<String, Value>,
-) -> bool {
-    let mut k = 0;
-    for (start, value) in children {
-        while keys.get(k).is_some_and(|e| e.end + 1 < start) {
-            k += 1;
-        }
-        let Some(entry) = keys.get(k).filter(|e| e.end + 1 == start) else {
-            return false;
-        };
-        if out.get(entry.end) != Some(&b':') {
-            return false;
-        }
-        let Some(key) = string(&out[entry.start..entry.end]) else {
-            return false;
-        };
-        members.insert(key, value);
-        k += 1;
-    }
-    true
+/// Whether the string written (quotes included) is `text` between quotes.
+fn copy_of(written: &[u8], text: &str) -> bool {
+    written.len() == text.len() + 2 && &written[1..written.len() - 1] == text.as_bytes()
 }
 
 /// The value of one scalar as the parser wrote it.
@@ -230,15 +326,25 @@ fn scalar(written: &[u8]) -> Option<Value> {
         b"false" => Value::Bool(false),
         b"null" => Value::Null,
         [b'"', ..] => Value::String(string(written)?),
-        _ => Value::Number(crate::exact::number(std::str::from_utf8(written).ok()?)?),
+        _ => Value::Number(number(written)?),
     })
+}
+
+/// A number as the parser wrote it, its text kept.
+fn number(written: &[u8]) -> Option<Number> {
+    // Numbers are ASCII: built byte by byte, without a UTF-8 check per number.
+    if !written.is_ascii() {
+        return None;
+    }
+    let text: String = written.iter().map(|&b| char::from(b)).collect();
+    crate::exact::is_number(&text).then(|| Number::from_string_unchecked(text))
 }
 
 /// The text of a JSON string the parser wrote (quotes included).
 fn string(written: &[u8]) -> Option<String> {
     let body = written.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
     if memchr::memchr(b'\\', body).is_none() {
-        // Most strings: nothing escaped, the text is the body.
+        // Nothing escaped: the text is the body.
         return std::str::from_utf8(body).ok().map(str::to_owned);
     }
     crate::exact::string(std::str::from_utf8(written).ok()?)
