@@ -341,8 +341,7 @@ impl Mender {
         let end = lead + trimmed.len();
 
         let [mut cur, mut next] = std::mem::take(&mut self.layers);
-        let result =
-            self.unquote_and_parse(input.as_bytes(), lead, end, &options, &mut cur, &mut next);
+        let result = self.unquote_and_parse(input, lead, end, &options, &mut cur, &mut next);
         self.layers = [cur, next];
         let layers = match result {
             // Text a strict reader finds ending inside a value was cut off, whatever the
@@ -431,13 +430,14 @@ impl Mender {
     /// swap roles each layer), then parses the innermost text. Returns the number of layers.
     fn unquote_and_parse(
         &mut self,
-        input: &[u8],
+        input_text: &str,
         start: usize,
         end: usize,
         options: &Options,
         cur: &mut Vec<u8>,
         next: &mut Vec<u8>,
     ) -> Result<u32, Error> {
+        let input = input_text.as_bytes();
         // A valid JSON string given to `repair` is a value as it stands: it is unquoted only
         // when its layers, each a valid literal, end in a whole object or array. Neither the
         // text it holds (`"{}` in `"\"{}"`, a fenced block) nor the input around it is mended.
@@ -545,6 +545,12 @@ impl Mender {
             note_unquote(&mut self.repairs, quoted_layers);
         }
         let text: &[u8] = if in_buffer { cur } else { input };
+        // The input is text already; a decoded layer is checked once, if values are built.
+        let source = if in_buffer {
+            None
+        } else {
+            input_text.get(..hi)
+        };
         let mut parser = Parser::new(
             &text[..hi],
             lo,
@@ -554,7 +560,8 @@ impl Mender {
             strict,
             options.max_nesting,
         )
-        .lone_surrogates_as_fffd(self.lone_surrogates_as_fffd);
+        .lone_surrogates_as_fffd(self.lone_surrogates_as_fffd)
+        .source_text(source);
         let note = |mut err: Error| {
             err.message.push_str(&layer_note(layers));
             err
@@ -577,6 +584,7 @@ impl Mender {
                 options.max_nesting,
             )
             .lone_surrogates_as_fffd(self.lone_surrogates_as_fffd)
+            .source_text(None)
             .more_values(&mut self.parts, false)
             .map_err(note)?;
         }

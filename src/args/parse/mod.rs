@@ -136,11 +136,6 @@ impl<'a> Parser<'a> {
         scratch.keys.clear();
         scratch.key_index.clear();
         scratch.tree.new_parser();
-        let src_text = if scratch.tree.on {
-            std::str::from_utf8(src).ok()
-        } else {
-            None
-        };
         Parser {
             src,
             pos,
@@ -156,8 +151,16 @@ impl<'a> Parser<'a> {
             key_reported: false,
             element_out: 0,
             element_at: 0,
-            src_text,
+            src_text: None,
         }
+    }
+
+    /// `src` as text (`None`: checked here), when values are built (see `tree`).
+    pub(crate) fn source_text(mut self, text: Option<&'a str>) -> Parser<'a> {
+        if self.scratch.tree.on {
+            self.src_text = text.or_else(|| std::str::from_utf8(self.src).ok());
+        }
+        self
     }
 
     /// Writes lone surrogate escapes as U+FFFD, each a `lone_surrogate` repair.

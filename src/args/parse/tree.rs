@@ -19,9 +19,9 @@ use crate::args::nesting::Container;
 
 /// The values of one document (and the text after a closing fence), as the parser writes them.
 ///
-/// The values of every open container sit on one stack (the document's at its bottom), each
-/// with its start in the output and, in an object, its key: a container closing takes its own
-/// off the top, so no container needs buffers of its own while it is open.
+/// The values of every open array sit on one stack (the document's at its bottom), each with
+/// its start in the output: an array closing takes its own off the top, so no array needs a
+/// buffer of its own while it is open. An object's members go straight into its map.
 #[derive(Default)]
 pub(crate) struct Tree {
     /// Whether values are built at all (off for `args` and `repair`, which write text only).
@@ -30,8 +30,6 @@ pub(crate) struct Tree {
     frames: Vec<Frame>,
     starts: Vec<usize>,
     values: Vec<Value>,
-    /// The keys of the values in objects, in the same order.
-    keys: Vec<String>,
     /// How deep each top-level value nests (1 for `{}`, 0 for a scalar).
     depths: Vec<usize>,
     /// A step the tree did not follow (none is known): the caller reads the output instead.
@@ -52,9 +50,12 @@ struct Frame {
     start: usize,
     /// What it held before it was closed too early and opened again.
     before: Option<Value>,
-    /// Where its values and keys start on the stacks.
+    /// Where an array's values start on the stack.
     values: usize,
-    keys: usize,
+    /// An object's members so far (a repeated key keeps its first place and takes the last
+    /// value, as merging the duplicates in the output does), and where its last value starts.
+    members: Map<String, Value>,
+    last: Option<usize>,
 }
 
 impl Tree {
@@ -63,7 +64,6 @@ impl Tree {
         self.frames.clear();
         self.starts.clear();
         self.values.clear();
-        self.keys.clear();
         self.depths.clear();
         self.lost = false;
         self.deepest = 0;
@@ -75,10 +75,9 @@ impl Tree {
     /// parser's, which starts with none).
     pub(super) fn new_parser(&mut self) {
         if let Some(outer) = self.frames.first() {
-            let (values, keys) = (outer.values, outer.keys);
+            let values = outer.values;
             self.starts.truncate(values);
             self.values.truncate(values);
-            self.keys.truncate(keys);
             self.frames.clear();
         }
     }
@@ -101,23 +100,22 @@ impl Tree {
         )
     }
 
-    /// Where the innermost open container's values (or the document's) start on the stack, and
-    /// whether they have keys.
-    fn level(&self) -> (usize, usize, bool) {
-        match self.frames.last() {
-            Some(frame) => (frame.values, frame.keys, frame.kind == Container::Object),
-            None => (0, 0, false),
-        }
-    }
-
-    /// Drops the values of the innermost level at or past `end` in the output (written over).
+    /// Drops the values of the innermost array (or the document's) at or past `end` in the
+    /// output (written over). An object's values are never written over (the tree is lost if
+    /// one were).
     fn cut(&mut self, end: usize) {
-        let (base, _, keyed) = self.level();
+        let base = match self.frames.last() {
+            Some(frame) if frame.kind == Container::Object => {
+                if frame.last.is_some_and(|at| at >= end) {
+                    self.lost = true;
+                }
+                return;
+            }
+            Some(frame) => frame.values,
+            None => 0,
+        };
         while self.starts.len() > base && self.starts.last().is_some_and(|&at| at >= end) {
             self.pop();
-            if keyed {
-                self.keys.pop();
-            }
         }
     }
 
@@ -141,7 +139,8 @@ impl Parser<'_> {
                 start,
                 before: None,
                 values: tree.values.len(),
-                keys: tree.keys.len(),
+                members: Map::new(),
+                last: None,
             });
             tree.deepest = tree.deepest.max(tree.frames.len());
         }
@@ -154,20 +153,27 @@ impl Parser<'_> {
         if !tree.on {
             return;
         }
-        let (base, _, keyed) = tree.level();
         if tree.frames.is_empty()
             && let Some(&depth) = tree.depths.last()
         {
             tree.deepest = tree.deepest.max(depth);
         }
-        let popped = if tree.values.len() > base {
-            tree.pop()
-        } else {
-            None
+        let popped = match tree.frames.last_mut() {
+            Some(frame) if frame.kind == Container::Object => {
+                // The value of the object's last member (its key is the last one read): its
+                // place is kept, and the value put back there when it closes again.
+                let start = frame.last.take();
+                let key = self
+                    .scratch
+                    .keys
+                    .last()
+                    .and_then(|e| string(&self.out[e.start..e.end]));
+                start.zip(key.and_then(|k| frame.members.get_mut(&k).map(std::mem::take)))
+            }
+            Some(frame) if tree.values.len() > frame.values => tree.pop(),
+            Some(_) => None,
+            None => tree.pop(),
         };
-        if keyed && popped.is_some() {
-            tree.keys.pop();
-        }
         let (start, before) = match popped {
             Some((start, before @ Value::Array(_))) if kind == Container::Array => (start, before),
             Some((start, before @ Value::Object(_))) if kind == Container::Object => {
@@ -178,12 +184,17 @@ impl Parser<'_> {
                 (self.out.len(), Value::Null)
             }
         };
+        let (before, members) = match before {
+            Value::Object(members) => (None, members),
+            before => (Some(before), Map::new()),
+        };
         tree.frames.push(Frame {
             kind,
             start,
-            before: Some(before),
+            before,
             values: tree.values.len(),
-            keys: tree.keys.len(),
+            members,
+            last: None,
         });
     }
 
@@ -212,22 +223,7 @@ impl Parser<'_> {
                 }
                 _ => Value::Array(tree.values.split_off(frame.values)),
             },
-            Container::Object => {
-                let mut members = match frame.before {
-                    Some(Value::Object(members)) => members,
-                    _ => Map::new(),
-                };
-                // A repeated key keeps its first place and takes the last value, as merging
-                // the duplicates in the output does.
-                for (key, value) in tree
-                    .keys
-                    .drain(frame.keys..)
-                    .zip(tree.values.drain(frame.values..))
-                {
-                    members.insert(key, value);
-                }
-                Value::Object(members)
-            }
+            Container::Object => Value::Object(frame.members),
         };
         // The parent's key, if the parent is an object, is its last before this one's.
         let bound = match kind {
@@ -287,26 +283,33 @@ impl Parser<'_> {
     fn tree_add(&mut self, start: usize, value: Value, bound: usize) {
         let tree = &mut self.scratch.tree;
         tree.cut(start);
-        let (_, _, keyed) = tree.level();
-        if tree.frames.is_empty() {
-            tree.depths.push(tree.deepest);
-            tree.deepest = 0;
-        } else if keyed {
-            let entry = self.scratch.keys[..bound]
-                .last()
-                .filter(|e| e.end + 1 == start && self.out.get(e.end) == Some(&b':'));
-            let copied = tree.copied_key.take();
-            let key = entry.and_then(|e| {
-                let written = &self.out[e.start..e.end];
-                self.copied_text(copied, e.start, written)
-                    .or_else(|| string(written))
-            });
-            let tree = &mut self.scratch.tree;
-            let Some(key) = key else {
-                tree.lost = true;
+        match tree.frames.last() {
+            None => {
+                tree.depths.push(tree.deepest);
+                tree.deepest = 0;
+            }
+            Some(frame) if frame.kind == Container::Object => {
+                let entry = self.scratch.keys[..bound]
+                    .last()
+                    .filter(|e| e.end + 1 == start && self.out.get(e.end) == Some(&b':'));
+                let copied = tree.copied_key.take();
+                let key = entry.and_then(|e| {
+                    let written = &self.out[e.start..e.end];
+                    self.copied_text(copied, e.start, written)
+                        .or_else(|| string(written))
+                });
+                let tree = &mut self.scratch.tree;
+                let frame = tree.frames.last_mut().expect("the object");
+                match key {
+                    Some(key) => {
+                        frame.members.insert(key, value);
+                        frame.last = Some(start);
+                    }
+                    None => tree.lost = true,
+                }
                 return;
-            };
-            tree.keys.push(key);
+            }
+            Some(_) => {}
         }
         let tree = &mut self.scratch.tree;
         tree.starts.push(start);
@@ -314,9 +317,13 @@ impl Parser<'_> {
     }
 }
 
-/// Whether the string written (quotes included) is `text` between quotes.
+/// Whether the string written (quotes included) at the place a string was copied to is that
+/// copy: a string written over it there (a constructor call's text, strings joined by `+`) is
+/// longer, so the lengths tell (debug builds compare the bytes).
 fn copy_of(written: &[u8], text: &str) -> bool {
-    written.len() == text.len() + 2 && &written[1..written.len() - 1] == text.as_bytes()
+    let same = written.len() == text.len() + 2 && written[0] == b'"';
+    debug_assert!(!same || &written[1..written.len() - 1] == text.as_bytes());
+    same
 }
 
 /// The value of one scalar as the parser wrote it.
