@@ -23,7 +23,7 @@ use std::io::{self, Write};
 use std::ops::Range;
 
 use crate::args::locate::locate;
-use crate::args::parse::{Parser, Scratch};
+use crate::args::parse::{Parser, Rules, Scratch};
 use crate::args::unquote::{Layer, decode, is_bare_escaped};
 use crate::error::{Code, Error};
 use crate::repair::{Repair, RepairKind, ends_inside_a_value, truncated, truncation};
@@ -452,16 +452,19 @@ impl Mender {
             note_unquote(&mut self.repairs, quoted_layers);
         }
         let text: &[u8] = if in_buffer { cur } else { input };
+        let rules = Rules {
+            strict,
+            max_nesting: options.max_nesting,
+            lone_surrogates_as_fffd: self.lone_surrogates_as_fffd,
+        };
         let mut parser = Parser::new(
             &text[..hi],
             lo,
             &mut self.out,
             &mut self.repairs,
             &mut self.scratch,
-            strict,
-            options.max_nesting,
-        )
-        .lone_surrogates_as_fffd(self.lone_surrogates_as_fffd);
+            rules,
+        );
         let note = |mut err: Error| {
             err.message.push_str(&layer_note(layers));
             err
@@ -480,10 +483,8 @@ impl Mender {
                 &mut self.out,
                 &mut self.repairs,
                 &mut self.scratch,
-                strict,
-                options.max_nesting,
+                rules,
             )
-            .lone_surrogates_as_fffd(self.lone_surrogates_as_fffd)
             .more_values(&mut self.parts, false)
             .map_err(note)?;
         }
@@ -580,17 +581,14 @@ fn note_unquote(repairs: &mut Vec<Repair>, layers: u32) {
 fn is_json(text: &[u8], max_nesting: usize) -> bool {
     let (mut out, mut repairs, mut parts) = (Vec::new(), Vec::new(), Vec::new());
     let mut scratch = Scratch::default();
-    Parser::new(
-        text,
-        0,
-        &mut out,
-        &mut repairs,
-        &mut scratch,
-        true,
+    let rules = Rules {
+        strict: true,
         max_nesting,
-    )
-    .document(&mut parts, false)
-    .is_ok()
+        lone_surrogates_as_fffd: false,
+    };
+    Parser::new(text, 0, &mut out, &mut repairs, &mut scratch, rules)
+        .document(&mut parts, false)
+        .is_ok()
         && parts.len() == 1
 }
 
