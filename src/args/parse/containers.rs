@@ -204,6 +204,7 @@ impl<'a> Parser<'a> {
     /// commas and ellipses (updating `comma`, where the last comma was), and closes the
     /// container at its own `close` (a comma right before it was a trailing comma) or at the
     /// end of the input (`None`). Else the offset and byte of what comes next.
+    #[inline(always)]
     fn next_item(
         &mut self,
         close: u8,

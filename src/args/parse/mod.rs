@@ -510,3 +510,19 @@ fn regex_len(s: &[u8]) -> Option<usize> {
     );
     (ends || statement_end(rest)).then_some(end)
 }
+
+/// Whether `text` is one JSON value as it stands (a strict parse into scratch buffers; used only
+/// for strings that decode to something that opens like JSON).
+pub(crate) fn is_json(text: &[u8], max_nesting: usize) -> bool {
+    let (mut out, mut repairs, mut parts) = (Vec::new(), Vec::new(), Vec::new());
+    let mut scratch = Scratch::default();
+    let rules = Rules {
+        strict: true,
+        max_nesting,
+        lone_surrogates_as_fffd: false,
+    };
+    Parser::new(text, 0, &mut out, &mut repairs, &mut scratch, rules)
+        .document(&mut parts, false)
+        .is_ok()
+        && parts.len() == 1
+}

@@ -279,6 +279,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Records a repair of this kind once per string (`noted` says whether it was).
+    #[inline(always)]
     fn fix_once(&mut self, noted: &mut bool, kind: RepairKind, at: usize) -> Result<(), Error> {
         if !*noted {
             *noted = true;
