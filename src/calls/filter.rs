@@ -1,5 +1,6 @@
 //! The `calls` command as a stream filter: replies in, one record (or value) out per reply.
 
+use std::io;
 use std::ops::{Deref, DerefMut};
 
 use serde_json::{Map, Value};
@@ -111,12 +112,13 @@ struct Calls {
 }
 
 impl Job for Calls {
-    fn one(&mut self, item: Item<'_>, buf: &mut Output) -> Option<bool> {
+    /// Writes to `buf` only: a reply is small next to what extracting its calls holds.
+    fn one(&mut self, item: Item<'_>, buf: &mut Output) -> io::Result<Option<bool>> {
         // A blank line between jsonl records is not a reply.
         if self.options.framing == Framing::Jsonl
             && matches!(item.raw, RawInput::Bytes(b) if b.trim_ascii().is_empty())
         {
-            return None;
+            return Ok(None);
         }
         let start = buf.out.len();
         let ok = self.record(item, &mut buf.out);
@@ -124,7 +126,7 @@ impl Job for Calls {
             buf.err.extend_from_slice(&buf.out[start..]);
             buf.out.truncate(start);
         }
-        Some(ok)
+        Ok(Some(ok))
     }
 
     fn fresh(&self) -> Box<dyn Job> {
@@ -137,7 +139,9 @@ impl Job for Calls {
 impl Calls {
     /// Appends the record (or value) of one reply to `buf`; whether the reply was accepted.
     fn record(&self, item: Item<'_>, buf: &mut Vec<u8>) -> bool {
-        let Item { line, file, raw } = item;
+        let Item {
+            line, file, raw, ..
+        } = item;
         let origin = Origin {
             line,
             file,

@@ -135,22 +135,10 @@ pub(crate) trait Job: Send {
     /// Writes the result of one input to `buf`: a value or a record to `out`, or (an error
     /// without records) its error record to `err`. Whether it succeeded; `None` when it is no
     /// input (skipped, not counted).
-    fn one(&mut self, item: Item<'_>, buf: &mut Output) -> Option<bool>;
-
-    /// As [`Job::one`] for an input of many megabytes, once what `buf` held was written to
-    /// `direct`: a job may write its value straight there.
     ///
     /// # Errors
-    /// Those of `direct`.
-    fn one_to(
-        &mut self,
-        item: Item<'_>,
-        buf: &mut Output,
-        direct: &mut dyn Write,
-    ) -> io::Result<Option<bool>> {
-        let _ = direct;
-        Ok(self.one(item, buf))
-    }
+    /// Only those of the item's `direct` writer.
+    fn one(&mut self, item: Item<'_>, buf: &mut Output) -> io::Result<Option<bool>>;
 
     /// The same job for another thread.
     fn fresh(&self) -> Box<dyn Job>;
@@ -538,6 +526,9 @@ pub(crate) struct Item<'a> {
     pub line: u64,
     pub file: Option<&'a str>,
     pub raw: RawInput<'a>,
+    /// For an input of many megabytes, where what `buf` held was just written: a job may
+    /// write the value straight there rather than copy it into `buf`.
+    pub direct: Option<&'a mut dyn Write>,
 }
 
 /// What a job writes: values and records, and the error records meant for stderr.
@@ -571,11 +562,18 @@ impl Worker {
     }
 
     fn one(&mut self, line: u64, file: Option<&str>, raw: RawInput<'_>) -> Option<bool> {
-        self.job.one(Item { line, file, raw }, &mut self.buf)
+        let item = Item {
+            line,
+            file,
+            raw,
+            direct: None,
+        };
+        let ok = self.job.one(item, &mut self.buf);
+        ok.expect("only the direct writer fails")
     }
 
     /// An input of many megabytes: what the buffer holds is written to `out` first, then the
-    /// result (see [`Job::one_to`]).
+    /// result (see [`Item::direct`]).
     fn one_to<W: Write>(
         &mut self,
         line: u64,
@@ -584,9 +582,13 @@ impl Worker {
         out: &mut W,
     ) -> io::Result<Option<bool>> {
         self.write_out(out)?;
-        let raw = RawInput::Bytes(bytes);
-        self.job
-            .one_to(Item { line, file, raw }, &mut self.buf, out)
+        let item = Item {
+            line,
+            file,
+            raw: RawInput::Bytes(bytes),
+            direct: Some(out),
+        };
+        self.job.one(item, &mut self.buf)
     }
 }
 
@@ -606,13 +608,13 @@ impl Mend {
 
     /// Mends one input and writes its result, the value straight to `direct` when there is
     /// one; whether it succeeded.
-    fn mend_one(
-        &mut self,
-        item: Item<'_>,
-        buf: &mut Output,
-        direct: Option<&mut dyn Write>,
-    ) -> io::Result<bool> {
-        let Item { line, file, raw } = item;
+    fn mend_one(&mut self, item: Item<'_>, buf: &mut Output) -> io::Result<bool> {
+        let Item {
+            line,
+            file,
+            raw,
+            direct,
+        } = item;
         let mut origin = Origin {
             line,
             file,
@@ -708,20 +710,10 @@ impl Mend {
 }
 
 impl Job for Mend {
-    fn one(&mut self, item: Item<'_>, buf: &mut Output) -> Option<bool> {
-        let ok = self.mend_one(item, buf, None);
-        Some(ok.expect("only the direct writer fails"))
-    }
-
-    /// The value is written straight from the mender's buffer instead of being copied into
+    /// A huge value is written straight from the mender's buffer instead of being copied into
     /// the output buffer (a third of the memory such a line takes).
-    fn one_to(
-        &mut self,
-        item: Item<'_>,
-        buf: &mut Output,
-        direct: &mut dyn Write,
-    ) -> io::Result<Option<bool>> {
-        self.mend_one(item, buf, Some(direct)).map(Some)
+    fn one(&mut self, item: Item<'_>, buf: &mut Output) -> io::Result<Option<bool>> {
+        self.mend_one(item, buf).map(Some)
     }
 
     fn fresh(&self) -> Box<dyn Job> {
