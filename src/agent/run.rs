@@ -10,9 +10,9 @@ use super::approval::{self, Decision, stderr_note};
 use super::config::{Config, InputMode};
 use super::conversation::{self, Message, Role};
 use super::events::Events;
-use super::process::{self, Ended, Group, Watch};
+use super::process::{self, Cut, Ended, Group, Watch};
 use super::sys;
-use super::tool::{self, ToolResult, ToolRun};
+use super::tool::{self, ToolResult};
 use crate::args::{Mender, Options, Target};
 use crate::calls::{self, Call, CallOptions, Event, Shape, Stream};
 use crate::error::Code;
@@ -300,6 +300,14 @@ impl Run<'_> {
         )
     }
 
+    /// The stop for a child cut short by the run's deadline or a stop signal.
+    fn cut_short(&self, cut: Cut) -> Stop {
+        match cut {
+            Cut::RunTimedOut => self.timed_out(),
+            Cut::Interrupted => self.stopped_child(),
+        }
+    }
+
     fn stopped_child(&self) -> Stop {
         match sys::stop_requested() {
             Some(signal) => self.interrupted(signal),
@@ -522,18 +530,15 @@ impl Run<'_> {
         };
         let timeout = tool.timeout.unwrap_or(self.config.tool_timeout);
         let max_output = self.config.max_output;
-        let result = match tool::run(
+        let ran = tool::run(
             &call.tool,
             command,
             &parameters,
             timeout,
             self.deadline,
             max_output,
-        ) {
-            ToolRun::Done(result) => result,
-            ToolRun::RunTimedOut => return Err(self.timed_out()),
-            ToolRun::Interrupted => return Err(self.stopped_child()),
-        };
+        );
+        let result = ran.map_err(|cut| self.cut_short(cut))?;
         self.emit(
             "tool.result",
             json!({
@@ -565,13 +570,12 @@ impl Run<'_> {
         if let Some(reason) = reason {
             request.insert("reason".into(), reason.into());
         }
-        let decision = approval::ask(hook, &Value::Object(request), self.deadline);
+        let decision = approval::ask(hook, &Value::Object(request), self.deadline)
+            .map_err(|cut| self.cut_short(cut))?;
         let (word, why) = match &decision {
             Decision::Allow => ("allow", None),
             Decision::Deny(reason) => ("deny", reason.clone()),
             Decision::Failed(why) => ("failed", Some(why.clone())),
-            Decision::RunTimedOut => return Err(self.timed_out()),
-            Decision::Interrupted => return Err(self.stopped_child()),
         };
         self.emit(
             "approval.decided",
