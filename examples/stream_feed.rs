@@ -14,7 +14,7 @@
 
 use std::time::Instant;
 
-use toolmend::calls::{CallOptions, Event, Stream, extract};
+use toolmend::calls::{CallOptions, Event, Shape, Stream, extract};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -63,25 +63,25 @@ fn main() {
     let (mut events, mut event_bytes) = (0usize, 0usize);
     for _ in 0..if run_stream { rounds } else { 0 } {
         let start = Instant::now();
-        let mut stream = Stream::new(options.clone());
+        // What `calls --stream` does: a writing stream, its events written as JSON lines.
+        let mut stream = Stream::writing(options.clone());
         let mut out: Vec<Event> = Vec::new();
         let mut sink = Vec::with_capacity(1 << 16);
         let (mut n, mut bytes) = (0, 0);
-        let mut write = |out: &mut Vec<Event>, sink: &mut Vec<u8>| {
-            for event in out.drain(..) {
-                serde_json::to_writer(&mut *sink, &event).expect("in memory");
-                sink.push(b'\n');
-                n += 1;
-            }
+        let mut write = |stream: &mut Stream, out: &mut Vec<Event>, sink: &mut Vec<u8>| {
+            n += out.len();
+            stream
+                .write_events(out, Shape::Native, sink)
+                .expect("in memory");
             bytes += sink.len();
             sink.clear();
         };
         for &(from, to) in &cuts {
             stream.feed_into(&reply[from..to], &mut out);
-            write(&mut out, &mut sink);
+            write(&mut stream, &mut out, &mut sink);
         }
         out.extend(stream.finish());
-        write(&mut out, &mut sink);
+        write(&mut stream, &mut out, &mut sink);
         streamed.push(start.elapsed().as_secs_f64());
         (events, event_bytes) = (n, bytes);
     }

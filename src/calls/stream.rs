@@ -44,6 +44,8 @@ use super::{Call, CallOptions, Extracted, Failure, Incomplete, Rejected, Shape, 
 use crate::io::record::original_text;
 use crate::schema::Partial;
 use crate::tools::Tools;
+use std::collections::VecDeque;
+use std::io::{self, Write};
 
 /// What a [`Stream`] tells as a reply arrives. Owned, and serialized as one JSON object with
 /// an `"event"` field (`text`, `reasoning`, `call_start`, `arguments`, `call_end`,
@@ -445,6 +447,25 @@ struct Nested {
     fed: usize,
 }
 
+impl Nested {
+    /// A reader of arguments written as a JSON string; writing, it keeps their text.
+    fn new(written: &Option<Written>) -> Nested {
+        let mut reader = Reader::new();
+        if written.is_some() {
+            reader.record(0);
+        }
+        Nested { reader, fed: 0 }
+    }
+}
+
+/// The parameters object at `depth` of `reader` as it stands, and its open path.
+fn object_snapshot(reader: &Reader, depth: usize) -> Option<(Map<String, Value>, Option<String>)> {
+    match reader.snapshot(depth)? {
+        (Value::Object(args), path) => Some((args, Some(pointer(&path)))),
+        _ => None,
+    }
+}
+
 /// JSON being read for calls.
 struct CallReader {
     reader: Reader,
@@ -490,6 +511,17 @@ pub struct Stream {
     call_ends: Vec<usize>,
     text_sent: usize,
     reasoning_sent: usize,
+    /// Made by [`Stream::writing`]: the parameters' text of the `arguments` events not yet
+    /// written.
+    written: Option<Written>,
+}
+
+/// The parameters' JSON of the `arguments` events given and not yet written, in order.
+#[derive(Default)]
+struct Written {
+    text: Vec<u8>,
+    ends: VecDeque<usize>,
+    from: usize,
 }
 
 impl Stream {
@@ -511,7 +543,64 @@ impl Stream {
             call_ends: Vec::new(),
             text_sent: 0,
             reasoning_sent: 0,
+            written: None,
         }
+    }
+
+    /// A stream whose events are written as JSON lines, as `calls --stream` writes them, with
+    /// [`Stream::write_events`]. The parameters of its `arguments` events are written from
+    /// the text of the JSON being read, kept as it grows, never built as values: an event
+    /// costs a copy of its text. In exchange, the [`Event::Arguments`] it gives carry an
+    /// empty `parameters` map: the stream holds their text until `write_events` writes them,
+    /// so every event it gives must be written, in order.
+    pub fn writing(options: CallOptions) -> Stream {
+        let mut stream = Stream::new(options);
+        stream.written = Some(Written::default());
+        stream
+    }
+
+    /// Writes `events` (drained) as JSON lines, one object each, calls in `shape`: what
+    /// `calls --stream` writes. For a stream made by [`Stream::writing`], the `arguments`
+    /// events are written with the parameters it holds for them.
+    pub fn write_events<W: Write>(
+        &mut self,
+        events: &mut Vec<Event>,
+        shape: Shape,
+        out: &mut W,
+    ) -> io::Result<()> {
+        for event in events.drain(..) {
+            match &event {
+                Event::Arguments { index, open, .. } => {
+                    match self.written.as_mut().and_then(|w| {
+                        let end = w.ends.pop_front()?;
+                        let from = std::mem::replace(&mut w.from, end);
+                        Some(&w.text[from..end])
+                    }) {
+                        Some(parameters) => {
+                            write!(
+                                out,
+                                "{{\"event\":\"arguments\",\"index\":{index},\"parameters\":"
+                            )?;
+                            out.write_all(parameters)?;
+                            out.write_all(b",\"open\":")?;
+                            serde_json::to_writer(&mut *out, open)?;
+                            out.write_all(b"}")?;
+                        }
+                        // The same JSON, written without a copy of the parameters.
+                        None => serde_json::to_writer(&mut *out, &event)?,
+                    }
+                }
+                _ => serde_json::to_writer(&mut *out, &event.to_value(shape))?,
+            }
+            out.write_all(b"\n")?;
+        }
+        if let Some(w) = &mut self.written
+            && w.ends.is_empty()
+        {
+            w.text.clear();
+            w.from = 0;
+        }
+        Ok(())
     }
 
     /// Reads the next chunk; returns what it makes known. Chunks may split the reply
@@ -632,7 +721,13 @@ impl Stream {
                 reader.read += 1;
                 continue;
             }
-            match reader.push(b, &mut self.slots, &mut self.next_index, events) {
+            match reader.push(
+                b,
+                &mut self.slots,
+                &mut self.next_index,
+                events,
+                &mut self.written,
+            ) {
                 Step::More | Step::Done => {}
                 Step::Bail => {
                     reader.bail(&mut self.slots);
@@ -640,7 +735,12 @@ impl Stream {
                 }
             }
         }
-        reader.refresh(&mut self.slots, &mut self.next_index, events);
+        reader.refresh(
+            &mut self.slots,
+            &mut self.next_index,
+            events,
+            &mut self.written,
+        );
     }
 
     /// The reply so far: the text, or with calls or reasoning fed apart, the assistant message
@@ -832,7 +932,13 @@ impl Stream {
                     let ctx = *ctx;
                     let slots = self.slots.len();
                     let closes = reader.closes;
-                    let step = reader.push(b, &mut self.slots, &mut self.next_index, events);
+                    let step = reader.push(
+                        b,
+                        &mut self.slots,
+                        &mut self.next_index,
+                        events,
+                        &mut self.written,
+                    );
                     if reader.closes > closes {
                         self.call_ends.push(p + 1);
                     }
@@ -1157,7 +1263,12 @@ impl Stream {
     /// Names and arguments of the calls being read, as far as they are certain.
     fn refresh(&mut self, events: &mut Vec<Event>) {
         if let Mode::Json(reader, _) = &mut self.mode {
-            reader.refresh(&mut self.slots, &mut self.next_index, events);
+            reader.refresh(
+                &mut self.slots,
+                &mut self.next_index,
+                events,
+                &mut self.written,
+            );
         }
     }
 
@@ -1307,6 +1418,7 @@ impl CallReader {
         slots: &mut Vec<Slot>,
         next_index: &mut usize,
         events: &mut Vec<Event>,
+        written: &mut Option<Written>,
     ) -> Step {
         let before = self.reader.stack.len();
         let step = self.reader.push(b);
@@ -1319,11 +1431,14 @@ impl CallReader {
             let role = self.role(slots);
             if let Role::Args(_) = role {
                 self.args_from.push(self.read);
+                if written.is_some() {
+                    self.reader.record(after - 1);
+                }
             }
             self.roles.push(role);
         } else if after < before {
             let role = self.roles.pop().unwrap_or(Role::Other);
-            self.closed(role, slots, next_index, events);
+            self.closed(role, slots, next_index, events, written);
         }
         step
     }
@@ -1398,6 +1513,7 @@ impl CallReader {
         slots: &mut [Slot],
         next_index: &mut usize,
         events: &mut Vec<Event>,
+        written: &mut Option<Written>,
     ) {
         match role {
             Role::Args(s) => {
@@ -1407,7 +1523,15 @@ impl CallReader {
                 if slot.index.is_some()
                     && let Some(Value::Object(map)) = self.last_value()
                 {
-                    show(slot, map.clone(), None, events);
+                    let depth = self.reader.stack.len();
+                    show(
+                        slot,
+                        Some((&self.reader, depth)),
+                        || Some((map.clone(), None)),
+                        true,
+                        events,
+                        written,
+                    );
                     slot.args_done = true;
                 }
                 if self.ctx.args_of == Some(s) {
@@ -1428,28 +1552,34 @@ impl CallReader {
                 slot.closed = true;
                 self.closes += 1;
                 let args = slot.args_key.clone().and_then(|key| map.get(&key).cloned());
-                if !slot.args_done
-                    && let Some(Value::Object(args)) = &args
-                {
-                    show(slot, args.clone(), None, events);
-                    slot.args_done = true;
-                }
+                let args = match args {
+                    Some(Value::Object(args)) if !slot.args_done => {
+                        show(slot, None, || Some((args, None)), true, events, written);
+                        slot.args_done = true;
+                        None
+                    }
+                    args => args,
+                };
                 if !slot.args_done
                     && let Some(Value::String(text)) = &args
                 {
-                    let nested = slot.nested.get_or_insert_with(|| Nested {
-                        reader: Reader::new(),
-                        fed: 0,
-                    });
-                    let ok = feed_nested(nested, text.as_bytes());
+                    let mut nested = slot.nested.take().unwrap_or_else(|| Nested::new(written));
+                    let ok = feed_nested(&mut nested, text.as_bytes());
                     if ok && let Some(Value::Object(args)) = &nested.reader.value {
-                        let args = args.clone();
                         slot.args_bytes = text.len();
-                        show(slot, args, None, events);
+                        show(
+                            slot,
+                            Some((&nested.reader, 0)),
+                            || Some((args.clone(), None)),
+                            true,
+                            events,
+                            written,
+                        );
                         slot.args_done = true;
                     } else if !ok {
                         slot.frozen = true;
                     }
+                    slot.nested = Some(nested);
                 }
             }
             _ => {}
@@ -1466,7 +1596,13 @@ impl CallReader {
     }
 
     /// Names and partial arguments of the calls still open.
-    fn refresh(&mut self, slots: &mut [Slot], next_index: &mut usize, events: &mut Vec<Event>) {
+    fn refresh(
+        &mut self,
+        slots: &mut [Slot],
+        next_index: &mut usize,
+        events: &mut Vec<Event>,
+        written: &mut Option<Written>,
+    ) {
         let stack = &self.reader.stack;
         let top = stack.len();
         let mut args_seen = 0;
@@ -1503,22 +1639,24 @@ impl CallReader {
                             slot.args_key = Some(k.clone());
                         }
                         if slot.args_key.as_deref() == Some(k.as_str()) {
-                            let nested = slot.nested.get_or_insert_with(|| Nested {
-                                reader: Reader::new(),
-                                fed: 0,
-                            });
-                            if feed_nested(nested, bytes) {
+                            let mut nested =
+                                slot.nested.take().unwrap_or_else(|| Nested::new(written));
+                            if feed_nested(&mut nested, bytes) {
                                 slot.args_bytes = nested.fed;
-                                if due(slot)
-                                    && let Some(nested) = &slot.nested
-                                    && let Some((Value::Object(args), path)) =
-                                        nested.reader.snapshot(0)
-                                {
-                                    show(slot, args, Some(pointer(&path)), events);
+                                if due(slot) {
+                                    show(
+                                        slot,
+                                        Some((&nested.reader, 0)),
+                                        || object_snapshot(&nested.reader, 0),
+                                        false,
+                                        events,
+                                        written,
+                                    );
                                 }
                             } else {
                                 slot.frozen = true;
                             }
+                            slot.nested = Some(nested);
                         }
                     }
                 }
@@ -1527,10 +1665,15 @@ impl CallReader {
                     args_seen += 1;
                     let slot = &mut slots[s];
                     slot.args_bytes = self.read - from;
-                    if due(slot)
-                        && let Some((Value::Object(args), path)) = self.reader.snapshot(depth)
-                    {
-                        show(slot, args, Some(pointer(&path)), events);
+                    if due(slot) {
+                        show(
+                            slot,
+                            Some((&self.reader, depth)),
+                            || object_snapshot(&self.reader, depth),
+                            false,
+                            events,
+                            written,
+                        );
                     }
                 }
                 _ => {}
@@ -1670,12 +1813,17 @@ fn due(slot: &mut Slot) -> bool {
 }
 
 /// An `arguments` event, if the call is announced, nothing could contradict it and the value
-/// changed (the final one is always sent). How often partial values come is [`due`]'s rule.
+/// changed (the final one, `last`, is always sent). How often partial values come is
+/// [`due`]'s rule. `value` builds the parameters and their open path; `text`, the reader
+/// and depth of their object, is what a writing stream copies instead when it holds their
+/// text and no schema coerces them.
 fn show(
     slot: &mut Slot,
-    mut args: Map<String, Value>,
-    open: Option<String>,
+    text: Option<(&Reader, usize)>,
+    value: impl FnOnce() -> Option<(Map<String, Value>, Option<String>)>,
+    last: bool,
     events: &mut Vec<Event>,
+    written: &mut Option<Written>,
 ) {
     let Some(index) = slot.index else {
         return;
@@ -1683,10 +1831,34 @@ fn show(
     if slot.frozen || slot.ended || slot.args_done {
         return;
     }
-    let last = open.is_none();
-    if let (Some(tools), Some(tool)) = (&slot.tools, &slot.tool)
-        && let Some(definition) = tools.get(tool)
+    let definition = match (&slot.tools, &slot.tool) {
+        (Some(tools), Some(tool)) => tools.get(tool),
+        _ => None,
+    };
+    if let Some(w) = written.as_mut()
+        && definition.is_none()
+        && let Some((reader, depth)) = text
+        && let Some(weight) = reader.recorded(depth, last)
     {
+        // The same parameters as `value` would build (`weight` included), as text.
+        if slot.shown == Some(weight) && !last {
+            return;
+        }
+        slot.shown = Some(weight);
+        reader.close_text(&mut w.text);
+        w.ends.push_back(w.text.len());
+        let open = (!last).then(|| pointer(&reader.open_path(depth)));
+        events.push(Event::Arguments {
+            index,
+            parameters: Map::new(),
+            open,
+        });
+        return;
+    }
+    let Some((mut args, open)) = value() else {
+        return;
+    };
+    if let Some(definition) = definition {
         // What `calls` will coerce at the end is shown coerced already (nothing shown changes).
         match definition.coerce_partial(&mut args, open.as_deref()) {
             Partial::Ready => {}
@@ -1702,6 +1874,13 @@ fn show(
         return;
     }
     slot.shown = Some(weight);
+    if let Some(w) = written.as_mut() {
+        // Written as text all the same (`write_events` takes it from here).
+        if serde_json::to_writer(&mut w.text, &args).is_ok() {
+            w.ends.push_back(w.text.len());
+            args = Map::new();
+        }
+    }
     events.push(Event::Arguments {
         index,
         parameters: args,
