@@ -227,6 +227,33 @@ impl Reader {
         }
     }
 
+    /// Reads `chunk` in one go when it only adds to the open string (no quote or backslash,
+    /// no escape under way), as pushing its bytes one by one would; whether it did.
+    pub(crate) fn extend_string(&mut self, chunk: &[u8]) -> bool {
+        let Lex::Str {
+            bytes,
+            rec,
+            escape: Escape::No,
+            ..
+        } = &mut self.lex
+        else {
+            return false;
+        };
+        if memchr::memchr2(b'"', b'\\', chunk).is_some() {
+            return false;
+        }
+        bytes.extend_from_slice(chunk);
+        if *rec && let Some(t) = &mut self.text {
+            if chunk.iter().all(|&b| b >= 0x20) {
+                t.out.extend_from_slice(chunk);
+            } else {
+                escape_into(&mut t.out, chunk, false);
+            }
+            t.weight += chunk.len();
+        }
+        true
+    }
+
     /// Reads one byte.
     pub(crate) fn push(&mut self, b: u8) -> Step {
         if self.value.is_some() {

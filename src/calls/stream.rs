@@ -248,6 +248,8 @@ struct Markers {
     list: Vec<(&'static [u8], Action)>,
     first: [bool; 256],
     markerless: bool,
+    /// Bytes that start nothing in text (neither a marker nor, marker-less, JSON).
+    plain: [bool; 256],
 }
 
 impl Markers {
@@ -302,10 +304,15 @@ impl Markers {
         for (m, _) in &list {
             first[m[0] as usize] = true;
         }
+        let mut plain = [false; 256];
+        for (b, plain) in plain.iter_mut().enumerate() {
+            *plain = !(first[b] || (markerless && b == usize::from(b'{')));
+        }
         Markers {
             list,
             first,
             markerless,
+            plain,
         }
     }
 
@@ -514,6 +521,8 @@ pub struct Stream {
     /// Made by [`Stream::writing`]: the parameters' text of the `arguments` events not yet
     /// written.
     written: Option<Written>,
+    /// Whether [`Stream::skim`] may read a chunk (off only in tests, to compare).
+    skims: bool,
 }
 
 /// The parameters' JSON of the `arguments` events given and not yet written, in order.
@@ -544,6 +553,7 @@ impl Stream {
             text_sent: 0,
             reasoning_sent: 0,
             written: None,
+            skims: true,
         }
     }
 
@@ -568,6 +578,9 @@ impl Stream {
         shape: Shape,
         out: &mut W,
     ) -> io::Result<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
         for event in events.drain(..) {
             match &event {
                 Event::Arguments { index, open, .. } => {
@@ -617,8 +630,49 @@ impl Stream {
             return;
         }
         self.buf.push_str(chunk);
+        if self.skims && self.skim() {
+            #[cfg(test)]
+            tests::SKIMMED.with(|n| n.set(n.get() + 1));
+            return;
+        }
         self.scan(events);
         self.refresh(events);
+    }
+
+    /// The common chunk, read without the byte-by-byte scan: text that starts nothing,
+    /// reasoning with no sign of its close, or more of a JSON string whose growth shows
+    /// nothing yet. Whether the chunk was read (the scan and refresh would do the same).
+    #[inline]
+    fn skim(&mut self) -> bool {
+        let bytes = &self.buf.as_bytes()[self.pos..];
+        match &mut self.mode {
+            Mode::Text => {
+                if bytes.iter().all(|&b| self.markers.plain[usize::from(b)]) {
+                    self.pos = self.buf.len();
+                    return true;
+                }
+                false
+            }
+            Mode::Reasoning(close) | Mode::SkipTo(close) => {
+                let close = close.as_bytes();
+                if bytes.contains(&close[0]) {
+                    return false;
+                }
+                // As the scan leaves it: the close could still begin in the last bytes.
+                self.pos = self.buf.len().saturating_sub(close.len() - 1).max(self.pos);
+                true
+            }
+            Mode::Json(reader, _) => {
+                let n = bytes.len();
+                if !reader.quiet(&mut self.slots, n) || !reader.reader.extend_string(bytes) {
+                    return false;
+                }
+                reader.read += n;
+                self.pos = self.buf.len();
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Reasoning that a server sends apart from the text (OpenAI-style `reasoning_content`,
@@ -1540,28 +1594,35 @@ impl CallReader {
                 }
             }
             Role::Call(s) => {
-                let Some(Value::Object(map)) = self.last_value() else {
+                // Borrowed: the call object can be large.
+                let Some(Value::Object(map)) = last_value(&self.reader) else {
                     return;
                 };
-                let map = map.clone();
-                name(&mut slots[s], &map, next_index, events);
+                name(&mut slots[s], map, next_index, events);
                 let slot = &mut slots[s];
                 if slot.index.is_none() {
                     return;
                 }
                 slot.closed = true;
                 self.closes += 1;
-                let args = slot.args_key.clone().and_then(|key| map.get(&key).cloned());
+                let args = slot.args_key.as_ref().and_then(|key| map.get(key));
                 let args = match args {
                     Some(Value::Object(args)) if !slot.args_done => {
-                        show(slot, None, || Some((args, None)), true, events, written);
+                        show(
+                            slot,
+                            None,
+                            || Some((args.clone(), None)),
+                            true,
+                            events,
+                            written,
+                        );
                         slot.args_done = true;
                         None
                     }
                     args => args,
                 };
                 if !slot.args_done
-                    && let Some(Value::String(text)) = &args
+                    && let Some(Value::String(text)) = args
                 {
                     let mut nested = slot.nested.take().unwrap_or_else(|| Nested::new(written));
                     let ok = feed_nested(&mut nested, text.as_bytes());
@@ -1588,11 +1649,7 @@ impl CallReader {
 
     /// The value last put in the top container (or the whole value).
     fn last_value(&self) -> Option<&Value> {
-        match self.reader.stack.last() {
-            None => self.reader.value.as_ref(),
-            Some(Frame::Object { map, .. }) => map.iter().next_back().map(|(_, v)| v),
-            Some(Frame::Array(items)) => items.last(),
-        }
+        last_value(&self.reader)
     }
 
     /// Names and partial arguments of the calls still open.
@@ -1681,6 +1738,35 @@ impl CallReader {
         }
     }
 
+    /// Whether a refresh after `n` more bytes of the open string would show nothing: the
+    /// string is not a call object's (a name, or arguments as a string, read in refresh),
+    /// and no call's arguments would be due. The arguments' sizes are brought up to date.
+    fn quiet(&self, slots: &mut [Slot], n: usize) -> bool {
+        if matches!(self.roles.last(), Some(Role::Call(_))) {
+            return false;
+        }
+        let mut args_seen = 0;
+        for role in &self.roles {
+            if let Role::Args(s) = *role {
+                let from = self.args_from.get(args_seen).copied().unwrap_or(self.read);
+                args_seen += 1;
+                if due_at(&slots[s], self.read + n - from) {
+                    return false;
+                }
+            }
+        }
+        // Only now (nothing is changed when the refresh is to run).
+        let mut args_seen = 0;
+        for role in &self.roles {
+            if let Role::Args(s) = *role {
+                let from = self.args_from.get(args_seen).copied().unwrap_or(self.read);
+                args_seen += 1;
+                slots[s].args_bytes = self.read + n - from;
+            }
+        }
+        true
+    }
+
     /// The JSON could not be read on: show nothing more for its calls.
     fn bail(&mut self, slots: &mut [Slot]) {
         for role in &self.roles {
@@ -1688,6 +1774,15 @@ impl CallReader {
                 slots[s].frozen = true;
             }
         }
+    }
+}
+
+/// The value last put in the top container of `reader` (or the whole value).
+fn last_value(reader: &Reader) -> Option<&Value> {
+    match reader.stack.last() {
+        None => reader.value.as_ref(),
+        Some(Frame::Object { map, .. }) => map.iter().next_back().map(|(_, v)| v),
+        Some(Frame::Array(items)) => items.last(),
     }
 }
 
@@ -1793,23 +1888,29 @@ fn equip(slots: &mut [Slot], options: &CallOptions) {
 /// events) linear in the arguments' size however small the chunks. The final value is shown
 /// apart, when the arguments close.
 fn due(slot: &mut Slot) -> bool {
+    if !due_at(slot, slot.args_bytes) {
+        return false;
+    }
+    slot.tried_bytes = Some(slot.args_bytes);
+    true
+}
+
+/// [`due`] at `now` bytes of arguments, nothing noted.
+fn due_at(slot: &Slot, now: usize) -> bool {
     if slot.index.is_none() || slot.frozen || slot.ended || slot.args_done {
         return false;
     }
-    let now = slot.args_bytes;
-    if let Some(tried) = slot.tried_bytes
-        && now
-            < tried
+    match slot.tried_bytes {
+        Some(tried) => {
+            now >= tried
                 + if tried < 64 {
                     (tried / 8).max(1)
                 } else {
                     tried / 4
                 }
-    {
-        return false;
+        }
+        None => true,
     }
-    slot.tried_bytes = Some(now);
-    true
 }
 
 /// An `arguments` event, if the call is announced, nothing could contradict it and the value
@@ -1886,4 +1987,83 @@ fn show(
         parameters: args,
         open,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    thread_local! {
+        /// Chunks read by the skim (in this test thread).
+        pub(super) static SKIMMED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Every `calls` fixture fed a character at a time, with and without [`Stream::skim`]:
+    /// the same events, so the skim reads chunks exactly as the byte-by-byte scan does.
+    #[test]
+    fn skimming_gives_the_events_of_the_scan() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calls");
+        let mut replies = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                let Ok(case) = serde_json::from_str::<Value>(line) else {
+                    continue;
+                };
+                let Some(input) = case["input"].as_str() else {
+                    continue;
+                };
+                let mut format = None;
+                if let Some(flags) = case["options"].as_array() {
+                    let flags: Vec<_> = flags.iter().filter_map(Value::as_str).collect();
+                    // Options that change what is read, not how (tools are left out).
+                    if let Some(i) = flags.iter().position(|f| *f == "--format") {
+                        format = flags.get(i + 1).map(|f| (*f).to_owned());
+                    }
+                }
+                for writing in [false, true] {
+                    let options = CallOptions {
+                        format: format.clone(),
+                        ..CallOptions::default()
+                    };
+                    let make = || {
+                        if writing {
+                            Stream::writing(options.clone())
+                        } else {
+                            Stream::new(options.clone())
+                        }
+                    };
+                    let (mut fast, mut slow) = (make(), make());
+                    slow.skims = false;
+                    let (mut a, mut b) = (Vec::new(), Vec::new());
+                    let mut chars = [0u8; 4];
+                    for c in input.chars() {
+                        let c = c.encode_utf8(&mut chars);
+                        fast.feed_into(c, &mut a);
+                        slow.feed_into(c, &mut b);
+                    }
+                    a.extend(fast.finish());
+                    b.extend(slow.finish());
+                    let (mut la, mut lb) = (Vec::new(), Vec::new());
+                    fast.write_events(&mut a, Shape::Native, &mut la).unwrap();
+                    slow.write_events(&mut b, Shape::Native, &mut lb).unwrap();
+                    assert_eq!(
+                        String::from_utf8_lossy(&la),
+                        String::from_utf8_lossy(&lb),
+                        "{}: {input:?}",
+                        path.display()
+                    );
+                }
+                replies += 1;
+            }
+        }
+        assert!(replies > 100, "{replies} replies");
+        assert!(
+            SKIMMED.with(|n| n.get()) > 1000,
+            "the skim read too few characters"
+        );
+    }
 }
