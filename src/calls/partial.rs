@@ -239,12 +239,25 @@ impl Reader {
         else {
             return false;
         };
-        if memchr::memchr2(b'"', b'\\', chunk).is_some() {
-            return false;
-        }
+        // A chunk of a few bytes (the usual one) is looked at a byte at a time.
+        let plain = if chunk.len() <= 16 {
+            let mut plain = true;
+            for &b in chunk {
+                if b == b'"' || b == b'\\' {
+                    return false;
+                }
+                plain &= b >= 0x20;
+            }
+            plain
+        } else {
+            if memchr::memchr2(b'"', b'\\', chunk).is_some() {
+                return false;
+            }
+            !*rec || chunk.iter().all(|&b| b >= 0x20)
+        };
         bytes.extend_from_slice(chunk);
         if *rec && let Some(t) = &mut self.text {
-            if chunk.iter().all(|&b| b >= 0x20) {
+            if plain {
                 t.out.extend_from_slice(chunk);
             } else {
                 escape_into(&mut t.out, chunk, false);

@@ -603,6 +603,32 @@ impl Stream {
                         None => serde_json::to_writer(&mut *out, &event)?,
                     }
                 }
+                // The same JSON as `to_value`'s, the parameters written where they are.
+                Event::CallEnd { index, call } if shape == Shape::Native => {
+                    write!(
+                        out,
+                        "{{\"event\":\"call_end\",\"index\":{index},\"call\":{{\"tool\":"
+                    )?;
+                    serde_json::to_writer(&mut *out, &call.tool)?;
+                    out.write_all(b",\"parameters\":")?;
+                    serde_json::to_writer(&mut *out, &call.parameters)?;
+                    if let Some(t) = call.terminate {
+                        write!(out, ",\"terminate\":{t}")?;
+                    }
+                    if let Some(id) = &call.id {
+                        out.write_all(b",\"id\":")?;
+                        serde_json::to_writer(&mut *out, id)?;
+                    }
+                    if !call.repairs.is_empty() {
+                        out.write_all(b",\"repairs\":")?;
+                        serde_json::to_writer(&mut *out, &super::repairs_value(&call.repairs))?;
+                    }
+                    if !call.dropped.is_empty() {
+                        out.write_all(b",\"dropped\":")?;
+                        serde_json::to_writer(&mut *out, &call.dropped)?;
+                    }
+                    out.write_all(b"}}")?;
+                }
                 _ => serde_json::to_writer(&mut *out, &event.to_value(shape))?,
             }
             out.write_all(b"\n")?;
