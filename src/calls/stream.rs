@@ -44,6 +44,8 @@ use super::{Call, CallOptions, Extracted, Failure, Incomplete, Rejected, Shape, 
 use crate::io::record::original_text;
 use crate::schema::Partial;
 use crate::tools::Tools;
+use std::collections::VecDeque;
+use std::io::{self, Write};
 
 /// What a [`Stream`] tells as a reply arrives. Owned, and serialized as one JSON object with
 /// an `"event"` field (`text`, `reasoning`, `call_start`, `arguments`, `call_end`,
@@ -127,11 +129,7 @@ impl Event {
                 "reasoning"
             }
             Event::CallStart { index, tool, id } => {
-                m.insert("index".into(), (*index).into());
-                m.insert("tool".into(), tool.clone().into());
-                if let Some(id) = id {
-                    m.insert("id".into(), id.clone());
-                }
+                name_call(&mut m, *index, Some(tool), id.as_ref());
                 "call_start"
             }
             Event::Arguments {
@@ -153,27 +151,15 @@ impl Event {
                 "call_end"
             }
             Event::Incomplete { index, incomplete } => {
-                m.insert("index".into(), (*index).into());
-                m.insert(
-                    "tool".into(),
-                    incomplete.tool.clone().map_or(Value::Null, Value::String),
-                );
-                if let Some(id) = &incomplete.id {
-                    m.insert("id".into(), id.clone());
-                }
+                let (tool, id) = (incomplete.tool.as_deref(), incomplete.id.as_ref());
+                name_call(&mut m, *index, tool, id);
                 m.insert("offset".into(), incomplete.offset.into());
                 m.insert("message".into(), incomplete.message.clone().into());
                 "incomplete"
             }
             Event::Invalid { index, rejected } => {
-                m.insert("index".into(), (*index).into());
-                m.insert(
-                    "tool".into(),
-                    rejected.tool.clone().map_or(Value::Null, Value::String),
-                );
-                if let Some(id) = &rejected.id {
-                    m.insert("id".into(), id.clone());
-                }
+                let (tool, id) = (rejected.tool.as_deref(), rejected.id.as_ref());
+                name_call(&mut m, *index, tool, id);
                 let mut e = Map::new();
                 e.insert("code".into(), rejected.error.code.as_str().into());
                 e.insert("message".into(), rejected.error.message.clone().into());
@@ -246,6 +232,8 @@ struct Markers {
     list: Vec<(&'static [u8], Action)>,
     first: [bool; 256],
     markerless: bool,
+    /// Bytes that start nothing in text (neither a marker nor, marker-less, JSON).
+    plain: [bool; 256],
 }
 
 impl Markers {
@@ -300,10 +288,15 @@ impl Markers {
         for (m, _) in &list {
             first[m[0] as usize] = true;
         }
+        let mut plain = [false; 256];
+        for (b, plain) in plain.iter_mut().enumerate() {
+            *plain = !(first[b] || (markerless && b == usize::from(b'{')));
+        }
         Markers {
             list,
             first,
             markerless,
+            plain,
         }
     }
 
@@ -346,6 +339,20 @@ struct Ctx {
     close: Option<&'static str>,
 }
 
+impl Ctx {
+    /// One JSON value that holds whole calls (names and arguments); `strict` for marker-less
+    /// JSON.
+    fn whole_calls(strict: bool) -> Ctx {
+        Ctx {
+            args_of: None,
+            name_is_key: false,
+            strict,
+            seq: false,
+            close: None,
+        }
+    }
+}
+
 /// What the scan is in the middle of.
 enum Mode {
     Text,
@@ -365,6 +372,13 @@ enum Mode {
     SkipTo(&'static str),
 }
 
+impl Mode {
+    /// Reading JSON in this context.
+    fn json(ctx: Ctx) -> Mode {
+        Mode::Json(Box::new(CallReader::new(ctx)), ctx)
+    }
+}
+
 enum Head {
     /// `[TOOL_CALLS]`: whitespace, then JSON or `NAME[CALL_ID]id[ARGS]{…}`.
     Mistral {
@@ -374,10 +388,15 @@ enum Head {
         in_id: bool,
         spaced: bool,
     },
-    /// `<function=NAME>`.
-    Function { name: String },
-    /// `>>>NAME\n`.
-    Arrows { name: String },
+    /// A name up to `end`: `<function=NAME>` (the arguments then end at `</function>`),
+    /// `>>>NAME\n` (functionary, whose `>>>all` opens its text, not a call).
+    Name {
+        name: String,
+        end: u8,
+        close: Option<&'static str>,
+        /// A name that is no call.
+        not_a_call: Option<&'static str>,
+    },
     /// `open HEAD sep`: the head, then (for `function`) the name on the next line.
     Tagged {
         sep: &'static str,
@@ -445,6 +464,25 @@ struct Nested {
     fed: usize,
 }
 
+impl Nested {
+    /// A reader of arguments written as a JSON string; writing, it keeps their text.
+    fn new(written: &Option<Written>) -> Nested {
+        let mut reader = Reader::new();
+        if written.is_some() {
+            reader.record(0);
+        }
+        Nested { reader, fed: 0 }
+    }
+}
+
+/// The parameters object at `depth` of `reader` as it stands, and its open path.
+fn object_snapshot(reader: &Reader, depth: usize) -> Option<(Map<String, Value>, Option<String>)> {
+    match reader.snapshot(depth)? {
+        (Value::Object(args), path) => Some((args, Some(pointer(&path)))),
+        _ => None,
+    }
+}
+
 /// JSON being read for calls.
 struct CallReader {
     reader: Reader,
@@ -490,6 +528,19 @@ pub struct Stream {
     call_ends: Vec<usize>,
     text_sent: usize,
     reasoning_sent: usize,
+    /// Made by [`Stream::writing`]: the parameters' text of the `arguments` events not yet
+    /// written.
+    written: Option<Written>,
+    /// Whether [`Stream::skim`] may read a chunk (off only in tests, to compare).
+    skims: bool,
+}
+
+/// The parameters' JSON of the `arguments` events given and not yet written, in order.
+#[derive(Default)]
+struct Written {
+    text: Vec<u8>,
+    ends: VecDeque<usize>,
+    from: usize,
 }
 
 impl Stream {
@@ -511,7 +562,94 @@ impl Stream {
             call_ends: Vec::new(),
             text_sent: 0,
             reasoning_sent: 0,
+            written: None,
+            skims: true,
         }
+    }
+
+    /// A stream whose events are written as JSON lines, as `calls --stream` writes them, with
+    /// [`Stream::write_events`]. The parameters of its `arguments` events are written from
+    /// the text of the JSON being read, kept as it grows, never built as values: an event
+    /// costs a copy of its text. In exchange, the [`Event::Arguments`] it gives carry an
+    /// empty `parameters` map: the stream holds their text until `write_events` writes them,
+    /// so every event it gives must be written, in order.
+    pub fn writing(options: CallOptions) -> Stream {
+        let mut stream = Stream::new(options);
+        stream.written = Some(Written::default());
+        stream
+    }
+
+    /// Writes `events` (drained) as JSON lines, one object each, calls in `shape`: what
+    /// `calls --stream` writes. For a stream made by [`Stream::writing`], the `arguments`
+    /// events are written with the parameters it holds for them.
+    pub fn write_events<W: Write>(
+        &mut self,
+        events: &mut Vec<Event>,
+        shape: Shape,
+        out: &mut W,
+    ) -> io::Result<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        for event in events.drain(..) {
+            match &event {
+                Event::Arguments { index, open, .. } => {
+                    match self.written.as_mut().and_then(|w| {
+                        let end = w.ends.pop_front()?;
+                        let from = std::mem::replace(&mut w.from, end);
+                        Some(&w.text[from..end])
+                    }) {
+                        Some(parameters) => {
+                            write!(
+                                out,
+                                "{{\"event\":\"arguments\",\"index\":{index},\"parameters\":"
+                            )?;
+                            out.write_all(parameters)?;
+                            out.write_all(b",\"open\":")?;
+                            serde_json::to_writer(&mut *out, open)?;
+                            out.write_all(b"}")?;
+                        }
+                        // The same JSON, written without a copy of the parameters.
+                        None => serde_json::to_writer(&mut *out, &event)?,
+                    }
+                }
+                // The same JSON as `to_value`'s, the parameters written where they are.
+                Event::CallEnd { index, call } if shape == Shape::Native => {
+                    write!(
+                        out,
+                        "{{\"event\":\"call_end\",\"index\":{index},\"call\":{{\"tool\":"
+                    )?;
+                    serde_json::to_writer(&mut *out, &call.tool)?;
+                    out.write_all(b",\"parameters\":")?;
+                    serde_json::to_writer(&mut *out, &call.parameters)?;
+                    if let Some(t) = call.terminate {
+                        write!(out, ",\"terminate\":{t}")?;
+                    }
+                    if let Some(id) = &call.id {
+                        out.write_all(b",\"id\":")?;
+                        serde_json::to_writer(&mut *out, id)?;
+                    }
+                    if !call.repairs.is_empty() {
+                        out.write_all(b",\"repairs\":")?;
+                        serde_json::to_writer(&mut *out, &super::repairs_value(&call.repairs))?;
+                    }
+                    if !call.dropped.is_empty() {
+                        out.write_all(b",\"dropped\":")?;
+                        serde_json::to_writer(&mut *out, &call.dropped)?;
+                    }
+                    out.write_all(b"}}")?;
+                }
+                _ => serde_json::to_writer(&mut *out, &event.to_value(shape))?,
+            }
+            out.write_all(b"\n")?;
+        }
+        if let Some(w) = &mut self.written
+            && w.ends.is_empty()
+        {
+            w.text.clear();
+            w.from = 0;
+        }
+        Ok(())
     }
 
     /// Reads the next chunk; returns what it makes known. Chunks may split the reply
@@ -528,8 +666,49 @@ impl Stream {
             return;
         }
         self.buf.push_str(chunk);
+        if self.skims && self.skim() {
+            #[cfg(test)]
+            tests::SKIMMED.with(|n| n.set(n.get() + 1));
+            return;
+        }
         self.scan(events);
         self.refresh(events);
+    }
+
+    /// The common chunk, read without the byte-by-byte scan: text that starts nothing,
+    /// reasoning with no sign of its close, or more of a JSON string whose growth shows
+    /// nothing yet. Whether the chunk was read (the scan and refresh would do the same).
+    #[inline]
+    fn skim(&mut self) -> bool {
+        let bytes = &self.buf.as_bytes()[self.pos..];
+        match &mut self.mode {
+            Mode::Text => {
+                if bytes.iter().all(|&b| self.markers.plain[usize::from(b)]) {
+                    self.pos = self.buf.len();
+                    return true;
+                }
+                false
+            }
+            Mode::Reasoning(close) | Mode::SkipTo(close) => {
+                let close = close.as_bytes();
+                if bytes.contains(&close[0]) {
+                    return false;
+                }
+                // As the scan leaves it: the close could still begin in the last bytes.
+                self.pos = self.buf.len().saturating_sub(close.len() - 1).max(self.pos);
+                true
+            }
+            Mode::Json(reader, _) => {
+                let n = bytes.len();
+                if !reader.quiet(&mut self.slots, n) || !reader.reader.extend_string(bytes) {
+                    return false;
+                }
+                reader.read += n;
+                self.pos = self.buf.len();
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Reasoning that a server sends apart from the text (OpenAI-style `reasoning_content`,
@@ -632,7 +811,13 @@ impl Stream {
                 reader.read += 1;
                 continue;
             }
-            match reader.push(b, &mut self.slots, &mut self.next_index, events) {
+            match reader.push(
+                b,
+                &mut self.slots,
+                &mut self.next_index,
+                events,
+                &mut self.written,
+            ) {
                 Step::More | Step::Done => {}
                 Step::Bail => {
                     reader.bail(&mut self.slots);
@@ -640,7 +825,12 @@ impl Stream {
                 }
             }
         }
-        reader.refresh(&mut self.slots, &mut self.next_index, events);
+        reader.refresh(
+            &mut self.slots,
+            &mut self.next_index,
+            events,
+            &mut self.written,
+        );
     }
 
     /// The reply so far: the text, or with calls or reasoning fed apart, the assistant message
@@ -764,14 +954,8 @@ impl Stream {
             match &mut self.mode {
                 Mode::Text => {
                     if b == b'{' && self.markers.markerless {
-                        let ctx = Ctx {
-                            args_of: None,
-                            name_is_key: false,
-                            strict: true,
-                            seq: false,
-                            close: None,
-                        };
-                        self.mode = Mode::Json(Box::new(CallReader::new(ctx)), ctx);
+                        let ctx = Ctx::whole_calls(true);
+                        self.mode = Mode::json(ctx);
                         continue;
                     }
                     if !self.markers.first[b as usize] {
@@ -822,7 +1006,7 @@ impl Stream {
                         }
                         self.pos += 1;
                     } else if *ticks == 0 && matches!(b, b'{' | b'[') {
-                        self.mode = Mode::Json(Box::new(CallReader::new(ctx)), ctx);
+                        self.mode = Mode::json(ctx);
                     } else {
                         self.mode = Mode::Text;
                     }
@@ -832,7 +1016,13 @@ impl Stream {
                     let ctx = *ctx;
                     let slots = self.slots.len();
                     let closes = reader.closes;
-                    let step = reader.push(b, &mut self.slots, &mut self.next_index, events);
+                    let step = reader.push(
+                        b,
+                        &mut self.slots,
+                        &mut self.next_index,
+                        events,
+                        &mut self.written,
+                    );
                     if reader.closes > closes {
                         self.call_ends.push(p + 1);
                     }
@@ -926,13 +1116,19 @@ impl Stream {
                 });
             }
             Action::Function => {
-                self.mode = Mode::Head(Head::Function {
+                self.mode = Mode::Head(Head::Name {
                     name: String::new(),
+                    end: b'>',
+                    close: Some("</function>"),
+                    not_a_call: None,
                 });
             }
             Action::Arrows => {
-                self.mode = Mode::Head(Head::Arrows {
+                self.mode = Mode::Head(Head::Name {
                     name: String::new(),
+                    end: b'\n',
+                    close: None,
+                    not_a_call: Some("all"),
                 });
             }
         }
@@ -971,14 +1167,8 @@ impl Stream {
                     id.get_or_insert_with(String::new).push(b as char);
                 } else if name.is_empty() && !*spaced && b.is_ascii_whitespace() {
                 } else if name.is_empty() && matches!(b, b'[' | b'{') {
-                    let ctx = Ctx {
-                        args_of: None,
-                        name_is_key: false,
-                        strict: false,
-                        seq: false,
-                        close: None,
-                    };
-                    self.mode = Mode::Json(Box::new(CallReader::new(ctx)), ctx);
+                    let ctx = Ctx::whole_calls(false);
+                    self.mode = Mode::json(ctx);
                     return;
                 } else if !*spaced && is_name_byte(b) && name.len() < MAX_NAME {
                     name.push(b as char);
@@ -995,44 +1185,16 @@ impl Stream {
                     give_up = true;
                 }
             }
-            Head::Function { name } => {
-                if b == b'>' && !name.is_empty() {
-                    let name = std::mem::take(name);
+            Head::Name {
+                name,
+                end,
+                close,
+                not_a_call,
+            } => {
+                if b == *end && !name.is_empty() && Some(name.as_str()) != *not_a_call {
+                    let (name, close) = (std::mem::take(name), *close);
                     self.start_call(name, None, events);
-                    self.mode = Mode::Body {
-                        ctx: Ctx {
-                            args_of: Some(self.slots.len() - 1),
-                            name_is_key: false,
-                            strict: false,
-                            seq: false,
-                            close: Some("</function>"),
-                        },
-                        ticks: 0,
-                        lang: false,
-                    };
-                    self.pos += 1;
-                    return;
-                } else if is_name_byte(b) && name.len() < MAX_NAME {
-                    name.push(b as char);
-                } else {
-                    give_up = true;
-                }
-            }
-            Head::Arrows { name } => {
-                if b == b'\n' && !name.is_empty() && name != "all" {
-                    let name = std::mem::take(name);
-                    self.start_call(name, None, events);
-                    self.mode = Mode::Body {
-                        ctx: Ctx {
-                            args_of: Some(self.slots.len() - 1),
-                            name_is_key: false,
-                            strict: false,
-                            seq: false,
-                            close: None,
-                        },
-                        ticks: 0,
-                        lang: false,
-                    };
+                    self.args_body(close);
                     self.pos += 1;
                     return;
                 } else if is_name_byte(b) && name.len() < MAX_NAME {
@@ -1095,14 +1257,8 @@ impl Stream {
         if let Some((name, id)) = args {
             let name = bare_name(&name).0;
             self.start_call(name, id.map(Value::String), events);
-            let ctx = Ctx {
-                args_of: Some(self.slots.len() - 1),
-                name_is_key: false,
-                strict: false,
-                seq: false,
-                close: None,
-            };
-            self.mode = Mode::Json(Box::new(CallReader::new(ctx)), ctx);
+            let ctx = self.args_ctx(None);
+            self.mode = Mode::json(ctx);
         }
         if consume {
             self.pos += 1;
@@ -1112,16 +1268,20 @@ impl Stream {
     /// After a name: whitespace and a fence, then the arguments of the last slot.
     fn args_body(&mut self, close: Option<&'static str>) {
         self.mode = Mode::Body {
-            ctx: Ctx {
-                args_of: Some(self.slots.len() - 1),
-                name_is_key: false,
-                strict: false,
-                seq: false,
-                close,
-            },
+            ctx: self.args_ctx(close),
             ticks: 0,
             lang: false,
         };
+    }
+
+    /// How the arguments of the last slot's call are read, up to `close` when a marker ends
+    /// them.
+    fn args_ctx(&self, close: Option<&'static str>) -> Ctx {
+        Ctx {
+            args_of: Some(self.slots.len() - 1),
+            close,
+            ..Ctx::whole_calls(false)
+        }
     }
 
     /// A call whose name the marker gave.
@@ -1157,7 +1317,12 @@ impl Stream {
     /// Names and arguments of the calls being read, as far as they are certain.
     fn refresh(&mut self, events: &mut Vec<Event>) {
         if let Mode::Json(reader, _) = &mut self.mode {
-            reader.refresh(&mut self.slots, &mut self.next_index, events);
+            reader.refresh(
+                &mut self.slots,
+                &mut self.next_index,
+                events,
+                &mut self.written,
+            );
         }
     }
 
@@ -1185,7 +1350,8 @@ impl Stream {
             ));
             self.reasoning_sent = reasoning.len();
         }
-        let (mut ci, mut ii, mut ri) = (0, 0, 0);
+        // The first result of each list not yet matched to a call announced.
+        let mut next = [0; 3];
         let open: Vec<usize> = (0..self.slots.len())
             .filter(|&s| self.slots[s].index.is_some() && !self.slots[s].ended)
             .collect();
@@ -1193,52 +1359,28 @@ impl Stream {
             let slot = &self.slots[s];
             let (index, tool) = (slot.index.unwrap_or_default(), slot.tool.clone());
             let tool = tool.as_deref();
-            let call_at =
-                (ci..found.calls.len()).find(|&k| Some(found.calls[k].tool.as_str()) == tool);
-            let cut_at =
-                (ii..found.incomplete.len()).find(|&k| found.incomplete[k].tool.as_deref() == tool);
-            let bad_at =
-                (ri..found.rejected.len()).find(|&k| found.rejected[k].tool.as_deref() == tool);
-            let pick = if slot.closed {
-                call_at
-                    .map(|k| (0, k))
-                    .or(bad_at.map(|k| (2, k)))
-                    .or(cut_at.map(|k| (1, k)))
+            // A closed call is most likely a call; one still open when the reply ended, cut.
+            let order = if slot.closed {
+                [Ending::Call, Ending::Bad, Ending::Cut]
             } else {
-                cut_at
-                    .map(|k| (1, k))
-                    .or(call_at.map(|k| (0, k)))
-                    .or(bad_at.map(|k| (2, k)))
+                [Ending::Cut, Ending::Call, Ending::Bad]
             };
+            let pick = order.into_iter().find_map(|ending| {
+                (next[ending as usize]..ending.count(found))
+                    .find(|&k| ending.tool(found, k) == tool)
+                    .map(|k| (ending, k))
+            });
             self.slots[s].ended = true;
             match pick {
-                Some((0, k)) => {
-                    for call in &found.calls[ci..k] {
-                        let index = self.announce(call.tool.clone(), call.id.clone(), events);
-                        events.push(Event::CallEnd {
-                            index,
-                            call: call.clone(),
-                        });
+                Some((ending, k)) => {
+                    if ending == Ending::Call {
+                        // Calls before it that no slot announced.
+                        for j in next[ending as usize]..k {
+                            self.announce_ended(found, ending, j, events);
+                        }
                     }
-                    events.push(Event::CallEnd {
-                        index,
-                        call: found.calls[k].clone(),
-                    });
-                    ci = k + 1;
-                }
-                Some((1, k)) => {
-                    events.push(Event::Incomplete {
-                        index,
-                        incomplete: found.incomplete[k].clone(),
-                    });
-                    ii = k + 1;
-                }
-                Some((_, k)) => {
-                    events.push(Event::Invalid {
-                        index,
-                        rejected: found.rejected[k].clone(),
-                    });
-                    ri = k + 1;
+                    events.push(ending.event(found, k, index));
+                    next[ending as usize] = k + 1;
                 }
                 None => events.push(Event::Retracted {
                     index,
@@ -1246,33 +1388,27 @@ impl Stream {
                 }),
             }
         }
-        for call in &found.calls[ci..] {
-            let index = self.announce(call.tool.clone(), call.id.clone(), events);
-            events.push(Event::CallEnd {
-                index,
-                call: call.clone(),
-            });
+        for ending in [Ending::Call, Ending::Cut, Ending::Bad] {
+            for k in next[ending as usize]..ending.count(found) {
+                self.announce_ended(found, ending, k, events);
+            }
         }
-        for cut in &found.incomplete[ii..] {
-            let index = match &cut.tool {
-                Some(tool) => self.announce(tool.clone(), cut.id.clone(), events),
-                None => self.fresh_index(),
-            };
-            events.push(Event::Incomplete {
-                index,
-                incomplete: cut.clone(),
-            });
-        }
-        for bad in &found.rejected[ri..] {
-            let index = match &bad.tool {
-                Some(tool) => self.announce(tool.clone(), bad.id.clone(), events),
-                None => self.fresh_index(),
-            };
-            events.push(Event::Invalid {
-                index,
-                rejected: bad.clone(),
-            });
-        }
+    }
+
+    /// Result `k` of a list, for a call no slot announced: its `call_start` (when it has a
+    /// tool) and its end.
+    fn announce_ended(
+        &mut self,
+        found: &Extracted,
+        ending: Ending,
+        k: usize,
+        events: &mut Vec<Event>,
+    ) {
+        let index = match ending.tool(found, k) {
+            Some(tool) => self.announce(tool.to_owned(), ending.id(found, k).clone(), events),
+            None => self.fresh_index(),
+        };
+        events.push(ending.event(found, k, index));
     }
 
     fn fresh_index(&mut self) -> usize {
@@ -1286,6 +1422,72 @@ impl Stream {
         let index = self.fresh_index();
         events.push(Event::CallStart { index, tool, id });
         index
+    }
+}
+
+/// How an event names its call: `index`, `tool` (`null` when it was not written) and `id`
+/// (when there is one).
+fn name_call(m: &mut Map<String, Value>, index: usize, tool: Option<&str>, id: Option<&Value>) {
+    m.insert("index".into(), index.into());
+    m.insert("tool".into(), tool.map_or(Value::Null, Value::from));
+    if let Some(id) = id {
+        m.insert("id".into(), id.clone());
+    }
+}
+
+/// The three lists of a reply's results in which a call can end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// `calls`.
+    Call = 0,
+    /// `incomplete`.
+    Cut = 1,
+    /// `rejected`.
+    Bad = 2,
+}
+
+impl Ending {
+    fn count(self, found: &Extracted) -> usize {
+        match self {
+            Ending::Call => found.calls.len(),
+            Ending::Cut => found.incomplete.len(),
+            Ending::Bad => found.rejected.len(),
+        }
+    }
+
+    /// The tool of result `k` in this list.
+    fn tool(self, found: &Extracted, k: usize) -> Option<&str> {
+        match self {
+            Ending::Call => Some(found.calls[k].tool.as_str()),
+            Ending::Cut => found.incomplete[k].tool.as_deref(),
+            Ending::Bad => found.rejected[k].tool.as_deref(),
+        }
+    }
+
+    fn id(self, found: &Extracted, k: usize) -> &Option<Value> {
+        match self {
+            Ending::Call => &found.calls[k].id,
+            Ending::Cut => &found.incomplete[k].id,
+            Ending::Bad => &found.rejected[k].id,
+        }
+    }
+
+    /// The event that ends call `index` with result `k` of this list.
+    fn event(self, found: &Extracted, k: usize, index: usize) -> Event {
+        match self {
+            Ending::Call => Event::CallEnd {
+                index,
+                call: found.calls[k].clone(),
+            },
+            Ending::Cut => Event::Incomplete {
+                index,
+                incomplete: found.incomplete[k].clone(),
+            },
+            Ending::Bad => Event::Invalid {
+                index,
+                rejected: found.rejected[k].clone(),
+            },
+        }
     }
 }
 
@@ -1307,6 +1509,7 @@ impl CallReader {
         slots: &mut Vec<Slot>,
         next_index: &mut usize,
         events: &mut Vec<Event>,
+        written: &mut Option<Written>,
     ) -> Step {
         let before = self.reader.stack.len();
         let step = self.reader.push(b);
@@ -1319,11 +1522,14 @@ impl CallReader {
             let role = self.role(slots);
             if let Role::Args(_) = role {
                 self.args_from.push(self.read);
+                if written.is_some() {
+                    self.reader.record(after - 1);
+                }
             }
             self.roles.push(role);
         } else if after < before {
             let role = self.roles.pop().unwrap_or(Role::Other);
-            self.closed(role, slots, next_index, events);
+            self.closed(role, slots, next_index, events, written);
         }
         step
     }
@@ -1398,6 +1604,7 @@ impl CallReader {
         slots: &mut [Slot],
         next_index: &mut usize,
         events: &mut Vec<Event>,
+        written: &mut Option<Written>,
     ) {
         match role {
             Role::Args(s) => {
@@ -1407,7 +1614,15 @@ impl CallReader {
                 if slot.index.is_some()
                     && let Some(Value::Object(map)) = self.last_value()
                 {
-                    show(slot, map.clone(), None, events);
+                    let depth = self.reader.stack.len();
+                    show(
+                        slot,
+                        Some((&self.reader, depth)),
+                        || Some((map.clone(), None)),
+                        true,
+                        events,
+                        written,
+                    );
                     slot.args_done = true;
                 }
                 if self.ctx.args_of == Some(s) {
@@ -1416,40 +1631,53 @@ impl CallReader {
                 }
             }
             Role::Call(s) => {
-                let Some(Value::Object(map)) = self.last_value() else {
+                // Borrowed: the call object can be large.
+                let Some(Value::Object(map)) = last_value(&self.reader) else {
                     return;
                 };
-                let map = map.clone();
-                name(&mut slots[s], &map, next_index, events);
+                name(&mut slots[s], map, next_index, events);
                 let slot = &mut slots[s];
                 if slot.index.is_none() {
                     return;
                 }
                 slot.closed = true;
                 self.closes += 1;
-                let args = slot.args_key.clone().and_then(|key| map.get(&key).cloned());
+                let args = slot.args_key.as_ref().and_then(|key| map.get(key));
+                let args = match args {
+                    Some(Value::Object(args)) if !slot.args_done => {
+                        show(
+                            slot,
+                            None,
+                            || Some((args.clone(), None)),
+                            true,
+                            events,
+                            written,
+                        );
+                        slot.args_done = true;
+                        None
+                    }
+                    args => args,
+                };
                 if !slot.args_done
-                    && let Some(Value::Object(args)) = &args
+                    && let Some(Value::String(text)) = args
                 {
-                    show(slot, args.clone(), None, events);
-                    slot.args_done = true;
-                }
-                if !slot.args_done
-                    && let Some(Value::String(text)) = &args
-                {
-                    let nested = slot.nested.get_or_insert_with(|| Nested {
-                        reader: Reader::new(),
-                        fed: 0,
-                    });
-                    let ok = feed_nested(nested, text.as_bytes());
+                    let mut nested = slot.nested.take().unwrap_or_else(|| Nested::new(written));
+                    let ok = feed_nested(&mut nested, text.as_bytes());
                     if ok && let Some(Value::Object(args)) = &nested.reader.value {
-                        let args = args.clone();
                         slot.args_bytes = text.len();
-                        show(slot, args, None, events);
+                        show(
+                            slot,
+                            Some((&nested.reader, 0)),
+                            || Some((args.clone(), None)),
+                            true,
+                            events,
+                            written,
+                        );
                         slot.args_done = true;
                     } else if !ok {
                         slot.frozen = true;
                     }
+                    slot.nested = Some(nested);
                 }
             }
             _ => {}
@@ -1458,15 +1686,17 @@ impl CallReader {
 
     /// The value last put in the top container (or the whole value).
     fn last_value(&self) -> Option<&Value> {
-        match self.reader.stack.last() {
-            None => self.reader.value.as_ref(),
-            Some(Frame::Object { map, .. }) => map.iter().next_back().map(|(_, v)| v),
-            Some(Frame::Array(items)) => items.last(),
-        }
+        last_value(&self.reader)
     }
 
     /// Names and partial arguments of the calls still open.
-    fn refresh(&mut self, slots: &mut [Slot], next_index: &mut usize, events: &mut Vec<Event>) {
+    fn refresh(
+        &mut self,
+        slots: &mut [Slot],
+        next_index: &mut usize,
+        events: &mut Vec<Event>,
+        written: &mut Option<Written>,
+    ) {
         let stack = &self.reader.stack;
         let top = stack.len();
         let mut args_seen = 0;
@@ -1503,22 +1733,24 @@ impl CallReader {
                             slot.args_key = Some(k.clone());
                         }
                         if slot.args_key.as_deref() == Some(k.as_str()) {
-                            let nested = slot.nested.get_or_insert_with(|| Nested {
-                                reader: Reader::new(),
-                                fed: 0,
-                            });
-                            if feed_nested(nested, bytes) {
+                            let mut nested =
+                                slot.nested.take().unwrap_or_else(|| Nested::new(written));
+                            if feed_nested(&mut nested, bytes) {
                                 slot.args_bytes = nested.fed;
-                                if due(slot)
-                                    && let Some(nested) = &slot.nested
-                                    && let Some((Value::Object(args), path)) =
-                                        nested.reader.snapshot(0)
-                                {
-                                    show(slot, args, Some(pointer(&path)), events);
+                                if due(slot) {
+                                    show(
+                                        slot,
+                                        Some((&nested.reader, 0)),
+                                        || object_snapshot(&nested.reader, 0),
+                                        false,
+                                        events,
+                                        written,
+                                    );
                                 }
                             } else {
                                 slot.frozen = true;
                             }
+                            slot.nested = Some(nested);
                         }
                     }
                 }
@@ -1527,15 +1759,49 @@ impl CallReader {
                     args_seen += 1;
                     let slot = &mut slots[s];
                     slot.args_bytes = self.read - from;
-                    if due(slot)
-                        && let Some((Value::Object(args), path)) = self.reader.snapshot(depth)
-                    {
-                        show(slot, args, Some(pointer(&path)), events);
+                    if due(slot) {
+                        show(
+                            slot,
+                            Some((&self.reader, depth)),
+                            || object_snapshot(&self.reader, depth),
+                            false,
+                            events,
+                            written,
+                        );
                     }
                 }
                 _ => {}
             }
         }
+    }
+
+    /// Whether a refresh after `n` more bytes of the open string would show nothing: the
+    /// string is not a call object's (a name, or arguments as a string, read in refresh),
+    /// and no call's arguments would be due. The arguments' sizes are brought up to date.
+    fn quiet(&self, slots: &mut [Slot], n: usize) -> bool {
+        if matches!(self.roles.last(), Some(Role::Call(_))) {
+            return false;
+        }
+        let mut args_seen = 0;
+        for role in &self.roles {
+            if let Role::Args(s) = *role {
+                let from = self.args_from.get(args_seen).copied().unwrap_or(self.read);
+                args_seen += 1;
+                if due_at(&slots[s], self.read + n - from) {
+                    return false;
+                }
+            }
+        }
+        // Only now (nothing is changed when the refresh is to run).
+        let mut args_seen = 0;
+        for role in &self.roles {
+            if let Role::Args(s) = *role {
+                let from = self.args_from.get(args_seen).copied().unwrap_or(self.read);
+                args_seen += 1;
+                slots[s].args_bytes = self.read + n - from;
+            }
+        }
+        true
     }
 
     /// The JSON could not be read on: show nothing more for its calls.
@@ -1545,6 +1811,15 @@ impl CallReader {
                 slots[s].frozen = true;
             }
         }
+    }
+}
+
+/// The value last put in the top container of `reader` (or the whole value).
+fn last_value(reader: &Reader) -> Option<&Value> {
+    match reader.stack.last() {
+        None => reader.value.as_ref(),
+        Some(Frame::Object { map, .. }) => map.iter().next_back().map(|(_, v)| v),
+        Some(Frame::Array(items)) => items.last(),
     }
 }
 
@@ -1650,32 +1925,43 @@ fn equip(slots: &mut [Slot], options: &CallOptions) {
 /// events) linear in the arguments' size however small the chunks. The final value is shown
 /// apart, when the arguments close.
 fn due(slot: &mut Slot) -> bool {
+    if !due_at(slot, slot.args_bytes) {
+        return false;
+    }
+    slot.tried_bytes = Some(slot.args_bytes);
+    true
+}
+
+/// [`due`] at `now` bytes of arguments, nothing noted.
+fn due_at(slot: &Slot, now: usize) -> bool {
     if slot.index.is_none() || slot.frozen || slot.ended || slot.args_done {
         return false;
     }
-    let now = slot.args_bytes;
-    if let Some(tried) = slot.tried_bytes
-        && now
-            < tried
+    match slot.tried_bytes {
+        Some(tried) => {
+            now >= tried
                 + if tried < 64 {
                     (tried / 8).max(1)
                 } else {
                     tried / 4
                 }
-    {
-        return false;
+        }
+        None => true,
     }
-    slot.tried_bytes = Some(now);
-    true
 }
 
 /// An `arguments` event, if the call is announced, nothing could contradict it and the value
-/// changed (the final one is always sent). How often partial values come is [`due`]'s rule.
+/// changed (the final one, `last`, is always sent). How often partial values come is
+/// [`due`]'s rule. `value` builds the parameters and their open path; `text`, the reader
+/// and depth of their object, is what a writing stream copies instead when it holds their
+/// text and no schema coerces them.
 fn show(
     slot: &mut Slot,
-    mut args: Map<String, Value>,
-    open: Option<String>,
+    text: Option<(&Reader, usize)>,
+    value: impl FnOnce() -> Option<(Map<String, Value>, Option<String>)>,
+    last: bool,
     events: &mut Vec<Event>,
+    written: &mut Option<Written>,
 ) {
     let Some(index) = slot.index else {
         return;
@@ -1683,10 +1969,34 @@ fn show(
     if slot.frozen || slot.ended || slot.args_done {
         return;
     }
-    let last = open.is_none();
-    if let (Some(tools), Some(tool)) = (&slot.tools, &slot.tool)
-        && let Some(definition) = tools.get(tool)
+    let definition = match (&slot.tools, &slot.tool) {
+        (Some(tools), Some(tool)) => tools.get(tool),
+        _ => None,
+    };
+    if let Some(w) = written.as_mut()
+        && definition.is_none()
+        && let Some((reader, depth)) = text
+        && let Some(weight) = reader.recorded(depth, last)
     {
+        // The same parameters as `value` would build (`weight` included), as text.
+        if slot.shown == Some(weight) && !last {
+            return;
+        }
+        slot.shown = Some(weight);
+        reader.close_text(&mut w.text);
+        w.ends.push_back(w.text.len());
+        let open = (!last).then(|| pointer(&reader.open_path(depth)));
+        events.push(Event::Arguments {
+            index,
+            parameters: Map::new(),
+            open,
+        });
+        return;
+    }
+    let Some((mut args, open)) = value() else {
+        return;
+    };
+    if let Some(definition) = definition {
         // What `calls` will coerce at the end is shown coerced already (nothing shown changes).
         match definition.coerce_partial(&mut args, open.as_deref()) {
             Partial::Ready => {}
@@ -1702,9 +2012,95 @@ fn show(
         return;
     }
     slot.shown = Some(weight);
+    if let Some(w) = written.as_mut() {
+        // Written as text all the same (`write_events` takes it from here).
+        if serde_json::to_writer(&mut w.text, &args).is_ok() {
+            w.ends.push_back(w.text.len());
+            args = Map::new();
+        }
+    }
     events.push(Event::Arguments {
         index,
         parameters: args,
         open,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    thread_local! {
+        /// Chunks read by the skim (in this test thread).
+        pub(super) static SKIMMED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Every `calls` fixture fed a character at a time, with and without [`Stream::skim`]:
+    /// the same events, so the skim reads chunks exactly as the byte-by-byte scan does.
+    #[test]
+    fn skimming_gives_the_events_of_the_scan() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calls");
+        let mut replies = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                let Ok(case) = serde_json::from_str::<Value>(line) else {
+                    continue;
+                };
+                let Some(input) = case["input"].as_str() else {
+                    continue;
+                };
+                let mut format = None;
+                if let Some(flags) = case["options"].as_array() {
+                    let flags: Vec<_> = flags.iter().filter_map(Value::as_str).collect();
+                    // Options that change what is read, not how (tools are left out).
+                    if let Some(i) = flags.iter().position(|f| *f == "--format") {
+                        format = flags.get(i + 1).map(|f| (*f).to_owned());
+                    }
+                }
+                for writing in [false, true] {
+                    let options = CallOptions {
+                        format: format.clone(),
+                        ..CallOptions::default()
+                    };
+                    let make = || {
+                        if writing {
+                            Stream::writing(options.clone())
+                        } else {
+                            Stream::new(options.clone())
+                        }
+                    };
+                    let (mut fast, mut slow) = (make(), make());
+                    slow.skims = false;
+                    let (mut a, mut b) = (Vec::new(), Vec::new());
+                    let mut chars = [0u8; 4];
+                    for c in input.chars() {
+                        let c = c.encode_utf8(&mut chars);
+                        fast.feed_into(c, &mut a);
+                        slow.feed_into(c, &mut b);
+                    }
+                    a.extend(fast.finish());
+                    b.extend(slow.finish());
+                    let (mut la, mut lb) = (Vec::new(), Vec::new());
+                    fast.write_events(&mut a, Shape::Native, &mut la).unwrap();
+                    slow.write_events(&mut b, Shape::Native, &mut lb).unwrap();
+                    assert_eq!(
+                        String::from_utf8_lossy(&la),
+                        String::from_utf8_lossy(&lb),
+                        "{}: {input:?}",
+                        path.display()
+                    );
+                }
+                replies += 1;
+            }
+        }
+        assert!(replies > 100, "{replies} replies");
+        assert!(
+            SKIMMED.with(|n| n.get()) > 1000,
+            "the skim read too few characters"
+        );
+    }
 }

@@ -1,9 +1,9 @@
 //! The single-pass reader and writer at the heart of the pipeline.
 //!
 //! It reads the bytes once, checks them against the JSON grammar and writes compact JSON as it
-//! goes: no tree is built, numbers and strings are copied as written. With repair on, every place
-//! where strict parsing would fail is mended on the spot and recorded as a [`Repair`]; with
-//! `strict`, the same place is an `invalid_json` error at that byte. Nesting is tracked on an
+//! goes: numbers and strings are copied as written, and no tree is built unless the caller wants
+//! the values (`tree`). With repair on, every place where strict parsing would fail is mended on
+//! the spot and recorded as a [`Repair`]; with `strict`, the same place is an `invalid_json` error at that byte. Nesting is tracked on an
 //! explicit stack, so depth costs memory, never the call stack, and every decision looks ahead a
 //! bounded distance (or over whitespace it then consumes), so the time is linear in the input.
 
@@ -97,6 +97,18 @@ impl Quote {
     }
 }
 
+/// How a [`Parser`] reads: the same for every parse of one input.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Rules {
+    /// No repairs: the first place that needs one fails with `invalid_json`.
+    pub(crate) strict: bool,
+    /// How deep arrays and objects may nest (`too_deep` past it).
+    pub(crate) max_nesting: usize,
+    /// Write a `\u` escape naming half a surrogate pair as U+FFFD, a repair (for callers that
+    /// need the value as Unicode text); by default it is kept as written, as valid JSON.
+    pub(crate) lone_surrogates_as_fffd: bool,
+}
+
 /// Reads one document from `src[pos..]` and writes it, compact, to `out`.
 pub(crate) struct Parser<'a> {
     src: &'a [u8],
@@ -104,10 +116,9 @@ pub(crate) struct Parser<'a> {
     out: &'a mut Vec<u8>,
     repairs: &'a mut Vec<Repair>,
     scratch: &'a mut Scratch,
+    /// The fields of [`Rules`], read on every byte.
     strict: bool,
     max_nesting: usize,
-    /// Write a `\u` escape naming half a surrogate pair as U+FFFD, a repair (for callers that
-    /// need the value as Unicode text); by default it is kept as written, as valid JSON.
     lone_surrogates_as_fffd: bool,
     open_arrays: usize,
     open_objects: usize,
@@ -123,14 +134,14 @@ pub(crate) struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
+    /// A parser of `src` from `pos`, which appends to `out` and `repairs`.
     pub(crate) fn new(
         src: &'a [u8],
         pos: usize,
         out: &'a mut Vec<u8>,
         repairs: &'a mut Vec<Repair>,
         scratch: &'a mut Scratch,
-        strict: bool,
-        max_nesting: usize,
+        rules: Rules,
     ) -> Parser<'a> {
         scratch.nesting.clear();
         scratch.keys.clear();
@@ -142,9 +153,9 @@ impl<'a> Parser<'a> {
             out,
             repairs,
             scratch,
-            strict,
-            max_nesting,
-            lone_surrogates_as_fffd: false,
+            strict: rules.strict,
+            max_nesting: rules.max_nesting,
+            lone_surrogates_as_fffd: rules.lone_surrogates_as_fffd,
             open_arrays: 0,
             open_objects: 0,
             key_at: 0,
@@ -160,12 +171,6 @@ impl<'a> Parser<'a> {
         if self.scratch.tree.on {
             self.src_text = text.or_else(|| std::str::from_utf8(self.src).ok());
         }
-        self
-    }
-
-    /// Writes lone surrogate escapes as U+FFFD, each a `lone_surrogate` repair.
-    pub(crate) fn lone_surrogates_as_fffd(mut self, yes: bool) -> Parser<'a> {
-        self.lone_surrogates_as_fffd = yes;
         self
     }
 
@@ -524,4 +529,20 @@ fn regex_len(s: &[u8]) -> Option<usize> {
         [] | [b',' | b'}' | b']' | b')' | b'\n' | b'\r', ..] | [b'/', b'/' | b'*', ..]
     );
     (ends || statement_end(rest)).then_some(end)
+}
+
+/// Whether `text` is one JSON value as it stands (a strict parse into scratch buffers; used only
+/// for strings that decode to something that opens like JSON).
+pub(crate) fn is_json(text: &[u8], max_nesting: usize) -> bool {
+    let (mut out, mut repairs, mut parts) = (Vec::new(), Vec::new(), Vec::new());
+    let mut scratch = Scratch::default();
+    let rules = Rules {
+        strict: true,
+        max_nesting,
+        lone_surrogates_as_fffd: false,
+    };
+    Parser::new(text, 0, &mut out, &mut repairs, &mut scratch, rules)
+        .document(&mut parts, false)
+        .is_ok()
+        && parts.len() == 1
 }
