@@ -159,7 +159,7 @@ impl Parts {
             return super::reply(text, options);
         }
         let reasoning = (!self.reasoning.is_empty()).then(|| self.reasoning.join("\n"));
-        run(text.as_deref(), self.raws, reasoning, options)
+        run(text.as_deref(), self.raws, reasoning, options, false)
     }
 
     fn text(&mut self, text: &str) {

@@ -361,11 +361,14 @@ pub(crate) fn reply(text: &str, options: &CallOptions) -> Result<Extracted, Fail
         && let Some(range) = scan::whole_brackets(text)
         // One read: what it takes as JSON, serde_json (which checked it first) takes too.
         && let Ok(value) = crate::exact::parse(&text[range], options.max_nesting)
-        && message::is_api_shape(&value)
     {
-        return extract_message(&value, options);
+        if message::is_api_shape(&value) {
+            return extract_message(&value, options);
+        }
+        // One JSON value as it stands: the format scan need not check it again.
+        return run(Some(text), Vec::new(), None, options, true);
     }
-    run(Some(text), Vec::new(), None, options)
+    run(Some(text), Vec::new(), None, options, false)
 }
 
 /// The reply inside a reply that is one JSON string literal (the whole reply encoded once
@@ -417,12 +420,14 @@ fn unquoted(text: &str, options: &CallOptions) -> Option<Result<Extracted, Failu
 }
 
 /// The shared body of [`extract`] and [`extract_message`]: scans `text` and finishes its calls
-/// and the structured ones (`extra`) of a message.
+/// and the structured ones (`extra`) of a message. `whole_json`: `text` was read as one JSON
+/// value already.
 pub(crate) fn run(
     text: Option<&str>,
     extra: Vec<Raw>,
     extra_reasoning: Option<String>,
     options: &CallOptions,
+    whole_json: bool,
 ) -> Result<Extracted, Failure> {
     let text = text.unwrap_or_default();
     let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
@@ -433,7 +438,7 @@ pub(crate) fn run(
         });
     }
     let ctx = Ctx::new(options);
-    let scanned = formats::scan(text, &ctx);
+    let scanned = formats::scan(text, &ctx, whole_json);
     let mut found = Extracted {
         text: scanned.text,
         reasoning: scan::join_parts(
@@ -1079,8 +1084,9 @@ mod tests {
     }
 
     /// Each reply, with how many texts are read as JSON on their own (the reply as a whole
-    /// when it is one JSON value, to see whether it is an API message): every call's JSON is
-    /// read once, by the mender that also repairs it, never again from the text it wrote.
+    /// when it is one JSON value, to see whether it is an API message, once): every call's
+    /// JSON is read once, by the mender that also repairs it, never again from the text it
+    /// wrote.
     #[test]
     fn a_reply_is_parsed_once() {
         let (deep_args, deep_expected) = deep(200);
@@ -1140,22 +1146,23 @@ mod tests {
                 r#"{"j":{"x":2E3}}"#,
             ),
         ];
+        let read = || crate::exact::parses() + scan::whole_checks();
         for (reply, options, reads, expected) in cases {
-            let before = crate::exact::parses();
+            let before = read();
             let found = extract(&reply, options).unwrap_or_else(|f| panic!("{reply}: {f}"));
-            assert_eq!(crate::exact::parses() - before, reads, "{reply}");
+            assert_eq!(read() - before, reads, "{reply}");
             assert_eq!(found.calls.len(), 1, "{reply}");
             let parameters = Value::Object(found.calls[0].parameters.clone());
             assert_eq!(parameters.to_string(), expected, "{reply}");
         }
         // A call cut off is named from its JSON, healed once to read it.
-        let before = crate::exact::parses();
+        let before = read();
         let cut = extract(
             r#"<tool_call>{"name": "rm", "arguments": {"n": 1E5, "path": "/tmp"#,
             &plain,
         )
         .unwrap_err();
-        assert_eq!(crate::exact::parses() - before, 0);
+        assert_eq!(read() - before, 0);
         assert_eq!(
             cut.extracted.unwrap().incomplete[0].tool.as_deref(),
             Some("rm")

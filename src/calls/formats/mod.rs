@@ -334,8 +334,9 @@ pub(crate) struct Scanned {
     pub format: Option<&'static str>,
 }
 
-/// Scans a reply with the chosen format, or with each format in turn.
-pub(crate) fn scan(text: &str, ctx: &Ctx<'_>) -> Scanned {
+/// Scans a reply with the chosen format, or with each format in turn. `known_whole_json`: the
+/// reply was read as one JSON value already (it is not checked again).
+pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned {
     let forced = ctx
         .options
         .format
@@ -344,7 +345,7 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>) -> Scanned {
         .and_then(|f| TABLE.iter().find(|s| s.name == f));
     // A reply that is one JSON object or array is read as JSON: markers and reasoning tags in
     // its strings are text (`{"tool": "f", "parameters": {"q": "<tool_call>"}}`).
-    let whole_json = forced.is_none() && is_whole_json(text);
+    let whole_json = forced.is_none() && (known_whole_json || is_whole_json(text));
     // Markers inside the strings of JSON values are text in every format (see `mask`); a
     // whole-JSON reply is read as JSON alone, so it needs no mask.
     let strings = if whole_json {
