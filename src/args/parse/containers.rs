@@ -113,11 +113,6 @@ impl<'a> Parser<'a> {
                 return Ok(false);
             };
             match byte {
-                b']' if !self.strict => {
-                    if self.closer(b']', at)? {
-                        return Ok(false);
-                    }
-                }
                 b'[' if !self.strict && comma.is_some() && self.array_closed_early(at) => {
                     // `{"a": [1, 2], [3, 4], "b": 5}`: an array where a key should be, after
                     // a member whose value is an array: that array was closed too early, and
@@ -168,11 +163,6 @@ impl<'a> Parser<'a> {
                 return Ok(false);
             };
             match byte {
-                b'}' if !self.strict => {
-                    if self.closer(b'}', at)? {
-                        return Ok(false);
-                    }
-                }
                 b')' if !self.strict => {
                     self.close_paren(at)?;
                     return Ok(false);
@@ -202,8 +192,9 @@ impl<'a> Parser<'a> {
 
     /// What objects and arrays share after their opener or a comma: skips white space, stray
     /// commas and ellipses (updating `comma`, where the last comma was), and closes the
-    /// container at its own `close` (a comma right before it was a trailing comma) or at the
-    /// end of the input (`None`). Else the offset and byte of what comes next.
+    /// container at its own `close` (a comma right before it was a trailing comma), at a
+    /// closer of the other kind that closes it (see [`Parser::closer`]) or at the end of the
+    /// input (`None`). Else the offset and byte of what comes next.
     #[inline(always)]
     fn next_item(
         &mut self,
@@ -233,6 +224,12 @@ impl<'a> Parser<'a> {
                 }
                 Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
                     *comma = self.skip_ellipsis(at)?;
+                }
+                Some(byte @ (b'}' | b']')) if !self.strict => {
+                    // The other kind's closer (the own one was matched above).
+                    if self.closer(byte, at)? {
+                        return Ok(None);
+                    }
                 }
                 Some(byte) => return Ok(Some((at, byte))),
             }
