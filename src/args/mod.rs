@@ -35,7 +35,7 @@ use crate::args::unquote::{Text, Unquoted, layer_note, unquote};
 use crate::error::{Code, Error};
 use crate::repair::Repair;
 
-pub use options::{Concat, Options, Target, Truncated};
+pub use options::{Concat, Options, Target, Truncated, UnknownWord};
 
 /// Runs the pipeline over one input after another, reusing its buffers.
 ///
