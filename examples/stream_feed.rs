@@ -8,13 +8,25 @@
 //! Prints one JSON object: the reply's size, the chunk size, the fastest and the median
 //! seconds of one-shot `extract` with its record written (what `calls` does) and of the stream
 //! (every event serialized, as `calls --stream` writes them), their ratio (of the fastest
-//! runs: on a shared machine the others mostly measure the other processes), and the number
-//! and total size of the events. With `oneshot` or `stream` only that one runs (for its peak
+//! runs: on a shared machine the others mostly measure the other processes), the same for
+//! the thread's CPU time (`cpu_ratio`: what the other processes of a loaded machine add to
+//! least), and the number and total size of the events. With `oneshot` or `stream` only that one runs (for its peak
 //! memory).
 
 use std::time::Instant;
 
-use toolmend::calls::{CallOptions, Event, Stream, extract};
+/// This thread's CPU time in seconds (what a loaded machine's other processes do not add to).
+fn cpu() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+use toolmend::calls::{CallOptions, Event, Shape, Stream, extract};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -30,10 +42,11 @@ fn main() {
     let options = CallOptions::default();
 
     let mut oneshot = Vec::new();
+    let mut oneshot_cpu = Vec::new();
     let mut calls = 0;
     for _ in 0..if run_oneshot { rounds } else { 0 } {
         // `calls` on the whole reply: extracted, then written as its record.
-        let start = Instant::now();
+        let (start, start_cpu) = (Instant::now(), cpu());
         let found = extract(&reply, &options);
         calls = match &found {
             Ok(f) => f.calls.len(),
@@ -46,6 +59,7 @@ fn main() {
         let mut sink = Vec::new();
         serde_json::to_writer(&mut sink, &record).expect("in memory");
         oneshot.push(start.elapsed().as_secs_f64());
+        oneshot_cpu.push(cpu() - start_cpu);
     }
 
     // Chunks end at character boundaries, as text read from a pipe would be fed.
@@ -60,29 +74,31 @@ fn main() {
         at = end;
     }
     let mut streamed = Vec::new();
+    let mut streamed_cpu = Vec::new();
     let (mut events, mut event_bytes) = (0usize, 0usize);
     for _ in 0..if run_stream { rounds } else { 0 } {
-        let start = Instant::now();
-        let mut stream = Stream::new(options.clone());
+        let (start, start_cpu) = (Instant::now(), cpu());
+        // What `calls --stream` does: a writing stream, its events written as JSON lines.
+        let mut stream = Stream::writing(options.clone());
         let mut out: Vec<Event> = Vec::new();
         let mut sink = Vec::with_capacity(1 << 16);
         let (mut n, mut bytes) = (0, 0);
-        let mut write = |out: &mut Vec<Event>, sink: &mut Vec<u8>| {
-            for event in out.drain(..) {
-                serde_json::to_writer(&mut *sink, &event).expect("in memory");
-                sink.push(b'\n');
-                n += 1;
-            }
+        let mut write = |stream: &mut Stream, out: &mut Vec<Event>, sink: &mut Vec<u8>| {
+            n += out.len();
+            stream
+                .write_events(out, Shape::Native, sink)
+                .expect("in memory");
             bytes += sink.len();
             sink.clear();
         };
         for &(from, to) in &cuts {
             stream.feed_into(&reply[from..to], &mut out);
-            write(&mut out, &mut sink);
+            write(&mut stream, &mut out, &mut sink);
         }
         out.extend(stream.finish());
-        write(&mut out, &mut sink);
+        write(&mut stream, &mut out, &mut sink);
         streamed.push(start.elapsed().as_secs_f64());
+        streamed_cpu.push(cpu() - start_cpu);
         (events, event_bytes) = (n, bytes);
     }
     // (fastest, median), or nulls for what did not run.
@@ -92,12 +108,15 @@ fn main() {
     };
     let ((o_min, o_med), (s_min, s_med)) = (stats(&mut oneshot), stats(&mut streamed));
     let ratio = o_min.zip(s_min).map(|(o, s)| s / o);
+    let ((oc_min, _), (sc_min, _)) = (stats(&mut oneshot_cpu), stats(&mut streamed_cpu));
+    let cpu_ratio = oc_min.zip(sc_min).map(|(o, s)| s / o);
     println!(
         "{}",
         serde_json::json!({
             "bytes": reply.len(), "chunk": chunk, "calls": calls, "rounds": rounds,
             "oneshot_min_s": o_min, "oneshot_median_s": o_med,
             "stream_min_s": s_min, "stream_median_s": s_med, "ratio": ratio,
+            "oneshot_cpu_min_s": oc_min, "stream_cpu_min_s": sc_min, "cpu_ratio": cpu_ratio,
             "events": events, "event_bytes": event_bytes,
         })
     );

@@ -102,6 +102,22 @@ pub(crate) fn unquote(
         if body.is_empty() {
             break false;
         }
+        if !strict && let Some(inner) = doubled_quotes(body, is_json) {
+            // `{""a"": 1}`: JSON as a CSV cell holds it. Undoubled, the text is read again
+            // (it may hold its own layers or framing).
+            undouble(&body[inner.clone()], next);
+            repairs.push(Repair::at(RepairKind::DoubledQuotes, found.start));
+            found.layers += 1;
+            let decoded = next.trim_ascii();
+            let lead = next.len() - next.trim_ascii_start().len();
+            (found.start, found.end) = (lead, lead + decoded.len());
+            std::mem::swap(cur, next);
+            found.text = Text::Inner;
+            if let Some((Text::Inner, at)) = found.tail {
+                found.tail = Some((Text::Outer, at));
+            }
+            continue;
+        }
         let bare = is_bare_escaped(body);
         if bare && valid_string {
             // `{\"a\":1}` held by a valid string is text, not an object.
@@ -413,6 +429,55 @@ pub(crate) fn decode(
     Some(layer)
 }
 
+/// The range of `text` holding an object or array whose every double quote is doubled, as a CSV
+/// cell writes JSON: `{""a"": ""x""}`, or `"{""a"": 1}"` with the cell's own quotes around it.
+/// Only text that is not JSON as it stands, whose first member or element opens with `""` and
+/// whose every run of quotes has an even length, is taken: `[""]` (valid) and `{"a": ""}` (single
+/// quotes) are not. A cell's opening quote and a quote run left odd at the very end (the cell's
+/// closing quote, or a pair cut in half) are not part of it. The scans run once per input, and
+/// only past that opening.
+fn doubled_quotes(text: &[u8], is_json: &dyn Fn(&[u8]) -> bool) -> Option<Range<usize>> {
+    let start = match text.first() {
+        Some(b'"') if matches!(text[1..].trim_ascii_start().first(), Some(b'{' | b'[')) => 1,
+        Some(b'{' | b'[') => 0,
+        _ => return None,
+    };
+    let body = text[start..].trim_ascii_start();
+    if !body[1..].trim_ascii_start().starts_with(b"\"\"") {
+        return None;
+    }
+    let mut end = text.len();
+    let mut quotes = memchr::memchr_iter(b'"', &text[start..]).peekable();
+    while let Some(at) = quotes.next() {
+        let mut run = 1;
+        while quotes.next_if_eq(&(at + run)).is_some() {
+            run += 1;
+        }
+        if run % 2 == 1 {
+            if start + at + run != text.len() {
+                return None;
+            }
+            end -= 1;
+        }
+    }
+    (!is_json(text)).then_some(start..end)
+}
+
+/// Writes `text` into `out` with each pair of double quotes made one.
+fn undouble(text: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    out.reserve(text.len());
+    let mut run = 0;
+    for at in memchr::memchr_iter(b'"', text) {
+        // Every run of quotes is even: keep the first of each pair.
+        if at >= run {
+            out.extend_from_slice(&text[run..=at]);
+            run = at + 2;
+        }
+    }
+    out.extend_from_slice(&text[run.min(text.len())..]);
+}
+
 /// Whether `text` is an object, an array or a string written with escaped quotes and no outer
 /// quotes: `{\"a\":1}`, `[\"x\"]` or `\"text\"`.
 pub(crate) fn is_bare_escaped(text: &[u8]) -> bool {
@@ -484,5 +549,27 @@ mod tests {
             dec(r#"{\"a\":\"x\\ny\"}"#, true, true).unwrap(),
             r#"{"a":"x\ny"}"#
         );
+    }
+
+    #[test]
+    fn doubled_quotes_are_found_only_where_every_quote_is_doubled() {
+        let not_json = |_: &[u8]| false;
+        let found = |text: &str| doubled_quotes(text.as_bytes(), &not_json);
+        assert_eq!(found(r#"{""a"": ""x""}"#), Some(0..14));
+        // The cell's own quotes are left out, and so is a closing one cut off.
+        assert_eq!(found(r#""{""a"": 1}""#), Some(1..11));
+        assert_eq!(found(r#""[""a""]"#), Some(1..8));
+        // A pair cut in half at the end.
+        assert_eq!(found(r#"{""a"": ""x"#), Some(0..11));
+        // A single quote inside, or no doubled quote opening the first member: not a cell.
+        assert_eq!(found(r#"{""a"": "b"}"#), None);
+        assert_eq!(found(r#"{"a": ""}"#), None);
+        assert_eq!(found(r#"{1: ""a""}"#), None);
+        assert_eq!(found(r#"""{}"#), None);
+        // Valid JSON as it stands is never undoubled.
+        assert_eq!(doubled_quotes(br#"[""]"#, &|_: &[u8]| true), None);
+        let mut out = Vec::new();
+        undouble(br#"{""a"": """", ""b"": ""\""x\""""}"#, &mut out);
+        assert_eq!(out, br#"{"a": "", "b": "\"x\""}"#);
     }
 }

@@ -73,6 +73,8 @@ enum Lex {
     Str {
         bytes: Vec<u8>,
         key: bool,
+        /// A value inside the recorded frame: its text goes to [`Text`] as it grows.
+        rec: bool,
         /// `\` seen; `Some(n)` while reading the n hex digits of `\u` (`code` so far).
         escape: Escape,
     },
@@ -96,6 +98,22 @@ enum Escape {
     },
 }
 
+/// One frame of the stack written as JSON while it is read ([`Reader::record`]): the text
+/// that serializing its [`Reader::snapshot`] with `serde_json` gives, less the closing that
+/// [`Reader::close_text`] adds. What it holds can only grow (a snapshot only grows), so a
+/// partial value is written by copying this text, not by building and serializing a copy of
+/// the value.
+#[derive(Debug, Default)]
+pub(crate) struct Text {
+    /// The depth of the frame.
+    base: usize,
+    out: Vec<u8>,
+    /// What `stream::weight` gives for the snapshot: values, key bytes and string bytes.
+    pub(crate) weight: usize,
+    /// The frame was closed: `out` is its whole text.
+    pub(crate) done: bool,
+}
+
 /// An incremental JSON reader (see the module doc).
 #[derive(Debug)]
 pub(crate) struct Reader {
@@ -106,6 +124,8 @@ pub(crate) struct Reader {
     may_end: bool,
     /// The whole value, once read.
     pub(crate) value: Option<Value>,
+    /// The frame being written as text, if any.
+    pub(crate) text: Option<Text>,
 }
 
 impl Reader {
@@ -116,7 +136,85 @@ impl Reader {
             expect: Expect::Value,
             may_end: false,
             value: None,
+            text: None,
         }
+    }
+
+    /// Writes the frame at `depth` as text from now on ([`Text`]): the frame on the stack at
+    /// that depth, which must be empty, or the next one opened there.
+    pub(crate) fn record(&mut self, depth: usize) {
+        let mut text = self.text.take().unwrap_or_default();
+        text.base = depth;
+        text.out.clear();
+        text.weight = 0;
+        text.done = false;
+        match self.stack.get(depth) {
+            Some(Frame::Object { .. }) => text.out.push(b'{'),
+            Some(Frame::Array(_)) => text.out.push(b'['),
+            None => {}
+        }
+        self.text = Some(text);
+    }
+
+    /// The [`Text`] weight of the object at `depth`, when it is recorded: complete (`last`)
+    /// or still open.
+    pub(crate) fn recorded(&self, depth: usize, last: bool) -> Option<usize> {
+        let t = self.text.as_ref()?;
+        let open = !t.done && self.stack.len() > depth;
+        (t.base == depth && t.out.first() == Some(&b'{') && if last { t.done } else { open })
+            .then_some(t.weight)
+    }
+
+    /// The recorded frame's text so far (when it is on the stack or complete): a snapshot of
+    /// it serialized, its open string and containers closed.
+    pub(crate) fn close_text(&self, into: &mut Vec<u8>) -> bool {
+        let Some(t) = &self.text else {
+            return false;
+        };
+        if !t.done && self.stack.len() <= t.base {
+            return false;
+        }
+        into.extend_from_slice(&t.out);
+        if t.done {
+            return true;
+        }
+        if matches!(self.lex, Lex::Str { rec: true, .. }) {
+            into.push(b'"');
+        }
+        for frame in self.stack[t.base..].iter().rev() {
+            into.push(match frame {
+                Frame::Object { .. } => b'}',
+                Frame::Array(_) => b']',
+            });
+        }
+        true
+    }
+
+    /// The recorded text, when a value starts in the top frame and that frame is recorded:
+    /// the comma and key before the value are written, and the value is counted.
+    fn member(&mut self) -> Option<&mut Text> {
+        let t = self.text.as_mut()?;
+        if t.done || self.stack.len() <= t.base {
+            return None;
+        }
+        match self.stack.last() {
+            Some(Frame::Object { map, key: Some(k) }) => {
+                if !map.is_empty() {
+                    t.out.push(b',');
+                }
+                escape_into(&mut t.out, k.as_bytes(), true);
+                t.out.push(b':');
+                t.weight += 1 + k.len();
+            }
+            Some(Frame::Array(items)) => {
+                if !items.is_empty() {
+                    t.out.push(b',');
+                }
+                t.weight += 1;
+            }
+            _ => return None,
+        }
+        Some(t)
     }
 
     /// The open string's text when it is a value (not a key), for a snapshot.
@@ -127,6 +225,46 @@ impl Reader {
             } => Some(bytes),
             _ => None,
         }
+    }
+
+    /// Reads `chunk` in one go when it only adds to the open string (no quote or backslash,
+    /// no escape under way), as pushing its bytes one by one would; whether it did.
+    pub(crate) fn extend_string(&mut self, chunk: &[u8]) -> bool {
+        let Lex::Str {
+            bytes,
+            rec,
+            escape: Escape::No,
+            ..
+        } = &mut self.lex
+        else {
+            return false;
+        };
+        // A chunk of a few bytes (the usual one) is looked at a byte at a time.
+        let plain = if chunk.len() <= 16 {
+            let mut plain = true;
+            for &b in chunk {
+                if b == b'"' || b == b'\\' {
+                    return false;
+                }
+                plain &= b >= 0x20;
+            }
+            plain
+        } else {
+            if memchr::memchr2(b'"', b'\\', chunk).is_some() {
+                return false;
+            }
+            !*rec || chunk.iter().all(|&b| b >= 0x20)
+        };
+        bytes.extend_from_slice(chunk);
+        if *rec && let Some(t) = &mut self.text {
+            if plain {
+                t.out.extend_from_slice(chunk);
+            } else {
+                escape_into(&mut t.out, chunk, false);
+            }
+            t.weight += chunk.len();
+        }
+        true
     }
 
     /// Reads one byte.
@@ -145,12 +283,15 @@ impl Reader {
                 self.lex = Lex::None;
                 // Read as `calls` reads it, its text kept; what is not JSON's grammar (`01`,
                 // `1.`, `.5`, `+1`, `-`), which the pipeline would repair, is refused.
-                match crate::exact::number(&text) {
-                    Some(n) => match self.deliver(Value::Number(n)) {
-                        Step::More => {}
-                        other => return other,
-                    },
-                    None => return Step::Bail,
+                let Some(n) = crate::exact::number(&text) else {
+                    return Step::Bail;
+                };
+                if let Some(t) = self.member() {
+                    t.out.extend_from_slice(text.as_bytes());
+                }
+                match self.deliver(Value::Number(n)) {
+                    Step::More => {}
+                    other => return other,
                 }
             }
             Lex::Word(text) => {
@@ -158,13 +299,16 @@ impl Reader {
                     text.push(b as char);
                     return Step::More;
                 }
-                let value = match text.as_str() {
-                    "true" => Value::Bool(true),
-                    "false" => Value::Bool(false),
-                    "null" => Value::Null,
+                let (value, word): (Value, &[u8]) = match text.as_str() {
+                    "true" => (Value::Bool(true), b"true"),
+                    "false" => (Value::Bool(false), b"false"),
+                    "null" => (Value::Null, b"null"),
                     _ => return Step::Bail,
                 };
                 self.lex = Lex::None;
+                if let Some(t) = self.member() {
+                    t.out.extend_from_slice(word);
+                }
                 match self.deliver(value) {
                     Step::More => {}
                     other => return other,
@@ -185,6 +329,18 @@ impl Reader {
                     if self.stack.len() >= MAX_DEPTH {
                         return Step::Bail;
                     }
+                    let opener = b;
+                    if let Some(t) = self.member() {
+                        t.out.push(opener);
+                    } else if let Some(t) = &mut self.text
+                        && !t.done
+                        && t.base == self.stack.len()
+                    {
+                        // The recorded frame itself opens.
+                        t.out.clear();
+                        t.out.push(opener);
+                        t.weight = 0;
+                    }
                     self.stack.push(if b == b'{' {
                         Frame::Object {
                             map: Map::new(),
@@ -202,9 +358,17 @@ impl Reader {
                     Step::More
                 }
                 b'"' => {
+                    let rec = match self.member() {
+                        Some(t) => {
+                            t.out.push(b'"');
+                            true
+                        }
+                        None => false,
+                    };
                     self.lex = Lex::Str {
                         bytes: Vec::new(),
                         key: false,
+                        rec,
                         escape: Escape::No,
                     };
                     Step::More
@@ -227,6 +391,7 @@ impl Reader {
                     self.lex = Lex::Str {
                         bytes: Vec::new(),
                         key: true,
+                        rec: false,
                         escape: Escape::No,
                     };
                     Step::More
@@ -261,6 +426,18 @@ impl Reader {
     }
 
     fn close(&mut self) -> Step {
+        let depth = self.stack.len().wrapping_sub(1);
+        if let Some(t) = &mut self.text
+            && !t.done
+            && depth >= t.base
+            && let Some(frame) = self.stack.last()
+        {
+            t.out.push(match frame {
+                Frame::Object { .. } => b'}',
+                Frame::Array(_) => b']',
+            });
+            t.done = depth == t.base;
+        }
         let value = match self.stack.pop() {
             Some(Frame::Object { map, .. }) => Value::Object(map),
             Some(Frame::Array(items)) => Value::Array(items),
@@ -295,9 +472,18 @@ impl Reader {
     }
 
     fn string_byte(&mut self, b: u8) -> Step {
-        let Lex::Str { bytes, key, escape } = &mut self.lex else {
+        let Lex::Str {
+            bytes,
+            key,
+            rec,
+            escape,
+        } = &mut self.lex
+        else {
             return Step::Bail;
         };
+        // What is added to `bytes` is written to the recorded text too.
+        let rec = if *rec { self.text.as_mut() } else { None };
+        let from = bytes.len();
         match *escape {
             Escape::No => match b {
                 b'\\' => *escape = Escape::Backslash,
@@ -306,6 +492,9 @@ impl Reader {
                         return Step::Bail;
                     };
                     let is_key = *key;
+                    if let Some(t) = rec {
+                        t.out.push(b'"');
+                    }
                     self.lex = Lex::None;
                     if is_key {
                         let Some(Frame::Object { map, key }) = self.stack.last_mut() else {
@@ -323,7 +512,19 @@ impl Reader {
                     }
                     return self.deliver(Value::String(text));
                 }
-                _ => bytes.push(b),
+                _ => {
+                    bytes.push(b);
+                    if let Some(t) = rec {
+                        // `"` and `\\` never come here raw.
+                        if b >= 0x20 {
+                            t.out.push(b);
+                        } else {
+                            escape_into(&mut t.out, &[b], false);
+                        }
+                        t.weight += 1;
+                    }
+                    return Step::More;
+                }
             },
             Escape::Backslash => {
                 let c = match b {
@@ -411,7 +612,37 @@ impl Reader {
                 }
             }
         }
+        if let Some(t) = rec
+            && bytes.len() > from
+        {
+            escape_into(&mut t.out, &bytes[from..], false);
+            t.weight += bytes.len() - from;
+        }
         Step::More
+    }
+
+    /// The path from the frame at `depth` to the deepest value still open (`[]`: that frame).
+    pub(crate) fn open_path(&self, depth: usize) -> Vec<Seg> {
+        let mut path = Vec::new();
+        if depth >= self.stack.len() {
+            return path;
+        }
+        for frame in &self.stack[depth..] {
+            match frame {
+                Frame::Object { key: Some(k), .. } => path.push(Seg::Key(k.clone())),
+                Frame::Object { key: None, .. } => break,
+                Frame::Array(items) => path.push(Seg::Index(items.len())),
+            }
+        }
+        // `path` names the open child of each frame; keep only the children that exist.
+        let open_frames = self.stack.len() - depth;
+        let open_len = if self.open_string().is_some() {
+            open_frames
+        } else {
+            open_frames - 1
+        };
+        path.truncate(open_len.min(path.len()));
+        path
     }
 
     /// The container at `depth` of the stack as it stands, its open descendants included (an
@@ -421,24 +652,9 @@ impl Reader {
         if depth >= self.stack.len() {
             return None;
         }
-        let mut path = Vec::new();
-        for frame in &self.stack[depth..] {
-            match frame {
-                Frame::Object { key: Some(k), .. } => path.push(Seg::Key(k.clone())),
-                Frame::Object { key: None, .. } => break,
-                Frame::Array(items) => path.push(Seg::Index(items.len())),
-            }
-        }
-        // `path` names the open child of each frame; keep only the children that exist.
         let mut child = self
             .open_string()
             .map(|b| Value::String(String::from_utf8_lossy(b).into_owned()));
-        let open_frames = self.stack.len() - depth;
-        let mut open_len = if child.is_some() {
-            open_frames
-        } else {
-            open_frames - 1
-        };
         for frame in self.stack[depth..].iter().rev() {
             let mut value = match frame {
                 Frame::Object { map, .. } => Value::Object(map.clone()),
@@ -455,9 +671,44 @@ impl Reader {
             }
             child = Some(value);
         }
-        open_len = open_len.min(path.len());
-        path.truncate(open_len);
-        child.map(|v| (v, path))
+        child.map(|v| (v, self.open_path(depth)))
+    }
+}
+
+/// Writes `bytes` (UTF-8) as `serde_json` writes a string's content (`quoted`: with its quotes):
+/// `"`, `\\` and control characters escaped, the rest as is.
+pub(crate) fn escape_into(out: &mut Vec<u8>, bytes: &[u8], quoted: bool) {
+    if quoted {
+        out.push(b'"');
+    }
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let short = match b {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'\n' => b'n',
+            b'\r' => b'r',
+            b'\t' => b't',
+            0x08 => b'b',
+            0x0c => b'f',
+            0..=0x1f => 0,
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        start = i + 1;
+        if short == 0 {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 15)]);
+        } else {
+            out.push(b'\\');
+            out.push(short);
+        }
+    }
+    out.extend_from_slice(&bytes[start..]);
+    if quoted {
+        out.push(b'"');
     }
 }
 

@@ -44,6 +44,8 @@ use super::{Call, CallOptions, Extracted, Failure, Incomplete, Rejected, Shape, 
 use crate::io::record::original_text;
 use crate::schema::Partial;
 use crate::tools::Tools;
+use std::collections::VecDeque;
+use std::io::{self, Write};
 
 /// What a [`Stream`] tells as a reply arrives. Owned, and serialized as one JSON object with
 /// an `"event"` field (`text`, `reasoning`, `call_start`, `arguments`, `call_end`,
@@ -230,6 +232,8 @@ struct Markers {
     list: Vec<(&'static [u8], Action)>,
     first: [bool; 256],
     markerless: bool,
+    /// Bytes that start nothing in text (neither a marker nor, marker-less, JSON).
+    plain: [bool; 256],
 }
 
 impl Markers {
@@ -284,10 +288,15 @@ impl Markers {
         for (m, _) in &list {
             first[m[0] as usize] = true;
         }
+        let mut plain = [false; 256];
+        for (b, plain) in plain.iter_mut().enumerate() {
+            *plain = !(first[b] || (markerless && b == usize::from(b'{')));
+        }
         Markers {
             list,
             first,
             markerless,
+            plain,
         }
     }
 
@@ -455,6 +464,25 @@ struct Nested {
     fed: usize,
 }
 
+impl Nested {
+    /// A reader of arguments written as a JSON string; writing, it keeps their text.
+    fn new(written: &Option<Written>) -> Nested {
+        let mut reader = Reader::new();
+        if written.is_some() {
+            reader.record(0);
+        }
+        Nested { reader, fed: 0 }
+    }
+}
+
+/// The parameters object at `depth` of `reader` as it stands, and its open path.
+fn object_snapshot(reader: &Reader, depth: usize) -> Option<(Map<String, Value>, Option<String>)> {
+    match reader.snapshot(depth)? {
+        (Value::Object(args), path) => Some((args, Some(pointer(&path)))),
+        _ => None,
+    }
+}
+
 /// JSON being read for calls.
 struct CallReader {
     reader: Reader,
@@ -500,6 +528,19 @@ pub struct Stream {
     call_ends: Vec<usize>,
     text_sent: usize,
     reasoning_sent: usize,
+    /// Made by [`Stream::writing`]: the parameters' text of the `arguments` events not yet
+    /// written.
+    written: Option<Written>,
+    /// Whether [`Stream::skim`] may read a chunk (off only in tests, to compare).
+    skims: bool,
+}
+
+/// The parameters' JSON of the `arguments` events given and not yet written, in order.
+#[derive(Default)]
+struct Written {
+    text: Vec<u8>,
+    ends: VecDeque<usize>,
+    from: usize,
 }
 
 impl Stream {
@@ -521,7 +562,94 @@ impl Stream {
             call_ends: Vec::new(),
             text_sent: 0,
             reasoning_sent: 0,
+            written: None,
+            skims: true,
         }
+    }
+
+    /// A stream whose events are written as JSON lines, as `calls --stream` writes them, with
+    /// [`Stream::write_events`]. The parameters of its `arguments` events are written from
+    /// the text of the JSON being read, kept as it grows, never built as values: an event
+    /// costs a copy of its text. In exchange, the [`Event::Arguments`] it gives carry an
+    /// empty `parameters` map: the stream holds their text until `write_events` writes them,
+    /// so every event it gives must be written, in order.
+    pub fn writing(options: CallOptions) -> Stream {
+        let mut stream = Stream::new(options);
+        stream.written = Some(Written::default());
+        stream
+    }
+
+    /// Writes `events` (drained) as JSON lines, one object each, calls in `shape`: what
+    /// `calls --stream` writes. For a stream made by [`Stream::writing`], the `arguments`
+    /// events are written with the parameters it holds for them.
+    pub fn write_events<W: Write>(
+        &mut self,
+        events: &mut Vec<Event>,
+        shape: Shape,
+        out: &mut W,
+    ) -> io::Result<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        for event in events.drain(..) {
+            match &event {
+                Event::Arguments { index, open, .. } => {
+                    match self.written.as_mut().and_then(|w| {
+                        let end = w.ends.pop_front()?;
+                        let from = std::mem::replace(&mut w.from, end);
+                        Some(&w.text[from..end])
+                    }) {
+                        Some(parameters) => {
+                            write!(
+                                out,
+                                "{{\"event\":\"arguments\",\"index\":{index},\"parameters\":"
+                            )?;
+                            out.write_all(parameters)?;
+                            out.write_all(b",\"open\":")?;
+                            serde_json::to_writer(&mut *out, open)?;
+                            out.write_all(b"}")?;
+                        }
+                        // The same JSON, written without a copy of the parameters.
+                        None => serde_json::to_writer(&mut *out, &event)?,
+                    }
+                }
+                // The same JSON as `to_value`'s, the parameters written where they are.
+                Event::CallEnd { index, call } if shape == Shape::Native => {
+                    write!(
+                        out,
+                        "{{\"event\":\"call_end\",\"index\":{index},\"call\":{{\"tool\":"
+                    )?;
+                    serde_json::to_writer(&mut *out, &call.tool)?;
+                    out.write_all(b",\"parameters\":")?;
+                    serde_json::to_writer(&mut *out, &call.parameters)?;
+                    if let Some(t) = call.terminate {
+                        write!(out, ",\"terminate\":{t}")?;
+                    }
+                    if let Some(id) = &call.id {
+                        out.write_all(b",\"id\":")?;
+                        serde_json::to_writer(&mut *out, id)?;
+                    }
+                    if !call.repairs.is_empty() {
+                        out.write_all(b",\"repairs\":")?;
+                        serde_json::to_writer(&mut *out, &super::repairs_value(&call.repairs))?;
+                    }
+                    if !call.dropped.is_empty() {
+                        out.write_all(b",\"dropped\":")?;
+                        serde_json::to_writer(&mut *out, &call.dropped)?;
+                    }
+                    out.write_all(b"}}")?;
+                }
+                _ => serde_json::to_writer(&mut *out, &event.to_value(shape))?,
+            }
+            out.write_all(b"\n")?;
+        }
+        if let Some(w) = &mut self.written
+            && w.ends.is_empty()
+        {
+            w.text.clear();
+            w.from = 0;
+        }
+        Ok(())
     }
 
     /// Reads the next chunk; returns what it makes known. Chunks may split the reply
@@ -538,8 +666,49 @@ impl Stream {
             return;
         }
         self.buf.push_str(chunk);
+        if self.skims && self.skim() {
+            #[cfg(test)]
+            tests::SKIMMED.with(|n| n.set(n.get() + 1));
+            return;
+        }
         self.scan(events);
         self.refresh(events);
+    }
+
+    /// The common chunk, read without the byte-by-byte scan: text that starts nothing,
+    /// reasoning with no sign of its close, or more of a JSON string whose growth shows
+    /// nothing yet. Whether the chunk was read (the scan and refresh would do the same).
+    #[inline]
+    fn skim(&mut self) -> bool {
+        let bytes = &self.buf.as_bytes()[self.pos..];
+        match &mut self.mode {
+            Mode::Text => {
+                if bytes.iter().all(|&b| self.markers.plain[usize::from(b)]) {
+                    self.pos = self.buf.len();
+                    return true;
+                }
+                false
+            }
+            Mode::Reasoning(close) | Mode::SkipTo(close) => {
+                let close = close.as_bytes();
+                if bytes.contains(&close[0]) {
+                    return false;
+                }
+                // As the scan leaves it: the close could still begin in the last bytes.
+                self.pos = self.buf.len().saturating_sub(close.len() - 1).max(self.pos);
+                true
+            }
+            Mode::Json(reader, _) => {
+                let n = bytes.len();
+                if !reader.quiet(&mut self.slots, n) || !reader.reader.extend_string(bytes) {
+                    return false;
+                }
+                reader.read += n;
+                self.pos = self.buf.len();
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Reasoning that a server sends apart from the text (OpenAI-style `reasoning_content`,
@@ -642,7 +811,13 @@ impl Stream {
                 reader.read += 1;
                 continue;
             }
-            match reader.push(b, &mut self.slots, &mut self.next_index, events) {
+            match reader.push(
+                b,
+                &mut self.slots,
+                &mut self.next_index,
+                events,
+                &mut self.written,
+            ) {
                 Step::More | Step::Done => {}
                 Step::Bail => {
                     reader.bail(&mut self.slots);
@@ -650,7 +825,12 @@ impl Stream {
                 }
             }
         }
-        reader.refresh(&mut self.slots, &mut self.next_index, events);
+        reader.refresh(
+            &mut self.slots,
+            &mut self.next_index,
+            events,
+            &mut self.written,
+        );
     }
 
     /// The reply so far: the text, or with calls or reasoning fed apart, the assistant message
@@ -836,7 +1016,13 @@ impl Stream {
                     let ctx = *ctx;
                     let slots = self.slots.len();
                     let closes = reader.closes;
-                    let step = reader.push(b, &mut self.slots, &mut self.next_index, events);
+                    let step = reader.push(
+                        b,
+                        &mut self.slots,
+                        &mut self.next_index,
+                        events,
+                        &mut self.written,
+                    );
                     if reader.closes > closes {
                         self.call_ends.push(p + 1);
                     }
@@ -1131,7 +1317,12 @@ impl Stream {
     /// Names and arguments of the calls being read, as far as they are certain.
     fn refresh(&mut self, events: &mut Vec<Event>) {
         if let Mode::Json(reader, _) = &mut self.mode {
-            reader.refresh(&mut self.slots, &mut self.next_index, events);
+            reader.refresh(
+                &mut self.slots,
+                &mut self.next_index,
+                events,
+                &mut self.written,
+            );
         }
     }
 
@@ -1318,6 +1509,7 @@ impl CallReader {
         slots: &mut Vec<Slot>,
         next_index: &mut usize,
         events: &mut Vec<Event>,
+        written: &mut Option<Written>,
     ) -> Step {
         let before = self.reader.stack.len();
         let step = self.reader.push(b);
@@ -1330,11 +1522,14 @@ impl CallReader {
             let role = self.role(slots);
             if let Role::Args(_) = role {
                 self.args_from.push(self.read);
+                if written.is_some() {
+                    self.reader.record(after - 1);
+                }
             }
             self.roles.push(role);
         } else if after < before {
             let role = self.roles.pop().unwrap_or(Role::Other);
-            self.closed(role, slots, next_index, events);
+            self.closed(role, slots, next_index, events, written);
         }
         step
     }
@@ -1409,6 +1604,7 @@ impl CallReader {
         slots: &mut [Slot],
         next_index: &mut usize,
         events: &mut Vec<Event>,
+        written: &mut Option<Written>,
     ) {
         match role {
             Role::Args(s) => {
@@ -1418,7 +1614,15 @@ impl CallReader {
                 if slot.index.is_some()
                     && let Some(Value::Object(map)) = self.last_value()
                 {
-                    show(slot, map.clone(), None, events);
+                    let depth = self.reader.stack.len();
+                    show(
+                        slot,
+                        Some((&self.reader, depth)),
+                        || Some((map.clone(), None)),
+                        true,
+                        events,
+                        written,
+                    );
                     slot.args_done = true;
                 }
                 if self.ctx.args_of == Some(s) {
@@ -1427,40 +1631,53 @@ impl CallReader {
                 }
             }
             Role::Call(s) => {
-                let Some(Value::Object(map)) = self.last_value() else {
+                // Borrowed: the call object can be large.
+                let Some(Value::Object(map)) = last_value(&self.reader) else {
                     return;
                 };
-                let map = map.clone();
-                name(&mut slots[s], &map, next_index, events);
+                name(&mut slots[s], map, next_index, events);
                 let slot = &mut slots[s];
                 if slot.index.is_none() {
                     return;
                 }
                 slot.closed = true;
                 self.closes += 1;
-                let args = slot.args_key.clone().and_then(|key| map.get(&key).cloned());
+                let args = slot.args_key.as_ref().and_then(|key| map.get(key));
+                let args = match args {
+                    Some(Value::Object(args)) if !slot.args_done => {
+                        show(
+                            slot,
+                            None,
+                            || Some((args.clone(), None)),
+                            true,
+                            events,
+                            written,
+                        );
+                        slot.args_done = true;
+                        None
+                    }
+                    args => args,
+                };
                 if !slot.args_done
-                    && let Some(Value::Object(args)) = &args
+                    && let Some(Value::String(text)) = args
                 {
-                    show(slot, args.clone(), None, events);
-                    slot.args_done = true;
-                }
-                if !slot.args_done
-                    && let Some(Value::String(text)) = &args
-                {
-                    let nested = slot.nested.get_or_insert_with(|| Nested {
-                        reader: Reader::new(),
-                        fed: 0,
-                    });
-                    let ok = feed_nested(nested, text.as_bytes());
+                    let mut nested = slot.nested.take().unwrap_or_else(|| Nested::new(written));
+                    let ok = feed_nested(&mut nested, text.as_bytes());
                     if ok && let Some(Value::Object(args)) = &nested.reader.value {
-                        let args = args.clone();
                         slot.args_bytes = text.len();
-                        show(slot, args, None, events);
+                        show(
+                            slot,
+                            Some((&nested.reader, 0)),
+                            || Some((args.clone(), None)),
+                            true,
+                            events,
+                            written,
+                        );
                         slot.args_done = true;
                     } else if !ok {
                         slot.frozen = true;
                     }
+                    slot.nested = Some(nested);
                 }
             }
             _ => {}
@@ -1469,15 +1686,17 @@ impl CallReader {
 
     /// The value last put in the top container (or the whole value).
     fn last_value(&self) -> Option<&Value> {
-        match self.reader.stack.last() {
-            None => self.reader.value.as_ref(),
-            Some(Frame::Object { map, .. }) => map.iter().next_back().map(|(_, v)| v),
-            Some(Frame::Array(items)) => items.last(),
-        }
+        last_value(&self.reader)
     }
 
     /// Names and partial arguments of the calls still open.
-    fn refresh(&mut self, slots: &mut [Slot], next_index: &mut usize, events: &mut Vec<Event>) {
+    fn refresh(
+        &mut self,
+        slots: &mut [Slot],
+        next_index: &mut usize,
+        events: &mut Vec<Event>,
+        written: &mut Option<Written>,
+    ) {
         let stack = &self.reader.stack;
         let top = stack.len();
         let mut args_seen = 0;
@@ -1514,22 +1733,24 @@ impl CallReader {
                             slot.args_key = Some(k.clone());
                         }
                         if slot.args_key.as_deref() == Some(k.as_str()) {
-                            let nested = slot.nested.get_or_insert_with(|| Nested {
-                                reader: Reader::new(),
-                                fed: 0,
-                            });
-                            if feed_nested(nested, bytes) {
+                            let mut nested =
+                                slot.nested.take().unwrap_or_else(|| Nested::new(written));
+                            if feed_nested(&mut nested, bytes) {
                                 slot.args_bytes = nested.fed;
-                                if due(slot)
-                                    && let Some(nested) = &slot.nested
-                                    && let Some((Value::Object(args), path)) =
-                                        nested.reader.snapshot(0)
-                                {
-                                    show(slot, args, Some(pointer(&path)), events);
+                                if due(slot) {
+                                    show(
+                                        slot,
+                                        Some((&nested.reader, 0)),
+                                        || object_snapshot(&nested.reader, 0),
+                                        false,
+                                        events,
+                                        written,
+                                    );
                                 }
                             } else {
                                 slot.frozen = true;
                             }
+                            slot.nested = Some(nested);
                         }
                     }
                 }
@@ -1538,15 +1759,49 @@ impl CallReader {
                     args_seen += 1;
                     let slot = &mut slots[s];
                     slot.args_bytes = self.read - from;
-                    if due(slot)
-                        && let Some((Value::Object(args), path)) = self.reader.snapshot(depth)
-                    {
-                        show(slot, args, Some(pointer(&path)), events);
+                    if due(slot) {
+                        show(
+                            slot,
+                            Some((&self.reader, depth)),
+                            || object_snapshot(&self.reader, depth),
+                            false,
+                            events,
+                            written,
+                        );
                     }
                 }
                 _ => {}
             }
         }
+    }
+
+    /// Whether a refresh after `n` more bytes of the open string would show nothing: the
+    /// string is not a call object's (a name, or arguments as a string, read in refresh),
+    /// and no call's arguments would be due. The arguments' sizes are brought up to date.
+    fn quiet(&self, slots: &mut [Slot], n: usize) -> bool {
+        if matches!(self.roles.last(), Some(Role::Call(_))) {
+            return false;
+        }
+        let mut args_seen = 0;
+        for role in &self.roles {
+            if let Role::Args(s) = *role {
+                let from = self.args_from.get(args_seen).copied().unwrap_or(self.read);
+                args_seen += 1;
+                if due_at(&slots[s], self.read + n - from) {
+                    return false;
+                }
+            }
+        }
+        // Only now (nothing is changed when the refresh is to run).
+        let mut args_seen = 0;
+        for role in &self.roles {
+            if let Role::Args(s) = *role {
+                let from = self.args_from.get(args_seen).copied().unwrap_or(self.read);
+                args_seen += 1;
+                slots[s].args_bytes = self.read + n - from;
+            }
+        }
+        true
     }
 
     /// The JSON could not be read on: show nothing more for its calls.
@@ -1556,6 +1811,15 @@ impl CallReader {
                 slots[s].frozen = true;
             }
         }
+    }
+}
+
+/// The value last put in the top container of `reader` (or the whole value).
+fn last_value(reader: &Reader) -> Option<&Value> {
+    match reader.stack.last() {
+        None => reader.value.as_ref(),
+        Some(Frame::Object { map, .. }) => map.iter().next_back().map(|(_, v)| v),
+        Some(Frame::Array(items)) => items.last(),
     }
 }
 
@@ -1661,32 +1925,43 @@ fn equip(slots: &mut [Slot], options: &CallOptions) {
 /// events) linear in the arguments' size however small the chunks. The final value is shown
 /// apart, when the arguments close.
 fn due(slot: &mut Slot) -> bool {
+    if !due_at(slot, slot.args_bytes) {
+        return false;
+    }
+    slot.tried_bytes = Some(slot.args_bytes);
+    true
+}
+
+/// [`due`] at `now` bytes of arguments, nothing noted.
+fn due_at(slot: &Slot, now: usize) -> bool {
     if slot.index.is_none() || slot.frozen || slot.ended || slot.args_done {
         return false;
     }
-    let now = slot.args_bytes;
-    if let Some(tried) = slot.tried_bytes
-        && now
-            < tried
+    match slot.tried_bytes {
+        Some(tried) => {
+            now >= tried
                 + if tried < 64 {
                     (tried / 8).max(1)
                 } else {
                     tried / 4
                 }
-    {
-        return false;
+        }
+        None => true,
     }
-    slot.tried_bytes = Some(now);
-    true
 }
 
 /// An `arguments` event, if the call is announced, nothing could contradict it and the value
-/// changed (the final one is always sent). How often partial values come is [`due`]'s rule.
+/// changed (the final one, `last`, is always sent). How often partial values come is
+/// [`due`]'s rule. `value` builds the parameters and their open path; `text`, the reader
+/// and depth of their object, is what a writing stream copies instead when it holds their
+/// text and no schema coerces them.
 fn show(
     slot: &mut Slot,
-    mut args: Map<String, Value>,
-    open: Option<String>,
+    text: Option<(&Reader, usize)>,
+    value: impl FnOnce() -> Option<(Map<String, Value>, Option<String>)>,
+    last: bool,
     events: &mut Vec<Event>,
+    written: &mut Option<Written>,
 ) {
     let Some(index) = slot.index else {
         return;
@@ -1694,10 +1969,34 @@ fn show(
     if slot.frozen || slot.ended || slot.args_done {
         return;
     }
-    let last = open.is_none();
-    if let (Some(tools), Some(tool)) = (&slot.tools, &slot.tool)
-        && let Some(definition) = tools.get(tool)
+    let definition = match (&slot.tools, &slot.tool) {
+        (Some(tools), Some(tool)) => tools.get(tool),
+        _ => None,
+    };
+    if let Some(w) = written.as_mut()
+        && definition.is_none()
+        && let Some((reader, depth)) = text
+        && let Some(weight) = reader.recorded(depth, last)
     {
+        // The same parameters as `value` would build (`weight` included), as text.
+        if slot.shown == Some(weight) && !last {
+            return;
+        }
+        slot.shown = Some(weight);
+        reader.close_text(&mut w.text);
+        w.ends.push_back(w.text.len());
+        let open = (!last).then(|| pointer(&reader.open_path(depth)));
+        events.push(Event::Arguments {
+            index,
+            parameters: Map::new(),
+            open,
+        });
+        return;
+    }
+    let Some((mut args, open)) = value() else {
+        return;
+    };
+    if let Some(definition) = definition {
         // What `calls` will coerce at the end is shown coerced already (nothing shown changes).
         match definition.coerce_partial(&mut args, open.as_deref()) {
             Partial::Ready => {}
@@ -1713,9 +2012,95 @@ fn show(
         return;
     }
     slot.shown = Some(weight);
+    if let Some(w) = written.as_mut() {
+        // Written as text all the same (`write_events` takes it from here).
+        if serde_json::to_writer(&mut w.text, &args).is_ok() {
+            w.ends.push_back(w.text.len());
+            args = Map::new();
+        }
+    }
     events.push(Event::Arguments {
         index,
         parameters: args,
         open,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    thread_local! {
+        /// Chunks read by the skim (in this test thread).
+        pub(super) static SKIMMED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Every `calls` fixture fed a character at a time, with and without [`Stream::skim`]:
+    /// the same events, so the skim reads chunks exactly as the byte-by-byte scan does.
+    #[test]
+    fn skimming_gives_the_events_of_the_scan() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calls");
+        let mut replies = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                let Ok(case) = serde_json::from_str::<Value>(line) else {
+                    continue;
+                };
+                let Some(input) = case["input"].as_str() else {
+                    continue;
+                };
+                let mut format = None;
+                if let Some(flags) = case["options"].as_array() {
+                    let flags: Vec<_> = flags.iter().filter_map(Value::as_str).collect();
+                    // Options that change what is read, not how (tools are left out).
+                    if let Some(i) = flags.iter().position(|f| *f == "--format") {
+                        format = flags.get(i + 1).map(|f| (*f).to_owned());
+                    }
+                }
+                for writing in [false, true] {
+                    let options = CallOptions {
+                        format: format.clone(),
+                        ..CallOptions::default()
+                    };
+                    let make = || {
+                        if writing {
+                            Stream::writing(options.clone())
+                        } else {
+                            Stream::new(options.clone())
+                        }
+                    };
+                    let (mut fast, mut slow) = (make(), make());
+                    slow.skims = false;
+                    let (mut a, mut b) = (Vec::new(), Vec::new());
+                    let mut chars = [0u8; 4];
+                    for c in input.chars() {
+                        let c = c.encode_utf8(&mut chars);
+                        fast.feed_into(c, &mut a);
+                        slow.feed_into(c, &mut b);
+                    }
+                    a.extend(fast.finish());
+                    b.extend(slow.finish());
+                    let (mut la, mut lb) = (Vec::new(), Vec::new());
+                    fast.write_events(&mut a, Shape::Native, &mut la).unwrap();
+                    slow.write_events(&mut b, Shape::Native, &mut lb).unwrap();
+                    assert_eq!(
+                        String::from_utf8_lossy(&la),
+                        String::from_utf8_lossy(&lb),
+                        "{}: {input:?}",
+                        path.display()
+                    );
+                }
+                replies += 1;
+            }
+        }
+        assert!(replies > 100, "{replies} replies");
+        assert!(
+            SKIMMED.with(|n| n.get()) > 1000,
+            "the skim read too few characters"
+        );
+    }
 }

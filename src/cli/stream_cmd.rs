@@ -38,14 +38,14 @@ struct Reading {
 impl Reading {
     /// Streams one reply from `input`; whether `calls` accepts it.
     fn one<R: Read, W: Write>(&self, input: R, out: &mut W) -> io::Result<bool> {
-        let mut stream = Stream::new(self.options.clone());
+        let mut stream = Stream::writing(self.options.clone());
         let mut events = Vec::new();
         match self.framing {
             None => self.raw(input, &mut stream, &mut events, out)?,
             Some(framing) => self.lines(input, framing, &mut stream, &mut events, out)?,
         }
         events.extend(stream.finish());
-        write(out, &mut events, self.shape)?;
+        write(out, &mut stream, &mut events, self.shape)?;
         Ok(matches!(stream.result(), Some(Ok(_))))
     }
 
@@ -71,7 +71,7 @@ impl Reading {
             total += n;
             if total > self.max_bytes {
                 events.extend(stream.abort(self.too_large(total)));
-                return write(out, events, self.shape);
+                return write(out, stream, events, self.shape);
             }
             pending.extend_from_slice(&chunk[..n]);
             let valid = match std::str::from_utf8(&pending) {
@@ -80,14 +80,14 @@ impl Reading {
                 Err(e) => {
                     let at = total - n + e.valid_up_to() - (pending.len() - n);
                     events.extend(stream.abort(Error::at(Code::InvalidUtf8, at, "invalid UTF-8")));
-                    return write(out, events, self.shape);
+                    return write(out, stream, events, self.shape);
                 }
             };
             // Checked just above.
             let text = std::str::from_utf8(&pending[..valid]).unwrap_or_default();
             stream.feed_into(text, events);
             pending.drain(..valid);
-            write(out, events, self.shape)?;
+            write(out, stream, events, self.shape)?;
         }
         if !pending.is_empty() {
             let at = total - pending.len();
@@ -122,23 +122,23 @@ impl Reading {
             total += n;
             if total > self.max_bytes {
                 events.extend(stream.abort(self.too_large(total)));
-                return write(out, events, self.shape);
+                return write(out, stream, events, self.shape);
             }
             let Ok(text) = std::str::from_utf8(&line) else {
                 events.extend(stream.abort(Error::whole(
                     Code::InvalidUtf8,
                     "invalid UTF-8 in a streamed delta",
                 )));
-                return write(out, events, self.shape);
+                return write(out, stream, events, self.shape);
             };
             match deltas.line(text.strip_suffix('\n').unwrap_or(text), stream) {
                 Ok(more) => events.extend(more),
                 Err(error) => {
                     events.extend(stream.abort(error));
-                    return write(out, events, self.shape);
+                    return write(out, stream, events, self.shape);
                 }
             }
-            write(out, events, self.shape)?;
+            write(out, stream, events, self.shape)?;
         }
         match deltas.end(stream) {
             Ok(more) => events.extend(more),
@@ -159,19 +159,17 @@ impl Reading {
 }
 
 /// Writes the events, one per line, and flushes: a reader sees each as soon as it is known.
-fn write<W: Write>(out: &mut W, events: &mut Vec<Event>, shape: Shape) -> io::Result<()> {
+fn write<W: Write>(
+    out: &mut W,
+    stream: &mut Stream,
+    events: &mut Vec<Event>,
+    shape: Shape,
+) -> io::Result<()> {
     if events.is_empty() {
         return Ok(());
     }
     let mut buf = Vec::new();
-    for event in events.drain(..) {
-        match &event {
-            // The same JSON, written without a copy of the parameters (the shape is for calls).
-            Event::Arguments { .. } => serde_json::to_writer(&mut buf, &event)?,
-            _ => serde_json::to_writer(&mut buf, &event.to_value(shape))?,
-        }
-        buf.push(b'\n');
-    }
+    stream.write_events(events, shape, &mut buf)?;
     out.write_all(&buf)?;
     out.flush()
 }

@@ -1,0 +1,251 @@
+//! `Stream::writing` with `Stream::write_events` (what `calls --stream` writes) against
+//! `Stream::new` whose events are serialized one by one: the same bytes, for every `calls`
+//! fixture fed whole, a character at a time, split in two at every character boundary and
+//! split at random points, and for every recorded server stream in fixtures/stream/. A
+//! writing stream writes the partial parameters from the text it keeps as it reads, so this
+//! shows that text is what serializing the values gives, escapes and numbers included, and
+//! that both give the same events.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+use toolmend::calls::{CallOptions, DeltaFraming, Deltas, Event, Shape, Stream};
+use toolmend::tools::Tools;
+
+fn cases() -> Vec<(String, String, CallOptions)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calls");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    let mut cases = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let Ok(case) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let Some(input) = case["input"].as_str() else {
+                continue;
+            };
+            let mut options = CallOptions::default();
+            let flags: Vec<&str> = case["options"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut flags = flags.into_iter();
+            while let Some(flag) = flags.next() {
+                match flag {
+                    "--tools" => {
+                        let path = dir.join(flags.next().unwrap());
+                        options.tools = Some(Arc::new(Tools::from_path(&path).unwrap()));
+                    }
+                    "--require-terminate" => options.require_terminate = true,
+                    "--format" => options.format = Some(flags.next().unwrap().to_owned()),
+                    "--strict" => options.strict = true,
+                    "--max-nesting" => {
+                        options.max_nesting = flags.next().unwrap().parse().unwrap();
+                    }
+                    "--shape" => {
+                        flags.next();
+                    }
+                    other => panic!("{}:{}: flag {other} not known here", file.display(), i + 1),
+                }
+            }
+            let name = format!("{}:{}", file.file_name().unwrap().to_string_lossy(), i + 1);
+            cases.push((name, input.to_owned(), options));
+        }
+    }
+    assert!(cases.len() > 100, "{} cases", cases.len());
+    cases
+}
+
+/// The events serialized one by one, as `calls --stream` wrote them before `write_events`.
+fn serialized(events: &[Event], out: &mut Vec<u8>) {
+    for event in events {
+        match event {
+            Event::Arguments { .. } => serde_json::to_writer(&mut *out, event).unwrap(),
+            _ => serde_json::to_writer(&mut *out, &event.to_value(Shape::Native)).unwrap(),
+        }
+        out.push(b'\n');
+    }
+}
+
+/// Both ways over `chunks`: (values serialized, written).
+fn both(options: &CallOptions, chunks: &[&str]) -> (Vec<u8>, Vec<u8>) {
+    let (mut values, mut lines) = (
+        Stream::new(options.clone()),
+        Stream::writing(options.clone()),
+    );
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let mut events = Vec::new();
+    for chunk in chunks {
+        serialized(&values.feed(chunk), &mut a);
+        lines.feed_into(chunk, &mut events);
+        lines
+            .write_events(&mut events, Shape::Native, &mut b)
+            .unwrap();
+    }
+    serialized(&values.finish(), &mut a);
+    let mut end = lines.finish();
+    lines.write_events(&mut end, Shape::Native, &mut b).unwrap();
+    (a, b)
+}
+
+fn same(name: &str, how: &str, (a, b): (Vec<u8>, Vec<u8>)) {
+    if a != b {
+        let a = String::from_utf8_lossy(&a);
+        let b = String::from_utf8_lossy(&b);
+        let at = a.lines().zip(b.lines()).position(|(x, y)| x != y);
+        panic!(
+            "{name} ({how}): written differs at line {at:?}\nvalues:  {:?}\nwritten: {:?}",
+            at.and_then(|i| a.lines().nth(i)),
+            at.and_then(|i| b.lines().nth(i))
+        );
+    }
+}
+
+fn boundaries(text: &str) -> Vec<usize> {
+    (1..text.len())
+        .filter(|&i| text.is_char_boundary(i))
+        .collect()
+}
+
+fn split<'a>(text: &'a str, cuts: &[usize]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    for &cut in cuts {
+        out.push(&text[from..cut]);
+        from = cut;
+    }
+    out.push(&text[from..]);
+    out
+}
+
+#[test]
+fn written_events_are_the_serialized_events_whole_and_per_character() {
+    for (name, input, options) in cases() {
+        same(&name, "whole", both(&options, &[&input]));
+        let cuts = boundaries(&input);
+        same(
+            &name,
+            "per character",
+            both(&options, &split(&input, &cuts)),
+        );
+    }
+}
+
+#[test]
+fn written_events_are_the_serialized_events_at_every_split_and_random_splits() {
+    let mut seed: u64 = 0x5eed;
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize
+    };
+    for (name, input, options) in cases() {
+        let cuts = boundaries(&input);
+        for &cut in &cuts {
+            same(
+                &name,
+                &format!("split at {cut}"),
+                both(&options, &split(&input, &[cut])),
+            );
+        }
+        for round in 0..8 {
+            let mut some: Vec<usize> = cuts.iter().copied().filter(|_| next() % 5 == 0).collect();
+            some.dedup();
+            same(
+                &name,
+                &format!("random split {round}"),
+                both(&options, &split(&input, &some)),
+            );
+        }
+    }
+}
+
+#[test]
+fn written_events_are_the_serialized_events_for_server_streams() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/stream");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let framing = match path.extension().and_then(|e| e.to_str()) {
+            Some("sse") => DeltaFraming::Sse,
+            Some("jsonl") => DeltaFraming::Jsonl,
+            _ => continue,
+        };
+        let text = std::fs::read_to_string(&path).unwrap();
+        let options = CallOptions::default();
+        let (mut values, mut lines) = (Stream::new(options.clone()), Stream::writing(options));
+        let (mut dv, mut dl) = (Deltas::new(framing), Deltas::new(framing));
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for line in text.lines() {
+            serialized(&dv.line(line, &mut values).unwrap(), &mut a);
+            let mut events = dl.line(line, &mut lines).unwrap();
+            lines
+                .write_events(&mut events, Shape::Native, &mut b)
+                .unwrap();
+        }
+        serialized(&dv.end(&mut values).unwrap(), &mut a);
+        serialized(&values.finish(), &mut a);
+        let mut events = dl.end(&mut lines).unwrap();
+        events.extend(lines.finish());
+        lines
+            .write_events(&mut events, Shape::Native, &mut b)
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&a).contains("\"event\":\"arguments\""),
+            "{}: no arguments event to compare",
+            path.display()
+        );
+        same(&path.display().to_string(), "server stream", (a, b));
+        seen += 1;
+    }
+    assert!(seen >= 3, "{seen} server streams");
+}
+
+#[test]
+fn written_parameters_escape_as_serde_json_does() {
+    // Every control character raw and escaped, quotes, backslashes, `\/`, surrogate pairs,
+    // non-ASCII, numbers as written, literals, nested containers, keys needing escapes.
+    let mut args = String::from("{\"a\\\"b\\\\c\\u0001\": \"");
+    for c in 0u8..0x20 {
+        if c != b'\n' {
+            args.push(c as char);
+        }
+        args.push_str(&format!("\\u{c:04x}"));
+    }
+    args.push_str(
+        "\\\"\\\\\\/é\\u00e9\\ud83d\\ude00\u{7f}\", \"n\": [-0.5e3, 1E+2, 0], \"t\": true, \
+         \"f\": false, \"z\": null, \"o\": {\"p\": [[], {}, [{\"q\": \"r\"}]]}, \"s/~\": \"x\"}",
+    );
+    let reply = format!("<tool_call>{{\"name\": \"f\", \"arguments\": {args}}}</tool_call>");
+    let options = CallOptions::default();
+    let cuts = boundaries(&reply);
+    let (a, b) = both(&options, &split(&reply, &cuts));
+    assert!(
+        String::from_utf8_lossy(&a)
+            .matches("\"event\":\"arguments\"")
+            .count()
+            > 10,
+        "partial parameters shown"
+    );
+    same("escapes", "per character", (a, b));
+    // Encoded arguments (a JSON string holding the object), read by the nested reader.
+    let encoded = serde_json::to_string(&args).unwrap();
+    let reply = format!("<tool_call>{{\"name\": \"f\", \"arguments\": {encoded}}}</tool_call>");
+    let cuts = boundaries(&reply);
+    let (a, b) = both(&options, &split(&reply, &cuts));
+    assert!(
+        String::from_utf8_lossy(&a)
+            .matches("\"event\":\"arguments\"")
+            .count()
+            > 10
+    );
+    same("encoded escapes", "per character", (a, b));
+}
