@@ -51,3 +51,8 @@ pub use tools::schema;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// docs/streaming.md's Rust example runs as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/streaming.md")]
+pub struct StreamingDoctests;

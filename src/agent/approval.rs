@@ -11,14 +11,14 @@
 //! the one object (a second object, a word, a log line). An ambiguous answer never allows.
 
 use std::collections::HashSet;
-use std::fmt;
 use std::time::Instant;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::config::ApprovalConfig;
 use super::process::{self, Ended, Group};
+use crate::exact::object_members;
 
 /// The longest answer read (64 KiB): enough for any honest one. A longer answer fails closed,
 /// whatever it starts with.
@@ -160,21 +160,7 @@ struct Entries(Vec<(String, Value)>);
 
 impl<'de> Deserialize<'de> for Entries {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Entries, D::Error> {
-        struct EntriesVisitor;
-        impl<'de> Visitor<'de> for EntriesVisitor {
-            type Value = Entries;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(entry) = map.next_entry::<String, Value>()? {
-                    entries.push(entry);
-                }
-                Ok(Entries(entries))
-            }
-        }
-        deserializer.deserialize_map(EntriesVisitor)
+        object_members(deserializer, "a JSON object", false).map(Entries)
     }
 }
 
