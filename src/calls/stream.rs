@@ -1009,6 +1009,16 @@ impl Stream {
                 }
                 Mode::Head(_) => self.head(b, events),
                 Mode::Json(reader, ctx) => {
+                    // The plain run of a string, up to its next quote or backslash, in one go
+                    // (its bytes change nothing but the string).
+                    if b != b'"' && b != b'\\' && reader.reader.in_plain_string() {
+                        let run = memchr::memchr2(b'"', b'\\', &bytes[p..]).unwrap_or(len - p);
+                        if run > 1 && reader.reader.extend_string(&bytes[p..p + run]) {
+                            reader.read += run;
+                            self.pos += run;
+                            continue;
+                        }
+                    }
                     let ctx = *ctx;
                     let slots = self.slots.len();
                     let closes = reader.closes;
