@@ -572,6 +572,7 @@ impl Stream {
     /// Writes `events` (drained) as JSON lines, one object each, calls in `shape`: what
     /// `calls --stream` writes. For a stream made by [`Stream::writing`], the `arguments`
     /// events are written with the parameters it holds for them.
+    #[inline]
     pub fn write_events<W: Write>(
         &mut self,
         events: &mut Vec<Event>,
@@ -581,6 +582,15 @@ impl Stream {
         if events.is_empty() {
             return Ok(());
         }
+        self.write_some(events, shape, out)
+    }
+
+    fn write_some<W: Write>(
+        &mut self,
+        events: &mut Vec<Event>,
+        shape: Shape,
+        out: &mut W,
+    ) -> io::Result<()> {
         for event in events.drain(..) {
             match &event {
                 Event::Arguments { index, open, .. } => {
@@ -651,6 +661,7 @@ impl Stream {
     }
 
     /// [`Stream::feed`], adding the events to `events`.
+    #[inline]
     pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event>) {
         if self.result.is_some() || chunk.is_empty() {
             return;
@@ -661,6 +672,13 @@ impl Stream {
             tests::SKIMMED.with(|n| n.set(n.get() + 1));
             return;
         }
+        self.read_on(events);
+    }
+
+    /// The scan and the refresh, apart from the skim so that a skimmed chunk costs a call
+    /// that does little.
+    #[inline(never)]
+    fn read_on(&mut self, events: &mut Vec<Event>) {
         self.scan(events);
         self.refresh(events);
     }
