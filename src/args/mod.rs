@@ -32,12 +32,12 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use crate::args::parse::{Parser, Rules, Scratch, is_json};
+use crate::args::parse::{Parser, Rules, Sink, is_json};
 use crate::args::unquote::{Text, Unquoted, layer_note, unquote};
 use crate::error::{Code, Error};
 use crate::repair::Repair;
 
-pub use options::{Concat, Options, Target, Truncated};
+pub use options::{Concat, Options, Target, Truncated, UnknownWord};
 
 /// Runs the pipeline over one input after another, reusing its buffers.
 ///
@@ -55,11 +55,12 @@ pub use options::{Concat, Options, Target, Truncated};
 #[derive(Default)]
 pub struct Mender {
     options: Options,
-    out: Vec<u8>,
+    /// What the parser writes: the values and the repairs.
+    sink: Sink,
+    /// The string layers unquote decodes, the innermost in the first.
     layers: [Vec<u8>; 2],
-    repairs: Vec<Repair>,
+    /// Where each value is in the sink's output.
     parts: Vec<Range<usize>>,
-    scratch: Scratch,
     /// Lone surrogate escapes become U+FFFD (see [`Mender::replacing_lone_surrogates`]).
     lone_surrogates_as_fffd: bool,
 }
@@ -178,7 +179,7 @@ impl Mender {
     /// A mender that also builds each value as a `serde_json::Value` in the same pass (see
     /// [`Mender::mend_value`]), for callers that need the value rather than its text (`calls`).
     pub(crate) fn building_values(mut self) -> Mender {
-        self.scratch.tree.on = true;
+        self.sink.tree.on = true;
         self
     }
 
@@ -190,9 +191,9 @@ impl Mender {
     /// Those of [`Mender::mend`]; [`Built::value`] holds the error of a value that is not one
     /// (`too_deep`, `invalid_json`), as reading the text would have given.
     pub(crate) fn mend_value(&mut self, input: &str) -> Result<Built<'_>, Error> {
-        debug_assert!(self.scratch.tree.on, "a mender building values");
+        debug_assert!(self.sink.tree.on, "a mender building values");
         self.mend(input)?;
-        let built = self.scratch.tree.take().filter(|values| {
+        let built = self.sink.tree.take().filter(|values| {
             values.len() == self.parts.len()
                 && values
                     .iter()
@@ -203,9 +204,9 @@ impl Mender {
         let text = || {
             let mut buf = Vec::new();
             Mended {
-                out: &self.out,
+                out: &self.sink.out,
                 parts: &self.parts,
-                repairs: &self.repairs,
+                repairs: &self.sink.repairs,
                 concat,
             }
             .write_value(&mut buf);
@@ -249,7 +250,7 @@ impl Mender {
         };
         Ok(Built {
             value,
-            repairs: &self.repairs,
+            repairs: &self.sink.repairs,
             deepest,
         })
     }
@@ -264,9 +265,9 @@ impl Mender {
     /// # Errors
     /// An [`Error`] whose [`Code`] says which stage failed and whose message says where.
     pub fn mend(&mut self, input: &str) -> Result<Mended<'_>, Error> {
-        self.scratch.tree.reset();
-        self.out.clear();
-        self.repairs.clear();
+        self.sink.tree.reset();
+        self.sink.out.clear();
+        self.sink.repairs.clear();
         self.parts.clear();
         let options = self.options.clone();
         let span = trim(input)?;
@@ -279,7 +280,7 @@ impl Mender {
             &options,
             keep_lone,
             &is_json,
-            &mut self.repairs,
+            &mut self.sink.repairs,
             &mut layers,
         );
         let parsed =
@@ -287,18 +288,18 @@ impl Mender {
         self.layers = layers;
         let layers = parsed.map_err(|error| validate::failed(error, input, span.end, &options))?;
         validate::validate(
-            &self.out,
+            &self.sink.out,
             &self.parts,
-            &self.repairs,
+            &self.sink.repairs,
             input,
             span.end,
             layers,
             &options,
         )?;
         Ok(Mended {
-            out: &self.out,
+            out: &self.sink.out,
             parts: &self.parts,
-            repairs: &self.repairs,
+            repairs: &self.sink.repairs,
             concat: options.concat,
         })
     }
@@ -335,30 +336,16 @@ impl Mender {
             Text::Input => input_text.get(..found.end),
             Text::Inner | Text::Outer => None,
         };
-        Parser::new(
-            &text[..found.end],
-            found.start,
-            &mut self.out,
-            &mut self.repairs,
-            &mut self.scratch,
-            rules,
-        )
-        .source_text(source)
-        .document(&mut self.parts, found.jsonp)
-        .map_err(note)?;
+        Parser::new(&text[..found.end], found.start, &mut self.sink, rules)
+            .source_text(source)
+            .document(&mut self.parts, found.jsonp)
+            .map_err(note)?;
         if let Some((text, at)) = found.tail {
             // Text after a closing code fence: prose, or more fenced values.
-            Parser::new(
-                text_of(text),
-                at,
-                &mut self.out,
-                &mut self.repairs,
-                &mut self.scratch,
-                rules,
-            )
-            .source_text(None)
-            .more_values(&mut self.parts, false)
-            .map_err(note)?;
+            Parser::new(text_of(text), at, &mut self.sink, rules)
+                .source_text(None)
+                .more_values(&mut self.parts, false)
+                .map_err(note)?;
         }
         Ok(())
     }

@@ -227,6 +227,17 @@ impl Reader {
         }
     }
 
+    /// Whether a string is open and no escape is under way.
+    pub(crate) fn in_plain_string(&self) -> bool {
+        matches!(
+            self.lex,
+            Lex::Str {
+                escape: Escape::No,
+                ..
+            }
+        )
+    }
+
     /// Reads `chunk` in one go when it only adds to the open string (no quote or backslash,
     /// no escape under way), as pushing its bytes one by one would; whether it did.
     pub(crate) fn extend_string(&mut self, chunk: &[u8]) -> bool {

@@ -582,6 +582,7 @@ impl Stream {
     /// Writes `events` (drained) as JSON lines, one object each, calls in `shape`: what
     /// `calls --stream` writes. For a stream made by [`Stream::writing`], the `arguments`
     /// events are written with the parameters it holds for them.
+    #[inline]
     pub fn write_events<W: Write>(
         &mut self,
         events: &mut Vec<Event>,
@@ -591,6 +592,15 @@ impl Stream {
         if events.is_empty() {
             return Ok(());
         }
+        self.write_some(events, shape, out)
+    }
+
+    fn write_some<W: Write>(
+        &mut self,
+        events: &mut Vec<Event>,
+        shape: Shape,
+        out: &mut W,
+    ) -> io::Result<()> {
         for event in events.drain(..) {
             match &event {
                 Event::Arguments { index, open, .. } => {
@@ -661,6 +671,7 @@ impl Stream {
     }
 
     /// [`Stream::feed`], adding the events to `events`.
+    #[inline]
     pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event>) {
         if self.result.is_some() || chunk.is_empty() {
             return;
@@ -671,6 +682,13 @@ impl Stream {
             tests::SKIMMED.with(|n| n.set(n.get() + 1));
             return;
         }
+        self.read_on(events);
+    }
+
+    /// The scan and the refresh, apart from the skim so that a skimmed chunk costs a call
+    /// that does little.
+    #[inline(never)]
+    fn read_on(&mut self, events: &mut Vec<Event>) {
         self.scan(events);
         self.refresh(events);
     }
@@ -1013,6 +1031,16 @@ impl Stream {
                 }
                 Mode::Head(_) => self.head(b, events),
                 Mode::Json(reader, ctx) => {
+                    // The plain run of a string, up to its next quote or backslash, in one go
+                    // (its bytes change nothing but the string).
+                    if b != b'"' && b != b'\\' && reader.reader.in_plain_string() {
+                        let run = memchr::memchr2(b'"', b'\\', &bytes[p..]).unwrap_or(len - p);
+                        if run > 1 && reader.reader.extend_string(&bytes[p..p + run]) {
+                            reader.read += run;
+                            self.pos += run;
+                            continue;
+                        }
+                    }
                     let ctx = *ctx;
                     let slots = self.slots.len();
                     let closes = reader.closes;
@@ -1782,26 +1810,26 @@ impl CallReader {
         if matches!(self.roles.last(), Some(Role::Call(_))) {
             return false;
         }
-        let mut args_seen = 0;
-        for role in &self.roles {
-            if let Role::Args(s) = *role {
-                let from = self.args_from.get(args_seen).copied().unwrap_or(self.read);
-                args_seen += 1;
-                if due_at(&slots[s], self.read + n - from) {
-                    return false;
-                }
-            }
+        if self.args_sizes(n).any(|(s, size)| due_at(&slots[s], size)) {
+            return false;
         }
         // Only now (nothing is changed when the refresh is to run).
-        let mut args_seen = 0;
-        for role in &self.roles {
-            if let Role::Args(s) = *role {
-                let from = self.args_from.get(args_seen).copied().unwrap_or(self.read);
-                args_seen += 1;
-                slots[s].args_bytes = self.read + n - from;
-            }
+        for (s, size) in self.args_sizes(n) {
+            slots[s].args_bytes = size;
         }
         true
+    }
+
+    /// Each open call's arguments: its slot, and their size once `n` more bytes are read.
+    fn args_sizes(&self, n: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let args = self.roles.iter().filter_map(|role| match *role {
+            Role::Args(s) => Some(s),
+            _ => None,
+        });
+        args.enumerate().map(move |(i, s)| {
+            let from = self.args_from.get(i).copied().unwrap_or(self.read);
+            (s, self.read + n - from)
+        })
     }
 
     /// The JSON could not be read on: show nothing more for its calls.

@@ -133,7 +133,7 @@ impl Tree {
 impl Parser<'_> {
     /// A container of `kind` opened at `start` in the output.
     pub(super) fn tree_open(&mut self, kind: Container, start: usize) {
-        let tree = &mut self.scratch.tree;
+        let tree = &mut self.sink.tree;
         if tree.on {
             tree.frames.push(Frame {
                 kind,
@@ -150,7 +150,7 @@ impl Parser<'_> {
     /// The container of `kind` that was the last value written is opened again (its closing
     /// bracket was taken out of the output).
     pub(super) fn tree_reopen(&mut self, kind: Container) {
-        let tree = &mut self.scratch.tree;
+        let tree = &mut self.sink.tree;
         if !tree.on {
             return;
         }
@@ -165,10 +165,11 @@ impl Parser<'_> {
                 // place is kept, and the value put back there when it closes again.
                 let start = frame.last.take();
                 let key = self
+                    .sink
                     .scratch
                     .keys
                     .last()
-                    .and_then(|e| string(&self.out[e.start..e.end]));
+                    .and_then(|e| string(&self.sink.out[e.start..e.end]));
                 start.zip(key.and_then(|k| frame.members.get_mut(&k).map(std::mem::take)))
             }
             Some(frame) if tree.values.len() > frame.values => tree.pop(),
@@ -182,7 +183,7 @@ impl Parser<'_> {
             }
             _ => {
                 tree.lost = true;
-                (self.out.len(), Value::Null)
+                (self.sink.out.len(), Value::Null)
             }
         };
         let (before, members) = match before {
@@ -202,12 +203,12 @@ impl Parser<'_> {
     /// The innermost container closes, before its bracket is written and (for an object) before
     /// its duplicate keys are merged; `keys_base` is where its keys start (an object's).
     pub(super) fn tree_close(&mut self, kind: Container, keys_base: usize) {
-        let tree = &mut self.scratch.tree;
+        let tree = &mut self.sink.tree;
         if !tree.on {
             return;
         }
         // Values the output was cut back over (a string element that became a key).
-        tree.cut(self.out.len());
+        tree.cut(self.sink.out.len());
         let Some(frame) = tree.frames.pop() else {
             tree.lost = true;
             return;
@@ -229,7 +230,7 @@ impl Parser<'_> {
         // The parent's key, if the parent is an object, is its last before this one's.
         let bound = match kind {
             Container::Object => keys_base,
-            Container::Array => self.scratch.keys.len(),
+            Container::Array => self.sink.scratch.keys.len(),
         };
         self.tree_add(frame.start, value, bound);
     }
@@ -237,19 +238,19 @@ impl Parser<'_> {
     /// A whole value was written at `out[start..]`: a scalar is added (a container was added
     /// when it closed; nothing was written when the output is no longer than `start`).
     pub(super) fn tree_scalar(&mut self, start: usize) {
-        let tree = &mut self.scratch.tree;
-        if !tree.on || self.out.len() <= start || matches!(self.out[start], b'{' | b'[') {
+        let tree = &mut self.sink.tree;
+        if !tree.on || self.sink.out.len() <= start || matches!(self.sink.out[start], b'{' | b'[') {
             return;
         }
-        let written = &self.out[start..];
+        let written = &self.sink.out[start..];
         let copied = tree.copied.take();
         let value = match self.copied_text(copied, start, written) {
             Some(text) => Some(Value::String(text)),
             None => scalar(written),
         };
         match value {
-            Some(value) => self.tree_add(start, value, self.scratch.keys.len()),
-            None => self.scratch.tree.lost = true,
+            Some(value) => self.tree_add(start, value, self.sink.scratch.keys.len()),
+            None => self.sink.tree.lost = true,
         }
     }
 
@@ -257,7 +258,7 @@ impl Parser<'_> {
     /// input, nothing escaped.
     #[inline]
     pub(super) fn tree_copied(&mut self, start: usize, text: Range<usize>, key: bool) {
-        let tree = &mut self.scratch.tree;
+        let tree = &mut self.sink.tree;
         if key {
             tree.copied_key = Some((start, text));
         } else {
@@ -282,7 +283,7 @@ impl Parser<'_> {
     /// last of `keys[..bound]`, which ends at the colon before the value), or to the document.
     /// Values at or past `start` in the same place were written over.
     fn tree_add(&mut self, start: usize, value: Value, bound: usize) {
-        let tree = &mut self.scratch.tree;
+        let tree = &mut self.sink.tree;
         tree.cut(start);
         match tree.frames.last() {
             None => {
@@ -290,16 +291,16 @@ impl Parser<'_> {
                 tree.deepest = 0;
             }
             Some(frame) if frame.kind == Container::Object => {
-                let entry = self.scratch.keys[..bound]
+                let entry = self.sink.scratch.keys[..bound]
                     .last()
-                    .filter(|e| e.end + 1 == start && self.out.get(e.end) == Some(&b':'));
+                    .filter(|e| e.end + 1 == start && self.sink.out.get(e.end) == Some(&b':'));
                 let copied = tree.copied_key.take();
                 let key = entry.and_then(|e| {
-                    let written = &self.out[e.start..e.end];
+                    let written = &self.sink.out[e.start..e.end];
                     self.copied_text(copied, e.start, written)
                         .or_else(|| string(written))
                 });
-                let tree = &mut self.scratch.tree;
+                let tree = &mut self.sink.tree;
                 let frame = tree.frames.last_mut().expect("the object");
                 match key {
                     Some(key) => {
@@ -312,7 +313,7 @@ impl Parser<'_> {
             }
             Some(_) => {}
         }
-        let tree = &mut self.scratch.tree;
+        let tree = &mut self.sink.tree;
         tree.starts.push(start);
         tree.values.push(value);
     }
