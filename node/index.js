@@ -41,21 +41,26 @@ function typeName(x) {
   return typeof x;
 }
 
+// A lone surrogate, for Node versions without String.prototype.isWellFormed.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** The error of a string holding a lone surrogate. */
+function loneSurrogate(text) {
+  const wellFormed = typeof text.toWellFormed === 'function' ? text.toWellFormed() : text.replace(LONE_SURROGATE, '\uFFFD');
+  return {
+    code: 'invalid_utf8',
+    message: 'text holds a lone surrogate, which is not valid Unicode',
+    original: wellFormed.slice(0, 100),
+  };
+}
+
 /** An input as the native module takes it (a string or a Buffer), or the error it already is. */
 function checkInput(text) {
   if (text === null || text === undefined) {
     return { error: { code: 'empty_input', message: `input is ${text}`, original: '' } };
   }
   if (typeof text === 'string') {
-    if (typeof text.isWellFormed === 'function' && !text.isWellFormed()) {
-      return {
-        error: {
-          code: 'invalid_utf8',
-          message: 'text holds a lone surrogate, which is not valid Unicode',
-          original: text.toWellFormed().slice(0, 100),
-        },
-      };
-    }
+    if (typeof text.isWellFormed === 'function' && !text.isWellFormed()) return { error: loneSurrogate(text) };
     return { text };
   }
   if (Buffer.isBuffer(text)) return { text };
@@ -67,11 +72,38 @@ function checkInput(text) {
 
 /** One input's result, with the fields of a `toolmend args --records` record. */
 class Record {
-  // Private fields, not defineProperty: V8 keeps the object's shape fast.
+  // Private fields, not defineProperty: V8 keeps the object's shape fast. A record of a batch
+  // keeps its segment (a string the native module wrote every record of a part of the batch
+  // into) and where its repairs and dropped values are in it; they are parsed only when read.
   #raw;
   #value;
+  #segment;
+  #repairsAt;
+  #droppedAt;
+  #end;
 
-  constructor(raw) {
+  constructor(raw, segment, meta, k) {
+    if (segment !== undefined) {
+      // A record of a batch: `meta[k..k + 7]` is kind, segment, four bounds, error offset.
+      const a = meta[k + 2];
+      const b = meta[k + 3];
+      const c = meta[k + 4];
+      const d = meta[k + 5];
+      const ok = meta[k] === 0;
+      this.ok = ok;
+      this.json = ok ? segment.slice(a, b) : null;
+      this.code = ok ? null : segment.slice(a, b);
+      this.message = ok ? null : segment.slice(b, c);
+      this.offset = ok || meta[k + 6] < 0 ? null : meta[k + 6];
+      this.original = ok ? null : segment.slice(c, d);
+      this.violations = [];
+      this.#raw = null;
+      this.#segment = segment;
+      this.#repairsAt = b;
+      this.#droppedAt = c;
+      this.#end = d;
+      return;
+    }
     /** True when the input gave a value. */
     this.ok = raw.ok;
     /** The value as compact JSON text, every number as the input wrote it (null on failure). */
@@ -87,6 +119,10 @@ class Record {
     /** For `invalid_parameters` (a `schema` option): the violations, `{path, keyword, message}` each. */
     this.violations = raw.violations ? JSON.parse(raw.violations) : [];
     this.#raw = raw;
+    this.#segment = null;
+    this.#repairsAt = 0;
+    this.#droppedAt = 0;
+    this.#end = 0;
   }
 
   /** The mended value (parsed from `json` on first use; null on failure). */
@@ -98,12 +134,16 @@ class Record {
 
   /** What was changed: `{kind, offset?, layers?, text?, key?}` each. */
   get repairs() {
-    return this.ok ? JSON.parse(this.#raw.repairs) : [];
+    if (!this.ok) return [];
+    if (this.#raw === null) return JSON.parse(this.#segment.slice(this.#repairsAt, this.#droppedAt));
+    return JSON.parse(this.#raw.repairs);
   }
 
   /** Values in the input that are not in the value (concatenated values). */
   get dropped() {
-    return this.ok ? this.#raw.dropped.map((d) => JSON.parse(d)) : [];
+    if (!this.ok) return [];
+    if (this.#raw === null) return JSON.parse(this.#segment.slice(this.#droppedAt, this.#end));
+    return this.#raw.dropped.map((d) => JSON.parse(d));
   }
 
   /** The value, or the failure thrown as a ToolmendError. */
@@ -146,6 +186,8 @@ function nativeOptions(options) {
 class Mender {
   constructor(options) {
     this._native = new native.Mender(nativeOptions(options));
+    // With a schema the value comes with the record's coercions and violations (mendValue).
+    this._schema = options != null && options.schema != null;
   }
 
   /** One input's Record; never throws for bad input. */
@@ -158,8 +200,14 @@ class Mender {
   /** The value, or the failure thrown as a ToolmendError: `mend(text).unwrap()` without the
    * Record (one string crosses from the native module, not a record). */
   value(text) {
-    const input = checkInput(text);
-    const out = input.error ? input.error : this._native.mendValue(input.text);
+    let out;
+    if (typeof text === 'string' && !this._schema) {
+      // The native module finds a lone surrogate itself (null), as it turns the text into UTF-8.
+      out = this._native.mendString(text) ?? loneSurrogate(text);
+    } else {
+      const input = checkInput(text);
+      out = input.error ? input.error : this._native.mendValue(input.text);
+    }
     if (typeof out === 'string') return JSON.parse(out);
     const violations = out.violations ? JSON.parse(out.violations) : [];
     throw new ToolmendError(out.code, out.message, { offset: out.offset ?? null, violations });
@@ -195,29 +243,42 @@ function repair(text, options) {
   return menderFor(options, 'any').value(text);
 }
 
+/**
+ * A batch as the native module takes it: the inputs (a copy: a caller may change its array
+ * while an async batch runs) and, for each, the length of a string, -1 for bytes (a
+ * Uint8Array) or -2 for anything else, whose record is made here.
+ */
 function batch(inputs) {
   // The batch itself must be iterable (not a string): `mendMany(null)` is a ToolmendError.
   if (inputs == null || typeof inputs === 'string' || typeof inputs[Symbol.iterator] !== 'function') {
     throw new ToolmendError('invalid_input', `expected an array of inputs, found ${typeName(inputs)}`);
   }
-  const texts = [];
-  const bad = new Map();
-  let i = 0;
-  for (const item of inputs) {
-    const input = checkInput(item);
-    if (input.error) {
-      bad.set(i, input.error);
-      texts.push('');
-    } else {
-      texts.push(input.text);
-    }
-    i += 1;
+  const items = Array.isArray(inputs) ? inputs.slice() : Array.from(inputs);
+  const lengths = new Float64Array(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item === 'string') lengths[i] = item.length;
+    else lengths[i] = item instanceof Uint8Array ? -1 : -2;
   }
-  return { texts, bad };
+  return { items, lengths };
 }
 
-function records(raws, bad) {
-  return raws.map((raw, i) => (bad.has(i) ? failedRecord(bad.get(i)) : new Record(raw)));
+/**
+ * The records of a batch from the native module's `[segments, meta]`. The native module leaves
+ * to checkInput what is not text and strings with a lone surrogate (kind 2).
+ */
+function records([segments, meta], items) {
+  const out = [];
+  for (let i = 0, k = 0; i < items.length; i++, k += 7) {
+    if (meta[k] !== 2) {
+      out.push(new Record(null, segments[meta[k + 1]], meta, k));
+    } else {
+      // Without isWellFormed (Node 18) checkInput passes a string the native module refused.
+      const item = items[i];
+      out.push(failedRecord(checkInput(item).error ?? loneSurrogate(item)));
+    }
+  }
+  return out;
 }
 
 /**
@@ -225,14 +286,14 @@ function records(raws, bad) {
  * (`threads: 0`, one per core). Resolves to an array; never rejects for bad input.
  */
 async function mendMany(inputs, options) {
-  const { texts, bad } = batch(inputs);
-  return records(await native.mendMany(texts, nativeOptions(options)), bad);
+  const { items, lengths } = batch(inputs);
+  return records(await native.mendMany(items, lengths, nativeOptions(options)), items);
 }
 
 /** `mendMany` on the calling thread (its worker threads still run in parallel). */
 function mendManySync(inputs, options) {
-  const { texts, bad } = batch(inputs);
-  return records(native.mendManySync(texts, nativeOptions(options)), bad);
+  const { items, lengths } = batch(inputs);
+  return records(native.mendManySync(items, lengths, nativeOptions(options)), items);
 }
 
 /** `toolmend calls` with one set of options and tools (loaded once). */

@@ -39,12 +39,13 @@ use std::fmt::{self, Write as _};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::args::{Concat, Mender, Options, Target};
 use crate::bytes::cut;
+use crate::exact::object_members;
 
 /// Repairs that `--strict` also makes: they change the form of the text, never its grammar.
 const ALLOWED_IN_STRICT: &[&str] = &["unquote", "unescape", "duplicate_key"];
@@ -67,19 +68,25 @@ const SHOW_CHARS: usize = 300;
 
 /// Runs a batch of inputs through a command, the way the binary would.
 pub trait Runner {
-    /// Runs `toolmend COMMAND ARGS…` over `input` (its stdin) and returns what it writes on
-    /// stdout. `args` always holds `--records` and an `--input` framing, then the case's
-    /// options. `dir` is the fixture file's folder, for the relative paths in options.
+    /// Runs `toolmend COMMAND ARGS…` over the run's input (its stdin) and returns what it
+    /// writes on stdout.
     ///
     /// # Errors
     /// A message when the arguments are not valid for the command.
-    fn run(
-        &mut self,
-        command: &str,
-        args: &[String],
-        dir: &Path,
-        input: &[u8],
-    ) -> Result<Vec<u8>, String>;
+    fn run(&mut self, run: &Run<'_>) -> Result<Vec<u8>, String>;
+}
+
+/// One run of a command over a batch of cases.
+#[derive(Debug, Clone, Copy)]
+pub struct Run<'a> {
+    /// The command: `args`, `repair` or `calls`.
+    pub command: &'a str,
+    /// `--records` and an `--input` framing, then the cases' options.
+    pub args: &'a [String],
+    /// The fixture file's folder, for the relative paths in options.
+    pub dir: &'a Path,
+    /// The cases' inputs, as the command reads them on stdin.
+    pub input: &'a [u8],
 }
 
 /// Settings of a check run.
@@ -204,24 +211,7 @@ struct Fields(Vec<(String, Box<RawValue>)>);
 
 impl<'de> Deserialize<'de> for Fields {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Fields, D::Error> {
-        struct FieldsVisitor;
-        impl<'de> Visitor<'de> for FieldsVisitor {
-            type Value = Fields;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object (a fixture case)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
-                let mut fields: Vec<(String, Box<RawValue>)> = Vec::new();
-                while let Some((key, value)) = map.next_entry::<String, Box<RawValue>>()? {
-                    if fields.iter().any(|(k, _)| *k == key) {
-                        return Err(serde::de::Error::custom(format!("duplicate field {key:?}")));
-                    }
-                    fields.push((key, value));
-                }
-                Ok(Fields(fields))
-            }
-        }
-        deserializer.deserialize_map(FieldsVisitor)
+        object_members(deserializer, "a JSON object (a fixture case)", true).map(Fields)
     }
 }
 
@@ -607,17 +597,25 @@ fn run_fixture(
                         .collect(),
                 ),
             };
-            let mut args: Vec<String> = ["--records", "--input", framing]
+            let args: Vec<String> = ["--records", "--input", framing]
                 .into_iter()
                 .map(str::to_owned)
                 .chain(case_options.iter().cloned())
                 .collect();
-            let normal = run_batch(runner, command, &args, &dir, &input, batch.len());
+            let mut run = Run {
+                command,
+                args: &args,
+                dir: &dir,
+                input: input.as_bytes(),
+            };
+            let normal = run_batch(runner, &run, batch.len());
             let strict = if wants_strict {
+                let mut strict_args = args.clone();
                 if !case_options.iter().any(|o| o == "--strict") {
-                    args.push("--strict".into());
+                    strict_args.push("--strict".into());
                 }
-                run_batch(runner, command, &args, &dir, &input, batch.len()).map(Some)
+                run.args = &strict_args;
+                run_batch(runner, &run, batch.len()).map(Some)
             } else {
                 Ok(None)
             };
@@ -681,15 +679,8 @@ fn run_fixture(
     Ok(())
 }
 
-fn run_batch(
-    runner: &mut dyn Runner,
-    command: &str,
-    args: &[String],
-    dir: &Path,
-    input: &str,
-    count: usize,
-) -> Result<Vec<Outcome>, String> {
-    let output = runner.run(command, args, dir, input.as_bytes())?;
+fn run_batch(runner: &mut dyn Runner, run: &Run<'_>, count: usize) -> Result<Vec<Outcome>, String> {
+    let output = runner.run(run)?;
     let output = String::from_utf8(output).map_err(|e| format!("output is not UTF-8: {e}"))?;
     let outcomes = output
         .lines()

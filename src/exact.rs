@@ -7,6 +7,10 @@
 //! only by the caller (`--max-nesting`). The parser keeps its open containers on a heap stack,
 //! not the call stack.
 
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
 /// Why text is not one JSON value.
@@ -297,6 +301,47 @@ impl Parser<'_> {
             None => Err(Invalid::Syntax(self.i, "invalid \\u escape")),
         }
     }
+}
+
+/// Reads a JSON object's members in their order, for a reader that must see every key as
+/// written (serde_json's `Map` keeps only a key's last value). `expecting` names the object in
+/// serde's messages; with `unique`, a key written twice fails (`duplicate field "k"`, to which
+/// serde_json adds where), else each of its values is kept.
+pub(crate) fn object_members<'de, D, V>(
+    deserializer: D,
+    expecting: &'static str,
+    unique: bool,
+) -> Result<Vec<(String, V)>, D::Error>
+where
+    D: Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct Members<V> {
+        expecting: &'static str,
+        unique: bool,
+        values: PhantomData<V>,
+    }
+    impl<'de, V: Deserialize<'de>> Visitor<'de> for Members<V> {
+        type Value = Vec<(String, V)>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.expecting)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut members: Vec<(String, V)> = Vec::new();
+            while let Some((key, value)) = map.next_entry::<String, V>()? {
+                if self.unique && members.iter().any(|(k, _)| *k == key) {
+                    return Err(serde::de::Error::custom(format!("duplicate field {key:?}")));
+                }
+                members.push((key, value));
+            }
+            Ok(members)
+        }
+    }
+    deserializer.deserialize_map(Members {
+        expecting,
+        unique,
+        values: PhantomData,
+    })
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ pub mod tools;
 pub use args::{Concat, Mended, Mender, Options, Target, Truncated, mend_args, repair};
 pub use bytes::cut;
 pub use error::{Code, Error};
-pub use io::batch::{Input, MendedValue, mend_many, mend_many_with};
+pub use io::batch::{Input, MendedValue, mend_batches, mend_many, mend_many_with};
 pub use io::filter::{Filter, FilterOptions, MAX_THREADS, Summary};
 pub use io::input::Framing;
 pub use io::record::{original_text, write_repairs};
@@ -51,3 +51,8 @@ pub use tools::schema;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// docs/streaming.md's Rust example runs as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/streaming.md")]
+pub struct StreamingDoctests;

@@ -8,6 +8,9 @@ pub enum RepairKind {
     Unquote,
     /// An object or array written with escaped quotes and no outer quotes (`{\"a\":1}`).
     Unescape,
+    /// An object or array whose every double quote was doubled, as a CSV cell writes JSON
+    /// (`{""a"": 1}`, or `"{""a"": 1}"` with the cell's own quotes); the quotes were undoubled.
+    DoubledQuotes,
     /// A key appeared twice in one object; the last value is kept at the first position.
     DuplicateKey,
     /// The JSON was inside a markdown code fence.
@@ -100,6 +103,7 @@ impl RepairKind {
         match self {
             Unquote => "unquote",
             Unescape => "unescape",
+            DoubledQuotes => "doubled_quotes",
             DuplicateKey => "duplicate_key",
             CodeFence => "code_fence",
             Prose => "prose",
@@ -143,6 +147,7 @@ impl RepairKind {
         use RepairKind::*;
         match self {
             Unquote | Unescape | DuplicateKey => "unexpected text",
+            DoubledQuotes => "expected a string, found '\"\"'",
             CodeFence => "expected a JSON value, found a code fence",
             Prose | Jsonp => "expected a JSON value, found text",
             TrailingComma => "trailing comma",

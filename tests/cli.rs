@@ -775,17 +775,8 @@ print(json.dumps([child.returncode, out.decode(), err.decode()]))
         .into_iter()
         .chain(args.iter().copied())
         .collect();
-    let out = Command::new("python3")
-        .args(["-c", script, &serde_json::to_string(&argv).unwrap(), typed])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let argv = serde_json::to_string(&argv).unwrap();
+    serde_json::from_slice(&common::python3(&["-c", script, &argv, typed])).unwrap()
 }
 
 #[test]

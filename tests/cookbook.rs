@@ -1,5 +1,5 @@
-//! Every example in `docs/cookbook.md`, and the tools file examples of `docs/loop.md`, runs as
-//! written.
+//! Every example in `docs/cookbook.md` and `docs/streaming.md`, and the tools file examples of
+//! `docs/loop.md`, runs as written.
 //!
 //! The code blocks run in order, in one scratch folder (so a block can use the files an
 //! earlier one made), with the debug `toolmend` first on PATH. `sh` blocks run under
@@ -81,6 +81,20 @@ fn cookbook_examples_run_as_written() {
 fn loop_md_tools_file_examples_run_as_written() {
     let ran = run_doc("docs/loop.md", "loop-md", ALL);
     assert!(ran.sh >= 5, "only {} docs/loop.md blocks ran", ran.sh);
+}
+
+/// docs/streaming.md: the CLI example with its output, the Python and Node examples with theirs,
+/// and the progress display (defined here; python/tests/test_stream.py drives it). Its Rust
+/// example is a doc test (src/lib.rs).
+#[test]
+fn streaming_md_examples_run_as_written() {
+    let ran = run_doc("docs/streaming.md", "streaming-md", ALL);
+    assert!(
+        ran.sh >= 1,
+        "only {} docs/streaming.md sh blocks ran",
+        ran.sh
+    );
+    ran.check_packages(2, 1);
 }
 
 /// The README's Python and Node examples (its `$ ` shell lines are tests/readme.rs's).

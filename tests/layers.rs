@@ -1,20 +1,15 @@
 //! The module graph has no import circle (docs/architecture.md): per file, and per top-level
 //! module (a folder and its files counted as one).
 
+mod common;
+
 /// `tests/import_circles.py . EXTRA…` run from the crate root: its stdout, once it succeeded.
 fn import_circles(extra: &[&str]) -> String {
-    let out = std::process::Command::new("python3")
-        .args(["tests/import_circles.py", "."])
-        .args(extra)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    let args: Vec<&str> = ["tests/import_circles.py", "."]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect();
+    String::from_utf8_lossy(&common::python3(&args)).into_owned()
 }
 
 #[test]

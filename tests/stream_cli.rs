@@ -43,6 +43,16 @@ fn stream(args: &[&str], input: &[u8]) -> (Vec<Value>, i32) {
     (events, code(&out))
 }
 
+/// Streams the recorded transcript `name` read as `framing`; asserts its exit code is `status`
+/// and its events are well formed. The events, and the `end` event.
+fn transcript(name: &str, framing: &str, status: i32) -> (Vec<Value>, Value) {
+    let input = std::fs::read(fixture(name)).unwrap();
+    let (events, code) = stream(&["--input", framing], &input);
+    assert_eq!(code, status, "{name}");
+    let end = well_formed(&events).clone();
+    (events, end)
+}
+
 /// The events are well formed: each index starts once and ends once, arguments only grow, and
 /// `end` comes last. Returns the `end` event.
 fn well_formed(events: &[Value]) -> &Value {
@@ -110,10 +120,7 @@ fn kinds(events: &[Value]) -> Vec<&str> {
 
 #[test]
 fn openai_chat_completions_with_argument_fragments() {
-    let input = std::fs::read(fixture("openai_tool_calls.sse")).unwrap();
-    let (events, status) = stream(&["--input", "sse"], &input);
-    assert_eq!(status, 0);
-    let end = well_formed(&events);
+    let (events, end) = transcript("openai_tool_calls.sse", "sse", 0);
     assert_eq!(
         end["value"]["calls"],
         json!([
@@ -138,10 +145,7 @@ fn openai_chat_completions_with_argument_fragments() {
 
 #[test]
 fn anthropic_input_json_delta_with_thinking_and_text() {
-    let input = std::fs::read(fixture("anthropic_tool_use.sse")).unwrap();
-    let (events, status) = stream(&["--input", "sse"], &input);
-    assert_eq!(status, 0);
-    let end = well_formed(&events);
+    let (events, end) = transcript("anthropic_tool_use.sse", "sse", 0);
     assert_eq!(
         end["value"],
         json!({
@@ -158,10 +162,7 @@ fn anthropic_input_json_delta_with_thinking_and_text() {
 
 #[test]
 fn raw_hermes_markup_streamed_as_content() {
-    let input = std::fs::read(fixture("hermes_content.sse")).unwrap();
-    let (events, status) = stream(&["--input", "sse"], &input);
-    assert_eq!(status, 0);
-    let end = well_formed(&events);
+    let (events, end) = transcript("hermes_content.sse", "sse", 0);
     assert_eq!(
         end["value"],
         json!({
@@ -183,10 +184,7 @@ fn raw_hermes_markup_streamed_as_content() {
 
 #[test]
 fn a_call_cut_at_max_tokens_is_incomplete_with_exit_1() {
-    let input = std::fs::read(fixture("anthropic_max_tokens.sse")).unwrap();
-    let (events, status) = stream(&["--input", "sse"], &input);
-    assert_eq!(status, 1);
-    let end = well_formed(&events);
+    let (events, end) = transcript("anthropic_max_tokens.sse", "sse", 1);
     assert_eq!(end["ok"], false);
     assert_eq!(end["error"]["code"], "incomplete_call");
     assert!(kinds(&events).contains(&"incomplete"));
@@ -195,10 +193,7 @@ fn a_call_cut_at_max_tokens_is_incomplete_with_exit_1() {
 
 #[test]
 fn ollama_chat_lines_as_jsonl_deltas() {
-    let input = std::fs::read(fixture("ollama_chat.jsonl")).unwrap();
-    let (events, status) = stream(&["--input", "jsonl"], &input);
-    assert_eq!(status, 0);
-    let end = well_formed(&events);
+    let (_, end) = transcript("ollama_chat.jsonl", "jsonl", 0);
     assert_eq!(end["value"]["calls"][0]["parameters"]["tz"], "Asia/Tokyo");
     assert_eq!(end["value"]["reasoning"], "Need the time in Tokyo.");
 }

@@ -4,8 +4,10 @@
 //! text, which `index.js` parses and wraps (its `Record`, `ToolmendError`). Inputs that are not
 //! strings or buffers never get here: `index.js` answers them itself.
 
-use std::sync::Arc;
+use std::ffi::c_void;
+use std::sync::{Arc, OnceLock};
 
+use napi::JsValue;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use toolmend::calls::{CallOptions, Extracted, Failure, Shape};
@@ -164,6 +166,32 @@ pub struct Mender {
     inner: toolmend::Mender,
     max_bytes: usize,
     schema: Option<Schema>,
+    /// `mend_string`'s input as UTF-16 and as UTF-8, and its value as UTF-8 and as the text
+    /// of a JavaScript string: kept between calls.
+    units: Vec<u16>,
+    text: String,
+    value: Vec<u8>,
+    narrow: Vec<u8>,
+    wide: Vec<u16>,
+}
+
+/// A JavaScript value made by hand, returned as it is.
+pub struct Made(napi::sys::napi_value);
+
+impl TypeName for Made {
+    fn type_name() -> &'static str {
+        "unknown"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Unknown
+    }
+}
+
+impl ToNapiValue for Made {
+    unsafe fn to_napi_value(_env: napi::sys::napi_env, val: Self) -> Result<napi::sys::napi_value> {
+        Ok(val.0)
+    }
 }
 
 #[napi]
@@ -180,7 +208,97 @@ impl Mender {
             inner: toolmend::Mender::new(options),
             max_bytes,
             schema,
+            units: Vec::new(),
+            text: String::new(),
+            value: Vec::new(),
+            narrow: Vec::new(),
+            wide: Vec::new(),
         })
+    }
+
+    /// `mend_value` for a string without a schema, the way that costs least per call: the
+    /// string is copied as UTF-16 (no conversion in V8) and turned into UTF-8 here, and the
+    /// value's JSON text goes back as Latin-1 or UTF-16. Null for a string with a lone
+    /// surrogate (`index.js` makes that error).
+    #[napi(ts_return_type = "string | RawRecord | null")]
+    pub fn mend_string(&mut self, env: Env, text: napi::JsString) -> Result<Made> {
+        let env = env.raw();
+        let string = text.value().value;
+        let mut length = 0;
+        // SAFETY: a null buffer asks for the length only.
+        check(unsafe {
+            napi::sys::napi_get_value_string_utf16(
+                env,
+                string,
+                std::ptr::null_mut(),
+                0,
+                &mut length,
+            )
+        })?;
+        self.units.clear();
+        self.units.reserve(length + 1);
+        let mut written = 0;
+        // SAFETY: room for `length` units and napi's NUL; napi says how many it wrote.
+        check(unsafe {
+            napi::sys::napi_get_value_string_utf16(
+                env,
+                string,
+                self.units.as_mut_ptr(),
+                length + 1,
+                &mut written,
+            )
+        })?;
+        // SAFETY: napi wrote these `written` units.
+        unsafe { self.units.set_len(written) };
+        let mut made = std::ptr::null_mut();
+        if !utf16_to_utf8(&self.units, &mut self.text) {
+            // SAFETY: an out-pointer.
+            check(unsafe { napi::sys::napi_get_null(env, &mut made) })?;
+            return Ok(Made(made));
+        }
+        let input = toolmend::Input::from_bytes(self.text.as_bytes(), self.max_bytes);
+        let mended = match input.text().and_then(|t| self.inner.mend(t)) {
+            Ok(mended) => mended,
+            Err(error) => {
+                // SAFETY: `env` is this call's.
+                return Ok(Made(unsafe {
+                    RawRecord::to_napi_value(env, failed(&error, input.original()))?
+                }));
+            }
+        };
+        self.value.clear();
+        mended.write_value(&mut self.value);
+        // SAFETY: pointers and lengths of live vectors; V8 copies them.
+        let status = unsafe {
+            if self.value.iter().all(|&b| b < 0x80) {
+                napi::sys::napi_create_string_latin1(
+                    env,
+                    self.value.as_ptr().cast(),
+                    self.value.len() as isize,
+                    &mut made,
+                )
+            } else if self.value.iter().all(|&b| b < 0xc4) {
+                self.narrow.clear();
+                push_latin1(&mut self.narrow, &self.value);
+                napi::sys::napi_create_string_latin1(
+                    env,
+                    self.narrow.as_ptr().cast(),
+                    self.narrow.len() as isize,
+                    &mut made,
+                )
+            } else {
+                self.wide.clear();
+                push_utf16(&mut self.wide, &self.value);
+                napi::sys::napi_create_string_utf16(
+                    env,
+                    self.wide.as_ptr(),
+                    self.wide.len() as isize,
+                    &mut made,
+                )
+            }
+        };
+        check(status)?;
+        Ok(Made(made))
     }
 
     /// One input's record.
@@ -264,34 +382,544 @@ fn no_schema(options: Option<&MendOptions>) -> Result<()> {
     Ok(())
 }
 
-/// A batch of inputs, copied out of JavaScript so it can be mended off the main thread.
-pub struct Many {
-    texts: Vec<Either<String, Buffer>>,
+/// Where one input of a batch is in [`Batch`].
+#[derive(Clone, Copy)]
+enum Span {
+    /// A string: these UTF-16 units of `Batch::units`.
+    Text(usize, usize),
+    /// A Uint8Array: these bytes of `Batch::bytes`.
+    Bytes(usize, usize),
+    /// Not text: `index.js` makes its record (the error it already found).
+    Elsewhere,
+}
+
+/// A batch of inputs, copied out of JavaScript at once so it can be mended off the main thread:
+/// every string's UTF-16 one after another (a copy V8 makes without converting; each is turned
+/// into UTF-8 on the mending threads), and the bytes of the Uint8Arrays.
+pub struct Batch {
+    units: Vec<u16>,
+    bytes: Vec<u8>,
+    spans: Vec<Span>,
     options: Options,
     max_bytes: usize,
     threads: usize,
 }
 
-impl Many {
-    fn run(&self) -> Vec<RawRecord> {
-        let inputs: Vec<toolmend::Input<'_>> = self
-            .texts
-            .iter()
-            .map(|t| input(t, self.max_bytes))
-            .collect();
-        // Each record is built on the thread that mended its input, in parallel.
-        toolmend::mend_many_with(&inputs, &self.options, self.threads, |input, result| {
-            record(
-                input,
-                result.map(|mended| toolmend::MendedValue::from(&mended)),
+/// `lengths[i]`, from `index.js`: the length of the string `texts[i]`, -1 for a Uint8Array,
+/// -2 for anything else.
+fn copy_batch(texts: &Array, lengths: &[f64], options: Option<&MendOptions>) -> Result<Batch> {
+    no_schema(options)?;
+    let (options, max_bytes, threads) = self::options(options)?;
+    let count = texts.len() as usize;
+    if lengths.len() != count {
+        return Err(invalid_arg("one length per input".into()));
+    }
+    let total: usize = lengths
+        .iter()
+        .filter(|&&l| l > 0.0)
+        .map(|&l| l as usize)
+        .sum();
+    // One more unit: napi ends each copy with a NUL, which the next string overwrites.
+    let mut units: Vec<u16> = Vec::with_capacity(total + 1);
+    let mut bytes = Vec::new();
+    let mut spans = Vec::with_capacity(count);
+    let env = texts.value().env;
+    let array = texts.value().value;
+    for (i, &length) in lengths.iter().enumerate() {
+        if length < -1.5 {
+            spans.push(Span::Elsewhere);
+            continue;
+        }
+        let mut item = std::ptr::null_mut();
+        // SAFETY: `array` is the live array argument of this call, `item` an out-pointer.
+        check(unsafe { napi::sys::napi_get_element(env, array, i as u32, &mut item) })?;
+        if length < 0.0 {
+            let (start, data) = (bytes.len(), typed_array_bytes(env, item)?);
+            bytes.extend_from_slice(data);
+            spans.push(Span::Bytes(start, bytes.len()));
+            continue;
+        }
+        let start = units.len();
+        let room = (total - start).min(length as usize) + 1;
+        let mut written = 0;
+        // SAFETY: `room` units from `start` are within the capacity (`total + 1`); napi writes
+        // at most `room - 1` units and the NUL, and says how many it wrote.
+        check(unsafe {
+            napi::sys::napi_get_value_string_utf16(
+                env,
+                item,
+                units.as_mut_ptr().add(start),
+                room,
+                &mut written,
             )
-        })
+        })?;
+        // SAFETY: napi wrote these `written` units.
+        unsafe { units.set_len(start + written) };
+        spans.push(Span::Text(start, start + written));
+    }
+    Ok(Batch {
+        units,
+        bytes,
+        spans,
+        options,
+        max_bytes,
+        threads,
+    })
+}
+
+fn check(status: napi::sys::napi_status) -> Result<()> {
+    if status == napi::sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(invalid_arg(format!(
+            "an input of the batch could not be read (napi status {status})"
+        )))
     }
 }
 
-impl Task for Many {
-    type Output = Vec<RawRecord>;
-    type JsValue = Vec<RawRecord>;
+/// The bytes a Uint8Array (a Buffer) shows, borrowed for this call.
+fn typed_array_bytes<'a>(
+    env: napi::sys::napi_env,
+    value: napi::sys::napi_value,
+) -> Result<&'a [u8]> {
+    let mut kind = 0;
+    let mut length = 0;
+    let mut data = std::ptr::null_mut();
+    let mut buffer = std::ptr::null_mut();
+    let mut offset = 0;
+    // SAFETY: out-pointers only.
+    check(unsafe {
+        napi::sys::napi_get_typedarray_info(
+            env,
+            value,
+            &mut kind,
+            &mut length,
+            &mut data,
+            &mut buffer,
+            &mut offset,
+        )
+    })?;
+    if kind != napi::sys::TypedarrayType::uint8_array {
+        return Err(invalid_arg(
+            "an input of the batch is not a Uint8Array".into(),
+        ));
+    }
+    if data.is_null() || length == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: napi gives the array's data (already at its byte offset) and its length; the
+    // value is held by the caller's array for the whole call, and the slice is copied in it.
+    Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), length) })
+}
+
+/// What a record's numbers say in [`Records::meta`]: its kind, …
+const OK: f64 = 0.0;
+const FAILED: f64 = 1.0;
+/// …made by `index.js` (not text, or a string with a lone surrogate).
+const ELSEWHERE: f64 = 2.0;
+/// Numbers per record in `meta`: kind, segment, four bounds in the segment, error offset.
+const META: usize = 7;
+
+/// Every record of a batch: their texts in long strings (segments: two for each part of the
+/// batch a thread takes at once, about 128 KiB of input), and per record [`META`] numbers.
+/// An ok record's segment holds its value, its repairs (a JSON array) and what was dropped (a
+/// JSON array), one after another; a failed one's its code, message and original. Bounds
+/// count UTF-16 units, as JavaScript's `slice` does.
+pub struct Records {
+    segments: Vec<Segment>,
+    meta: Vec<f64>,
+}
+
+/// A segment's text: records whose every character is below U+0100 go to a one-byte
+/// segment (half the memory, and what V8 makes of such text anyway), the others to UTF-16.
+enum Segment {
+    Latin1(Vec<u8>),
+    Utf16(Vec<u16>),
+}
+
+/// The records of one part of a batch, and its two segments.
+struct Writer {
+    narrow: Vec<u8>,
+    wide: Vec<u16>,
+    meta: Vec<f64>,
+    /// The record being written, as UTF-8, and where its pieces end.
+    scratch: Vec<u8>,
+    ends: [usize; 3],
+}
+
+impl Writer {
+    fn new() -> Writer {
+        Writer {
+            narrow: Vec::new(),
+            wide: Vec::new(),
+            meta: Vec::new(),
+            scratch: Vec::new(),
+            ends: [0; 3],
+        }
+    }
+
+    /// Moves the record in `scratch` to a segment, with its kind and error offset.
+    fn put(&mut self, kind: f64, offset: f64) {
+        // Lead bytes from 0xC4 start characters from U+0100 on.
+        let is_wide = self.scratch.iter().any(|&b| b >= 0xc4);
+        let mut start = 0;
+        let mut bounds = [0.0; 4];
+        bounds[0] = if is_wide {
+            self.wide.len()
+        } else {
+            self.narrow.len()
+        } as f64;
+        for (k, &end) in self.ends.iter().enumerate() {
+            let piece = &self.scratch[start..end];
+            bounds[k + 1] = if is_wide {
+                push_utf16(&mut self.wide, piece);
+                self.wide.len()
+            } else {
+                push_latin1(&mut self.narrow, piece);
+                self.narrow.len()
+            } as f64;
+            start = end;
+        }
+        let segment = if is_wide { 1.0 } else { 0.0 };
+        self.meta.extend_from_slice(&[kind, segment]);
+        self.meta.extend_from_slice(&bounds);
+        self.meta.push(offset);
+        self.scratch.clear();
+    }
+
+    fn ok(&mut self, mended: &toolmend::Mended<'_>) {
+        mended.write_value(&mut self.scratch);
+        self.ends[0] = self.scratch.len();
+        toolmend::write_repairs(&mut self.scratch, mended.repairs());
+        self.ends[1] = self.scratch.len();
+        self.scratch.push(b'[');
+        for (i, dropped) in mended.dropped().enumerate() {
+            if i > 0 {
+                self.scratch.push(b',');
+            }
+            self.scratch.extend_from_slice(dropped.as_bytes());
+        }
+        self.scratch.push(b']');
+        self.ends[2] = self.scratch.len();
+        self.put(OK, -1.0);
+    }
+
+    fn failed(&mut self, error: &toolmend::Error, input: &toolmend::Input<'_>) {
+        for (k, text) in [error.code.as_str(), &error.message, &input.original()]
+            .into_iter()
+            .enumerate()
+        {
+            self.scratch.extend_from_slice(text.as_bytes());
+            self.ends[k] = self.scratch.len();
+        }
+        self.put(FAILED, error.offset.map_or(-1.0, |o| o as f64));
+    }
+
+    fn elsewhere(&mut self) {
+        self.ends = [0; 3];
+        self.put(ELSEWHERE, -1.0);
+    }
+
+    fn record(&mut self, input: &toolmend::Input<'_>, mender: &mut toolmend::Mender) {
+        match input.text().and_then(|text| mender.mend(text)) {
+            Ok(mended) => self.ok(&mended),
+            Err(error) => self.failed(&error, input),
+        }
+    }
+
+    fn finish(self) -> ([Segment; 2], Vec<f64>) {
+        let segments = [Segment::Latin1(self.narrow), Segment::Utf16(self.wide)];
+        (segments, self.meta)
+    }
+}
+
+/// How many of the first units are ASCII (below 0x80), sixteen at a time where it can.
+fn ascii_run<T: Copy + Into<u32>>(units: &[T]) -> usize {
+    let mut n = 0;
+    for chunk in units.chunks_exact(16) {
+        if chunk.iter().fold(0, |acc, &u| acc | u.into()) >= 0x80 {
+            break;
+        }
+        n += 16;
+    }
+    n + units[n..].iter().take_while(|&&u| u.into() < 0x80).count()
+}
+
+/// Appends valid UTF-8 whose characters are all below U+0100 as Latin-1.
+fn push_latin1(out: &mut Vec<u8>, utf8: &[u8]) {
+    out.reserve(utf8.len());
+    let mut i = 0;
+    while i < utf8.len() {
+        let run = ascii_run(&utf8[i..]);
+        out.extend_from_slice(&utf8[i..i + run]);
+        i += run;
+        if let Some(&b) = utf8.get(i) {
+            // 0xC2 or 0xC3 and a continuation byte: U+0080 to U+00FF.
+            out.push(((b & 0x03) << 6) | (utf8[i + 1] & 0x3f));
+            i += 2;
+        }
+    }
+}
+
+/// Appends valid UTF-8 as UTF-16.
+fn push_utf16(out: &mut Vec<u16>, utf8: &[u8]) {
+    out.reserve(utf8.len());
+    let mut i = 0;
+    while i < utf8.len() {
+        let run = ascii_run(&utf8[i..]);
+        out.extend(utf8[i..i + run].iter().map(|&b| u16::from(b)));
+        i += run;
+        let Some(&b) = utf8.get(i) else { break };
+        let width = match b {
+            0xc0..=0xdf => 2,
+            0xe0..=0xef => 3,
+            _ => 4,
+        };
+        let c = std::str::from_utf8(&utf8[i..i + width])
+            .ok()
+            .and_then(|s| s.chars().next())
+            .expect("the records are UTF-8");
+        let mut pair = [0; 2];
+        out.extend_from_slice(c.encode_utf16(&mut pair));
+        i += width;
+    }
+}
+
+/// UTF-16 as UTF-8 into `out` (cleared first); false at a lone surrogate.
+fn utf16_to_utf8(units: &[u16], out: &mut String) -> bool {
+    out.clear();
+    // SAFETY: only whole UTF-8 sequences are appended (ASCII, or a char's encoding), and
+    // `out` is cleared before returning false.
+    let bytes = unsafe { out.as_mut_vec() };
+    bytes.reserve(units.len());
+    let mut i = 0;
+    while i < units.len() {
+        let run = ascii_run(&units[i..]);
+        bytes.extend(units[i..i + run].iter().map(|&u| u as u8));
+        i += run;
+        let Some(&u) = units.get(i) else { break };
+        let (c, width) = if (0xd800..0xdc00).contains(&u) {
+            match units.get(i + 1) {
+                Some(&low) if (0xdc00..0xe000).contains(&low) => {
+                    let c = 0x10000 + ((u32::from(u) - 0xd800) << 10) + (u32::from(low) - 0xdc00);
+                    (char::from_u32(c), 2)
+                }
+                _ => (None, 1),
+            }
+        } else {
+            (char::from_u32(u32::from(u)), 1)
+        };
+        let Some(c) = c else {
+            bytes.clear();
+            return false;
+        };
+        let mut buf = [0; 4];
+        bytes.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        i += width;
+    }
+    true
+}
+
+impl Batch {
+    fn run(&self) -> Records {
+        let size = |i| match self.spans[i] {
+            Span::Text(a, b) | Span::Bytes(a, b) => b - a,
+            Span::Elsewhere => 0,
+        };
+        // Each batch is turned into UTF-8, mended and written on the thread that takes it.
+        let parts = toolmend::mend_batches(
+            self.spans.len(),
+            size,
+            &self.options,
+            self.threads,
+            |range, mender| {
+                let mut writer = Writer::new();
+                let mut text = String::new();
+                for &span in &self.spans[range] {
+                    match span {
+                        Span::Text(a, b) => {
+                            if utf16_to_utf8(&self.units[a..b], &mut text) {
+                                let input =
+                                    toolmend::Input::from_bytes(text.as_bytes(), self.max_bytes);
+                                writer.record(&input, mender);
+                            } else {
+                                writer.elsewhere();
+                            }
+                        }
+                        Span::Bytes(a, b) => {
+                            let input =
+                                toolmend::Input::from_bytes(&self.bytes[a..b], self.max_bytes);
+                            writer.record(&input, mender);
+                        }
+                        Span::Elsewhere => writer.elsewhere(),
+                    }
+                }
+                writer.finish()
+            },
+        );
+        let mut all = Records {
+            segments: Vec::with_capacity(parts.len() * 2),
+            meta: Vec::with_capacity(self.spans.len() * META),
+        };
+        for (segments, meta) in parts {
+            let first = all.segments.len() as f64;
+            all.meta.extend(meta.chunks_exact(META).flat_map(|m| {
+                let mut m: [f64; META] = m.try_into().expect("META numbers a record");
+                m[1] += first;
+                m
+            }));
+            all.segments.extend(segments);
+        }
+        all
+    }
+}
+
+impl TypeName for Records {
+    fn type_name() -> &'static str {
+        "Records"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+/// `node_api_create_external_string_latin1` and `_utf16` (Node 18.18 and 20.4 on): V8 keeps
+/// a segment where it is instead of copying it.
+type External<T> = unsafe extern "C" fn(
+    napi::sys::napi_env,
+    *mut T,
+    usize,
+    Option<unsafe extern "C" fn(napi::sys::napi_env, *mut c_void, *mut c_void)>,
+    *mut c_void,
+    *mut napi::sys::napi_value,
+    *mut bool,
+) -> napi::sys::napi_status;
+
+/// The two functions, looked up when first needed; None in a Node without them.
+fn external_strings() -> Option<(External<u8>, External<u16>)> {
+    static FOUND: OnceLock<Option<(usize, usize)>> = OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        // SAFETY: dlsym with the process's own symbols and NUL-terminated names.
+        let (latin1, utf16) = unsafe {
+            (
+                libc::dlsym(
+                    libc::RTLD_DEFAULT,
+                    c"node_api_create_external_string_latin1".as_ptr(),
+                ),
+                libc::dlsym(
+                    libc::RTLD_DEFAULT,
+                    c"node_api_create_external_string_utf16".as_ptr(),
+                ),
+            )
+        };
+        (!latin1.is_null() && !utf16.is_null()).then_some((latin1 as usize, utf16 as usize))
+    });
+    // SAFETY: the symbols are these functions, with the signature of js_native_api.h.
+    found.map(|(latin1, utf16)| unsafe {
+        (
+            std::mem::transmute::<usize, External<u8>>(latin1),
+            std::mem::transmute::<usize, External<u16>>(utf16),
+        )
+    })
+}
+
+/// Frees a segment V8 no longer needs (`hint`: its length).
+unsafe extern "C" fn free_segment<T>(
+    _env: napi::sys::napi_env,
+    data: *mut c_void,
+    hint: *mut c_void,
+) {
+    // SAFETY: `data` and `hint` are the pointer and length of a boxed slice leaked in `segment`.
+    drop(unsafe {
+        Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+            data.cast::<T>(),
+            hint as usize,
+        ))
+    });
+}
+
+/// A segment as a JavaScript string: external where Node can, else copied.
+fn segment(env: napi::sys::napi_env, segment: Segment) -> Result<napi::sys::napi_value> {
+    let mut string = std::ptr::null_mut();
+    let mut copied = false;
+    // SAFETY: the pointers and lengths are those of live vectors; a leaked box is freed by
+    // `free_segment`, which Node calls once (at once when it copies instead).
+    let status = unsafe {
+        match (segment, external_strings()) {
+            (Segment::Latin1(b), Some((latin1, _))) if !b.is_empty() => {
+                let b = Box::into_raw(b.into_boxed_slice());
+                latin1(
+                    env,
+                    b.cast(),
+                    b.len(),
+                    Some(free_segment::<u8>),
+                    b.len() as *mut c_void,
+                    &mut string,
+                    &mut copied,
+                )
+            }
+            (Segment::Utf16(u), Some((_, utf16))) if !u.is_empty() => {
+                let u = Box::into_raw(u.into_boxed_slice());
+                utf16(
+                    env,
+                    u.cast(),
+                    u.len(),
+                    Some(free_segment::<u16>),
+                    u.len() as *mut c_void,
+                    &mut string,
+                    &mut copied,
+                )
+            }
+            (Segment::Latin1(b), _) => napi::sys::napi_create_string_latin1(
+                env,
+                b.as_ptr().cast(),
+                b.len() as isize,
+                &mut string,
+            ),
+            (Segment::Utf16(u), _) => {
+                napi::sys::napi_create_string_utf16(env, u.as_ptr(), u.len() as isize, &mut string)
+            }
+        }
+    };
+    if status != napi::sys::Status::napi_ok {
+        return Err(napi::Error::new(
+            Status::GenericFailure,
+            "the records are too long for one JavaScript string",
+        ));
+    }
+    Ok(string)
+}
+
+impl ToNapiValue for Records {
+    /// `[segments, meta]`: an array of strings and a Float64Array.
+    unsafe fn to_napi_value(env: napi::sys::napi_env, val: Self) -> Result<napi::sys::napi_value> {
+        let mut segments = std::ptr::null_mut();
+        // SAFETY: `env` is the live env of this call; out-pointers only.
+        check(unsafe {
+            napi::sys::napi_create_array_with_length(env, val.segments.len(), &mut segments)
+        })?;
+        for (i, s) in val.segments.into_iter().enumerate() {
+            let string = segment(env, s)?;
+            // SAFETY: `segments` was made above with this length.
+            check(unsafe { napi::sys::napi_set_element(env, segments, i as u32, string) })?;
+        }
+        // SAFETY: as above.
+        let meta = unsafe { Float64Array::to_napi_value(env, Float64Array::new(val.meta))? };
+        let mut pair = std::ptr::null_mut();
+        // SAFETY: as above.
+        unsafe {
+            check(napi::sys::napi_create_array_with_length(env, 2, &mut pair))?;
+            check(napi::sys::napi_set_element(env, pair, 0, segments))?;
+            check(napi::sys::napi_set_element(env, pair, 1, meta))?;
+        }
+        Ok(pair)
+    }
+}
+
+impl Task for Batch {
+    type Output = Records;
+    type JsValue = Records;
 
     fn compute(&mut self) -> Result<Self::Output> {
         Ok(self.run())
@@ -302,37 +930,29 @@ impl Task for Many {
     }
 }
 
-/// Every input's record, in order, mended on the CLI's threads off the main thread.
-#[napi(ts_return_type = "Promise<RawRecord[]>")]
+/// Every input's record, in order, mended on the CLI's threads off the main thread:
+/// `[segments, meta]` (see [`Records`]). `index.js` makes the records.
+#[napi(ts_return_type = "Promise<[string[], Float64Array]>")]
 pub fn mend_many(
-    texts: Vec<Either<String, Buffer>>,
+    texts: Array,
+    lengths: Float64Array,
     options: Option<MendOptions>,
-) -> Result<AsyncTask<Many>> {
-    no_schema(options.as_ref())?;
-    let (options, max_bytes, threads) = self::options(options.as_ref())?;
-    Ok(AsyncTask::new(Many {
-        texts,
-        options,
-        max_bytes,
-        threads,
-    }))
+) -> Result<AsyncTask<Batch>> {
+    Ok(AsyncTask::new(copy_batch(
+        &texts,
+        &lengths,
+        options.as_ref(),
+    )?))
 }
 
 /// `mendMany` on the calling thread (its worker threads still run in parallel).
-#[napi]
+#[napi(ts_return_type = "[string[], Float64Array]")]
 pub fn mend_many_sync(
-    texts: Vec<Either<String, Buffer>>,
+    texts: Array,
+    lengths: Float64Array,
     options: Option<MendOptions>,
-) -> Result<Vec<RawRecord>> {
-    no_schema(options.as_ref())?;
-    let (options, max_bytes, threads) = self::options(options.as_ref())?;
-    Ok(Many {
-        texts,
-        options,
-        max_bytes,
-        threads,
-    }
-    .run())
+) -> Result<Records> {
+    Ok(copy_batch(&texts, &lengths, options.as_ref())?.run())
 }
 
 /// Settings of the calls extractor (all optional).

@@ -11,14 +11,14 @@
 //! the one object (a second object, a word, a log line). An ambiguous answer never allows.
 
 use std::collections::HashSet;
-use std::fmt;
 use std::time::Instant;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::config::ApprovalConfig;
-use super::process::{self, Ended, Group};
+use super::process::{self, Cut, Ended, Finished, Group};
+use crate::exact::object_members;
 
 /// The longest answer read (64 KiB): enough for any honest one. A longer answer fails closed,
 /// whatever it starts with.
@@ -33,14 +33,11 @@ pub enum Decision {
     Deny(Option<String>),
     /// The hook did not give a usable answer; the call is rejected.
     Failed(String),
-    /// The run's own deadline passed while the hook was deciding.
-    RunTimedOut,
-    /// A stop signal arrived while the hook was deciding.
-    Interrupted,
 }
 
-/// Runs the hook for one call; `run_deadline` bounds its timeout.
-pub fn ask(hook: &ApprovalConfig, request: &Value, run_deadline: Instant) -> Decision {
+/// Runs the hook for one call; `run_deadline` bounds its timeout. `Err` when the run must stop
+/// while the hook decides (its deadline, a stop signal).
+pub fn ask(hook: &ApprovalConfig, request: &Value, run_deadline: Instant) -> Result<Decision, Cut> {
     let mut input = serde_json::to_vec(request).unwrap_or_default();
     input.push(b'\n');
     let deadline = process::deadline(hook.timeout, run_deadline);
@@ -52,13 +49,21 @@ pub fn ask(hook: &ApprovalConfig, request: &Value, run_deadline: Instant) -> Dec
     let done = match process::run(&hook.command, &input, deadline, MAX_ANSWER, group) {
         Ok(done) => done,
         Err(e) => {
-            return Decision::Failed(format!("could not start {:?}: {e}", hook.command[0]));
+            let why = format!("could not start {:?}: {e}", hook.command[0]);
+            return Ok(Decision::Failed(why));
         }
     };
+    if let Some(cut) = done.ended.cut(run_deadline) {
+        return Err(cut);
+    }
+    Ok(decide(&done, hook))
+}
+
+/// What the hook's run `done` decides.
+fn decide(done: &Finished, hook: &ApprovalConfig) -> Decision {
     match done.ended {
-        Ended::Interrupted => return Decision::Interrupted,
-        Ended::TimedOut if Instant::now() >= run_deadline => return Decision::RunTimedOut,
-        Ended::TimedOut => {
+        // Its own timeout (an interruption was a cut).
+        Ended::TimedOut | Ended::Interrupted => {
             return Decision::Failed(format!(
                 "no answer within its timeout of {:?}; it was killed",
                 hook.timeout
@@ -160,21 +165,7 @@ struct Entries(Vec<(String, Value)>);
 
 impl<'de> Deserialize<'de> for Entries {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Entries, D::Error> {
-        struct EntriesVisitor;
-        impl<'de> Visitor<'de> for EntriesVisitor {
-            type Value = Entries;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(entry) = map.next_entry::<String, Value>()? {
-                    entries.push(entry);
-                }
-                Ok(Entries(entries))
-            }
-        }
-        deserializer.deserialize_map(EntriesVisitor)
+        object_members(deserializer, "a JSON object", false).map(Entries)
     }
 }
 

@@ -54,6 +54,27 @@ pub enum Ended {
     Stopped,
 }
 
+/// Why a child's run stops the whole run rather than fail on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cut {
+    /// The run's deadline passed while it ran; its group was killed.
+    RunTimedOut,
+    /// A stop signal arrived while it ran; its group was killed.
+    Interrupted,
+}
+
+impl Ended {
+    /// Whether this end stops the whole run: a stop signal, or a timeout at the run's own
+    /// deadline (`run_deadline`) rather than the child's.
+    pub fn cut(self, run_deadline: Instant) -> Option<Cut> {
+        match self {
+            Ended::Interrupted => Some(Cut::Interrupted),
+            Ended::TimedOut if Instant::now() >= run_deadline => Some(Cut::RunTimedOut),
+            _ => None,
+        }
+    }
+}
+
 /// What a child wrote on one stream: the first bytes up to the bound, and how many it wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Captured {

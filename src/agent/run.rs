@@ -10,9 +10,9 @@ use super::approval::{self, Decision, stderr_note};
 use super::config::{Config, InputMode};
 use super::conversation::{self, Message, Role};
 use super::events::Events;
-use super::process::{self, Ended, Group, Watch};
+use super::process::{self, Cut, Ended, Group, Watch};
 use super::sys;
-use super::tool::{self, ToolResult, ToolRun};
+use super::tool::{self, ToolResult};
 use crate::args::{Mender, Options, Target};
 use crate::calls::{self, Call, CallOptions, Event, Shape, Stream};
 use crate::error::Code;
@@ -228,10 +228,9 @@ impl Run<'_> {
                 Reply::Answer(answer) => return Ok((Status::Answered, answer, None)),
                 Reply::Malformed { code, message } => {
                     malformed_in_a_row += 1;
-                    self.events.emit(
+                    self.emit(
                         "parse.error",
                         json!({
-                            "iteration": self.iterations,
                             "code": code,
                             "message": message,
                             "in_a_row": malformed_in_a_row,
@@ -301,6 +300,14 @@ impl Run<'_> {
         )
     }
 
+    /// The stop for a child cut short by the run's deadline or a stop signal.
+    fn cut_short(&self, cut: Cut) -> Stop {
+        match cut {
+            Cut::RunTimedOut => self.timed_out(),
+            Cut::Interrupted => self.stopped_child(),
+        }
+    }
+
     fn stopped_child(&self) -> Stop {
         match sys::stop_requested() {
             Some(signal) => self.interrupted(signal),
@@ -325,10 +332,9 @@ impl Run<'_> {
             self.check()?;
             self.iterations += 1;
             let input = render(self.config, &self.messages);
-            self.events.emit(
+            self.emit(
                 "llm.request",
                 json!({
-                    "iteration": self.iterations,
                     "attempt": failures + 1,
                     "messages": self.messages.len(),
                     "bytes": input.len(),
@@ -360,10 +366,7 @@ impl Run<'_> {
             let problem = match ran {
                 Err(e) if process::cannot_start(&e) => {
                     let problem = format!("could not start {:?}: {e}", llm.command[0]);
-                    self.events.emit(
-                        "llm.response",
-                        json!({"iteration": self.iterations, "ok": false, "error": problem}),
-                    );
+                    self.emit_failed_reply(&problem);
                     return Err(Stop::new(
                         Status::ConfigError,
                         format!("the [llm] command {problem}; it is not retried"),
@@ -376,16 +379,7 @@ impl Run<'_> {
                         // up to the call's end when that is where its call was found.
                         let text = read.reply();
                         let reply = text[..cut.unwrap_or(text.len())].to_owned();
-                        self.events.emit(
-                            "llm.response",
-                            json!({
-                                "iteration": self.iterations,
-                                "ok": true,
-                                "elapsed_ms": done.elapsed.as_millis() as u64,
-                                "reply": reply,
-                                "stopped": true,
-                            }),
-                        );
+                        self.emit_reply(done.elapsed, &reply, true);
                         return Ok(reply);
                     }
                     Ended::Interrupted => return Err(self.stopped_child()),
@@ -404,15 +398,7 @@ impl Run<'_> {
                     Ended::Exited(_) if done.succeeded() => {
                         let reply = reply();
                         drop(read);
-                        self.events.emit(
-                            "llm.response",
-                            json!({
-                                "iteration": self.iterations,
-                                "ok": true,
-                                "elapsed_ms": done.elapsed.as_millis() as u64,
-                                "reply": reply,
-                            }),
-                        );
+                        self.emit_reply(done.elapsed, &reply, false);
                         return Ok(reply);
                     }
                     Ended::Exited(_) => format!(
@@ -423,10 +409,7 @@ impl Run<'_> {
                 },
             };
             failures += 1;
-            self.events.emit(
-                "llm.response",
-                json!({"iteration": self.iterations, "ok": false, "error": problem}),
-            );
+            self.emit_failed_reply(&problem);
             if failures > llm.retries {
                 return Err(Stop::new(
                     Status::LlmFailed,
@@ -442,6 +425,34 @@ impl Run<'_> {
     }
 
     /// Sleeps, waking for the deadline and for stop signals.
+    /// The `llm.response` event of a reply read (`stopped`: cut at its first call).
+    fn emit_reply(&mut self, elapsed: Duration, reply: &str, stopped: bool) {
+        let mut event = json!({
+            "ok": true,
+            "elapsed_ms": elapsed.as_millis() as u64,
+            "reply": reply,
+        });
+        if stopped {
+            event["stopped"] = true.into();
+        }
+        self.emit("llm.response", event);
+    }
+
+    /// The `llm.response` event of an LLM command that gave no reply.
+    fn emit_failed_reply(&mut self, problem: &str) {
+        self.emit("llm.response", json!({"ok": false, "error": problem}));
+    }
+
+    /// Writes an event of this iteration: `iteration`, then the fields of `data`.
+    fn emit(&mut self, kind: &str, data: Value) {
+        let mut event = Map::new();
+        event.insert("iteration".into(), self.iterations.into());
+        if let Value::Object(data) = data {
+            event.extend(data);
+        }
+        self.events.emit(kind, Value::Object(event));
+    }
+
     fn pause(&self, length: Duration) -> Result<(), Stop> {
         let until = process::deadline(length, self.deadline);
         loop {
@@ -498,7 +509,6 @@ impl Run<'_> {
         let parameters = Value::Object(call.parameters.clone());
         // A map, not `json!`, which would rewrite the parameters' numbers (`to_value`).
         let mut event = Map::new();
-        event.insert("iteration".into(), self.iterations.into());
         event.insert("tool".into(), call.tool.clone().into());
         event.insert("parameters".into(), parameters.clone());
         event.insert("terminate".into(), call.terminate.into());
@@ -507,7 +517,7 @@ impl Run<'_> {
             // What was mended to get the call (a value coerced to its schema, ...).
             event.insert("repairs".into(), calls::repairs_value(&call.repairs));
         }
-        self.events.emit("tool.call", Value::Object(event));
+        self.emit("tool.call", Value::Object(event));
         if tool.requires_approval {
             self.approve(call, &parameters, reason)?;
         }
@@ -520,22 +530,18 @@ impl Run<'_> {
         };
         let timeout = tool.timeout.unwrap_or(self.config.tool_timeout);
         let max_output = self.config.max_output;
-        let result = match tool::run(
+        let ran = tool::run(
             &call.tool,
             command,
             &parameters,
             timeout,
             self.deadline,
             max_output,
-        ) {
-            ToolRun::Done(result) => result,
-            ToolRun::RunTimedOut => return Err(self.timed_out()),
-            ToolRun::Interrupted => return Err(self.stopped_child()),
-        };
-        self.events.emit(
+        );
+        let result = ran.map_err(|cut| self.cut_short(cut))?;
+        self.emit(
             "tool.result",
             json!({
-                "iteration": self.iterations,
                 "tool": call.tool,
                 "elapsed_ms": result.elapsed.as_millis() as u64,
                 "result": result.value,
@@ -564,18 +570,16 @@ impl Run<'_> {
         if let Some(reason) = reason {
             request.insert("reason".into(), reason.into());
         }
-        let decision = approval::ask(hook, &Value::Object(request), self.deadline);
+        let decision = approval::ask(hook, &Value::Object(request), self.deadline)
+            .map_err(|cut| self.cut_short(cut))?;
         let (word, why) = match &decision {
             Decision::Allow => ("allow", None),
             Decision::Deny(reason) => ("deny", reason.clone()),
             Decision::Failed(why) => ("failed", Some(why.clone())),
-            Decision::RunTimedOut => return Err(self.timed_out()),
-            Decision::Interrupted => return Err(self.stopped_child()),
         };
-        self.events.emit(
+        self.emit(
             "approval.decided",
             json!({
-                "iteration": self.iterations,
                 "tool": call.tool,
                 "decision": word,
                 "reason": why,

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use super::process::{self, Captured, Ended, Group};
+use super::process::{self, Captured, Cut, Ended, Group};
 
 /// A tool's result.
 #[derive(Debug, Clone)]
@@ -22,19 +22,9 @@ pub struct ToolResult {
     pub elapsed: Duration,
 }
 
-/// How a tool call ended.
-#[derive(Debug, Clone)]
-pub enum ToolRun {
-    /// It ran (successfully or not, or past its own timeout): its result.
-    Done(ToolResult),
-    /// The run's deadline passed while it ran; its group was killed.
-    RunTimedOut,
-    /// A stop signal arrived while it ran; its group was killed.
-    Interrupted,
-}
-
 /// Runs `command` with `parameters` on stdin for at most `timeout`, and no later than
-/// `run_deadline`, keeping `max_output` bytes of each output stream.
+/// `run_deadline`, keeping `max_output` bytes of each output stream. `Err` when the run must
+/// stop (its deadline, a stop signal).
 pub fn run(
     name: &str,
     command: &[String],
@@ -42,7 +32,7 @@ pub fn run(
     timeout: Duration,
     run_deadline: Instant,
     max_output: usize,
-) -> ToolRun {
+) -> Result<ToolResult, Cut> {
     let deadline = process::deadline(timeout, run_deadline);
     let mut input = serde_json::to_vec(parameters).unwrap_or_default();
     input.push(b'\n');
@@ -54,7 +44,7 @@ pub fn run(
             let error = format!("could not start {:?}: {e}", command[0]);
             result.insert("ok".into(), false.into());
             result.insert("error".into(), error.clone().into());
-            return ToolRun::Done(ToolResult {
+            return Ok(ToolResult {
                 value: Value::Object(result),
                 stdout: String::new(),
                 failure: Some(error),
@@ -62,12 +52,13 @@ pub fn run(
             });
         }
     };
+    if let Some(cut) = done.ended.cut(run_deadline) {
+        return Err(cut);
+    }
     let code = match done.ended {
-        Ended::Interrupted => return ToolRun::Interrupted,
-        Ended::TimedOut if Instant::now() >= run_deadline => return ToolRun::RunTimedOut,
-        // Stopped: not asked for here (no watcher).
-        Ended::TimedOut | Ended::Stopped => None,
         Ended::Exited(status) => status.code(),
+        // Its own timeout (an interruption was a cut); Stopped: not asked for here (no watcher).
+        Ended::TimedOut | Ended::Interrupted | Ended::Stopped => None,
     };
     let stdout = done.stdout.text();
     result.insert("ok".into(), done.succeeded().into());
@@ -91,7 +82,7 @@ pub fn run(
     if let Some(error) = &failure {
         result.insert("error".into(), error.clone().into());
     }
-    ToolRun::Done(ToolResult {
+    Ok(ToolResult {
         value: Value::Object(result),
         stdout,
         failure,

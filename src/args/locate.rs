@@ -1,5 +1,6 @@
-//! Stage 4's first step: finding the JSON in text that has more around it (code fences,
-//! prose, a JSONP wrapper). Runs only when repairing.
+//! Finding the JSON in text that has more around it (code fences, prose, a JSONP wrapper):
+//! the unquote stage runs it on the input and on each string layer it decodes. Runs only when
+//! repairing.
 
 use crate::repair::{Repair, RepairKind};
 

@@ -1,96 +1,41 @@
-//! The args pipeline, composed: trim, unquote, split, repair, validate.
+//! The args pipeline, composed: [`Mender::mend`] runs trim, then unquote (which locates the
+//! JSON in each string layer), then split and repair (one parse), then validate, in that order,
+//! each once.
 //!
 //! [`Mender`] owns every buffer the stages use and reuses them from one input to the next, so
 //! mending a stream of lines allocates nothing per line once the buffers have grown.
 
+/// The settings every stage reads.
+mod options;
+
 // The stages, in the order they run; a stage imports only those above it.
 
-/// 1. Finding the JSON in text with more around it: code fences, prose.
+/// Finding the JSON in text with more around it: code fences, prose, a JSONP wrapper.
 pub(crate) mod locate;
 
-/// 2. Decoding string layers that hold JSON text.
+/// Decoding the string layers that hold JSON text, locating the JSON in each.
 pub(crate) mod unquote;
 
 /// The parser's stack of open arrays and objects.
 pub(crate) mod nesting;
 
-/// 3 and 4. Splitting values written one after another and repairing them: one pass that
-/// writes compact JSON as it reads.
+/// Splitting values written one after another and repairing them: one pass that writes
+/// compact JSON as it reads.
 pub(crate) mod parse;
+
+/// Checking the value: cut off, concatenated, not an object.
+pub(crate) mod validate;
 
 use std::borrow::Cow;
 use std::io::{self, Write};
 use std::ops::Range;
 
-use crate::args::locate::locate;
-use crate::args::parse::{Parser, Scratch};
-use crate::args::unquote::{Layer, decode, is_bare_escaped};
+use crate::args::parse::{Parser, Rules, Scratch, is_json};
+use crate::args::unquote::{Text, Unquoted, layer_note, unquote};
 use crate::error::{Code, Error};
-use crate::repair::{Repair, RepairKind, ends_inside_a_value, truncated, truncation};
+use crate::repair::Repair;
 
-/// What the value must be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Target {
-    /// A JSON object (tool-call arguments; the `args` command). Anything else is
-    /// `not_an_object`, and a string is unquoted while it holds JSON.
-    #[default]
-    Object,
-    /// Any JSON value (the `repair` command). A string is unquoted only when what it decodes
-    /// to is an object or an array.
-    Any,
-}
-
-/// What to do with several values written one after another (`{"a":1}{"b":2}`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Concat {
-    /// Keep the first; the others are reported in `dropped`.
-    #[default]
-    First,
-    /// Return all of them as an array (an array even when there is only one).
-    All,
-    /// Fail with `concatenated`.
-    Error,
-}
-
-/// What to do with input that was cut off before its end (see `repair::truncation`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Truncated {
-    /// Close what was left open and report it as repairs (`unterminated_container`, ...).
-    #[default]
-    Heal,
-    /// Refuse it with [`Code::Truncated`]: for a caller about to act on the value.
-    Error,
-}
-
-/// Settings of the pipeline.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Options {
-    /// What the value must be.
-    pub target: Target,
-    /// What to do with concatenated values.
-    pub concat: Concat,
-    /// No repairs: input that needs one fails with `invalid_json` at the place it needs it.
-    pub strict: bool,
-    /// How many string layers may be unquoted (`depth_exceeded` past it).
-    pub max_depth: u32,
-    /// How deep arrays and objects may nest (`too_deep` past it).
-    pub max_nesting: usize,
-    /// Heal input that was cut off, or refuse it.
-    pub truncated: Truncated,
-}
-
-impl Default for Options {
-    fn default() -> Options {
-        Options {
-            target: Target::Object,
-            concat: Concat::First,
-            strict: false,
-            max_depth: 10,
-            max_nesting: 1000,
-            truncated: Truncated::Heal,
-        }
-    }
-}
+pub use options::{Concat, Options, Target, Truncated};
 
 /// Runs the pipeline over one input after another, reusing its buffers.
 ///
@@ -231,101 +176,34 @@ impl Mender {
         self.repairs.clear();
         self.parts.clear();
         let options = self.options.clone();
-        let bytes = input.as_bytes();
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        let shift = input.len() - bytes.len();
-        let trimmed = bytes.trim_ascii();
-        if trimmed.is_empty() {
-            let what = if input.is_empty() {
-                "input is empty"
-            } else {
-                "input is only whitespace"
-            };
-            return Err(Error::whole(Code::EmptyInput, what));
-        }
-        // Offsets are in the input as given, BOM and leading whitespace included.
-        let lead = shift + (bytes.len() - bytes.trim_ascii_start().len());
-        let end = lead + trimmed.len();
-
-        let [mut cur, mut next] = std::mem::take(&mut self.layers);
-        let result =
-            self.unquote_and_parse(input.as_bytes(), lead, end, &options, &mut cur, &mut next);
-        self.layers = [cur, next];
-        let layers = match result {
-            // Text a strict reader finds ending inside a value was cut off, whatever the
-            // repairs could not make of it.
-            Err(error)
-                if options.truncated == Truncated::Error
-                    && !options.strict
-                    && error.code == Code::InvalidJson
-                    && ends_inside_a_value(input) =>
-            {
-                return Err(Error {
-                    code: Code::Truncated,
-                    message: format!(
-                        "the input was cut off before its end: it ends inside a JSON value \
-                         ({}); --truncated error refuses it",
-                        error.message
-                    ),
-                    offset: Some(end),
-                });
-            }
-            result => result?,
-        };
-
-        if options.truncated == Truncated::Error && truncated(&self.repairs, input) {
-            let what = match truncation(&self.repairs, input) {
-                Some(cut) => format!(
-                    "{}{}{}",
-                    cut.kind.as_str(),
-                    cut.offset
-                        .map_or(String::new(), |o| format!(" at byte {o}")),
-                    layer_note(layers)
-                ),
-                None => "it ends inside a JSON value".to_owned(),
-            };
-            return Err(Error {
-                code: Code::Truncated,
-                message: format!(
-                    "the input was cut off before its end: {what}; --truncated error refuses it"
-                ),
-                offset: Some(end),
-            });
-        }
-
-        if self.parts.len() > 1 && options.concat == Concat::Error {
-            return Err(Error::whole(
-                Code::Concatenated,
-                format!(
-                    "{} JSON values written one after another{}",
-                    self.parts.len(),
-                    layer_note(layers)
-                ),
-            ));
-        }
-        if options.target == Target::Object {
-            let checked = match options.concat {
-                Concat::All => self.parts.len(),
-                _ => 1,
-            };
-            for part in &self.parts[..checked] {
-                let found = match self.out[part.start] {
-                    b'{' => continue,
-                    b'[' => "an array",
-                    b'"' => "a string",
-                    b't' | b'f' => "a boolean",
-                    b'n' => "null",
-                    _ => "a number",
-                };
-                return Err(Error::whole(
-                    Code::NotAnObject,
-                    format!(
-                        "expected a JSON object, found {found}{}",
-                        layer_note(layers)
-                    ),
-                ));
-            }
-        }
+        let span = trim(input)?;
+        let mut layers = std::mem::take(&mut self.layers);
+        let keep_lone = !self.lone_surrogates_as_fffd;
+        let is_json = |text: &[u8]| is_json(text, options.max_nesting);
+        let found = unquote(
+            input.as_bytes(),
+            span.clone(),
+            &options,
+            keep_lone,
+            &is_json,
+            &mut self.repairs,
+            &mut layers,
+        );
+        let parsed = found.and_then(|found| {
+            self.parse(input.as_bytes(), &found, &layers)
+                .map(|()| found.layers)
+        });
+        self.layers = layers;
+        let layers = parsed.map_err(|error| validate::failed(error, input, span.end, &options))?;
+        validate::validate(
+            &self.out,
+            &self.parts,
+            &self.repairs,
+            input,
+            span.end,
+            layers,
+            &options,
+        )?;
         Ok(Mended {
             out: &self.out,
             parts: &self.parts,
@@ -334,272 +212,76 @@ impl Mender {
         })
     }
 
-    /// Stages 2 to 4 over `input[start..end]`: decodes string layers into `cur`/`next` (which
-    /// swap roles each layer), then parses the innermost text. Returns the number of layers.
-    fn unquote_and_parse(
+    /// Split and repair: parses the JSON the unquote stage `found` (in the input or in one of
+    /// the `layers` it decoded), then the text after a closing code fence, writing each value
+    /// to `out` and its range to `parts`.
+    fn parse(
         &mut self,
         input: &[u8],
-        start: usize,
-        end: usize,
-        options: &Options,
-        cur: &mut Vec<u8>,
-        next: &mut Vec<u8>,
-    ) -> Result<u32, Error> {
-        // A valid JSON string given to `repair` is a value as it stands: it is unquoted only
-        // when its layers, each a valid literal, end in a whole object or array. Neither the
-        // text it holds (`"{}` in `"\"{}"`, a fenced block) nor the input around it is mended.
-        let valid_string = options.target == Target::Any
-            && !options.strict
-            && input[start] == b'"'
-            && decode(
-                &input[start..end],
-                false,
-                true,
-                !self.lone_surrogates_as_fffd,
-                next,
-            )
-            .is_some();
-        let strict = options.strict || valid_string;
-        let (mut lo, mut hi) = (start, end);
-        let mut in_buffer = false;
-        let mut layers = 0u32;
-        let mut quoted_layers = 0u32;
-        let mut jsonp = false;
-        let mut tail = None;
-        // Where `tail` is: in the text being parsed, or (a string written with escaped quotes
-        // inside a code fence) in the text the last layer was decoded from; `Some(true)` when
-        // that was a buffer (now `next`), `Some(false)` when it was the input.
-        let mut tail_before: Option<bool> = None;
-        let mut escaped_string = false;
-        // Where the input's own text was found, to go back to if the layers hold no JSON.
-        let mut outer = None;
-        loop {
-            let text: &[u8] = if in_buffer { cur } else { input };
-            if !strict {
-                let found = locate(&text[..hi], lo, &mut self.repairs);
-                (lo, hi, jsonp, tail) = (found.start, found.end, found.jsonp, found.tail);
-                let body = text[lo..hi].trim_ascii_end();
-                hi = lo + body.len();
+        found: &Unquoted,
+        layers: &[Vec<u8>; 2],
+    ) -> Result<(), Error> {
+        let text_of = |text: Text| -> &[u8] {
+            match text {
+                Text::Input => input,
+                Text::Inner => &layers[0],
+                Text::Outer => &layers[1],
             }
-            outer.get_or_insert((lo, hi, jsonp, tail, self.repairs.len()));
-            let body = &text[lo..hi];
-            if body.is_empty() {
-                break;
-            }
-            let bare = is_bare_escaped(body);
-            if bare && valid_string {
-                // `{\"a\":1}` held by a valid string is text, not an object.
-                break;
-            }
-            // `\"hello world\"`: a string written with escaped quotes; its value is the string.
-            let bare_string = bare && body[0] == b'\\';
-            if !matches!(body[0], b'"' | b'\'') && !bare {
-                break;
-            }
-            let keep_lone = !self.lone_surrogates_as_fffd;
-            let Some(layer) = decode(body, bare, strict, keep_lone, next) else {
-                break;
-            };
-            let decoded = next.trim_ascii();
-            if !holds_json(decoded, options, bare, strict)? {
-                break;
-            }
-            if layers == options.max_depth {
-                return Err(Error::whole(
-                    Code::DepthExceeded,
-                    format!(
-                        "still a JSON string after {} unquote layers (--max-depth)",
-                        options.max_depth
-                    ),
-                ));
-            }
-            if !bare {
-                quoted_layers += 1;
-            }
-            note_layer(&mut self.repairs, &layer, body[0], bare, lo);
-            layers += 1;
-            let lead = next.len() - next.trim_ascii_start().len();
-            lo = lead;
-            hi = lead + decoded.len();
-            std::mem::swap(cur, next);
-            let was_in_buffer = in_buffer;
-            in_buffer = true;
-            if bare_string {
-                if tail.is_some() {
-                    tail_before = Some(was_in_buffer);
-                }
-                escaped_string = true;
-                break;
-            }
-        }
-        if layers > 0
-            && !escaped_string
-            && !matches!(
-                self.text_at(in_buffer, input, cur, lo, hi),
-                Some(b'{' | b'[')
-            )
-        {
-            // The layers end in a plain string: the value is the string as the input wrote
-            // it, not its contents (`"\"hi\""` stays that string).
-            let (outer_lo, outer_hi, outer_jsonp, outer_tail, outer_repairs) =
-                outer.expect("the loop ran once");
-            self.repairs.truncate(outer_repairs);
-            (lo, hi, jsonp, tail) = (outer_lo, outer_hi, outer_jsonp, outer_tail);
-            (in_buffer, layers, quoted_layers) = (false, 0, 0);
-            tail_before = None;
-        }
-        if quoted_layers > 0 {
-            note_unquote(&mut self.repairs, quoted_layers);
-        }
-        let text: &[u8] = if in_buffer { cur } else { input };
-        let mut parser = Parser::new(
-            &text[..hi],
-            lo,
+        };
+        let rules = Rules {
+            strict: found.strict,
+            max_nesting: self.options.max_nesting,
+            lone_surrogates_as_fffd: self.lone_surrogates_as_fffd,
+        };
+        let note = |mut err: Error| {
+            err.message.push_str(&layer_note(found.layers));
+            err
+        };
+        let text = text_of(found.text);
+        Parser::new(
+            &text[..found.end],
+            found.start,
             &mut self.out,
             &mut self.repairs,
             &mut self.scratch,
-            strict,
-            options.max_nesting,
+            rules,
         )
-        .lone_surrogates_as_fffd(self.lone_surrogates_as_fffd);
-        let note = |mut err: Error| {
-            err.message.push_str(&layer_note(layers));
-            err
-        };
-        parser.document(&mut self.parts, jsonp).map_err(note)?;
-        if let Some(tail) = tail {
+        .document(&mut self.parts, found.jsonp)
+        .map_err(note)?;
+        if let Some((text, at)) = found.tail {
             // Text after a closing code fence: prose, or more fenced values.
-            let text: &[u8] = match tail_before {
-                None => text,
-                Some(true) => next,
-                Some(false) => input,
-            };
             Parser::new(
-                text,
-                tail,
+                text_of(text),
+                at,
                 &mut self.out,
                 &mut self.repairs,
                 &mut self.scratch,
-                strict,
-                options.max_nesting,
+                rules,
             )
-            .lone_surrogates_as_fffd(self.lone_surrogates_as_fffd)
             .more_values(&mut self.parts, false)
             .map_err(note)?;
         }
-        Ok(layers)
-    }
-
-    fn text_at(
-        &self,
-        in_buffer: bool,
-        input: &[u8],
-        cur: &[u8],
-        lo: usize,
-        hi: usize,
-    ) -> Option<u8> {
-        let text = if in_buffer { cur } else { input };
-        text[lo..hi].first().copied()
+        Ok(())
     }
 }
 
-/// Whether a string layer's `decoded` text holds JSON to unquote into (`Err` for a string of
-/// only whitespace where an object is wanted).
-fn holds_json(decoded: &[u8], options: &Options, bare: bool, strict: bool) -> Result<bool, Error> {
-    Ok(match decoded.first() {
-        // `repair` takes a string for the JSON it holds only when that is JSON as it
-        // stands: `"["` or `"{a:b}"` stay strings (as json_repair and jsonrepair keep
-        // them), while `args`, which needs an object, also mends what a string holds.
-        Some(b'{' | b'[') if options.target == Target::Any && !bare => {
-            is_json(decoded, options.max_nesting)
-        }
-        Some(b'{' | b'[' | b'"') => true,
-        // For `args`, a string that decodes to code-fenced JSON (with or without
-        // prose around the block). `repair` keeps such a string: it is a valid value.
-        Some(_) => {
-            !strict
-                && options.target == Target::Object
-                && memchr::memmem::find(decoded, b"```").is_some()
-        }
-        None => {
-            if options.target == Target::Object {
-                return Err(Error::whole(
-                    Code::EmptyInput,
-                    "input is a JSON string holding only whitespace",
-                ));
-            }
-            false
-        }
-    })
-}
-
-/// The repairs of one string layer decoded at `lo` (its first byte `first`): unescaped text,
-/// single quotes, a missing closing quote, a raw quote, a lone surrogate.
-fn note_layer(repairs: &mut Vec<Repair>, layer: &Layer, first: u8, bare: bool, lo: usize) {
-    if bare {
-        repairs.push(Repair::at(RepairKind::Unescape, lo));
-    } else if first == b'\'' {
-        repairs.push(Repair::at(RepairKind::SingleQuotes, lo));
+/// Trim: the input past a byte order mark and white space, as a range of the input (offsets
+/// stay those of the input as given).
+fn trim(input: &str) -> Result<Range<usize>, Error> {
+    let bytes = input.as_bytes();
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let shift = input.len() - bytes.len();
+    let trimmed = bytes.trim_ascii();
+    if trimmed.is_empty() {
+        let what = if input.is_empty() {
+            "input is empty"
+        } else {
+            "input is only whitespace"
+        };
+        return Err(Error::whole(Code::EmptyInput, what));
     }
-    if layer.unterminated {
-        repairs.push(Repair::at(RepairKind::UnterminatedString, lo));
-    }
-    if let Some(at) = layer.raw_quote {
-        repairs.push(Repair::at(RepairKind::UnescapedQuote, lo + at));
-    }
-    if let Some(at) = layer.lone_surrogate {
-        repairs.push(Repair::at(RepairKind::LoneSurrogate, lo + at));
-    }
-}
-
-/// The `unquote` repair for `layers` quoted layers, after what locating the text reported
-/// (prose, a code fence, JSONP) and before the rest.
-fn note_unquote(repairs: &mut Vec<Repair>, layers: u32) {
-    let position = repairs
-        .iter()
-        .position(|r| {
-            r.kind != RepairKind::Prose
-                && r.kind != RepairKind::CodeFence
-                && r.kind != RepairKind::Jsonp
-        })
-        .unwrap_or(repairs.len());
-    repairs.insert(
-        position,
-        Repair {
-            kind: RepairKind::Unquote,
-            offset: None,
-            layers: Some(layers),
-            text: None,
-            path: None,
-        },
-    );
-}
-
-/// Whether `text` is one JSON value as it stands (a strict parse into scratch buffers; used only
-/// for strings that decode to something that opens like JSON).
-fn is_json(text: &[u8], max_nesting: usize) -> bool {
-    let (mut out, mut repairs, mut parts) = (Vec::new(), Vec::new(), Vec::new());
-    let mut scratch = Scratch::default();
-    Parser::new(
-        text,
-        0,
-        &mut out,
-        &mut repairs,
-        &mut scratch,
-        true,
-        max_nesting,
-    )
-    .document(&mut parts, false)
-    .is_ok()
-        && parts.len() == 1
-}
-
-fn layer_note(layers: u32) -> String {
-    match layers {
-        0 => String::new(),
-        1 => " (in the text decoded from 1 string layer)".to_owned(),
-        n => format!(" (in the text decoded from {n} string layers)"),
-    }
+    let lead = shift + (bytes.len() - bytes.trim_ascii_start().len());
+    Ok(lead..lead + trimmed.len())
 }
 
 /// Mends tool-call arguments with the default options: the object as compact JSON.

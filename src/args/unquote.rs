@@ -1,8 +1,267 @@
-//! Stage 2: decoding a JSON string literal that holds JSON text (`"{\"a\":1}"`).
+//! The unquote stage: decoding the JSON string literals that hold JSON text
+//! (`"{\"a\":1}"`, `'{"a": 1}'`, `{\"a\":1}`), layer after layer. Each decoded layer may hold
+//! its own framing (a code fence, prose), so the JSON is located in each before it is decoded.
+
+use std::ops::Range;
+
+use crate::args::locate::locate;
+use crate::args::options::{Options, Target};
+use crate::bytes::{find_any, hex4};
+use crate::error::{Code, Error};
+use crate::repair::{Repair, RepairKind};
+
+/// Which text holds what the unquote stage found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Text {
+    /// The input as given.
+    Input,
+    /// The innermost layer decoded (the first of the layer buffers).
+    Inner,
+    /// The layer the innermost was decoded from (the second buffer): where a code fence's tail
+    /// is when the fence held a string written with escaped quotes.
+    Outer,
+}
+
+/// Where the JSON to parse is once the string layers are decoded.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Unquoted {
+    /// The text that holds it, and its range there.
+    pub text: Text,
+    pub start: usize,
+    pub end: usize,
+    /// The value is wrapped in `callback(...)`: the parser drops the closing `)`.
+    pub jsonp: bool,
+    /// Where the text after a closing code fence starts, when there is any (it may hold more
+    /// values): which text, and the offset there.
+    pub tail: Option<(Text, usize)>,
+    /// How many string layers were decoded.
+    pub layers: u32,
+    /// Whether the rest reads strictly: `--strict`, or a valid JSON string given to `repair`,
+    /// which is a value as it stands.
+    pub strict: bool,
+}
+
+impl Unquoted {
+    /// Locates the JSON in `text` (this one's text) from `start`, recording what is left out.
+    fn locate(&mut self, text: &[u8], repairs: &mut Vec<Repair>) {
+        let found = locate(&text[..self.end], self.start, repairs);
+        let body = text[found.start..found.end].trim_ascii_end();
+        (self.start, self.end) = (found.start, found.start + body.len());
+        self.jsonp = found.jsonp;
+        self.tail = found.tail.map(|at| (self.text, at));
+    }
+}
+
+/// Decodes the string layers of `input[span]` into `layers` (the two buffers swap roles each
+/// layer, the innermost ending in the first), locating the JSON in each layer unless strict,
+/// and records each layer's repairs and the `unquote` repair. `is_json` says whether text is
+/// one JSON value as it stands (a strict parse, which belongs to a later stage).
+pub(crate) fn unquote(
+    input: &[u8],
+    span: Range<usize>,
+    options: &Options,
+    keep_lone: bool,
+    is_json: &dyn Fn(&[u8]) -> bool,
+    repairs: &mut Vec<Repair>,
+    layers: &mut [Vec<u8>; 2],
+) -> Result<Unquoted, Error> {
+    let [cur, next] = layers;
+    // A valid JSON string given to `repair` is a value as it stands: it is unquoted only
+    // when its layers, each a valid literal, end in a whole object or array. Neither the
+    // text it holds (`"{}` in `"\"{}"`, a fenced block) nor the input around it is mended.
+    let valid_string = options.target == Target::Any
+        && !options.strict
+        && input[span.start] == b'"'
+        && decode(&input[span.clone()], false, true, keep_lone, next).is_some();
+    let strict = options.strict || valid_string;
+    let mut found = Unquoted {
+        text: Text::Input,
+        start: span.start,
+        end: span.end,
+        jsonp: false,
+        tail: None,
+        layers: 0,
+        strict,
+    };
+    let mut quoted = 0u32;
+    // Where the input's own JSON was found, to go back to if the layers hold no JSON.
+    let mut outer = None;
+    // Whether the layers ended in a string written with escaped quotes (`\"hello world\"`),
+    // whose value is the string.
+    let escaped_string = loop {
+        let text: &[u8] = if found.text == Text::Input {
+            input
+        } else {
+            cur
+        };
+        if !strict {
+            found.locate(text, repairs);
+        }
+        outer.get_or_insert((found, repairs.len()));
+        let body = &text[found.start..found.end];
+        if body.is_empty() {
+            break false;
+        }
+        if !strict && let Some(inner) = doubled_quotes(body, is_json) {
+            // `{""a"": 1}`: JSON as a CSV cell holds it. Undoubled, the text is read again
+            // (it may hold its own layers or framing).
+            undouble(&body[inner.clone()], next);
+            repairs.push(Repair::at(RepairKind::DoubledQuotes, found.start));
+            found.layers += 1;
+            let decoded = next.trim_ascii();
+            let lead = next.len() - next.trim_ascii_start().len();
+            (found.start, found.end) = (lead, lead + decoded.len());
+            std::mem::swap(cur, next);
+            found.text = Text::Inner;
+            if let Some((Text::Inner, at)) = found.tail {
+                found.tail = Some((Text::Outer, at));
+            }
+            continue;
+        }
+        let bare = is_bare_escaped(body);
+        if bare && valid_string {
+            // `{\"a\":1}` held by a valid string is text, not an object.
+            break false;
+        }
+        if !matches!(body[0], b'"' | b'\'') && !bare {
+            break false;
+        }
+        let Some(layer) = decode(body, bare, strict, keep_lone, next) else {
+            break false;
+        };
+        let decoded = next.trim_ascii();
+        if !holds_json(decoded, options, bare, strict, is_json)? {
+            break false;
+        }
+        if found.layers == options.max_depth {
+            return Err(Error::whole(
+                Code::DepthExceeded,
+                format!(
+                    "still a JSON string after {} unquote layers (--max-depth)",
+                    options.max_depth
+                ),
+            ));
+        }
+        if !bare {
+            quoted += 1;
+        }
+        note_layer(repairs, &layer, body[0], bare, found.start);
+        found.layers += 1;
+        let lead = next.len() - next.trim_ascii_start().len();
+        (found.start, found.end) = (lead, lead + decoded.len());
+        let escaped_string = bare && body[0] == b'\\';
+        std::mem::swap(cur, next);
+        found.text = Text::Inner;
+        if let Some((Text::Inner, at)) = found.tail {
+            // The text the layer was decoded from is the second buffer now.
+            found.tail = Some((Text::Outer, at));
+        }
+        if escaped_string {
+            break true;
+        }
+    };
+    if found.layers > 0
+        && !escaped_string
+        && !matches!(cur[found.start..found.end].first(), Some(b'{' | b'['))
+    {
+        // The layers end in a plain string: the value is the string as the input wrote
+        // it, not its contents (`"\"hi\""` stays that string).
+        let (input_found, input_repairs) = outer.expect("the loop ran once");
+        repairs.truncate(input_repairs);
+        (found, quoted) = (input_found, 0);
+    }
+    if quoted > 0 {
+        note_unquote(repairs, quoted);
+    }
+    Ok(found)
+}
+
+/// Whether a string layer's `decoded` text holds JSON to unquote into (`Err` for a string of
+/// only whitespace where an object is wanted).
+fn holds_json(
+    decoded: &[u8],
+    options: &Options,
+    bare: bool,
+    strict: bool,
+    is_json: &dyn Fn(&[u8]) -> bool,
+) -> Result<bool, Error> {
+    Ok(match decoded.first() {
+        // `repair` takes a string for the JSON it holds only when that is JSON as it
+        // stands: `"["` or `"{a:b}"` stay strings (as json_repair and jsonrepair keep
+        // them), while `args`, which needs an object, also mends what a string holds.
+        Some(b'{' | b'[') if options.target == Target::Any && !bare => is_json(decoded),
+        Some(b'{' | b'[' | b'"') => true,
+        // For `args`, a string that decodes to code-fenced JSON (with or without
+        // prose around the block). `repair` keeps such a string: it is a valid value.
+        Some(_) => {
+            !strict
+                && options.target == Target::Object
+                && memchr::memmem::find(decoded, b"```").is_some()
+        }
+        None => {
+            if options.target == Target::Object {
+                return Err(Error::whole(
+                    Code::EmptyInput,
+                    "input is a JSON string holding only whitespace",
+                ));
+            }
+            false
+        }
+    })
+}
+
+/// The repairs of one string layer decoded at `lo` (its first byte `first`): unescaped text,
+/// single quotes, a missing closing quote, a raw quote, a lone surrogate.
+fn note_layer(repairs: &mut Vec<Repair>, layer: &Layer, first: u8, bare: bool, lo: usize) {
+    if bare {
+        repairs.push(Repair::at(RepairKind::Unescape, lo));
+    } else if first == b'\'' {
+        repairs.push(Repair::at(RepairKind::SingleQuotes, lo));
+    }
+    if layer.unterminated {
+        repairs.push(Repair::at(RepairKind::UnterminatedString, lo));
+    }
+    if let Some(at) = layer.raw_quote {
+        repairs.push(Repair::at(RepairKind::UnescapedQuote, lo + at));
+    }
+    if let Some(at) = layer.lone_surrogate {
+        repairs.push(Repair::at(RepairKind::LoneSurrogate, lo + at));
+    }
+}
+
+/// The `unquote` repair for `layers` quoted layers, after what locating the text reported
+/// (prose, a code fence, JSONP) and before the rest.
+fn note_unquote(repairs: &mut Vec<Repair>, layers: u32) {
+    let position = repairs
+        .iter()
+        .position(|r| {
+            r.kind != RepairKind::Prose
+                && r.kind != RepairKind::CodeFence
+                && r.kind != RepairKind::Jsonp
+        })
+        .unwrap_or(repairs.len());
+    repairs.insert(
+        position,
+        Repair {
+            kind: RepairKind::Unquote,
+            offset: None,
+            layers: Some(layers),
+            text: None,
+            path: None,
+        },
+    );
+}
+
+/// Where an error was found, for a message: in the text decoded from `layers` string layers.
+pub(crate) fn layer_note(layers: u32) -> String {
+    match layers {
+        0 => String::new(),
+        1 => " (in the text decoded from 1 string layer)".to_owned(),
+        n => format!(" (in the text decoded from {n} string layers)"),
+    }
+}
 
 /// What decoding one layer found besides the text.
-use crate::bytes::{find_any, hex4};
-
 #[derive(Debug, Default)]
 pub(crate) struct Layer {
     /// The literal had no closing quote (repair mode only).
@@ -170,6 +429,55 @@ pub(crate) fn decode(
     Some(layer)
 }
 
+/// The range of `text` holding an object or array whose every double quote is doubled, as a CSV
+/// cell writes JSON: `{""a"": ""x""}`, or `"{""a"": 1}"` with the cell's own quotes around it.
+/// Only text that is not JSON as it stands, whose first member or element opens with `""` and
+/// whose every run of quotes has an even length, is taken: `[""]` (valid) and `{"a": ""}` (single
+/// quotes) are not. A cell's opening quote and a quote run left odd at the very end (the cell's
+/// closing quote, or a pair cut in half) are not part of it. The scans run once per input, and
+/// only past that opening.
+fn doubled_quotes(text: &[u8], is_json: &dyn Fn(&[u8]) -> bool) -> Option<Range<usize>> {
+    let start = match text.first() {
+        Some(b'"') if matches!(text[1..].trim_ascii_start().first(), Some(b'{' | b'[')) => 1,
+        Some(b'{' | b'[') => 0,
+        _ => return None,
+    };
+    let body = text[start..].trim_ascii_start();
+    if !body[1..].trim_ascii_start().starts_with(b"\"\"") {
+        return None;
+    }
+    let mut end = text.len();
+    let mut quotes = memchr::memchr_iter(b'"', &text[start..]).peekable();
+    while let Some(at) = quotes.next() {
+        let mut run = 1;
+        while quotes.next_if_eq(&(at + run)).is_some() {
+            run += 1;
+        }
+        if run % 2 == 1 {
+            if start + at + run != text.len() {
+                return None;
+            }
+            end -= 1;
+        }
+    }
+    (!is_json(text)).then_some(start..end)
+}
+
+/// Writes `text` into `out` with each pair of double quotes made one.
+fn undouble(text: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    out.reserve(text.len());
+    let mut run = 0;
+    for at in memchr::memchr_iter(b'"', text) {
+        // Every run of quotes is even: keep the first of each pair.
+        if at >= run {
+            out.extend_from_slice(&text[run..=at]);
+            run = at + 2;
+        }
+    }
+    out.extend_from_slice(&text[run.min(text.len())..]);
+}
+
 /// Whether `text` is an object, an array or a string written with escaped quotes and no outer
 /// quotes: `{\"a\":1}`, `[\"x\"]` or `\"text\"`.
 pub(crate) fn is_bare_escaped(text: &[u8]) -> bool {
@@ -241,5 +549,27 @@ mod tests {
             dec(r#"{\"a\":\"x\\ny\"}"#, true, true).unwrap(),
             r#"{"a":"x\ny"}"#
         );
+    }
+
+    #[test]
+    fn doubled_quotes_are_found_only_where_every_quote_is_doubled() {
+        let not_json = |_: &[u8]| false;
+        let found = |text: &str| doubled_quotes(text.as_bytes(), &not_json);
+        assert_eq!(found(r#"{""a"": ""x""}"#), Some(0..14));
+        // The cell's own quotes are left out, and so is a closing one cut off.
+        assert_eq!(found(r#""{""a"": 1}""#), Some(1..11));
+        assert_eq!(found(r#""[""a""]"#), Some(1..8));
+        // A pair cut in half at the end.
+        assert_eq!(found(r#"{""a"": ""x"#), Some(0..11));
+        // A single quote inside, or no doubled quote opening the first member: not a cell.
+        assert_eq!(found(r#"{""a"": "b"}"#), None);
+        assert_eq!(found(r#"{"a": ""}"#), None);
+        assert_eq!(found(r#"{1: ""a""}"#), None);
+        assert_eq!(found(r#"""{}"#), None);
+        // Valid JSON as it stands is never undoubled.
+        assert_eq!(doubled_quotes(br#"[""]"#, &|_: &[u8]| true), None);
+        let mut out = Vec::new();
+        undouble(br#"{""a"": """", ""b"": ""\""x\""""}"#, &mut out);
+        assert_eq!(out, br#"{"a": "", "b": "\"x\""}"#);
     }
 }

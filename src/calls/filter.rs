@@ -1,13 +1,14 @@
 //! The `calls` command as a stream filter: replies in, one record (or value) out per reply.
 
-use std::io::{self, BufRead, Write};
+use std::io;
+use std::ops::{Deref, DerefMut};
 
 use serde_json::{Map, Value};
 
 use super::{CallOptions, Extracted, Failure, extract, extract_message, repairs_value};
 use crate::error::{Code, Error};
-use crate::io::filter::Summary;
-use crate::io::input::{Framing, InputReader, JSONL_TEXT_MEMBERS, RawInput, too_large};
+use crate::io::filter::{Filter, Item, Job, Output, Reading};
+use crate::io::input::{Framing, JSONL_TEXT_MEMBERS, RawInput, too_large};
 use crate::io::record::{Origin, Outcome, Record, Written, write_error_object};
 use crate::tools::schema::Violation;
 
@@ -68,59 +69,79 @@ impl Default for CallsFilterOptions {
 /// let out = String::from_utf8(out).unwrap();
 /// assert!(out.starts_with(r#"{"ok":true,"line":1,"value":{"calls":[{"tool":"get_time","parameters":{"tz":"UTC"}}]"#));
 /// ```
+///
+/// It is the stream driver of [`Filter`] (the same framing, output and error handling as
+/// `args`) with the calls job, one thread: [`Filter::run`] runs it.
 pub struct CallsFilter {
-    options: CallsFilterOptions,
+    filter: Filter,
 }
 
 impl CallsFilter {
     /// A filter with these settings.
     pub fn new(options: CallsFilterOptions) -> CallsFilter {
-        CallsFilter { options }
-    }
-
-    /// Reads `reader` to its end, writing to `out` and (without records) errors to `err`.
-    ///
-    /// # Errors
-    /// Only I/O errors (a broken pipe among them).
-    pub fn run<R: BufRead, W: Write, E: Write>(
-        &mut self,
-        reader: R,
-        file: Option<&str>,
-        out: &mut W,
-        err: &mut E,
-    ) -> io::Result<Summary> {
-        let mut summary = Summary::default();
-        let mut inputs = InputReader::new(reader, self.options.framing, self.options.max_bytes);
-        let mut buf = Vec::new();
-        while let Some((line, raw)) = inputs.next_input()? {
-            // A blank line between jsonl records is not a reply.
-            if self.options.framing == Framing::Jsonl
-                && matches!(raw, RawInput::Bytes(b) if b.trim_ascii().is_empty())
-            {
-                continue;
-            }
-            summary.inputs += 1;
-            buf.clear();
-            let ok = self.one(line, file, raw, &mut buf);
-            if ok || self.options.records {
-                out.write_all(&buf)?;
-                if self.options.line_buffered {
-                    out.flush()?;
-                }
-            } else {
-                out.flush()?;
-                err.write_all(&buf)?;
-                err.flush()?;
-            }
-            if !ok {
-                summary.failed += 1;
-            }
+        let reading = Reading {
+            framing: options.framing,
+            max_bytes: options.max_bytes,
+            line_buffered: options.line_buffered,
+            threads: 1,
+        };
+        let job = Box::new(Calls { options });
+        CallsFilter {
+            filter: Filter::with_job(reading, job),
         }
-        out.flush()?;
-        Ok(summary)
+    }
+}
+
+impl Deref for CallsFilter {
+    type Target = Filter;
+
+    fn deref(&self) -> &Filter {
+        &self.filter
+    }
+}
+
+impl DerefMut for CallsFilter {
+    fn deref_mut(&mut self) -> &mut Filter {
+        &mut self.filter
+    }
+}
+
+/// The job of `calls`: extracts the calls of each reply.
+struct Calls {
+    options: CallsFilterOptions,
+}
+
+impl Job for Calls {
+    /// Writes to `buf` only: a reply is small next to what extracting its calls holds.
+    fn one(&mut self, item: Item<'_>, buf: &mut Output) -> io::Result<Option<bool>> {
+        // A blank line between jsonl records is not a reply.
+        if self.options.framing == Framing::Jsonl
+            && matches!(item.raw, RawInput::Bytes(b) if b.trim_ascii().is_empty())
+        {
+            return Ok(None);
+        }
+        let start = buf.out.len();
+        let ok = self.record(item, &mut buf.out);
+        if !ok && !self.options.records {
+            buf.err.extend_from_slice(&buf.out[start..]);
+            buf.out.truncate(start);
+        }
+        Ok(Some(ok))
     }
 
-    fn one(&self, line: u64, file: Option<&str>, raw: RawInput<'_>, buf: &mut Vec<u8>) -> bool {
+    fn fresh(&self) -> Box<dyn Job> {
+        Box::new(Calls {
+            options: self.options.clone(),
+        })
+    }
+}
+
+impl Calls {
+    /// Appends the record (or value) of one reply to `buf`; whether the reply was accepted.
+    fn record(&self, item: Item<'_>, buf: &mut Vec<u8>) -> bool {
+        let Item {
+            line, file, raw, ..
+        } = item;
         let origin = Origin {
             line,
             file,

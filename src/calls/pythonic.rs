@@ -136,34 +136,24 @@ impl<'a> Py<'a> {
         if let Some(bare) = name.strip_suffix(".call") {
             name.truncate(bare.len());
         }
-        self.expect(b'(')?;
-        let mut args = Map::new();
-        loop {
-            self.ws();
-            if self.peek() == Some(b')') {
-                self.pos += 1;
-                break;
-            }
-            let key_at = self.pos;
-            let Some(key) = self.ident() else {
-                return self.err("expected a keyword argument");
+        let args = self.items(b'(', b')', "expected ',' or ')'", |py| {
+            let key_at = py.pos;
+            let Some(key) = py.ident() else {
+                return py.err("expected a keyword argument");
             };
-            self.ws();
-            if self.peek() != Some(b'=') {
-                self.pos = key_at;
-                return self.err("expected a keyword argument (name=value)");
+            py.ws();
+            if py.peek() != Some(b'=') {
+                py.pos = key_at;
+                return py.err("expected a keyword argument (name=value)");
             }
-            self.pos += 1;
-            let value = self.literal()?;
-            args.insert(key.to_owned(), value);
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b')') => {}
-                _ => return self.err("expected ',' or ')'"),
-            }
-        }
-        Ok(PyCall { name, args, start })
+            py.pos += 1;
+            Ok((key.to_owned(), py.literal()?))
+        })?;
+        Ok(PyCall {
+            name,
+            args: args.into_iter().collect(),
+            start,
+        })
     }
 
     fn literal(&mut self) -> Result<Value, PyError> {
@@ -207,30 +197,17 @@ impl<'a> Py<'a> {
     }
 
     fn dict(&mut self) -> Result<Value, PyError> {
-        self.expect(b'{')?;
-        let mut map = Map::new();
-        loop {
-            self.ws();
-            if self.peek() == Some(b'}') {
-                self.pos += 1;
-                return Ok(Value::Object(map));
-            }
-            let key = match self.literal()? {
+        let members = self.items(b'{', b'}', "expected ',' or '}'", |py| {
+            let key = match py.literal()? {
                 Value::String(s) => s,
                 Value::Number(n) => n.to_string(),
                 Value::Bool(b) => b.to_string(),
-                _ => return self.err("expected a string key"),
+                _ => return py.err("expected a string key"),
             };
-            self.expect(b':')?;
-            let value = self.literal()?;
-            map.insert(key, value);
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {}
-                _ => return self.err("expected ',' or '}'"),
-            }
-        }
+            py.expect(b':')?;
+            Ok((key, py.literal()?))
+        })?;
+        Ok(Value::Object(members.into_iter().collect()))
     }
 
     fn number(&mut self) -> Result<Value, PyError> {

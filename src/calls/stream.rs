@@ -129,11 +129,7 @@ impl Event {
                 "reasoning"
             }
             Event::CallStart { index, tool, id } => {
-                m.insert("index".into(), (*index).into());
-                m.insert("tool".into(), tool.clone().into());
-                if let Some(id) = id {
-                    m.insert("id".into(), id.clone());
-                }
+                name_call(&mut m, *index, Some(tool), id.as_ref());
                 "call_start"
             }
             Event::Arguments {
@@ -155,27 +151,15 @@ impl Event {
                 "call_end"
             }
             Event::Incomplete { index, incomplete } => {
-                m.insert("index".into(), (*index).into());
-                m.insert(
-                    "tool".into(),
-                    incomplete.tool.clone().map_or(Value::Null, Value::String),
-                );
-                if let Some(id) = &incomplete.id {
-                    m.insert("id".into(), id.clone());
-                }
+                let (tool, id) = (incomplete.tool.as_deref(), incomplete.id.as_ref());
+                name_call(&mut m, *index, tool, id);
                 m.insert("offset".into(), incomplete.offset.into());
                 m.insert("message".into(), incomplete.message.clone().into());
                 "incomplete"
             }
             Event::Invalid { index, rejected } => {
-                m.insert("index".into(), (*index).into());
-                m.insert(
-                    "tool".into(),
-                    rejected.tool.clone().map_or(Value::Null, Value::String),
-                );
-                if let Some(id) = &rejected.id {
-                    m.insert("id".into(), id.clone());
-                }
+                let (tool, id) = (rejected.tool.as_deref(), rejected.id.as_ref());
+                name_call(&mut m, *index, tool, id);
                 let mut e = Map::new();
                 e.insert("code".into(), rejected.error.code.as_str().into());
                 e.insert("message".into(), rejected.error.message.clone().into());
@@ -355,6 +339,20 @@ struct Ctx {
     close: Option<&'static str>,
 }
 
+impl Ctx {
+    /// One JSON value that holds whole calls (names and arguments); `strict` for marker-less
+    /// JSON.
+    fn whole_calls(strict: bool) -> Ctx {
+        Ctx {
+            args_of: None,
+            name_is_key: false,
+            strict,
+            seq: false,
+            close: None,
+        }
+    }
+}
+
 /// What the scan is in the middle of.
 enum Mode {
     Text,
@@ -374,6 +372,13 @@ enum Mode {
     SkipTo(&'static str),
 }
 
+impl Mode {
+    /// Reading JSON in this context.
+    fn json(ctx: Ctx) -> Mode {
+        Mode::Json(Box::new(CallReader::new(ctx)), ctx)
+    }
+}
+
 enum Head {
     /// `[TOOL_CALLS]`: whitespace, then JSON or `NAME[CALL_ID]id[ARGS]{…}`.
     Mistral {
@@ -383,10 +388,15 @@ enum Head {
         in_id: bool,
         spaced: bool,
     },
-    /// `<function=NAME>`.
-    Function { name: String },
-    /// `>>>NAME\n`.
-    Arrows { name: String },
+    /// A name up to `end`: `<function=NAME>` (the arguments then end at `</function>`),
+    /// `>>>NAME\n` (functionary, whose `>>>all` opens its text, not a call).
+    Name {
+        name: String,
+        end: u8,
+        close: Option<&'static str>,
+        /// A name that is no call.
+        not_a_call: Option<&'static str>,
+    },
     /// `open HEAD sep`: the head, then (for `function`) the name on the next line.
     Tagged {
         sep: &'static str,
@@ -962,14 +972,8 @@ impl Stream {
             match &mut self.mode {
                 Mode::Text => {
                     if b == b'{' && self.markers.markerless {
-                        let ctx = Ctx {
-                            args_of: None,
-                            name_is_key: false,
-                            strict: true,
-                            seq: false,
-                            close: None,
-                        };
-                        self.mode = Mode::Json(Box::new(CallReader::new(ctx)), ctx);
+                        let ctx = Ctx::whole_calls(true);
+                        self.mode = Mode::json(ctx);
                         continue;
                     }
                     if !self.markers.first[b as usize] {
@@ -1020,7 +1024,7 @@ impl Stream {
                         }
                         self.pos += 1;
                     } else if *ticks == 0 && matches!(b, b'{' | b'[') {
-                        self.mode = Mode::Json(Box::new(CallReader::new(ctx)), ctx);
+                        self.mode = Mode::json(ctx);
                     } else {
                         self.mode = Mode::Text;
                     }
@@ -1140,13 +1144,19 @@ impl Stream {
                 });
             }
             Action::Function => {
-                self.mode = Mode::Head(Head::Function {
+                self.mode = Mode::Head(Head::Name {
                     name: String::new(),
+                    end: b'>',
+                    close: Some("</function>"),
+                    not_a_call: None,
                 });
             }
             Action::Arrows => {
-                self.mode = Mode::Head(Head::Arrows {
+                self.mode = Mode::Head(Head::Name {
                     name: String::new(),
+                    end: b'\n',
+                    close: None,
+                    not_a_call: Some("all"),
                 });
             }
         }
@@ -1185,14 +1195,8 @@ impl Stream {
                     id.get_or_insert_with(String::new).push(b as char);
                 } else if name.is_empty() && !*spaced && b.is_ascii_whitespace() {
                 } else if name.is_empty() && matches!(b, b'[' | b'{') {
-                    let ctx = Ctx {
-                        args_of: None,
-                        name_is_key: false,
-                        strict: false,
-                        seq: false,
-                        close: None,
-                    };
-                    self.mode = Mode::Json(Box::new(CallReader::new(ctx)), ctx);
+                    let ctx = Ctx::whole_calls(false);
+                    self.mode = Mode::json(ctx);
                     return;
                 } else if !*spaced && is_name_byte(b) && name.len() < MAX_NAME {
                     name.push(b as char);
@@ -1209,44 +1213,16 @@ impl Stream {
                     give_up = true;
                 }
             }
-            Head::Function { name } => {
-                if b == b'>' && !name.is_empty() {
-                    let name = std::mem::take(name);
+            Head::Name {
+                name,
+                end,
+                close,
+                not_a_call,
+            } => {
+                if b == *end && !name.is_empty() && Some(name.as_str()) != *not_a_call {
+                    let (name, close) = (std::mem::take(name), *close);
                     self.start_call(name, None, events);
-                    self.mode = Mode::Body {
-                        ctx: Ctx {
-                            args_of: Some(self.slots.len() - 1),
-                            name_is_key: false,
-                            strict: false,
-                            seq: false,
-                            close: Some("</function>"),
-                        },
-                        ticks: 0,
-                        lang: false,
-                    };
-                    self.pos += 1;
-                    return;
-                } else if is_name_byte(b) && name.len() < MAX_NAME {
-                    name.push(b as char);
-                } else {
-                    give_up = true;
-                }
-            }
-            Head::Arrows { name } => {
-                if b == b'\n' && !name.is_empty() && name != "all" {
-                    let name = std::mem::take(name);
-                    self.start_call(name, None, events);
-                    self.mode = Mode::Body {
-                        ctx: Ctx {
-                            args_of: Some(self.slots.len() - 1),
-                            name_is_key: false,
-                            strict: false,
-                            seq: false,
-                            close: None,
-                        },
-                        ticks: 0,
-                        lang: false,
-                    };
+                    self.args_body(close);
                     self.pos += 1;
                     return;
                 } else if is_name_byte(b) && name.len() < MAX_NAME {
@@ -1309,14 +1285,8 @@ impl Stream {
         if let Some((name, id)) = args {
             let name = bare_name(&name).0;
             self.start_call(name, id.map(Value::String), events);
-            let ctx = Ctx {
-                args_of: Some(self.slots.len() - 1),
-                name_is_key: false,
-                strict: false,
-                seq: false,
-                close: None,
-            };
-            self.mode = Mode::Json(Box::new(CallReader::new(ctx)), ctx);
+            let ctx = self.args_ctx(None);
+            self.mode = Mode::json(ctx);
         }
         if consume {
             self.pos += 1;
@@ -1326,16 +1296,20 @@ impl Stream {
     /// After a name: whitespace and a fence, then the arguments of the last slot.
     fn args_body(&mut self, close: Option<&'static str>) {
         self.mode = Mode::Body {
-            ctx: Ctx {
-                args_of: Some(self.slots.len() - 1),
-                name_is_key: false,
-                strict: false,
-                seq: false,
-                close,
-            },
+            ctx: self.args_ctx(close),
             ticks: 0,
             lang: false,
         };
+    }
+
+    /// How the arguments of the last slot's call are read, up to `close` when a marker ends
+    /// them.
+    fn args_ctx(&self, close: Option<&'static str>) -> Ctx {
+        Ctx {
+            args_of: Some(self.slots.len() - 1),
+            close,
+            ..Ctx::whole_calls(false)
+        }
     }
 
     /// A call whose name the marker gave.
@@ -1404,7 +1378,8 @@ impl Stream {
             ));
             self.reasoning_sent = reasoning.len();
         }
-        let (mut ci, mut ii, mut ri) = (0, 0, 0);
+        // The first result of each list not yet matched to a call announced.
+        let mut next = [0; 3];
         let open: Vec<usize> = (0..self.slots.len())
             .filter(|&s| self.slots[s].index.is_some() && !self.slots[s].ended)
             .collect();
@@ -1412,52 +1387,28 @@ impl Stream {
             let slot = &self.slots[s];
             let (index, tool) = (slot.index.unwrap_or_default(), slot.tool.clone());
             let tool = tool.as_deref();
-            let call_at =
-                (ci..found.calls.len()).find(|&k| Some(found.calls[k].tool.as_str()) == tool);
-            let cut_at =
-                (ii..found.incomplete.len()).find(|&k| found.incomplete[k].tool.as_deref() == tool);
-            let bad_at =
-                (ri..found.rejected.len()).find(|&k| found.rejected[k].tool.as_deref() == tool);
-            let pick = if slot.closed {
-                call_at
-                    .map(|k| (0, k))
-                    .or(bad_at.map(|k| (2, k)))
-                    .or(cut_at.map(|k| (1, k)))
+            // A closed call is most likely a call; one still open when the reply ended, cut.
+            let order = if slot.closed {
+                [Ending::Call, Ending::Bad, Ending::Cut]
             } else {
-                cut_at
-                    .map(|k| (1, k))
-                    .or(call_at.map(|k| (0, k)))
-                    .or(bad_at.map(|k| (2, k)))
+                [Ending::Cut, Ending::Call, Ending::Bad]
             };
+            let pick = order.into_iter().find_map(|ending| {
+                (next[ending as usize]..ending.count(found))
+                    .find(|&k| ending.tool(found, k) == tool)
+                    .map(|k| (ending, k))
+            });
             self.slots[s].ended = true;
             match pick {
-                Some((0, k)) => {
-                    for call in &found.calls[ci..k] {
-                        let index = self.announce(call.tool.clone(), call.id.clone(), events);
-                        events.push(Event::CallEnd {
-                            index,
-                            call: call.clone(),
-                        });
+                Some((ending, k)) => {
+                    if ending == Ending::Call {
+                        // Calls before it that no slot announced.
+                        for j in next[ending as usize]..k {
+                            self.announce_ended(found, ending, j, events);
+                        }
                     }
-                    events.push(Event::CallEnd {
-                        index,
-                        call: found.calls[k].clone(),
-                    });
-                    ci = k + 1;
-                }
-                Some((1, k)) => {
-                    events.push(Event::Incomplete {
-                        index,
-                        incomplete: found.incomplete[k].clone(),
-                    });
-                    ii = k + 1;
-                }
-                Some((_, k)) => {
-                    events.push(Event::Invalid {
-                        index,
-                        rejected: found.rejected[k].clone(),
-                    });
-                    ri = k + 1;
+                    events.push(ending.event(found, k, index));
+                    next[ending as usize] = k + 1;
                 }
                 None => events.push(Event::Retracted {
                     index,
@@ -1465,33 +1416,27 @@ impl Stream {
                 }),
             }
         }
-        for call in &found.calls[ci..] {
-            let index = self.announce(call.tool.clone(), call.id.clone(), events);
-            events.push(Event::CallEnd {
-                index,
-                call: call.clone(),
-            });
+        for ending in [Ending::Call, Ending::Cut, Ending::Bad] {
+            for k in next[ending as usize]..ending.count(found) {
+                self.announce_ended(found, ending, k, events);
+            }
         }
-        for cut in &found.incomplete[ii..] {
-            let index = match &cut.tool {
-                Some(tool) => self.announce(tool.clone(), cut.id.clone(), events),
-                None => self.fresh_index(),
-            };
-            events.push(Event::Incomplete {
-                index,
-                incomplete: cut.clone(),
-            });
-        }
-        for bad in &found.rejected[ri..] {
-            let index = match &bad.tool {
-                Some(tool) => self.announce(tool.clone(), bad.id.clone(), events),
-                None => self.fresh_index(),
-            };
-            events.push(Event::Invalid {
-                index,
-                rejected: bad.clone(),
-            });
-        }
+    }
+
+    /// Result `k` of a list, for a call no slot announced: its `call_start` (when it has a
+    /// tool) and its end.
+    fn announce_ended(
+        &mut self,
+        found: &Extracted,
+        ending: Ending,
+        k: usize,
+        events: &mut Vec<Event>,
+    ) {
+        let index = match ending.tool(found, k) {
+            Some(tool) => self.announce(tool.to_owned(), ending.id(found, k).clone(), events),
+            None => self.fresh_index(),
+        };
+        events.push(ending.event(found, k, index));
     }
 
     fn fresh_index(&mut self) -> usize {
@@ -1505,6 +1450,72 @@ impl Stream {
         let index = self.fresh_index();
         events.push(Event::CallStart { index, tool, id });
         index
+    }
+}
+
+/// How an event names its call: `index`, `tool` (`null` when it was not written) and `id`
+/// (when there is one).
+fn name_call(m: &mut Map<String, Value>, index: usize, tool: Option<&str>, id: Option<&Value>) {
+    m.insert("index".into(), index.into());
+    m.insert("tool".into(), tool.map_or(Value::Null, Value::from));
+    if let Some(id) = id {
+        m.insert("id".into(), id.clone());
+    }
+}
+
+/// The three lists of a reply's results in which a call can end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// `calls`.
+    Call = 0,
+    /// `incomplete`.
+    Cut = 1,
+    /// `rejected`.
+    Bad = 2,
+}
+
+impl Ending {
+    fn count(self, found: &Extracted) -> usize {
+        match self {
+            Ending::Call => found.calls.len(),
+            Ending::Cut => found.incomplete.len(),
+            Ending::Bad => found.rejected.len(),
+        }
+    }
+
+    /// The tool of result `k` in this list.
+    fn tool(self, found: &Extracted, k: usize) -> Option<&str> {
+        match self {
+            Ending::Call => Some(found.calls[k].tool.as_str()),
+            Ending::Cut => found.incomplete[k].tool.as_deref(),
+            Ending::Bad => found.rejected[k].tool.as_deref(),
+        }
+    }
+
+    fn id(self, found: &Extracted, k: usize) -> &Option<Value> {
+        match self {
+            Ending::Call => &found.calls[k].id,
+            Ending::Cut => &found.incomplete[k].id,
+            Ending::Bad => &found.rejected[k].id,
+        }
+    }
+
+    /// The event that ends call `index` with result `k` of this list.
+    fn event(self, found: &Extracted, k: usize, index: usize) -> Event {
+        match self {
+            Ending::Call => Event::CallEnd {
+                index,
+                call: found.calls[k].clone(),
+            },
+            Ending::Cut => Event::Incomplete {
+                index,
+                incomplete: found.incomplete[k].clone(),
+            },
+            Ending::Bad => Event::Invalid {
+                index,
+                rejected: found.rejected[k].clone(),
+            },
+        }
     }
 }
 

@@ -2,13 +2,12 @@
 //! filters as the commands themselves.
 
 use std::io::{self, Write};
-use std::path::Path;
 
 use clap::Parser;
 use toolmend::Filter;
 use toolmend::Target;
 use toolmend::calls::CallsFilter;
-use toolmend::check::{CheckOptions, Runner, check};
+use toolmend::check::{CheckOptions, Run, Runner, check};
 
 use crate::cli::hints;
 use crate::cli::{CheckArgs, Cli, Command, ExitCode};
@@ -43,13 +42,13 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
 struct CliRunner;
 
 impl Runner for CliRunner {
-    fn run(
-        &mut self,
-        command: &str,
-        args: &[String],
-        dir: &Path,
-        input: &[u8],
-    ) -> Result<Vec<u8>, String> {
+    fn run(&mut self, run: &Run<'_>) -> Result<Vec<u8>, String> {
+        let Run {
+            command,
+            args,
+            dir,
+            input,
+        } = *run;
         let argv = ["toolmend", command]
             .into_iter()
             .map(str::to_owned)

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::num::NonZeroUsize;
+use std::ops::Range;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
@@ -146,19 +147,59 @@ where
     T: Send,
     F: Fn(&Input<'_>, Result<Mended<'_>, Error>) -> T + Sync,
 {
+    let size = |i: usize| match &inputs[i] {
+        Input::Text(text) => text.len(),
+        Input::Failed(..) => 0,
+    };
+    let batches = mend_batches(inputs.len(), size, options, threads, |range, mender| {
+        inputs[range]
+            .iter()
+            .map(|input| {
+                let result = input.text().and_then(|text| mender.mend(text));
+                keep(input, result)
+            })
+            .collect::<Vec<_>>()
+    });
+    batches.into_iter().flatten().collect()
+}
+
+/// The threads of [`mend_many`] for callers that hold their inputs in their own form (the Node
+/// package keeps them as UTF-16): the inputs `0..count`, `size(i)` about the bytes of input `i`,
+/// are cut into the same batches, and `batch` gets each batch's range of inputs and the thread's
+/// [`Mender`] (made with `options`), on the thread that takes it. One result per batch, in order.
+///
+/// ```
+/// use toolmend::{Mender, Options, mend_batches};
+///
+/// let inputs = ["{'a': 1,}", "[1]"];
+/// let out = mend_batches(inputs.len(), |i| inputs[i].len(), &Options::default(), 0, |range, mender: &mut Mender| {
+///     range.map(|i| mender.mend(inputs[i]).is_ok()).collect::<Vec<_>>()
+/// });
+/// assert_eq!(out.concat(), [true, false]);
+/// ```
+pub fn mend_batches<T, S, F>(
+    count: usize,
+    size: S,
+    options: &Options,
+    threads: usize,
+    batch: F,
+) -> Vec<T>
+where
+    T: Send,
+    S: Fn(usize) -> usize,
+    F: Fn(Range<usize>, &mut Mender) -> T + Sync,
+{
     let mut bounds = vec![0];
     let (mut bytes, mut start) = (0, 0);
-    for (i, input) in inputs.iter().enumerate() {
-        if let Input::Text(text) = input {
-            bytes += text.len();
-        }
+    for i in 0..count {
+        bytes += size(i);
         if bytes >= BATCH_BYTES || i + 1 - start >= BATCH_INPUTS {
             bounds.push(i + 1);
             (bytes, start) = (0, i + 1);
         }
     }
-    if start < inputs.len() {
-        bounds.push(inputs.len());
+    if start < count {
+        bounds.push(count);
     }
     let batches = bounds.len() - 1;
     let threads = match threads {
@@ -177,13 +218,7 @@ where
             if b >= batches {
                 break;
             }
-            let out: Vec<_> = inputs[bounds[b]..bounds[b + 1]]
-                .iter()
-                .map(|input| {
-                    let result = input.text().and_then(|text| mender.mend(text));
-                    keep(input, result)
-                })
-                .collect();
+            let out = batch(bounds[b]..bounds[b + 1], &mut mender);
             done.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push((b, out));
@@ -197,7 +232,7 @@ where
     });
     let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
     done.sort_unstable_by_key(|(b, _)| *b);
-    done.into_iter().flat_map(|(_, out)| out).collect()
+    done.into_iter().map(|(_, out)| out).collect()
 }
 
 #[cfg(test)]

@@ -67,6 +67,16 @@ pub struct Summary {
     pub failed: u64,
 }
 
+impl Summary {
+    /// Counts one input's result (`None`: no input).
+    fn count(&mut self, ok: Option<bool>) {
+        if let Some(ok) = ok {
+            self.inputs += 1;
+            self.failed += u64::from(!ok);
+        }
+    }
+}
+
 /// Output is handed to the writer in blocks of about this size (unless line-buffered).
 const BLOCK: usize = 64 << 10;
 
@@ -101,27 +111,66 @@ const IN_FLIGHT: usize = 2;
 /// assert!(out.lines().nth(2).unwrap().contains(r#""code":"not_an_object""#));
 /// ```
 pub struct Filter {
-    options: FilterOptions,
+    reading: Reading,
     worker: Worker,
     batches: Vec<Batch>,
+}
+
+/// How a filter reads its stream and writes its output, whatever its job.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reading {
+    /// How the stream is cut into inputs.
+    pub framing: Framing,
+    /// Inputs longer than this fail with `too_large`.
+    pub max_bytes: usize,
+    /// Flush after every record.
+    pub line_buffered: bool,
+    /// Threads, as [`FilterOptions::threads`].
+    pub threads: usize,
+}
+
+/// What a filter does with each input: `args` and `repair` mend it ([`Mend`]), `calls` reads
+/// its calls. One job runs on each thread.
+pub(crate) trait Job: Send {
+    /// Writes the result of one input to `buf`: a value or a record to `out`, or (an error
+    /// without records) its error record to `err`. Whether it succeeded; `None` when it is no
+    /// input (skipped, not counted).
+    ///
+    /// # Errors
+    /// Only those of the item's `direct` writer.
+    fn one(&mut self, item: Item<'_>, buf: &mut Output) -> io::Result<Option<bool>>;
+
+    /// The same job for another thread.
+    fn fresh(&self) -> Box<dyn Job>;
 }
 
 impl Filter {
     /// A filter with these settings.
     pub fn new(options: FilterOptions) -> Filter {
+        let reading = Reading {
+            framing: options.framing,
+            max_bytes: options.max_bytes,
+            line_buffered: options.line_buffered,
+            threads: options.threads,
+        };
+        Filter::with_job(reading, Box::new(Mend::new(options)))
+    }
+
+    /// A filter that runs `job` on each input.
+    pub(crate) fn with_job(reading: Reading, job: Box<dyn Job>) -> Filter {
         Filter {
-            worker: Worker::new(&options),
-            options,
+            reading,
+            worker: Worker::new(job),
             batches: Vec::new(),
         }
     }
 
     /// How many threads mend inputs in a run.
     fn threads(&self) -> usize {
-        if self.options.line_buffered || self.options.framing == Framing::Whole {
+        if self.reading.line_buffered || self.reading.framing == Framing::Whole {
             return 1;
         }
-        match self.options.threads {
+        match self.reading.threads {
             0 => thread::available_parallelism().map_or(1, |n| n.get().min(8)),
             n => n.min(MAX_THREADS),
         }
@@ -140,7 +189,7 @@ impl Filter {
         out: &mut W,
         err: &mut E,
     ) -> io::Result<Summary> {
-        let inputs = InputReader::new(reader, self.options.framing, self.options.max_bytes);
+        let inputs = InputReader::new(reader, self.reading.framing, self.reading.max_bytes);
         match self.threads() {
             1 => self.run_here(inputs, file, out, err),
             n => self.run_threaded(n, inputs, file, out, err),
@@ -156,6 +205,7 @@ impl Filter {
         err: &mut E,
     ) -> io::Result<Summary> {
         let worker = &mut self.worker;
+        let line_buffered = self.reading.line_buffered;
         let mut summary = Summary::default();
         loop {
             let (line, raw) = match inputs.next_input() {
@@ -168,27 +218,24 @@ impl Filter {
                     return Err(e);
                 }
             };
-            summary.inputs += 1;
             let ok = match raw {
                 RawInput::Bytes(bytes) if bytes.len() >= HUGE => {
                     worker.one_to(line, file, bytes, out)?
                 }
                 raw => worker.one(line, file, raw),
             };
-            if !ok {
-                summary.failed += 1;
-                if !worker.err.is_empty() {
-                    // Error records on stderr go out at once, in step with the values.
-                    worker.write_out(out)?;
-                    out.flush()?;
-                    err.write_all(&worker.err)?;
-                    worker.err.clear();
-                    err.flush()?;
-                }
-            }
-            if worker.options.line_buffered || worker.out.len() >= BLOCK {
+            summary.count(ok);
+            if ok == Some(false) && !worker.buf.err.is_empty() {
+                // Error records on stderr go out at once, in step with the values.
                 worker.write_out(out)?;
-                if worker.options.line_buffered {
+                out.flush()?;
+                err.write_all(&worker.buf.err)?;
+                worker.buf.err.clear();
+                err.flush()?;
+            }
+            if line_buffered || worker.buf.out.len() >= BLOCK {
+                worker.write_out(out)?;
+                if line_buffered {
                     out.flush()?;
                 }
             }
@@ -210,7 +257,6 @@ impl Filter {
         out: &mut W,
         err: &mut E,
     ) -> io::Result<Summary> {
-        let options = &self.options;
         let pool = &mut self.batches;
         let here = &mut self.worker;
         thread::scope(|scope| {
@@ -223,7 +269,7 @@ impl Filter {
             for _ in 1..n {
                 let (job_tx, job_rx) = mpsc::channel::<Batch>();
                 let (done_tx, done_rx) = mpsc::channel::<Batch>();
-                let mut worker = Worker::new(options);
+                let mut worker = Worker::new(here.job.fresh());
                 let started = thread::Builder::new().spawn_scoped(scope, move || {
                     for mut batch in job_rx {
                         batch.mend(&mut worker, file);
@@ -270,13 +316,10 @@ impl Filter {
                         let bytes = &whole[start..];
                         crew.hand_over(&mut batch, pool, here, file);
                         while crew.write_front(true, pool, out, err, &mut summary)? {}
-                        summary.inputs += 1;
-                        if !here.one_to(line, file, bytes, out)? {
-                            summary.failed += 1;
-                        }
+                        summary.count(here.one_to(line, file, bytes, out)?);
                         here.write_out(out)?;
-                        err.write_all(&here.err)?;
-                        here.err.clear();
+                        err.write_all(&here.buf.err)?;
+                        here.buf.err.clear();
                         continue;
                     }
                     batch.ends.push(Entry {
@@ -410,28 +453,29 @@ struct Batch {
     first_line: u64,
     data: Vec<u8>,
     ends: Vec<Entry>,
-    out: Vec<u8>,
-    err: Vec<u8>,
+    buf: Output,
     /// Without records: after each error, how much of `out` and `err` had been written, so the
     /// two streams are written in step.
     steps: Vec<(usize, usize)>,
     failed: u64,
+    /// Entries that were no input.
+    skipped: u64,
 }
 
 impl Batch {
     fn reset(&mut self) {
         self.data.clear();
         self.ends.clear();
-        self.out.clear();
-        self.err.clear();
+        self.buf.out.clear();
+        self.buf.err.clear();
         self.steps.clear();
         self.failed = 0;
+        self.skipped = 0;
     }
 
     /// Mends every input of the batch with `worker`, keeping the output in the batch.
     fn mend(&mut self, worker: &mut Worker, file: Option<&str>) {
-        std::mem::swap(&mut worker.out, &mut self.out);
-        std::mem::swap(&mut worker.err, &mut self.err);
+        std::mem::swap(&mut worker.buf, &mut self.buf);
         let mut start = 0;
         for (i, entry) in self.ends.iter().enumerate() {
             let bytes = &self.data[start..entry.end];
@@ -440,15 +484,19 @@ impl Batch {
                 Some(len) => RawInput::TooLarge { head: bytes, len },
                 None => RawInput::Bytes(bytes),
             };
-            if !worker.one(self.first_line + i as u64, file, raw) {
-                self.failed += 1;
-                if !worker.err.is_empty() {
-                    self.steps.push((worker.out.len(), worker.err.len()));
+            match worker.one(self.first_line + i as u64, file, raw) {
+                Some(true) => {}
+                Some(false) => {
+                    self.failed += 1;
+                    if !worker.buf.err.is_empty() {
+                        self.steps
+                            .push((worker.buf.out.len(), worker.buf.err.len()));
+                    }
                 }
+                None => self.skipped += 1,
             }
         }
-        std::mem::swap(&mut worker.out, &mut self.out);
-        std::mem::swap(&mut worker.err, &mut self.err);
+        std::mem::swap(&mut worker.buf, &mut self.buf);
     }
 
     /// Writes the batch's output and adds its counts to `summary`.
@@ -460,79 +508,122 @@ impl Batch {
     ) -> io::Result<Summary> {
         let (mut out_at, mut err_at) = (0, 0);
         for &(out_end, err_end) in &self.steps {
-            out.write_all(&self.out[out_at..out_end])?;
+            out.write_all(&self.buf.out[out_at..out_end])?;
             out.flush()?;
-            err.write_all(&self.err[err_at..err_end])?;
+            err.write_all(&self.buf.err[err_at..err_end])?;
             err.flush()?;
             (out_at, err_at) = (out_end, err_end);
         }
-        out.write_all(&self.out[out_at..])?;
-        summary.inputs += self.ends.len() as u64;
+        out.write_all(&self.buf.out[out_at..])?;
+        summary.inputs += self.ends.len() as u64 - self.skipped;
         summary.failed += self.failed;
         Ok(summary)
     }
 }
 
-/// Mends inputs one at a time into its own output buffers.
+/// One input of a stream: its line (or record) number, the file it is in, and its bytes.
+pub(crate) struct Item<'a> {
+    pub line: u64,
+    pub file: Option<&'a str>,
+    pub raw: RawInput<'a>,
+    /// For an input of many megabytes, where what `buf` held was just written: a job may
+    /// write the value straight there rather than copy it into `buf`.
+    pub direct: Option<&'a mut dyn Write>,
+}
+
+/// What a job writes: values and records, and the error records meant for stderr.
+#[derive(Default)]
+pub(crate) struct Output {
+    pub out: Vec<u8>,
+    pub err: Vec<u8>,
+}
+
+/// Runs its job on inputs one at a time, into its own output buffers.
 struct Worker {
-    options: FilterOptions,
-    mender: Mender,
-    out: Vec<u8>,
-    err: Vec<u8>,
+    job: Box<dyn Job>,
+    buf: Output,
 }
 
 impl Worker {
-    fn new(options: &FilterOptions) -> Worker {
+    fn new(job: Box<dyn Job>) -> Worker {
         Worker {
-            mender: Mender::new(options.mend.clone()),
-            options: options.clone(),
-            out: Vec::with_capacity(BLOCK + 4096),
-            err: Vec::new(),
+            job,
+            buf: Output {
+                out: Vec::with_capacity(BLOCK + 4096),
+                err: Vec::new(),
+            },
         }
     }
 
     fn write_out<W: Write>(&mut self, out: &mut W) -> io::Result<()> {
-        out.write_all(&self.out)?;
-        self.out.clear();
+        out.write_all(&self.buf.out)?;
+        self.buf.out.clear();
         Ok(())
     }
 
-    /// Mends one input and writes its result; returns whether it succeeded.
-    fn one(&mut self, line: u64, file: Option<&str>, raw: RawInput<'_>) -> bool {
-        self.mend_one(line, file, raw, None)
-            .expect("only the direct writer fails")
+    fn one(&mut self, line: u64, file: Option<&str>, raw: RawInput<'_>) -> Option<bool> {
+        let item = Item {
+            line,
+            file,
+            raw,
+            direct: None,
+        };
+        let ok = self.job.one(item, &mut self.buf);
+        ok.expect("only the direct writer fails")
     }
 
-    /// Mends an input of many megabytes: what `self.out` holds is written to `out` first, then
-    /// the result, with the value written straight from the mender's buffer instead of being
-    /// copied into `self.out` (a third of the memory such a line takes).
+    /// An input of many megabytes: what the buffer holds is written to `out` first, then the
+    /// result (see [`Item::direct`]).
     fn one_to<W: Write>(
         &mut self,
         line: u64,
         file: Option<&str>,
         bytes: &[u8],
         out: &mut W,
-    ) -> io::Result<bool> {
+    ) -> io::Result<Option<bool>> {
         self.write_out(out)?;
-        self.mend_one(line, file, RawInput::Bytes(bytes), Some(out))
+        let item = Item {
+            line,
+            file,
+            raw: RawInput::Bytes(bytes),
+            direct: Some(out),
+        };
+        self.job.one(item, &mut self.buf)
+    }
+}
+
+/// The job of `args` and `repair`: mends each input, and with a schema coerces and checks it.
+struct Mend {
+    options: FilterOptions,
+    mender: Mender,
+}
+
+impl Mend {
+    fn new(options: FilterOptions) -> Mend {
+        Mend {
+            mender: Mender::new(options.mend.clone()),
+            options,
+        }
     }
 
-    fn mend_one(
-        &mut self,
-        line: u64,
-        file: Option<&str>,
-        raw: RawInput<'_>,
-        direct: Option<&mut dyn Write>,
-    ) -> io::Result<bool> {
+    /// Mends one input and writes its result, the value straight to `direct` when there is
+    /// one; whether it succeeded.
+    fn mend_one(&mut self, item: Item<'_>, buf: &mut Output) -> io::Result<bool> {
+        let Item {
+            line,
+            file,
+            raw,
+            direct,
+        } = item;
         let mut origin = Origin {
             line,
             file,
             id: None,
         };
         let sink = if self.options.records {
-            &mut self.out
+            &mut buf.out
         } else {
-            &mut self.err
+            &mut buf.err
         };
         let bytes = match raw {
             RawInput::TooLarge { head, len } => {
@@ -570,11 +661,11 @@ impl Worker {
                             return Ok(false);
                         }
                     };
-                    let mut buf = Vec::new();
+                    let mut whole = Vec::new();
                     let target = if direct.is_some() {
-                        &mut buf
+                        &mut whole
                     } else {
-                        &mut self.out
+                        &mut buf.out
                     };
                     if self.options.records {
                         let outcome = Outcome::Ok {
@@ -590,18 +681,18 @@ impl Worker {
                         target.push(b'\n');
                     }
                     if let Some(out) = direct {
-                        out.write_all(&buf)?;
+                        out.write_all(&whole)?;
                     }
                     return Ok(true);
                 }
                 match (direct, self.options.records) {
-                    (None, true) => Record::mended(&origin, &mended).write(&mut self.out),
+                    (None, true) => Record::mended(&origin, &mended).write(&mut buf.out),
                     (None, false) => {
-                        mended.write_value(&mut self.out);
-                        self.out.push(b'\n');
+                        mended.write_value(&mut buf.out);
+                        buf.out.push(b'\n');
                     }
                     (Some(out), true) => {
-                        Record::mended(&origin, &mended).write_to(out, &mut self.out)?
+                        Record::mended(&origin, &mended).write_to(out, &mut buf.out)?
                     }
                     (Some(out), false) => {
                         mended.write_value_to(out)?;
@@ -615,6 +706,18 @@ impl Worker {
                 Ok(false)
             }
         }
+    }
+}
+
+impl Job for Mend {
+    /// A huge value is written straight from the mender's buffer instead of being copied into
+    /// the output buffer (a third of the memory such a line takes).
+    fn one(&mut self, item: Item<'_>, buf: &mut Output) -> io::Result<Option<bool>> {
+        self.mend_one(item, buf).map(Some)
+    }
+
+    fn fresh(&self) -> Box<dyn Job> {
+        Box::new(Mend::new(self.options.clone()))
     }
 }
 

@@ -378,6 +378,17 @@ impl Walk<'_> {
         self.parts.get(pointer).map(|v| v.is_valid(value))
     }
 
+    /// A pass over the same schema at the same path that reports into `repairs`: to try a
+    /// coercion that is kept only if its result is taken.
+    fn trial<'b>(&'b self, repairs: &'b mut Vec<Repair>) -> Walk<'b> {
+        Walk {
+            document: self.document,
+            parts: self.parts,
+            path: self.path.clone(),
+            repairs,
+        }
+    }
+
     fn report(&mut self) {
         self.repairs.push(Repair {
             kind: RepairKind::SchemaType,
@@ -447,6 +458,34 @@ impl Walk<'_> {
             // An open container of another type than the schema's may be wrapped at the end.
             return Partial::Unsure;
         }
+        self.each_child(
+            value,
+            node,
+            &pointer,
+            Some(first.as_str()),
+            |walk, child, sub, open| {
+                if open {
+                    merge(walk.partial(child, sub, rest, 0));
+                } else {
+                    walk.value(child, sub, 0);
+                }
+            },
+        );
+        found
+    }
+
+    /// Calls `visit` on each member of an object and item of an array that has a subschema
+    /// under `node` (at `pointer`), with that subschema's pointer and the path set to the
+    /// child's; `visit` is told whether the child is the one still open: the member named
+    /// `open`, or the last item when `open` is its index.
+    fn each_child(
+        &mut self,
+        value: &mut Value,
+        node: &Map<String, Value>,
+        pointer: &str,
+        open: Option<&str>,
+        mut visit: impl FnMut(&mut Self, &mut Value, String, bool),
+    ) {
         let depth = self.path.len();
         match value {
             Value::Object(map) => {
@@ -463,33 +502,25 @@ impl Walk<'_> {
                     };
                     self.path.push('/');
                     self.path.push_str(&escaped);
-                    if key == first {
-                        merge(self.partial(child, sub, rest, 0));
-                    } else {
-                        self.value(child, sub, 0);
-                    }
+                    visit(self, child, sub, open == Some(key.as_str()));
                     self.path.truncate(depth);
                 }
             }
             Value::Array(items) => {
                 let last = items.len().saturating_sub(1);
                 for (i, child) in items.iter_mut().enumerate() {
-                    let Some(sub) = item_schema(node, &pointer, i) else {
+                    let Some(sub) = item_schema(node, pointer, i) else {
                         continue;
                     };
+                    let index = i.to_string();
                     self.path.push('/');
-                    self.path.push_str(&i.to_string());
-                    if i == last && *first == i.to_string() {
-                        merge(self.partial(child, sub, rest, 0));
-                    } else {
-                        self.value(child, sub, 0);
-                    }
+                    self.path.push_str(&index);
+                    visit(self, child, sub, i == last && open == Some(index.as_str()));
                     self.path.truncate(depth);
                 }
             }
             _ => {}
         }
-        found
     }
 
     /// Coerces `value` to the subschema at `pointer`.
@@ -535,13 +566,8 @@ impl Walk<'_> {
         for branch in branches {
             let mut candidate = value.clone();
             let mut repairs = Vec::new();
-            let mut walk = Walk {
-                document: self.document,
-                parts: self.parts,
-                path: self.path.clone(),
-                repairs: &mut repairs,
-            };
-            walk.value(&mut candidate, branch.clone(), hops + 1);
+            self.trial(&mut repairs)
+                .value(&mut candidate, branch.clone(), hops + 1);
             if repairs.is_empty() || self.accepts(branch, &candidate) != Some(true) {
                 continue;
             }
@@ -629,13 +655,7 @@ impl Walk<'_> {
                 // One value for a list of them, when the items take it (coerced as they say).
                 let mut wrapped = Value::Array(vec![one.clone()]);
                 let mut repairs = Vec::new();
-                let mut walk = Walk {
-                    document: self.document,
-                    parts: self.parts,
-                    path: self.path.clone(),
-                    repairs: &mut repairs,
-                };
-                walk.children(&mut wrapped, pointer);
+                self.trial(&mut repairs).children(&mut wrapped, pointer);
                 let Value::Array(items) = &wrapped else {
                     unreachable!("wrapped in an array")
                 };
@@ -654,39 +674,9 @@ impl Walk<'_> {
         let Some(node) = node(self.document, pointer) else {
             return;
         };
-        let depth = self.path.len();
-        match value {
-            Value::Object(map) => {
-                let properties = node.get("properties").and_then(Value::as_object);
-                let additional = node.get("additionalProperties").filter(|a| a.is_object());
-                for (key, child) in map.iter_mut() {
-                    let escaped = escape(key);
-                    let sub = if properties.is_some_and(|p| p.contains_key(key)) {
-                        format!("{pointer}/properties/{escaped}")
-                    } else if additional.is_some() {
-                        format!("{pointer}/additionalProperties")
-                    } else {
-                        continue;
-                    };
-                    self.path.push('/');
-                    self.path.push_str(&escaped);
-                    self.value(child, sub, 0);
-                    self.path.truncate(depth);
-                }
-            }
-            Value::Array(items) => {
-                for (i, child) in items.iter_mut().enumerate() {
-                    let Some(sub) = item_schema(node, pointer, i) else {
-                        continue;
-                    };
-                    self.path.push('/');
-                    self.path.push_str(&i.to_string());
-                    self.value(child, sub, 0);
-                    self.path.truncate(depth);
-                }
-            }
-            _ => {}
-        }
+        self.each_child(value, node, pointer, None, |walk, child, sub, _| {
+            walk.value(child, sub, 0);
+        });
     }
 }
 

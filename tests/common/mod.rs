@@ -23,6 +23,22 @@ pub fn toolmend() -> assert_cmd::Command {
     assert_cmd::Command::from_std(command())
 }
 
+/// Runs `python3 ARGS…` from the crate's root (test scripts, the pty module); asserts it
+/// succeeded and returns its stdout.
+pub fn python3(args: &[&str]) -> Vec<u8> {
+    let out = Command::new("python3")
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "python3 {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// A fresh directory for one test, removed when dropped; its name holds `name`, the process id
 /// and a counter, so tests running at once never share one.
 pub struct TempDir(PathBuf);

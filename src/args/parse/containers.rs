@@ -109,35 +109,16 @@ impl<'a> Parser<'a> {
     /// closing brace (`false`). `comma` is where the comma before it was, if any.
     pub(super) fn begin_member(&mut self, mut comma: Option<usize>) -> Result<bool, Error> {
         loop {
-            self.skip_ws()?;
-            let at = self.pos;
-            match self.peek() {
-                None => {
-                    self.close_at_end()?;
-                    return Ok(false);
-                }
-                Some(b'}') => {
-                    if let Some(comma) = comma {
-                        self.fix(RepairKind::TrailingComma, comma)?;
-                    }
-                    self.pos += 1;
-                    self.close_frame();
-                    return Ok(false);
-                }
-                Some(b']') if !self.strict => {
+            let Some((at, byte)) = self.next_item(b'}', &mut comma)? else {
+                return Ok(false);
+            };
+            match byte {
+                b']' if !self.strict => {
                     if self.closer(b']', at)? {
                         return Ok(false);
                     }
                 }
-                Some(b',') if !self.strict => {
-                    self.fix(RepairKind::ExtraComma, at)?;
-                    self.pos += 1;
-                    comma = Some(at);
-                }
-                Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
-                    comma = self.skip_ellipsis(at)?;
-                }
-                Some(b'[') if !self.strict && comma.is_some() && self.array_closed_early(at) => {
+                b'[' if !self.strict && comma.is_some() && self.array_closed_early(at) => {
                     // `{"a": [1, 2], [3, 4], "b": 5}`: an array where a key should be, after
                     // a member whose value is an array: that array was closed too early, and
                     // its elements go on (json_repair's reading; it keeps every element).
@@ -147,7 +128,7 @@ impl<'a> Parser<'a> {
                     self.pos = at + 1;
                     return self.begin_element(None);
                 }
-                Some(b'{') if !self.strict && self.object_in_array() => {
+                b'{' if !self.strict && self.object_in_array() => {
                     // `[{"i":1,{"i":2}]`: the next element starts before the object closed.
                     if let Some(comma) = comma {
                         self.fix(RepairKind::TrailingComma, comma)?;
@@ -156,21 +137,21 @@ impl<'a> Parser<'a> {
                     self.close_frame();
                     return Ok(false);
                 }
-                Some(b'{') if !self.strict => {
+                b'{' if !self.strict => {
                     // `{"a": 1, {"b": 2}}`: a brace where a key should be; its members are the
                     // object's own (json_repair's reading), and the brace that closes them
                     // closes the object.
                     self.fix(RepairKind::ExtraBracket, at)?;
                     self.pos += 1;
                 }
-                Some(b'[') if !self.strict => {
+                b'[' if !self.strict => {
                     // `{"a": 1, ["x"], "b": 2}`: an array where a key should be has no key to
                     // be the value of: it is left out, and recorded.
                     let end = json_extent(self.src, at).unwrap_or(self.src.len());
                     self.note_prose(at, end);
                     self.pos = end;
                 }
-                Some(_) => {
+                _ => {
                     self.key()?;
                     self.colon()?;
                     return Ok(true);
@@ -183,39 +164,20 @@ impl<'a> Parser<'a> {
     /// closing bracket (`false`).
     pub(super) fn begin_element(&mut self, mut comma: Option<usize>) -> Result<bool, Error> {
         loop {
-            self.skip_ws()?;
-            let at = self.pos;
-            match self.peek() {
-                None => {
-                    self.close_at_end()?;
-                    return Ok(false);
-                }
-                Some(b']') => {
-                    if let Some(comma) = comma {
-                        self.fix(RepairKind::TrailingComma, comma)?;
-                    }
-                    self.pos += 1;
-                    self.close_frame();
-                    return Ok(false);
-                }
-                Some(b'}') if !self.strict => {
+            let Some((at, byte)) = self.next_item(b']', &mut comma)? else {
+                return Ok(false);
+            };
+            match byte {
+                b'}' if !self.strict => {
                     if self.closer(b'}', at)? {
                         return Ok(false);
                     }
                 }
-                Some(b')') if !self.strict => {
+                b')' if !self.strict => {
                     self.close_paren(at)?;
                     return Ok(false);
                 }
-                Some(b',') if !self.strict => {
-                    self.fix(RepairKind::ExtraComma, at)?;
-                    self.pos += 1;
-                    comma = Some(at);
-                }
-                Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
-                    comma = self.skip_ellipsis(at)?;
-                }
-                Some(b'-' | b'+') if !self.strict && lone_sign_len(&self.src[at..]).is_some() => {
+                b'-' | b'+' if !self.strict && lone_sign_len(&self.src[at..]).is_some() => {
                     // `[1, -]`, `[1, -` cut off: a sign with no digits is no number; the
                     // element is left out (json_repair's reading; not jsonrepair's `-0`).
                     self.fix(RepairKind::NumberFormat, at)?;
@@ -226,7 +188,7 @@ impl<'a> Parser<'a> {
                     }
                     comma = None;
                 }
-                Some(_) => {
+                _ => {
                     if self.scratch.nesting.add_member() {
                         self.out.push(b',');
                     }
@@ -234,6 +196,45 @@ impl<'a> Parser<'a> {
                     self.element_at = at;
                     return Ok(true);
                 }
+            }
+        }
+    }
+
+    /// What objects and arrays share after their opener or a comma: skips white space, stray
+    /// commas and ellipses (updating `comma`, where the last comma was), and closes the
+    /// container at its own `close` (a comma right before it was a trailing comma) or at the
+    /// end of the input (`None`). Else the offset and byte of what comes next.
+    #[inline(always)]
+    fn next_item(
+        &mut self,
+        close: u8,
+        comma: &mut Option<usize>,
+    ) -> Result<Option<(usize, u8)>, Error> {
+        loop {
+            self.skip_ws()?;
+            let at = self.pos;
+            match self.peek() {
+                None => {
+                    self.close_at_end()?;
+                    return Ok(None);
+                }
+                Some(byte) if byte == close => {
+                    if let Some(comma) = *comma {
+                        self.fix(RepairKind::TrailingComma, comma)?;
+                    }
+                    self.pos += 1;
+                    self.close_frame();
+                    return Ok(None);
+                }
+                Some(b',') if !self.strict => {
+                    self.fix(RepairKind::ExtraComma, at)?;
+                    self.pos += 1;
+                    *comma = Some(at);
+                }
+                Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
+                    *comma = self.skip_ellipsis(at)?;
+                }
+                Some(byte) => return Ok(Some((at, byte))),
             }
         }
     }

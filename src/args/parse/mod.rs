@@ -92,6 +92,18 @@ impl Quote {
     }
 }
 
+/// How a [`Parser`] reads: the same for every parse of one input.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Rules {
+    /// No repairs: the first place that needs one fails with `invalid_json`.
+    pub(crate) strict: bool,
+    /// How deep arrays and objects may nest (`too_deep` past it).
+    pub(crate) max_nesting: usize,
+    /// Write a `\u` escape naming half a surrogate pair as U+FFFD, a repair (for callers that
+    /// need the value as Unicode text); by default it is kept as written, as valid JSON.
+    pub(crate) lone_surrogates_as_fffd: bool,
+}
+
 /// Reads one document from `src[pos..]` and writes it, compact, to `out`.
 pub(crate) struct Parser<'a> {
     src: &'a [u8],
@@ -99,10 +111,9 @@ pub(crate) struct Parser<'a> {
     out: &'a mut Vec<u8>,
     repairs: &'a mut Vec<Repair>,
     scratch: &'a mut Scratch,
+    /// The fields of [`Rules`], read on every byte.
     strict: bool,
     max_nesting: usize,
-    /// Write a `\u` escape naming half a surrogate pair as U+FFFD, a repair (for callers that
-    /// need the value as Unicode text); by default it is kept as written, as valid JSON.
     lone_surrogates_as_fffd: bool,
     open_arrays: usize,
     open_objects: usize,
@@ -115,14 +126,14 @@ pub(crate) struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
+    /// A parser of `src` from `pos`, which appends to `out` and `repairs`.
     pub(crate) fn new(
         src: &'a [u8],
         pos: usize,
         out: &'a mut Vec<u8>,
         repairs: &'a mut Vec<Repair>,
         scratch: &'a mut Scratch,
-        strict: bool,
-        max_nesting: usize,
+        rules: Rules,
     ) -> Parser<'a> {
         scratch.nesting.clear();
         scratch.keys.clear();
@@ -133,9 +144,9 @@ impl<'a> Parser<'a> {
             out,
             repairs,
             scratch,
-            strict,
-            max_nesting,
-            lone_surrogates_as_fffd: false,
+            strict: rules.strict,
+            max_nesting: rules.max_nesting,
+            lone_surrogates_as_fffd: rules.lone_surrogates_as_fffd,
             open_arrays: 0,
             open_objects: 0,
             key_at: 0,
@@ -143,12 +154,6 @@ impl<'a> Parser<'a> {
             element_out: 0,
             element_at: 0,
         }
-    }
-
-    /// Writes lone surrogate escapes as U+FFFD, each a `lone_surrogate` repair.
-    pub(crate) fn lone_surrogates_as_fffd(mut self, yes: bool) -> Parser<'a> {
-        self.lone_surrogates_as_fffd = yes;
-        self
     }
 
     /// Reads every value up to the end of `src`: the first, and any concatenated after it
@@ -504,4 +509,20 @@ fn regex_len(s: &[u8]) -> Option<usize> {
         [] | [b',' | b'}' | b']' | b')' | b'\n' | b'\r', ..] | [b'/', b'/' | b'*', ..]
     );
     (ends || statement_end(rest)).then_some(end)
+}
+
+/// Whether `text` is one JSON value as it stands (a strict parse into scratch buffers; used only
+/// for strings that decode to something that opens like JSON).
+pub(crate) fn is_json(text: &[u8], max_nesting: usize) -> bool {
+    let (mut out, mut repairs, mut parts) = (Vec::new(), Vec::new(), Vec::new());
+    let mut scratch = Scratch::default();
+    let rules = Rules {
+        strict: true,
+        max_nesting,
+        lone_surrogates_as_fffd: false,
+    };
+    Parser::new(text, 0, &mut out, &mut repairs, &mut scratch, rules)
+        .document(&mut parts, false)
+        .is_ok()
+        && parts.len() == 1
 }

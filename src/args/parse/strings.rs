@@ -119,16 +119,11 @@ impl<'a> Parser<'a> {
                 if let Some(comma) = self.unclosed_before_member(run, p) {
                     // `{"a": "x', "b": 2}`: this quote opens the next member's key, so the
                     // string ended, unclosed, at the comma before it.
-                    self.out.extend_from_slice(src[run..comma].trim_ascii_end());
-                    self.pos = comma;
-                    return self.fix(RepairKind::MissingQuote, open);
+                    return self.end_unclosed(src[run..comma].trim_ascii_end(), comma, open);
                 }
                 // `"he said "hi" twice"`: a quote that is not followed by what can follow a
                 // string is part of it.
-                if !noted.quote {
-                    noted.quote = true;
-                    self.fix(RepairKind::UnescapedQuote, p)?;
-                }
+                self.fix_once(&mut noted.quote, RepairKind::UnescapedQuote, p)?;
                 self.out.extend_from_slice(&src[run..p]);
                 if c == b'"' || c == b'\'' {
                     if c == b'"' {
@@ -182,9 +177,8 @@ impl<'a> Parser<'a> {
                     }
                     Some(b'\'') if !self.strict => {
                         // `\'` is an escape in Python and JavaScript strings, not in JSON.
-                        if quote != Quote::Single && !noted.escape {
-                            noted.escape = true;
-                            self.fix(RepairKind::InvalidEscape, p)?;
+                        if quote != Quote::Single {
+                            self.fix_once(&mut noted.escape, RepairKind::InvalidEscape, p)?;
                         }
                         self.out.extend_from_slice(&src[run..p]);
                         self.out.push(b'\'');
@@ -194,20 +188,14 @@ impl<'a> Parser<'a> {
                     _ if !self.strict && is_cut_escape(&src[p..]) => {
                         // `"abc\u00` or `"abc\` at the end of the input: half an escape names
                         // nothing; it is left out (and the string recorded as unterminated).
-                        if !noted.escape {
-                            noted.escape = true;
-                            self.fix(RepairKind::InvalidEscape, p)?;
-                        }
+                        self.fix_once(&mut noted.escape, RepairKind::InvalidEscape, p)?;
                         self.out.extend_from_slice(&src[run..p]);
                         p = src.len();
                         run = p;
                     }
                     _ => {
                         // Keep the backslash as written: the text after it stays as it was.
-                        if !noted.escape {
-                            noted.escape = true;
-                            self.fix(RepairKind::InvalidEscape, p)?;
-                        }
+                        self.fix_once(&mut noted.escape, RepairKind::InvalidEscape, p)?;
                         self.out.extend_from_slice(&src[run..p]);
                         self.out.extend_from_slice(b"\\\\");
                         p += 1;
@@ -221,14 +209,9 @@ impl<'a> Parser<'a> {
                         // ended its line was meant to follow it).
                         let text = src[run..p].trim_ascii_end();
                         let text = text.strip_suffix(b",").unwrap_or(text).trim_ascii_end();
-                        self.out.extend_from_slice(text);
-                        self.pos = p;
-                        return self.fix(RepairKind::MissingQuote, open);
+                        return self.end_unclosed(text, p, open);
                     }
-                    if !noted.control {
-                        noted.control = true;
-                        self.fix(RepairKind::ControlCharacter, p)?;
-                    }
+                    self.fix_once(&mut noted.control, RepairKind::ControlCharacter, p)?;
                     self.out.extend_from_slice(&src[run..p]);
                     push_escape(self.out, c);
                     p += 1;
@@ -285,6 +268,24 @@ impl<'a> Parser<'a> {
         self.out.truncate(self.out.len() - written);
         self.pos = at;
         true
+    }
+
+    /// Ends the string opened at `open`, whose closing quote is missing, at `end`: it holds
+    /// `text`.
+    fn end_unclosed(&mut self, text: &[u8], end: usize, open: usize) -> Result<(), Error> {
+        self.out.extend_from_slice(text);
+        self.pos = end;
+        self.fix(RepairKind::MissingQuote, open)
+    }
+
+    /// Records a repair of this kind once per string (`noted` says whether it was).
+    #[inline(always)]
+    fn fix_once(&mut self, noted: &mut bool, kind: RepairKind, at: usize) -> Result<(), Error> {
+        if !*noted {
+            *noted = true;
+            self.fix(kind, at)?;
+        }
+        Ok(())
     }
 }
 

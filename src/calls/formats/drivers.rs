@@ -47,10 +47,7 @@ pub(super) fn blocks(
     body: Body,
     out: &mut Out,
 ) {
-    let mut find = Finder::new(text);
-    let mut pos = 0;
-    while let Some((start, open_len)) = find.find_any(pos, text.len(), opens) {
-        let body_start = start + open_len;
+    each_marker(text, opens, |find, start, body_start| {
         // A body that is valid JSON ends where that JSON does: markers in its strings are text.
         let at = skip_ws(text, body_start);
         let search = if text[at..].starts_with(['{', '[']) {
@@ -75,20 +72,20 @@ pub(super) fn blocks(
         };
         if decode(text, ctx, body, from..body_end, closed, out).is_some() {
             out.cut.push(start..after);
-            pos = after.max(body_start);
+            after.max(body_start)
         } else if (closed || !mentioned(text, &text[start..body_start], start))
             && let Some(calls) = after_prose(text, ctx, body, body_start..body_end, out)
         {
             // The markers and the calls are cut; the stray words around the calls stay text.
             out.cut.extend([start..body_start, calls, body_end..after]);
-            pos = after.max(body_start);
+            after.max(body_start)
         } else if let Some(item) = unread(text, &text[start..body_start], start, body_end, closed) {
             out.unread.push((item, start..after));
-            pos = after.max(body_start);
+            after.max(body_start)
         } else {
-            pos = body_start;
+            body_start
         }
-    }
+    });
     if !out.items.is_empty() || !out.unread.is_empty() {
         // A closing marker written twice, or without its opening one, is markup too.
         cut_all(text, closes, out);
@@ -164,10 +161,7 @@ pub(super) fn prefixes(
     body: Body,
     out: &mut Out,
 ) {
-    let mut find = Finder::new(text);
-    let mut pos = 0;
-    while let Some((at, len)) = find.find_any(pos, text.len(), opens) {
-        let body_start = at + len;
+    each_marker(text, opens, |find, at, body_start| {
         let body_end = find
             .find_any(body_start, text.len(), opens)
             .map_or(text.len(), |(j, _)| j);
@@ -180,22 +174,37 @@ pub(super) fn prefixes(
         match decode(text, ctx, body, body_start..body_end, false, out) {
             Some(end) => {
                 out.cut.push(start..end);
-                pos = end.max(body_start);
+                end.max(body_start)
             }
             None if !mentioned(text, open, at)
                 && let Some(calls) = after_prose(text, ctx, body, body_start..body_end, out) =>
             {
                 out.cut.extend([start..body_start, calls.clone()]);
-                pos = calls.end.max(body_start);
+                calls.end.max(body_start)
             }
             None => match unread(text, open, at, body_end, false) {
                 Some(item) => {
                     out.unread.push((item, start..body_end));
-                    pos = body_end.max(body_start);
+                    body_end.max(body_start)
                 }
-                None => pos = body_start,
+                None => body_start,
             },
         }
+    });
+}
+
+/// Calls `one` on each of the `opens` markers in `text`, left to right, with the finder,
+/// where the marker starts and where the text after it starts; `one` says where the next
+/// marker may start.
+fn each_marker(
+    text: &str,
+    opens: &[&str],
+    mut one: impl FnMut(&mut Finder, usize, usize) -> usize,
+) {
+    let mut find = Finder::new(text);
+    let mut pos = 0;
+    while let Some((start, len)) = find.find_any(pos, text.len(), opens) {
+        pos = one(&mut find, start, start + len);
     }
 }
 

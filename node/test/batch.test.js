@@ -1,0 +1,150 @@
+'use strict';
+// mendMany's bulk path (every input copied into the native module at once, every record back
+// in a few long strings, fields read lazily) against the one-input path (Mender.mend): the
+// same records, field by field, on inputs that are easy to get wrong.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+
+const toolmend = require('toolmend');
+
+/** Every field and getter of a record, and its own keys in order. */
+function fields(record) {
+  assert.ok(record instanceof toolmend.Record);
+  return {
+    keys: Object.keys(record),
+    ok: record.ok,
+    json: record.json,
+    code: record.code,
+    message: record.message,
+    offset: record.offset,
+    original: record.original,
+    violations: record.violations,
+    value: record.value,
+    repairs: record.repairs,
+    dropped: record.dropped,
+    toJSON: record.toJSON(),
+  };
+}
+
+const BIG = 1 << 18;
+const TRICKY = [
+  '',
+  ' ',
+  '\u0000',
+  '{"a": "x\u0000y"}',
+  '{"a\u0000": 1}\u0000',
+  '{"a": 1}\u0000{"b": 2}',
+  // Lone surrogates: high, low, reversed, at either end, and a pair split over two inputs.
+  '\ud800',
+  '\udfff',
+  '{"a": "\udc00\ud800"}',
+  '{"a": "x"}\ud83d',
+  '\ude00{"a": "x"}',
+  '{"a": "\ud83d',
+  '\ude00"}',
+  // Astral characters, whole and cut off, in values and keys.
+  '{"e": "😀", "😀": "𝄞"}',
+  "{'a': '𝄞𝄞',}",
+  '{"a": "😀',
+  '"{\\"a\\": \\"\\ud83d\\ude00\\"}"',
+  '{"a": "\\ud800"}',
+  // Latin-1 only, other scripts, and a mix in one input.
+  '{"a": "café ÿ"}',
+  '{"a": "日本語", "b": "ελληνικά",}',
+  '{"a": "é", "b": "語"}',
+  // Repairs, dropped values, failures with and without an offset.
+  "```json\n{'path': 'a.txt', 'force': True,}\n```",
+  '{"a": 1}{"b": 2} {"c": [3]}',
+  '[1, 2]',
+  '{"a": ',
+  'no json here',
+  '{"id": 123456789012345678901234567890, "f": 1.50, "e": 1E400, "n": -0}',
+  // Huge: mended, and (over maxBytes) refused.
+  '{"a": "' + 'x'.repeat(BIG) + '"}',
+  '{"é": "' + 'é'.repeat(BIG) + '", "z": "語"}',
+  '{"a": "' + '語'.repeat(BIG) + '",',
+  // Not strings: bytes and anything else.
+  Buffer.from('{"city": "Zürich"}'),
+  Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x20, 0x22, 0xff, 0x22, 0x7d]),
+  new Uint8Array([0x7b, 0x7d]),
+  new Uint8Array(Buffer.from('xx{"a": [1, 2,]}xx')).subarray(2, 16),
+  Buffer.alloc(0),
+  null,
+  undefined,
+  3,
+  true,
+  { a: 1 },
+  ['{}'],
+  new Uint16Array([0x7b, 0x7d]),
+  10n,
+];
+
+function oneByOne(inputs, options) {
+  const mender = new toolmend.Mender(options);
+  return inputs.map((t) => fields(mender.mend(t)));
+}
+
+for (const options of [undefined, { target: 'any' }, { concat: 'all' }, { strict: true }, { maxBytes: 1000 }, { truncated: 'error' }]) {
+  test(`mendMany gives the records of Mender.mend, field by field (${JSON.stringify(options)})`, async () => {
+    const want = oneByOne(TRICKY, options);
+    for (const threads of [1, 2, 0]) {
+      const o = { ...options, threads };
+      assert.deepEqual(toolmend.mendManySync(TRICKY, o).map(fields), want, `mendManySync, ${threads} threads`);
+      assert.deepEqual((await toolmend.mendMany(TRICKY, o)).map(fields), want, `mendMany, ${threads} threads`);
+    }
+  });
+}
+
+test('the bulk path on many inputs: parts of the batch end anywhere, values of every width', async () => {
+  const inputs = [];
+  for (let i = 0; i < 30000; i++) {
+    const pad = ['x', 'é', '語', '😀'][i % 4].repeat(i % 97);
+    inputs.push(i % 1000 === 7 ? '\ud800' + pad : `{"n": ${i}, "pad": "${pad}", 'q': True,}`);
+  }
+  const want = oneByOne(inputs);
+  const got = (await toolmend.mendMany(inputs)).map(fields);
+  assert.equal(got.length, want.length);
+  got.forEach((g, i) => assert.deepEqual(g, want[i], String(i)));
+});
+
+test('a batch is its own copy: changing the array while mendMany runs changes nothing', async () => {
+  const inputs = Array.from({ length: 5000 }, (_, i) => `{"n": ${i}}`);
+  const pending = toolmend.mendMany(inputs);
+  inputs.fill(null);
+  const records = await pending;
+  assert.deepEqual(records.map((r) => r.value.n), Array.from({ length: 5000 }, (_, i) => i));
+});
+
+test('batches from any iterable, a fresh array of repairs on each read', async () => {
+  const inputs = new Set(["{'a': 1}", '{"b": 2}']);
+  const records = await toolmend.mendMany(inputs.values());
+  assert.deepEqual(records.map((r) => r.value), [{ a: 1 }, { b: 2 }]);
+  const [first] = records;
+  assert.equal(first.repairs.length, 1);
+  first.repairs.push('changed');
+  assert.equal(first.repairs.length, 1);
+  assert.equal(first.value, first.value);
+});
+
+/** A value, or the error thrown, as plain data. */
+function outcome(f) {
+  try {
+    return { value: f() };
+  } catch (e) {
+    assert.ok(e instanceof toolmend.ToolmendError, String(e));
+    return { code: e.code, message: e.message, offset: e.offset, violations: e.violations };
+  }
+}
+
+test('mendArgs and repair take strings their own way and give what a record unwraps to', () => {
+  for (const [options, one] of [[undefined, toolmend.mendArgs], [{ target: 'any' }, toolmend.repair], [{ strict: true }, (t) => toolmend.mendArgs(t, { strict: true })]]) {
+    const mender = new toolmend.Mender(options);
+    for (const text of TRICKY) {
+      assert.deepEqual(outcome(() => one(text)), outcome(() => mender.mend(text).unwrap()), String(typeof text === "string" ? text.slice(0, 80) : text));
+    }
+  }
+  // Numbers as JSON.parse reads them, the same as before: a big integer loses digits in the
+  // value (the record's `json` keeps them).
+  assert.equal(toolmend.mendArgs('{"id": 123456789012345678901234567890}').id, 1.2345678901234568e29);
+  assert.equal(Object.is(toolmend.repair('-0'), -0), true);
+});
