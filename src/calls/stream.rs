@@ -1033,7 +1033,7 @@ impl Stream {
                 Mode::Json(reader, ctx) => {
                     // The plain run of a string, up to its next quote or backslash, in one go
                     // (its bytes change nothing but the string).
-                    if b != b'"' && b != b'\\' && reader.reader.in_plain_string() {
+                    if len - p > 1 && b != b'"' && b != b'\\' && reader.reader.in_plain_string() {
                         let run = memchr::memchr2(b'"', b'\\', &bytes[p..]).unwrap_or(len - p);
                         if run > 1 && reader.reader.extend_string(&bytes[p..p + run]) {
                             reader.read += run;
