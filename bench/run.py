@@ -582,6 +582,27 @@ def mib(k):
     return "%.1f MiB" % (k / 1024)
 
 
+def table_row(*cells):
+    return "| %s |" % " | ".join(str(c) for c in cells)
+
+
+def scaling_cells(d, time_key):
+    """The cells both scaling tables give a series `d`: its time (`time_key`) at 1x, 10x and
+    100x, ns/byte at 100x, and the growth of the time per byte at 100x over 1x and over 10x."""
+    s, v = d["sizes"], d["verdict"]
+    cells = []
+    for k in ("1x", "10x", "100x"):
+        t = s.get(k, {})
+        cells.append(fmt_t(t[time_key]) if time_key in t else (
+            "timeout (%d s)" % t["timeout_s"] if "timeout_s" in t else "skipped"))
+    big = s.get("100x", {})
+    return cells + [
+        "%.2f" % big["ns_per_byte"] if "ns_per_byte" in big else "-",
+        "%.2f" % v["per_byte_100x_vs_1x"] if "per_byte_100x_vs_1x" in v else "-",
+        "%.2f" % v["per_byte_100x_vs_10x"] if "per_byte_100x_vs_10x" in v else "-",
+    ]
+
+
 def report(res, args):
     L = []
     w = L.append
@@ -753,22 +774,12 @@ def report(res, args):
         w("| series | extra options | 1x | 10x | 100x | ns/byte at 100x | growth 100x/1x | 100x/10x | outcome at 100x | peak RSS at 100x | linear |")
         w("|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|")
         for n, d in sc.items():
-            s = d["sizes"]
-            cells = []
-            for k in ("1x", "10x", "100x"):
-                v = s.get(k, {})
-                cells.append(fmt_t(v["median_s"]) if "median_s" in v else (
-                    "timeout (%d s)" % v["timeout_s"] if "timeout_s" in v else "skipped"))
-            v = d["verdict"]
-            big = s.get("100x", {})
+            big = d["sizes"].get("100x", {})
             extra = d["command"].split("300M", 1)[1].strip()
-            w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                n, "`%s`" % extra if extra else "", *cells,
-                "%.2f" % big["ns_per_byte"] if "ns_per_byte" in big else "-",
-                "%.2f" % v["per_byte_100x_vs_1x"] if "per_byte_100x_vs_1x" in v else "-",
-                "%.2f" % v["per_byte_100x_vs_10x"] if "per_byte_100x_vs_10x" in v else "-",
-                big.get("outcome", "-"), mib(big["peak_rss_kib"]) if "peak_rss_kib" in big else "-",
-                "yes" if v.get("linear") else "**no**"))
+            w(table_row(n, "`%s`" % extra if extra else "", *scaling_cells(d, "median_s"),
+                        big.get("outcome", "-"),
+                        mib(big["peak_rss_kib"]) if "peak_rss_kib" in big else "-",
+                        "yes" if d["verdict"].get("linear") else "**no**"))
         w("\nSeries (bench/gen_corpus.py): unclosed-string-commas `{\"a\": \"x,,,,…`; unclosed-string-members "
           "`{\"a\": \"x, \"k\": 1, \"k\": 1…`; deep-nesting-900-blocks: many 900-deep arrays in one object "
           "(below the default --max-nesting 1000); deep-nesting-one: one closed nest as deep as the size; "
@@ -789,21 +800,10 @@ def report(res, args):
         w("| series | unit | 1x | 10x | 100x | ns/byte at 100x | growth 100x/1x | 100x/10x | exit at 100x | linear |")
         w("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
         for n, d in cs.items():
-            s = d["sizes"]
-            cells = []
-            for k in ("1x", "10x", "100x"):
-                v = s.get(k, {})
-                cells.append(fmt_t(v["cpu_s"]) if "cpu_s" in v else (
-                    "timeout (%d s)" % v["timeout_s"] if "timeout_s" in v else "skipped"))
-            v = d["verdict"]
-            big = s.get("100x", {})
             unit = gen_corpus.CALLS_MARKERS.get(n[len("marker-"):]) if n.startswith("marker-") else None
-            w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                n, ("`%s`" % unit.replace("|", "\\|").replace("\n", "\\n")) if unit else "", *cells,
-                "%.2f" % big["ns_per_byte"] if "ns_per_byte" in big else "-",
-                "%.2f" % v["per_byte_100x_vs_1x"] if "per_byte_100x_vs_1x" in v else "-",
-                "%.2f" % v["per_byte_100x_vs_10x"] if "per_byte_100x_vs_10x" in v else "-",
-                big.get("exit", "-"), "yes" if v.get("linear") else "**no**"))
+            w(table_row(n, ("`%s`" % unit.replace("|", "\\|").replace("\n", "\\n")) if unit else "",
+                        *scaling_cells(d, "cpu_s"), d["sizes"].get("100x", {}).get("exit", "-"),
+                        "yes" if d["verdict"].get("linear") else "**no**"))
         w("")
 
     st = res.get("stream", {})
@@ -948,24 +948,12 @@ def main():
         old["command"] = old.get("command", "") + "; then " + res["command"]
         old["date"] = old.get("date", "") + " and " + res["date"]
         res = old
-    if "throughput" in only:
-        throughput(args, tools, res)
-    if "kinds" in only:
-        kinds(args, res)
-    if "memory" in only:
-        memory(args, res)
-    if "lines" in only:
-        lines_memory(args, res)
-    if "scaling" in only:
-        scaling(args, res)
-    if "calls" in only:
-        calls(args, res)
-    if "calls-scaling" in only:
-        calls_scaling(args, res)
-    if "stream" in only:
-        stream(args, res)
-    if "bindings" in only:
-        bindings(args, res)
+    series = {"throughput": lambda args, res: throughput(args, tools, res), "kinds": kinds,
+              "memory": memory, "lines": lines_memory, "scaling": scaling, "calls": calls,
+              "calls-scaling": calls_scaling, "stream": stream, "bindings": bindings}
+    for name, measure in series.items():  # in this order
+        if name in only:
+            measure(args, res)
     save(res)
     report(res, args)
 

@@ -35,7 +35,9 @@ mod prompt;
 mod repair;
 pub mod tools;
 
-pub use args::{Concat, Mended, Mender, Options, Target, Truncated, mend_args, repair};
+pub use args::{
+    Concat, Mended, Mender, Options, Target, Truncated, UnknownWord, mend_args, repair,
+};
 pub use bytes::cut;
 pub use error::{Code, Error};
 pub use io::batch::{Input, MendedValue, mend_batches, mend_many, mend_many_with};

@@ -84,6 +84,17 @@ impl Setup {
         }
     }
 
+    /// Runs `toolmend loop --config CONFIG go --transcript DIR/run.jsonl`: its output, and
+    /// the transcript's text (empty when none was written).
+    fn run_with_transcript(&self, config: &Path) -> (Output, String) {
+        let transcript = self.path_str("run.jsonl");
+        let out = self.run(config, &["go", "--transcript", &transcript]);
+        (
+            out,
+            std::fs::read_to_string(&transcript).unwrap_or_default(),
+        )
+    }
+
     fn run(&self, config: &Path, args: &[&str]) -> Output {
         toolmend()
             .arg("loop")
@@ -653,15 +664,11 @@ fn shapes_calls_normalises_are_calls_with_the_mend_in_the_transcript() {
     for (name, reply, repair) in cases {
         let s = Setup::new("shapes");
         let config = s.config(&[reply.to_owned(), "Done.".into()], "", ECHO_TOOL);
-        let transcript = s.path("run.jsonl");
-        let out = s.run(
-            &config,
-            &["go", "--transcript", &transcript.display().to_string()],
-        );
+        let (out, transcript) = s.run_with_transcript(&config);
         assert_eq!(code(&out), 0, "{name}: {}", stderr(&out));
         assert_eq!(stdout(&out), "Done.\n", "{name}");
         assert_eq!(s.log("tool.log").len(), 1, "{name}: the tool ran once");
-        let events = events(&std::fs::read_to_string(&transcript).unwrap());
+        let events = events(&transcript);
         assert!(
             !types(&events).contains(&"parse.error"),
             "{name}: {events:?}"
@@ -843,14 +850,10 @@ fn an_allow_with_a_reason_fails_closed_and_the_transcript_says_why() {
     let s = Setup::new("allow-reason");
     let replies = [echo("hi", true)];
     let config = s.config(&replies, "", &approved_echo("allow-reason"));
-    let transcript = s.path("run.jsonl");
-    let out = s.run(
-        &config,
-        &["go", "--transcript", &transcript.display().to_string()],
-    );
+    let (out, transcript) = s.run_with_transcript(&config);
     assert_eq!(code(&out), 4, "{}", stderr(&out));
     assert!(s.log("tool.log").is_empty(), "the tool must not run");
-    let events = events(&std::fs::read_to_string(&transcript).unwrap());
+    let events = events(&transcript);
     let decided = events
         .iter()
         .find(|e| e["type"] == "approval.decided")
@@ -1384,14 +1387,13 @@ fn a_model_command_that_cannot_start_is_a_config_error_at_once() {
         ),
     )
     .unwrap();
-    let transcript = s.path_str("run.jsonl");
     let start = Instant::now();
-    let out = s.run(&config, &["go", "--transcript", &transcript]);
+    let (out, transcript) = s.run_with_transcript(&config);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(start.elapsed() < Duration::from_secs(1));
     assert!(stderr(&out).contains("could not start"), "{}", stderr(&out));
     assert!(stderr(&out).contains("not retried"), "{}", stderr(&out));
-    let events = events(&std::fs::read_to_string(&transcript).unwrap());
+    let events = events(&transcript);
     assert_eq!(
         types(&events),
         ["run.started", "llm.request", "llm.response", "run.finished"]
@@ -1600,32 +1602,19 @@ fn transcript_records_every_event_and_exactly_one_finish() {
         "Done.".into(),
     ];
     let config = s.config(&replies, "", &approved_echo("allow"));
-    let transcript = s.path("run.jsonl");
-    let out = s.run(
-        &config,
-        &["go", "--transcript", &transcript.display().to_string()],
-    );
+    let (out, transcript) = s.run_with_transcript(&config);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let events = events(&std::fs::read_to_string(&transcript).unwrap());
+    let events = events(&transcript);
+    // One iteration a line.
     assert_eq!(
-        types(&events),
-        [
-            "run.started",
-            "llm.request",
-            "llm.stream",
-            "llm.response",
-            "parse.error",
-            "llm.request",
-            "llm.stream",
-            "llm.stream",
-            "llm.response",
-            "tool.call",
-            "approval.decided",
-            "tool.result",
-            "llm.request",
-            "llm.response",
-            "run.finished",
-        ]
+        types(&events).join(" "),
+        concat!(
+            "run.started ",
+            "llm.request llm.stream llm.response parse.error ",
+            "llm.request llm.stream llm.stream llm.response tool.call approval.decided tool.result ",
+            "llm.request llm.response ",
+            "run.finished"
+        )
     );
     // The calls as they were read (issue 17): the cut-off one announced, never ended; the
     // next announced, then its parameters complete.
@@ -1683,25 +1672,16 @@ fn a_failed_run_also_ends_its_transcript_with_one_finish() {
     let s = Setup::new("transcript-deny");
     let replies = [echo("hi", false)];
     let config = s.config(&replies, "", &approved_echo("deny"));
-    let transcript = s.path("run.jsonl");
-    let out = s.run(
-        &config,
-        &["go", "--transcript", &transcript.display().to_string()],
-    );
+    let (out, transcript) = s.run_with_transcript(&config);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
-    let events = events(&std::fs::read_to_string(&transcript).unwrap());
+    let events = events(&transcript);
     assert_eq!(
-        types(&events),
-        [
-            "run.started",
-            "llm.request",
-            "llm.stream",
-            "llm.stream",
-            "llm.response",
-            "tool.call",
-            "approval.decided",
-            "run.finished",
-        ]
+        types(&events).join(" "),
+        concat!(
+            "run.started ",
+            "llm.request llm.stream llm.stream llm.response tool.call approval.decided ",
+            "run.finished"
+        )
     );
     assert_eq!(events[6]["data"]["decision"], "deny");
     assert_eq!(events[7]["data"]["status"], "denied");
@@ -1862,11 +1842,7 @@ fn the_tool_the_hook_and_the_transcript_get_numbers_as_the_model_wrote_them() {
         r#"{"text":"n","id":123456789012345678901234567890,"x":1E5,"z":-0,"big":1e400,"p":1.50}"#;
     let reply = format!(r#"{{"tool": "echo", "parameters": {parameters}, "terminate": true}}"#);
     let config = s.config(&[reply], "", &approved_echo("allow"));
-    let transcript = s.path("run.jsonl");
-    let out = s.run(
-        &config,
-        &["go", "--transcript", &transcript.display().to_string()],
-    );
+    let (out, transcript) = s.run_with_transcript(&config);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let tool = s.log("tool.log");
     assert_eq!(tool.len(), 1);
@@ -1880,8 +1856,7 @@ fn the_tool_the_hook_and_the_transcript_get_numbers_as_the_model_wrote_them() {
         hook.contains(&format!(r#""parameters":{parameters}"#)),
         "the hook's stdin: {hook}"
     );
-    let events = std::fs::read_to_string(&transcript).unwrap();
-    let call = events
+    let call = transcript
         .lines()
         .find(|l| l.contains(r#""type":"tool.call""#))
         .unwrap();
@@ -1904,15 +1879,11 @@ fn a_call_the_old_parser_refused_is_no_longer_dropped_beside_a_safe_one() {
             echo("safe", false)
         );
         let config = s.config(&[reply, "Done.".into()], "", ECHO_TOOL);
-        let transcript = s.path("run.jsonl");
-        let out = s.run(
-            &config,
-            &["go", "--transcript", &transcript.display().to_string()],
-        );
+        let (out, transcript) = s.run_with_transcript(&config);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         assert_eq!(stdout(&out), "Done.\n");
         assert!(s.log("tool.log").is_empty(), "no call of the two ran");
-        let events = events(&std::fs::read_to_string(&transcript).unwrap());
+        let events = events(&transcript);
         let error = events.iter().find(|e| e["type"] == "parse.error").unwrap();
         assert_eq!(error["data"]["code"], "concatenated", "{error}");
         // One call nested 200 deep on its own runs, its parameters whole.

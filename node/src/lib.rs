@@ -5,6 +5,7 @@
 //! strings or buffers never get here: `index.js` answers them itself.
 
 use std::ffi::c_void;
+use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 
 use napi::JsValue;
@@ -55,34 +56,9 @@ pub struct RawRecord {
 
 /// The pipeline's options, the size limit and the thread count.
 fn options(o: Option<&MendOptions>) -> Result<(Options, usize, usize)> {
-    let target = match o.and_then(|o| o.target.as_deref()).unwrap_or("object") {
-        "object" => Target::Object,
-        "any" => Target::Any,
-        other => {
-            return Err(invalid_arg(format!(
-                "target must be \"object\" or \"any\", not {other:?}"
-            )));
-        }
-    };
-    let concat = match o.and_then(|o| o.concat.as_deref()).unwrap_or("first") {
-        "first" => Concat::First,
-        "all" => Concat::All,
-        "error" => Concat::Error,
-        other => {
-            return Err(invalid_arg(format!(
-                "concat must be \"first\", \"all\" or \"error\", not {other:?}"
-            )));
-        }
-    };
-    let truncated = match o.and_then(|o| o.truncated.as_deref()).unwrap_or("heal") {
-        "heal" => Truncated::Heal,
-        "error" => Truncated::Error,
-        other => {
-            return Err(invalid_arg(format!(
-                "truncated must be \"heal\" or \"error\", not {other:?}"
-            )));
-        }
-    };
+    let target: Target = word(o.and_then(|o| o.target.as_deref()), "object")?;
+    let concat: Concat = word(o.and_then(|o| o.concat.as_deref()), "first")?;
+    let truncated: Truncated = word(o.and_then(|o| o.truncated.as_deref()), "heal")?;
     let defaults = Options::default();
     let options = Options {
         target,
@@ -107,6 +83,14 @@ fn limit(max_bytes: Option<f64>) -> usize {
     } else {
         0
     }
+}
+
+/// The value an option's word names (`default` when none is given).
+fn word<T: FromStr<Err = toolmend::UnknownWord>>(given: Option<&str>, default: &str) -> Result<T> {
+    given
+        .unwrap_or(default)
+        .parse()
+        .map_err(|e: toolmend::UnknownWord| invalid_arg(e.to_string()))
 }
 
 fn invalid_arg(message: String) -> napi::Error {

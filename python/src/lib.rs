@@ -119,34 +119,10 @@ fn parse_options(
     max_depth: u32,
     max_nesting: usize,
 ) -> PyResult<Options> {
-    let truncated = match truncated {
-        "heal" => Truncated::Heal,
-        "error" => Truncated::Error,
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "truncated must be \"heal\" or \"error\", not {truncated:?}"
-            )));
-        }
-    };
-    let target = match target {
-        "object" => Target::Object,
-        "any" => Target::Any,
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "target must be \"object\" or \"any\", not {target:?}"
-            )));
-        }
-    };
-    let concat = match concat {
-        "first" => Concat::First,
-        "all" => Concat::All,
-        "error" => Concat::Error,
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "concat must be \"first\", \"all\" or \"error\", not {concat:?}"
-            )));
-        }
-    };
+    let word = |e: toolmend::UnknownWord| PyValueError::new_err(e.to_string());
+    let truncated: Truncated = truncated.parse().map_err(word)?;
+    let target: Target = target.parse().map_err(word)?;
+    let concat: Concat = concat.parse().map_err(word)?;
     Ok(Options {
         target,
         concat,

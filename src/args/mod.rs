@@ -30,12 +30,12 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 use std::ops::Range;
 
-use crate::args::parse::{Parser, Rules, Scratch, is_json};
+use crate::args::parse::{Parser, Rules, Sink, is_json};
 use crate::args::unquote::{Text, Unquoted, layer_note, unquote};
 use crate::error::{Code, Error};
 use crate::repair::Repair;
 
-pub use options::{Concat, Options, Target, Truncated};
+pub use options::{Concat, Options, Target, Truncated, UnknownWord};
 
 /// Runs the pipeline over one input after another, reusing its buffers.
 ///
@@ -53,11 +53,12 @@ pub use options::{Concat, Options, Target, Truncated};
 #[derive(Default)]
 pub struct Mender {
     options: Options,
-    out: Vec<u8>,
+    /// What the parser writes: the values and the repairs.
+    sink: Sink,
+    /// The string layers unquote decodes, the innermost in the first.
     layers: [Vec<u8>; 2],
-    repairs: Vec<Repair>,
+    /// Where each value is in the sink's output.
     parts: Vec<Range<usize>>,
-    scratch: Scratch,
     /// Lone surrogate escapes become U+FFFD (see [`Mender::replacing_lone_surrogates`]).
     lone_surrogates_as_fffd: bool,
 }
@@ -172,8 +173,8 @@ impl Mender {
     /// # Errors
     /// An [`Error`] whose [`Code`] says which stage failed and whose message says where.
     pub fn mend(&mut self, input: &str) -> Result<Mended<'_>, Error> {
-        self.out.clear();
-        self.repairs.clear();
+        self.sink.out.clear();
+        self.sink.repairs.clear();
         self.parts.clear();
         let options = self.options.clone();
         let span = trim(input)?;
@@ -186,7 +187,7 @@ impl Mender {
             &options,
             keep_lone,
             &is_json,
-            &mut self.repairs,
+            &mut self.sink.repairs,
             &mut layers,
         );
         let parsed = found.and_then(|found| {
@@ -196,18 +197,18 @@ impl Mender {
         self.layers = layers;
         let layers = parsed.map_err(|error| validate::failed(error, input, span.end, &options))?;
         validate::validate(
-            &self.out,
+            &self.sink.out,
             &self.parts,
-            &self.repairs,
+            &self.sink.repairs,
             input,
             span.end,
             layers,
             &options,
         )?;
         Ok(Mended {
-            out: &self.out,
+            out: &self.sink.out,
             parts: &self.parts,
-            repairs: &self.repairs,
+            repairs: &self.sink.repairs,
             concat: options.concat,
         })
     }
@@ -238,28 +239,14 @@ impl Mender {
             err
         };
         let text = text_of(found.text);
-        Parser::new(
-            &text[..found.end],
-            found.start,
-            &mut self.out,
-            &mut self.repairs,
-            &mut self.scratch,
-            rules,
-        )
-        .document(&mut self.parts, found.jsonp)
-        .map_err(note)?;
+        Parser::new(&text[..found.end], found.start, &mut self.sink, rules)
+            .document(&mut self.parts, found.jsonp)
+            .map_err(note)?;
         if let Some((text, at)) = found.tail {
             // Text after a closing code fence: prose, or more fenced values.
-            Parser::new(
-                text_of(text),
-                at,
-                &mut self.out,
-                &mut self.repairs,
-                &mut self.scratch,
-                rules,
-            )
-            .more_values(&mut self.parts, false)
-            .map_err(note)?;
+            Parser::new(text_of(text), at, &mut self.sink, rules)
+                .more_values(&mut self.parts, false)
+                .map_err(note)?;
         }
         Ok(())
     }

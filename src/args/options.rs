@@ -1,5 +1,7 @@
 //! The settings every stage of the pipeline reads.
 
+use std::str::FromStr;
+
 /// What the value must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Target {
@@ -61,5 +63,89 @@ impl Default for Options {
             max_nesting: 1000,
             truncated: Truncated::Heal,
         }
+    }
+}
+
+/// A word that names none of an option's values, as the Python and Node packages take the
+/// options (`target="object"`): `concat must be "first", "all" or "error", not "sometimes"`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{option} must be {choices}, not {word:?}")]
+pub struct UnknownWord {
+    option: &'static str,
+    choices: String,
+    word: String,
+}
+
+/// The value `word` names among `words`, the words of `option`'s values.
+fn from_word<T: Copy>(
+    option: &'static str,
+    words: &[(&str, T)],
+    word: &str,
+) -> Result<T, UnknownWord> {
+    if let Some(&(_, value)) = words.iter().find(|(w, _)| *w == word) {
+        return Ok(value);
+    }
+    let quoted: Vec<String> = words.iter().map(|(w, _)| format!("{w:?}")).collect();
+    let (last, rest) = quoted.split_last().expect("an option has values");
+    Err(UnknownWord {
+        option,
+        choices: format!("{} or {last}", rest.join(", ")),
+        word: word.to_owned(),
+    })
+}
+
+impl FromStr for Target {
+    type Err = UnknownWord;
+    fn from_str(word: &str) -> Result<Target, UnknownWord> {
+        from_word(
+            "target",
+            &[("object", Target::Object), ("any", Target::Any)],
+            word,
+        )
+    }
+}
+
+impl FromStr for Concat {
+    type Err = UnknownWord;
+    fn from_str(word: &str) -> Result<Concat, UnknownWord> {
+        let words = [
+            ("first", Concat::First),
+            ("all", Concat::All),
+            ("error", Concat::Error),
+        ];
+        from_word("concat", &words, word)
+    }
+}
+
+impl FromStr for Truncated {
+    type Err = UnknownWord;
+    fn from_str(word: &str) -> Result<Truncated, UnknownWord> {
+        let words = [("heal", Truncated::Heal), ("error", Truncated::Error)];
+        from_word("truncated", &words, word)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_words_and_the_error_for_others() {
+        assert_eq!("any".parse(), Ok(Target::Any));
+        assert_eq!("all".parse(), Ok(Concat::All));
+        assert_eq!("error".parse(), Ok(Truncated::Error));
+        let err = |e: UnknownWord| e.to_string();
+        assert_eq!(
+            err("x".parse::<Target>().unwrap_err()),
+            r#"target must be "object" or "any", not "x""#
+        );
+        assert_eq!(
+            err("sometimes".parse::<Concat>().unwrap_err()),
+            r#"concat must be "first", "all" or "error", not "sometimes""#
+        );
+        assert_eq!(
+            err("".parse::<Truncated>().unwrap_err()),
+            r#"truncated must be "heal" or "error", not """#
+        );
     }
 }

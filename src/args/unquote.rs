@@ -50,6 +50,20 @@ impl Unquoted {
         self.jsonp = found.jsonp;
         self.tail = found.tail.map(|at| (self.text, at));
     }
+
+    /// Goes into the layer just decoded into `next`, which becomes the first buffer (`cur`).
+    fn enter(&mut self, cur: &mut Vec<u8>, next: &mut Vec<u8>) {
+        let decoded = next.trim_ascii();
+        let lead = next.len() - next.trim_ascii_start().len();
+        (self.start, self.end) = (lead, lead + decoded.len());
+        std::mem::swap(cur, next);
+        self.text = Text::Inner;
+        if let Some((Text::Inner, at)) = self.tail {
+            // The text the layer was decoded from is the second buffer now.
+            self.tail = Some((Text::Outer, at));
+        }
+        self.layers += 1;
+    }
 }
 
 /// Decodes the string layers of `input[span]` into `layers` (the two buffers swap roles each
@@ -107,15 +121,7 @@ pub(crate) fn unquote(
             // (it may hold its own layers or framing).
             undouble(&body[inner.clone()], next);
             repairs.push(Repair::at(RepairKind::DoubledQuotes, found.start));
-            found.layers += 1;
-            let decoded = next.trim_ascii();
-            let lead = next.len() - next.trim_ascii_start().len();
-            (found.start, found.end) = (lead, lead + decoded.len());
-            std::mem::swap(cur, next);
-            found.text = Text::Inner;
-            if let Some((Text::Inner, at)) = found.tail {
-                found.tail = Some((Text::Outer, at));
-            }
+            found.enter(cur, next);
             continue;
         }
         let bare = is_bare_escaped(body);
@@ -146,16 +152,8 @@ pub(crate) fn unquote(
             quoted += 1;
         }
         note_layer(repairs, &layer, body[0], bare, found.start);
-        found.layers += 1;
-        let lead = next.len() - next.trim_ascii_start().len();
-        (found.start, found.end) = (lead, lead + decoded.len());
         let escaped_string = bare && body[0] == b'\\';
-        std::mem::swap(cur, next);
-        found.text = Text::Inner;
-        if let Some((Text::Inner, at)) = found.tail {
-            // The text the layer was decoded from is the second buffer now.
-            found.tail = Some((Text::Outer, at));
-        }
+        found.enter(cur, next);
         if escaped_string {
             break true;
         }

@@ -1811,26 +1811,26 @@ impl CallReader {
         if matches!(self.roles.last(), Some(Role::Call(_))) {
             return false;
         }
-        let mut args_seen = 0;
-        for role in &self.roles {
-            if let Role::Args(s) = *role {
-                let from = self.args_from.get(args_seen).copied().unwrap_or(self.read);
-                args_seen += 1;
-                if due_at(&slots[s], self.read + n - from) {
-                    return false;
-                }
-            }
+        if self.args_sizes(n).any(|(s, size)| due_at(&slots[s], size)) {
+            return false;
         }
         // Only now (nothing is changed when the refresh is to run).
-        let mut args_seen = 0;
-        for role in &self.roles {
-            if let Role::Args(s) = *role {
-                let from = self.args_from.get(args_seen).copied().unwrap_or(self.read);
-                args_seen += 1;
-                slots[s].args_bytes = self.read + n - from;
-            }
+        for (s, size) in self.args_sizes(n) {
+            slots[s].args_bytes = size;
         }
         true
+    }
+
+    /// Each open call's arguments: its slot, and their size once `n` more bytes are read.
+    fn args_sizes(&self, n: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let args = self.roles.iter().filter_map(|role| match *role {
+            Role::Args(s) => Some(s),
+            _ => None,
+        });
+        args.enumerate().map(move |(i, s)| {
+            let from = self.args_from.get(i).copied().unwrap_or(self.read);
+            (s, self.read + n - from)
+        })
     }
 
     /// The JSON could not be read on: show nothing more for its calls.

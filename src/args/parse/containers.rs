@@ -12,7 +12,7 @@ use crate::repair::RepairKind;
 impl<'a> Parser<'a> {
     pub(super) fn open(&mut self, kind: Container, at: usize) -> Result<(), Error> {
         self.push_frame(kind, at, false)?;
-        self.out.push(match kind {
+        self.sink.out.push(match kind {
             Container::Array => b'[',
             Container::Object => b'{',
         });
@@ -24,9 +24,9 @@ impl<'a> Parser<'a> {
     /// output and the container goes on where it left off.
     pub(super) fn reopen(&mut self, kind: Container, bracket: usize) -> Result<(), Error> {
         self.fix(RepairKind::ExtraBracket, bracket)?;
-        self.out.pop();
+        self.sink.out.pop();
         // `{}, "b": 2}`: an empty container has no member for a comma to follow.
-        let empty = matches!(self.out.last(), Some(b'{' | b'['));
+        let empty = matches!(self.sink.out.last(), Some(b'{' | b'['));
         self.push_frame(kind, bracket, !empty)
     }
 
@@ -36,31 +36,35 @@ impl<'a> Parser<'a> {
     /// before it (json_repair's readings of both).
     #[cold]
     fn member_in_array(&mut self, colon: usize) -> Result<bool, Error> {
-        let first = matches!(self.out.get(self.element_out.wrapping_sub(1)), Some(b'['));
-        if first || self.scratch.nesting.parent() != Some(Container::Object) {
+        let first = matches!(
+            self.sink.out.get(self.element_out.wrapping_sub(1)),
+            Some(b'[')
+        );
+        if first || self.sink.scratch.nesting.parent() != Some(Container::Object) {
             return self.object_from_element(colon);
         }
         let at = self.element_at;
         // `[1, 2 "b": 3`: it was not a comma that was missing before the string.
         if self
+            .sink
             .repairs
             .last()
             .is_some_and(|r| r.kind == RepairKind::MissingComma && r.offset == Some(at))
         {
-            self.repairs.pop();
+            self.sink.repairs.pop();
         }
         self.fix(RepairKind::MissingBracket, at)?;
-        let key = self.out.split_off(self.element_out);
-        let comma = self.out.pop();
+        let key = self.sink.out.split_off(self.element_out);
+        let comma = self.sink.out.pop();
         debug_assert_eq!(comma, Some(b','), "the comma before a later element");
         self.close_frame();
-        if self.scratch.nesting.add_member() {
-            self.out.push(b',');
+        if self.sink.scratch.nesting.add_member() {
+            self.sink.out.push(b',');
         }
-        let start = self.out.len();
-        self.out.extend_from_slice(&key);
+        let start = self.sink.out.len();
+        self.sink.out.extend_from_slice(&key);
         self.note_key(start, at);
-        self.out.push(b':');
+        self.sink.out.push(b':');
         self.pos = colon + 1;
         Ok(true)
     }
@@ -72,9 +76,9 @@ impl<'a> Parser<'a> {
         self.push_frame(Container::Object, at, true)?;
         self.fix(RepairKind::MissingBracket, at)?;
         let start = self.element_out;
-        self.out.insert(start, b'{');
+        self.sink.out.insert(start, b'{');
         self.note_key(start + 1, at);
-        self.out.push(b':');
+        self.sink.out.push(b':');
         self.pos = colon + 1;
         Ok(true)
     }
@@ -82,15 +86,18 @@ impl<'a> Parser<'a> {
     /// Opens a level for a container whose bracket is (or would be) at `open`, unless that
     /// goes past `--max-nesting`.
     fn push_frame(&mut self, kind: Container, open: usize, nonempty: bool) -> Result<(), Error> {
-        if self.scratch.nesting.depth() >= self.max_nesting {
+        if self.sink.scratch.nesting.depth() >= self.max_nesting {
             return Err(Error::at(
                 Code::TooDeep,
                 open,
                 format_args!("arrays and objects nested deeper than {}", self.max_nesting),
             ));
         }
-        let keys_base = self.scratch.keys.len();
-        self.scratch.nesting.push(kind, open, nonempty, keys_base);
+        let keys_base = self.sink.scratch.keys.len();
+        self.sink
+            .scratch
+            .nesting
+            .push(kind, open, nonempty, keys_base);
         match kind {
             Container::Array => self.open_arrays += 1,
             Container::Object => self.open_objects += 1,
@@ -99,7 +106,8 @@ impl<'a> Parser<'a> {
     }
 
     pub(super) fn top(&self) -> Container {
-        self.scratch
+        self.sink
+            .scratch
             .nesting
             .top()
             .map_or(Container::Array, |level| level.kind())
@@ -113,11 +121,6 @@ impl<'a> Parser<'a> {
                 return Ok(false);
             };
             match byte {
-                b']' if !self.strict => {
-                    if self.closer(b']', at)? {
-                        return Ok(false);
-                    }
-                }
                 b'[' if !self.strict && comma.is_some() && self.array_closed_early(at) => {
                     // `{"a": [1, 2], [3, 4], "b": 5}`: an array where a key should be, after
                     // a member whose value is an array: that array was closed too early, and
@@ -168,11 +171,6 @@ impl<'a> Parser<'a> {
                 return Ok(false);
             };
             match byte {
-                b'}' if !self.strict => {
-                    if self.closer(b'}', at)? {
-                        return Ok(false);
-                    }
-                }
                 b')' if !self.strict => {
                     self.close_paren(at)?;
                     return Ok(false);
@@ -189,10 +187,10 @@ impl<'a> Parser<'a> {
                     comma = None;
                 }
                 _ => {
-                    if self.scratch.nesting.add_member() {
-                        self.out.push(b',');
+                    if self.sink.scratch.nesting.add_member() {
+                        self.sink.out.push(b',');
                     }
-                    self.element_out = self.out.len();
+                    self.element_out = self.sink.out.len();
                     self.element_at = at;
                     return Ok(true);
                 }
@@ -202,8 +200,9 @@ impl<'a> Parser<'a> {
 
     /// What objects and arrays share after their opener or a comma: skips white space, stray
     /// commas and ellipses (updating `comma`, where the last comma was), and closes the
-    /// container at its own `close` (a comma right before it was a trailing comma) or at the
-    /// end of the input (`None`). Else the offset and byte of what comes next.
+    /// container at its own `close` (a comma right before it was a trailing comma), at a
+    /// closer of the other kind that closes it (see [`Parser::closer`]) or at the end of the
+    /// input (`None`). Else the offset and byte of what comes next.
     #[inline(always)]
     fn next_item(
         &mut self,
@@ -233,6 +232,12 @@ impl<'a> Parser<'a> {
                 }
                 Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
                     *comma = self.skip_ellipsis(at)?;
+                }
+                Some(byte @ (b'}' | b']')) if !self.strict => {
+                    // The other kind's closer (the own one was matched above).
+                    if self.closer(byte, at)? {
+                        return Ok(None);
+                    }
                 }
                 Some(byte) => return Ok(Some((at, byte))),
             }
@@ -333,7 +338,7 @@ impl<'a> Parser<'a> {
                 }
                 Some(_)
                     if !self.strict
-                        && self.out.last() == Some(&b'"')
+                        && self.sink.out.last() == Some(&b'"')
                         && self.words_end_object(at).is_some() =>
                 {
                     // `{"b": "data" AAAA }`: words after a string, up to the brace, are not a
@@ -402,7 +407,7 @@ impl<'a> Parser<'a> {
         };
         if open_of_kind > 0 {
             self.fix(RepairKind::MismatchedBracket, at)?;
-            let parent_is_object = self.scratch.nesting.parent() == Some(Container::Object);
+            let parent_is_object = self.sink.scratch.nesting.parent() == Some(Container::Object);
             if wanted == Container::Object && parent_is_object && self.key_follows(at + 1) {
                 // `{"a": [1, 2}, "b": 4}`: more members follow, so the brace was written for
                 // the array's `]` (json_repair's reading; closing the object too would leave
@@ -422,6 +427,7 @@ impl<'a> Parser<'a> {
     /// `)` closing the open array: the end of a tuple, or (`[1, 2)`) a mismatched bracket.
     fn close_paren(&mut self, at: usize) -> Result<(), Error> {
         let paren = self
+            .sink
             .scratch
             .nesting
             .top()
@@ -439,20 +445,20 @@ impl<'a> Parser<'a> {
         if self.strict {
             return Err(self.invalid(self.src.len(), "unexpected end of input"));
         }
-        let open = self.scratch.nesting.open().unwrap_or(self.pos);
+        let open = self.sink.scratch.nesting.open().unwrap_or(self.pos);
         self.fix(RepairKind::UnterminatedContainer, open)?;
-        while !self.scratch.nesting.is_empty() {
+        while !self.sink.scratch.nesting.is_empty() {
             self.close_frame();
         }
         Ok(())
     }
 
     fn close_frame(&mut self) {
-        let frame = self.scratch.nesting.pop().expect("an open container");
+        let frame = self.sink.scratch.nesting.pop().expect("an open container");
         match frame.level.kind() {
             Container::Array => {
                 self.open_arrays -= 1;
-                self.out.push(b']');
+                self.sink.out.push(b']');
             }
             Container::Object => {
                 self.open_objects -= 1;
@@ -461,17 +467,17 @@ impl<'a> Parser<'a> {
                 // LINEAR_KEYS keys with a duplicate sliced past the output, or left stale
                 // entries for the next object at this depth).
                 if frame.level.indexed() {
-                    let depth = self.scratch.nesting.depth() + 1;
-                    for entry in &self.scratch.keys[frame.keys_base..] {
-                        let hash = fnv(&self.out[entry.start..entry.end]);
-                        self.scratch.key_index.remove(&(depth, hash));
+                    let depth = self.sink.scratch.nesting.depth() + 1;
+                    for entry in &self.sink.scratch.keys[frame.keys_base..] {
+                        let hash = fnv(&self.sink.out[entry.start..entry.end]);
+                        self.sink.scratch.key_index.remove(&(depth, hash));
                     }
                 }
                 if frame.level.has_duplicate() {
                     self.merge_duplicates(frame.keys_base);
                 }
-                self.scratch.keys.truncate(frame.keys_base);
-                self.out.push(b'}');
+                self.sink.scratch.keys.truncate(frame.keys_base);
+                self.sink.out.push(b'}');
             }
         }
     }

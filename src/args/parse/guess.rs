@@ -13,25 +13,28 @@ impl<'a> Parser<'a> {
         let Some(before) = before.strip_suffix(b",") else {
             return false;
         };
-        before.trim_ascii_end().ends_with(b"]") && self.out.last() == Some(&b']')
+        before.trim_ascii_end().ends_with(b"]") && self.sink.out.last() == Some(&b']')
     }
 
     /// Whether the last key of the open object appeared earlier in it.
     pub(super) fn last_key_repeats(&self) -> bool {
-        let Some(level) = self.scratch.nesting.top() else {
+        let Some(level) = self.sink.scratch.nesting.top() else {
             return false;
         };
-        let keys = &self.scratch.keys[self.scratch.nesting.keys_base()..];
+        let keys = &self.sink.scratch.keys[self.sink.scratch.nesting.keys_base()..];
         let Some((last, earlier)) = keys.split_last() else {
             return false;
         };
-        let key = &self.out[last.start..last.end];
-        level.has_duplicate() && earlier.iter().any(|e| &self.out[e.start..e.end] == key)
+        let key = &self.sink.out[last.start..last.end];
+        level.has_duplicate()
+            && earlier
+                .iter()
+                .any(|e| &self.sink.out[e.start..e.end] == key)
     }
 
     /// Whether the open container is an object directly inside an array.
     pub(super) fn object_in_array(&self) -> bool {
-        let nesting = &self.scratch.nesting;
+        let nesting = &self.sink.scratch.nesting;
         nesting.top().map(|level| level.kind()) == Some(Container::Object)
             && nesting.parent() == Some(Container::Array)
     }
@@ -89,13 +92,7 @@ impl<'a> Parser<'a> {
     /// When the double quote at `quote` opens a member's key (`"b": ...`) and only spaces
     /// separate it from a comma in the string's unwritten text `src[run..quote]`: that comma.
     pub(super) fn unclosed_before_member(&self, run: usize, quote: usize) -> Option<usize> {
-        if self.src[quote] != b'"'
-            || !self
-                .scratch
-                .nesting
-                .top()
-                .is_some_and(|level| level.kind() == Container::Object)
-        {
+        if self.src[quote] != b'"' || self.top() != Container::Object {
             return None;
         }
         let before = self.src[run..quote].trim_ascii_end();
@@ -129,7 +126,7 @@ impl<'a> Parser<'a> {
             return false;
         }
         let next = rest[close + 1..].trim_ascii_start().first().copied();
-        match self.scratch.nesting.top().map(|level| level.kind()) {
+        match self.sink.scratch.nesting.top().map(|level| level.kind()) {
             Some(Container::Object) => next == Some(b':'),
             Some(Container::Array) => matches!(next, None | Some(b',' | b']')),
             None => false,
@@ -173,8 +170,8 @@ impl<'a> Parser<'a> {
     /// container, `element_out` is stale, but the output then ends with its bracket.)
     pub(super) fn string_element_ended(&self) -> bool {
         self.top() == Container::Array
-            && self.out.get(self.element_out) == Some(&b'"')
-            && self.out.last() == Some(&b'"')
+            && self.sink.out.get(self.element_out) == Some(&b'"')
+            && self.sink.out.last() == Some(&b'"')
     }
 
     /// Whether the string closed by the quote at `quote`, followed by a colon at `colon`, is an
@@ -182,7 +179,7 @@ impl<'a> Parser<'a> {
     /// quote, its text does not open like JSON, and a value follows the colon.
     #[cold]
     fn key_in_array(&self, quote: usize, colon: usize) -> bool {
-        if self.top() != Container::Array || self.scratch.nesting.is_empty() {
+        if self.top() != Container::Array || self.sink.scratch.nesting.is_empty() {
             return false;
         }
         let open = self.element_at;
@@ -199,7 +196,7 @@ impl<'a> Parser<'a> {
     /// In an object, where bare words after a space at `at` end when they run to its closing
     /// brace with no colon or quote among them. The look ahead is bounded.
     pub(super) fn words_end_object(&self, at: usize) -> Option<usize> {
-        if self.top() != Container::Object || self.scratch.nesting.is_empty() {
+        if self.top() != Container::Object || self.sink.scratch.nesting.is_empty() {
             return None;
         }
         let at = self.after_space(at)?;
@@ -225,7 +222,7 @@ impl<'a> Parser<'a> {
     /// quote (after an inner one, `"say "hi" note: x"`, the words are the string's own); a
     /// scheme (`http://`) is text. The look ahead is bounded.
     fn bare_key_follows(&self, at: usize) -> bool {
-        if self.top() != Container::Object || self.scratch.nesting.is_empty() {
+        if self.top() != Container::Object || self.sink.scratch.nesting.is_empty() {
             return false;
         }
         let Some(at) = self.after_space(at) else {
@@ -246,7 +243,7 @@ impl<'a> Parser<'a> {
     /// In an array, whether bare words at `at` run to the closing bracket (with no quote among
     /// them; before a comma they may still be the string's own). The look ahead is bounded.
     fn bare_element_follows(&self, at: usize) -> bool {
-        if self.top() != Container::Array || self.scratch.nesting.is_empty() {
+        if self.top() != Container::Array || self.sink.scratch.nesting.is_empty() {
             return false;
         }
         let (ahead, len) = self.words_at(at);
@@ -257,7 +254,7 @@ impl<'a> Parser<'a> {
     /// follows at `at` after a space: `["value1" value2", "value3"]` holds three elements
     /// (json_repair's reading). The look ahead is bounded.
     fn quoted_word_follows(&self, at: usize) -> bool {
-        if self.top() != Container::Array || self.scratch.nesting.is_empty() {
+        if self.top() != Container::Array || self.sink.scratch.nesting.is_empty() {
             return false;
         }
         let Some(at) = self.after_space(at) else {
@@ -301,12 +298,7 @@ impl<'a> Parser<'a> {
     /// In an object, whether the text after a comma at `at - 1` is a word that is not a key
     /// (no colon after it). The look ahead is bounded.
     fn prose_follows_comma(&self, at: usize) -> bool {
-        if !self
-            .scratch
-            .nesting
-            .top()
-            .is_some_and(|level| level.kind() == Container::Object)
-        {
+        if self.top() != Container::Object {
             return false;
         }
         let start = self.skip_spaces_from(at);

@@ -19,14 +19,14 @@ impl<'a> Parser<'a> {
     /// Rewrites the members of the object being closed so each key appears once, at its first
     /// position, with its last value (what `JSON.parse` and Python's `json` keep).
     pub(super) fn merge_duplicates(&mut self, keys_base: usize) {
-        let entries = &self.scratch.keys[keys_base..];
+        let entries = &self.sink.scratch.keys[keys_base..];
         let body_start = entries[0].start;
-        let end = self.out.len();
+        let end = self.sink.out.len();
         let value = |i: usize| -> Range<usize> {
             let stop = entries.get(i + 1).map_or(end, |next| next.start - 1);
             entries[i].end + 1..stop
         };
-        let out = &self.out;
+        let out = &self.sink.out;
         let mut last: HashMap<&[u8], usize> = HashMap::new();
         for (i, e) in entries.iter().enumerate() {
             last.insert(&out[e.start..e.end], i);
@@ -43,17 +43,17 @@ impl<'a> Parser<'a> {
             merged.push(b':');
             merged.extend_from_slice(&out[value(j)]);
         }
-        self.out.truncate(body_start);
-        self.out.extend_from_slice(&merged);
+        self.sink.out.truncate(body_start);
+        self.sink.out.extend_from_slice(&merged);
     }
 
     /// Reads an object key and writes it as a JSON string.
     pub(super) fn key(&mut self) -> Result<(), Error> {
         let at = self.pos;
-        if self.scratch.nesting.add_member() {
-            self.out.push(b',');
+        if self.sink.scratch.nesting.add_member() {
+            self.sink.out.push(b',');
         }
-        let start = self.out.len();
+        let start = self.sink.out.len();
         let at = match self.stray_words_before_key(at) {
             Some(key) => {
                 // `{"a": 1, COMMENT "b": 2}`: words before a quoted key are left out, rather
@@ -73,13 +73,13 @@ impl<'a> Parser<'a> {
                 && (self.strict || self.src.get(self.skip_spaces_from(end + 1)) == Some(&b':'))
         }) {
             // Most keys: nothing to escape before the closing quote, and a colon after it.
-            self.out.extend_from_slice(&self.src[at..=end]);
+            self.sink.out.extend_from_slice(&self.src[at..=end]);
             self.pos = end + 1;
         } else if let Some(colon) = self.key_cut_at_colon(at) {
             // `{"key:"value"}`, `{"key:value}`: the key's closing quote is missing before
             // its colon.
             self.fix(RepairKind::MissingQuote, colon)?;
-            push_json_string(self.out, &self.src[at + 1..colon]);
+            push_json_string(&mut self.sink.out, &self.src[at + 1..colon]);
             self.pos = colon;
         } else if let Some((quote, len)) = Quote::opening(&self.src[at..]) {
             if quote != Quote::Double {
@@ -90,12 +90,12 @@ impl<'a> Parser<'a> {
                 if quote == Quote::Double {
                     self.fix(RepairKind::SingleQuotes, close)?;
                 }
-                push_json_string(self.out, &self.src[at + len..close]);
+                push_json_string(&mut self.sink.out, &self.src[at + len..close]);
                 self.pos = close + 1;
             } else {
-                self.out.push(b'"');
+                self.sink.out.push(b'"');
                 self.string_body(quote, len, true)?;
-                self.out.push(b'"');
+                self.sink.out.push(b'"');
             }
         } else if !self.strict && is_bare_key_byte(self.src[at]) {
             self.fix(RepairKind::UnquotedKey, at)?;
@@ -113,7 +113,7 @@ impl<'a> Parser<'a> {
                 Some(colon) if ahead[colon] == b':' => ahead[..colon].trim_ascii_end().len(),
                 _ => word,
             };
-            push_json_string(self.out, &self.src[at..at + len]);
+            push_json_string(&mut self.sink.out, &self.src[at..at + len]);
             self.pos = at + len;
             if let Some(&(b'"' | b'\'')) = self.src.get(self.pos) {
                 // `{a":"foo"}`: the key's closing quote is there, its opening one is not.
@@ -202,25 +202,25 @@ impl<'a> Parser<'a> {
     /// runs for every key, and as a call it cost 5% more instructions.
     #[inline(always)]
     pub(super) fn note_key(&mut self, start: usize, at: usize) {
-        let end = self.out.len();
-        let depth = self.scratch.nesting.depth();
-        let scratch = &mut *self.scratch;
+        let end = self.sink.out.len();
+        let depth = self.sink.scratch.nesting.depth();
+        let scratch = &mut self.sink.scratch;
         let level = scratch.nesting.top().expect("an open object");
         let keys_base = scratch.nesting.keys_base();
-        let key = &self.out[start..end];
+        let key = &self.sink.out[start..end];
         let tag = key_tag(key);
         let entries = &scratch.keys[keys_base..];
         // The key's first entry in this object, if it has one.
         let first = if entries.len() < LINEAR_KEYS {
             entries
                 .iter()
-                .position(|e| e.tag & !REPORTED == tag && &self.out[e.start..e.end] == key)
+                .position(|e| e.tag & !REPORTED == tag && &self.sink.out[e.start..e.end] == key)
                 .map(|i| keys_base + i)
         } else {
             if !level.indexed() {
                 scratch.nesting.mark_indexed();
                 for (i, e) in entries.iter().enumerate() {
-                    let hash = fnv(&self.out[e.start..e.end]);
+                    let hash = fnv(&self.sink.out[e.start..e.end]);
                     scratch
                         .key_index
                         .entry((depth, hash))
@@ -232,12 +232,12 @@ impl<'a> Parser<'a> {
                 Some(&i) => {
                     let e = &scratch.keys[i];
                     // A hash collision between different keys falls back to a scan.
-                    if &self.out[e.start..e.end] == key {
+                    if &self.sink.out[e.start..e.end] == key {
                         Some(i)
                     } else {
                         entries
                             .iter()
-                            .position(|e| &self.out[e.start..e.end] == key)
+                            .position(|e| &self.sink.out[e.start..e.end] == key)
                             .map(|i| keys_base + i)
                     }
                 }
@@ -260,7 +260,7 @@ impl<'a> Parser<'a> {
                 let text = serde_json::from_slice::<String>(key)
                     .unwrap_or_else(|_| String::from_utf8_lossy(key).into_owned());
                 repair.text = Some(text);
-                self.repairs.push(repair);
+                self.sink.repairs.push(repair);
             }
         }
         scratch.keys.push(KeyEntry { start, end, tag });
@@ -298,7 +298,7 @@ impl<'a> Parser<'a> {
         } else {
             self.fix(RepairKind::MissingColon, at)?;
         }
-        self.out.push(b':');
+        self.sink.out.push(b':');
         Ok(())
     }
 }

@@ -34,9 +34,20 @@ struct KeyEntry {
     tag: u64,
 }
 
+/// What parsers write to, kept from one input to the next: the compact JSON, the repairs, and
+/// the scratch space they reuse.
+#[derive(Default)]
+pub(crate) struct Sink {
+    /// The values, compact, one after another.
+    pub(crate) out: Vec<u8>,
+    /// What was repaired, in the order it was found.
+    pub(crate) repairs: Vec<Repair>,
+    scratch: Scratch,
+}
+
 /// Buffers the parser reuses from one input to the next.
 #[derive(Default)]
-pub(crate) struct Scratch {
+struct Scratch {
     nesting: Nesting,
     keys: Vec<KeyEntry>,
     /// (depth, hash of key) to the first entry with that key, for large objects only.
@@ -108,9 +119,7 @@ pub(crate) struct Rules {
 pub(crate) struct Parser<'a> {
     src: &'a [u8],
     pos: usize,
-    out: &'a mut Vec<u8>,
-    repairs: &'a mut Vec<Repair>,
-    scratch: &'a mut Scratch,
+    sink: &'a mut Sink,
     /// The fields of [`Rules`], read on every byte.
     strict: bool,
     max_nesting: usize,
@@ -126,24 +135,16 @@ pub(crate) struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
-    /// A parser of `src` from `pos`, which appends to `out` and `repairs`.
-    pub(crate) fn new(
-        src: &'a [u8],
-        pos: usize,
-        out: &'a mut Vec<u8>,
-        repairs: &'a mut Vec<Repair>,
-        scratch: &'a mut Scratch,
-        rules: Rules,
-    ) -> Parser<'a> {
+    /// A parser of `src` from `pos`, which appends to the sink's `out` and `repairs`.
+    pub(crate) fn new(src: &'a [u8], pos: usize, sink: &'a mut Sink, rules: Rules) -> Parser<'a> {
+        let scratch = &mut sink.scratch;
         scratch.nesting.clear();
         scratch.keys.clear();
         scratch.key_index.clear();
         Parser {
             src,
             pos,
-            out,
-            repairs,
-            scratch,
+            sink,
             strict: rules.strict,
             max_nesting: rules.max_nesting,
             lone_surrogates_as_fffd: rules.lone_surrogates_as_fffd,
@@ -167,9 +168,9 @@ impl<'a> Parser<'a> {
     ) -> Result<(), Error> {
         loop {
             self.skip_ws()?;
-            let start = self.out.len();
+            let start = self.sink.out.len();
             self.one_value()?;
-            parts.push(start..self.out.len());
+            parts.push(start..self.sink.out.len());
             loop {
                 self.skip_ws()?;
                 let at = self.pos;
@@ -197,7 +198,7 @@ impl<'a> Parser<'a> {
                             self.one_value()?;
                         }
                         if let Some(part) = parts.last_mut() {
-                            part.end = self.out.len();
+                            part.end = self.sink.out.len();
                         }
                     }
                     // `1 2`, `"a" "b"`: more values, which reach `dropped` (or the array),
@@ -228,7 +229,7 @@ impl<'a> Parser<'a> {
     /// After a value that is an object, whether a comma at `at` is followed by a member
     /// (`"key":`).
     fn members_follow_object(&self, at: usize) -> bool {
-        if self.out.last() != Some(&b'}') || !self.src[..at].trim_ascii_end().ends_with(b"}") {
+        if self.sink.out.last() != Some(&b'}') || !self.src[..at].trim_ascii_end().ends_with(b"}") {
             return false;
         }
         let key = self.skip_spaces_from(at + 1);
@@ -301,7 +302,9 @@ impl<'a> Parser<'a> {
             }
             if rest.starts_with(b"```") || rest.iter().all(u8::is_ascii_alphanumeric) {
                 // A closing fence and the next block's opening one ("```json").
-                self.repairs.push(Repair::at(RepairKind::CodeFence, fence));
+                self.sink
+                    .repairs
+                    .push(Repair::at(RepairKind::CodeFence, fence));
                 return;
             }
             from = to - self.src[fence + run..to].trim_ascii_start().len();
@@ -316,7 +319,7 @@ impl<'a> Parser<'a> {
         let text = String::from_utf8_lossy(&self.src[from..to]);
         let mut repair = Repair::at(RepairKind::Prose, from);
         repair.text = Some(crate::bytes::cut(text.trim(), 100));
-        self.repairs.push(repair);
+        self.sink.repairs.push(repair);
     }
 
     /// Reads one complete value, however deeply nested, without recursion.
@@ -326,7 +329,7 @@ impl<'a> Parser<'a> {
                 continue;
             }
             loop {
-                if self.scratch.nesting.is_empty() {
+                if self.sink.scratch.nesting.is_empty() {
                     return Ok(());
                 }
                 if self.after_value()? {
@@ -349,7 +352,7 @@ impl<'a> Parser<'a> {
         if self.strict {
             return Err(self.invalid(offset, kind.strict_message()));
         }
-        self.repairs.push(Repair::at(kind, offset));
+        self.sink.repairs.push(Repair::at(kind, offset));
         Ok(())
     }
 
@@ -359,32 +362,33 @@ impl<'a> Parser<'a> {
         self.skip_ws()?;
         let at = self.pos;
         let Some(b) = self.peek() else {
-            return match self.scratch.nesting.top() {
+            return match self.sink.scratch.nesting.top() {
                 Some(_) if self.strict => Err(self.invalid(at, "unexpected end of input")),
                 Some(level) if level.kind() == Container::Object && self.last_key_repeats() => {
                     // `{"a": 1, "a` cut off: a repeated key with no value must not replace the
                     // value the key already has; the member is left out.
-                    let entry = self.scratch.keys.pop().expect("the member's key");
+                    let entry = self.sink.scratch.keys.pop().expect("the member's key");
                     if self.key_reported {
                         // The key's only repeat is the one left out.
                         if let Some(i) = self
+                            .sink
                             .repairs
                             .iter()
                             .rposition(|r| r.kind == RepairKind::DuplicateKey)
                         {
-                            self.repairs.remove(i);
+                            self.sink.repairs.remove(i);
                         }
                     }
                     let offset = self.key_at;
                     // A repeated key is never the object's first, so members remain.
-                    self.out.truncate(entry.start - 1);
+                    self.sink.out.truncate(entry.start - 1);
                     self.note_prose(offset, at);
                     Ok(false)
                 }
                 // `{"a":` cut off: the key is kept, with null for the value it never got.
                 Some(_) => {
                     self.fix(RepairKind::MissingValue, at)?;
-                    self.out.extend_from_slice(b"null");
+                    self.sink.out.extend_from_slice(b"null");
                     Ok(false)
                 }
                 None => Err(self.invalid(at, "expected a value, found the end of input")),
@@ -406,7 +410,7 @@ impl<'a> Parser<'a> {
                 self.fix(RepairKind::Parentheses, at)?;
                 self.pos += 1;
                 self.open(Container::Array, at)?;
-                self.scratch.nesting.mark_paren();
+                self.sink.scratch.nesting.mark_paren();
                 self.begin_element(None)
             }
             b'"' => self.string_value(Quote::Double, 1).map(|()| false),
@@ -416,7 +420,7 @@ impl<'a> Parser<'a> {
                 // sees that something was elided rather than a made-up value.
                 let len = self.ellipsis_at(at).unwrap_or(3);
                 self.fix(RepairKind::Ellipsis, at)?;
-                self.out.extend_from_slice(b"\"...\"");
+                self.sink.out.extend_from_slice(b"\"...\"");
                 self.pos = at + len;
                 Ok(false)
             }
@@ -425,14 +429,14 @@ impl<'a> Parser<'a> {
                 // `{"re": /^a+$/gi}`: a JavaScript regular expression literal is its text.
                 let len = regex_len(&self.src[at..]).unwrap_or(1);
                 self.fix(RepairKind::UnquotedString, at)?;
-                push_json_string(self.out, &self.src[at..at + len]);
+                push_json_string(&mut self.sink.out, &self.src[at..at + len]);
                 self.pos = at + len;
                 Ok(false)
             }
-            b',' | b'}' | b']' if !self.strict && !self.scratch.nesting.is_empty() => {
+            b',' | b'}' | b']' if !self.strict && !self.sink.scratch.nesting.is_empty() => {
                 // `{"a": }`: the key is kept, with null for the value it never got.
                 self.fix(RepairKind::MissingValue, at)?;
-                self.out.extend_from_slice(b"null");
+                self.sink.out.extend_from_slice(b"null");
                 Ok(false)
             }
             _ => {
@@ -445,7 +449,7 @@ impl<'a> Parser<'a> {
                     return self.word().map(|()| false);
                 }
                 if !self.strict
-                    && !self.scratch.nesting.is_empty()
+                    && !self.sink.scratch.nesting.is_empty()
                     && !matches!(b, b':' | b',' | b'{' | b'}' | b'[' | b']' | b'(' | b')')
                 {
                     // `{path: /tmp/x}`, `{ключ: значение}`: text no JSON value starts with is
@@ -514,14 +518,13 @@ fn regex_len(s: &[u8]) -> Option<usize> {
 /// Whether `text` is one JSON value as it stands (a strict parse into scratch buffers; used only
 /// for strings that decode to something that opens like JSON).
 pub(crate) fn is_json(text: &[u8], max_nesting: usize) -> bool {
-    let (mut out, mut repairs, mut parts) = (Vec::new(), Vec::new(), Vec::new());
-    let mut scratch = Scratch::default();
+    let (mut sink, mut parts) = (Sink::default(), Vec::new());
     let rules = Rules {
         strict: true,
         max_nesting,
         lone_surrogates_as_fffd: false,
     };
-    Parser::new(text, 0, &mut out, &mut repairs, &mut scratch, rules)
+    Parser::new(text, 0, &mut sink, rules)
         .document(&mut parts, false)
         .is_ok()
         && parts.len() == 1

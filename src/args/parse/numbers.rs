@@ -11,8 +11,8 @@ impl<'a> Parser<'a> {
     pub(super) fn number(&mut self) -> Result<(), Error> {
         let src = self.src;
         let start = self.pos;
-        let out_start = self.out.len();
-        let repairs_before = self.repairs.len();
+        let out_start = self.sink.out.len();
+        let repairs_before = self.sink.repairs.len();
         let mut p = start;
         if !self.strict && matches!(src[p], b'-' | b'+') {
             // `-NaN`, `+Infinity`, `- Infinity`: a sign (and spaces) before a word that has no
@@ -20,7 +20,7 @@ impl<'a> Parser<'a> {
             let word = self.skip_spaces_from(p + 1);
             if let Some(len) = non_finite_at(&src[word..]) {
                 self.fix(RepairKind::NonFinite, start)?;
-                self.out.extend_from_slice(b"null");
+                self.sink.out.extend_from_slice(b"null");
                 self.pos = word + len;
                 return Ok(());
             }
@@ -30,17 +30,17 @@ impl<'a> Parser<'a> {
         {
             // `{"n": -}`, `{"n": +.`: a sign with no digits is no number; the member keeps its
             // key with null, as `{"n": }` does. Alone, it leaves no value at all.
-            if self.scratch.nesting.is_empty() {
+            if self.sink.scratch.nesting.is_empty() {
                 return Err(self.invalid(start, "a sign with no digits is no number"));
             }
             self.fix(RepairKind::MissingValue, start)?;
-            self.out.extend_from_slice(b"null");
+            self.sink.out.extend_from_slice(b"null");
             self.pos = start + len;
             return Ok(());
         }
         match src[p] {
             b'-' => {
-                self.out.push(b'-');
+                self.sink.out.push(b'-');
                 p += 1;
                 if !self.strict {
                     let digit = self.skip_spaces_from(p);
@@ -50,9 +50,9 @@ impl<'a> Parser<'a> {
                         p = digit;
                     } else if is_delimiter(&src[p..]) {
                         // `{"n": -}` or input cut off after the sign: no number was written.
-                        self.out.truncate(out_start);
+                        self.sink.out.truncate(out_start);
                         self.fix(RepairKind::MissingValue, start)?;
-                        self.out.extend_from_slice(b"null");
+                        self.sink.out.extend_from_slice(b"null");
                         self.pos = p;
                         return Ok(());
                     }
@@ -76,13 +76,13 @@ impl<'a> Parser<'a> {
         if int.is_empty() {
             if src.get(p) == Some(&b'.') && src.get(p + 1).is_some_and(u8::is_ascii_digit) {
                 self.fix(RepairKind::NumberFormat, start)?;
-                self.out.push(b'0');
+                self.sink.out.push(b'0');
             } else if self.strict {
                 return Err(self.invalid(p, "expected a digit"));
             } else {
                 // `--1`, `.e5`: not a number; the text is kept.
-                self.out.truncate(out_start);
-                self.repairs.truncate(repairs_before);
+                self.sink.out.truncate(out_start);
+                self.sink.repairs.truncate(repairs_before);
                 self.pos = start;
                 return self.bare_string();
             }
@@ -93,9 +93,9 @@ impl<'a> Parser<'a> {
                 .take_while(|&&d| d == b'0')
                 .count()
                 .min(int.len() - 1);
-            self.out.extend_from_slice(&int[zeros..]);
+            self.sink.out.extend_from_slice(&int[zeros..]);
         } else {
-            self.out.extend_from_slice(int);
+            self.sink.out.extend_from_slice(int);
         }
         if src.get(p) == Some(&b'.') {
             let dot = p;
@@ -105,9 +105,9 @@ impl<'a> Parser<'a> {
             }
             if p == dot + 1 {
                 self.fix(RepairKind::NumberFormat, dot)?;
-                self.out.extend_from_slice(b".0");
+                self.sink.out.extend_from_slice(b".0");
             } else {
-                self.out.extend_from_slice(&src[dot..p]);
+                self.sink.out.extend_from_slice(&src[dot..p]);
             }
         }
         if let Some(b'e' | b'E') = src.get(p) {
@@ -124,7 +124,7 @@ impl<'a> Parser<'a> {
                 // `1e` with no digits: the dangling exponent is dropped.
                 self.fix(RepairKind::NumberFormat, e)?;
             } else {
-                self.out.extend_from_slice(&src[e..q]);
+                self.sink.out.extend_from_slice(&src[e..q]);
             }
             p = q;
         }
@@ -133,17 +133,17 @@ impl<'a> Parser<'a> {
             // `0012345`, `001.2`: a number with leading zeros is an id or a code more often
             // than a count; the string keeps every digit (jsonrepair's reading; json_repair
             // drops the zeros).
-            self.out.truncate(out_start);
-            push_json_string(self.out, &src[start..p]);
+            self.sink.out.truncate(out_start);
+            push_json_string(&mut self.sink.out, &src[start..p]);
             return Ok(());
         }
         if !self.strict && !is_delimiter(&src[p..]) && !statement_end(&src[p..]) {
-            self.out.truncate(out_start);
-            self.repairs.truncate(repairs_before);
+            self.sink.out.truncate(out_start);
+            self.sink.repairs.truncate(repairs_before);
             if let Some((len, digits)) = grouped_number(&src[start..]) {
                 // `82_461_110`, `1_234.5`: digits grouped as Python and JavaScript allow.
                 self.fix(RepairKind::NumberFormat, start)?;
-                self.out.extend_from_slice(&digits);
+                self.sink.out.extend_from_slice(&digits);
                 self.pos = start + len;
                 return Ok(());
             }

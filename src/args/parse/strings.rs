@@ -39,10 +39,10 @@ impl<'a> Parser<'a> {
                 && (self.strict || self.value_quote_closes(end + 1, true))
         }) {
             // Most strings: nothing to escape before the quote that closes them.
-            self.out.extend_from_slice(&self.src[at..end]);
+            self.sink.out.extend_from_slice(&self.src[at..end]);
             self.pos = end + 1;
         } else {
-            self.out.push(b'"');
+            self.sink.out.push(b'"');
             self.string_body(quote, len, false)?;
         }
         while !self.strict {
@@ -63,7 +63,7 @@ impl<'a> Parser<'a> {
             }
             self.string_body(next, len, false)?;
         }
-        self.out.push(b'"');
+        self.sink.out.push(b'"');
         Ok(())
     }
 
@@ -91,7 +91,7 @@ impl<'a> Parser<'a> {
                 p = skip_plain(src, p, quote);
             }
             let Some(&c) = src.get(p) else {
-                self.out.extend_from_slice(&src[run..p]);
+                self.sink.out.extend_from_slice(&src[run..p]);
                 self.pos = p;
                 if !key && self.end_unterminated(open + open_len, last_escaped_quote) {
                     return self.fix(RepairKind::MissingQuote, open);
@@ -112,7 +112,7 @@ impl<'a> Parser<'a> {
                     || closes_key
                     || (!key && self.value_quote_closes(p + close_len, !noted.quote))
                 {
-                    self.out.extend_from_slice(&src[run..p]);
+                    self.sink.out.extend_from_slice(&src[run..p]);
                     self.pos = p + close_len;
                     return Ok(());
                 }
@@ -124,15 +124,15 @@ impl<'a> Parser<'a> {
                 // `"he said "hi" twice"`: a quote that is not followed by what can follow a
                 // string is part of it.
                 self.fix_once(&mut noted.quote, RepairKind::UnescapedQuote, p)?;
-                self.out.extend_from_slice(&src[run..p]);
+                self.sink.out.extend_from_slice(&src[run..p]);
                 if c == b'"' || c == b'\'' {
                     if c == b'"' {
-                        self.out.extend_from_slice(b"\\\"");
+                        self.sink.out.extend_from_slice(b"\\\"");
                     } else {
-                        self.out.push(b'\'');
+                        self.sink.out.push(b'\'');
                     }
                 } else {
-                    self.out.extend_from_slice(&src[p..p + close_len]);
+                    self.sink.out.extend_from_slice(&src[p..p + close_len]);
                 }
                 p += close_len;
                 run = p;
@@ -141,8 +141,8 @@ impl<'a> Parser<'a> {
             match c {
                 b'"' => {
                     // A double quote inside a single- or curly-quoted string.
-                    self.out.extend_from_slice(&src[run..p]);
-                    self.out.extend_from_slice(b"\\\"");
+                    self.sink.out.extend_from_slice(&src[run..p]);
+                    self.sink.out.extend_from_slice(b"\\\"");
                     p += 1;
                     run = p;
                 }
@@ -153,9 +153,9 @@ impl<'a> Parser<'a> {
                 b'\\' => match src.get(p + 1) {
                     Some(b'"') if !self.strict && !key => {
                         p += 2;
-                        self.out.extend_from_slice(&src[run..p]);
+                        self.sink.out.extend_from_slice(&src[run..p]);
                         run = p;
-                        last_escaped_quote = Some((p, self.out.len()));
+                        last_escaped_quote = Some((p, self.sink.out.len()));
                     }
                     Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => p += 2,
                     Some(b'u') if hex4(src, p + 2).is_some() => {
@@ -169,8 +169,8 @@ impl<'a> Parser<'a> {
                             // Half a surrogate pair names no character, and a caller that
                             // needs Unicode text gets U+FFFD (an error under `strict`).
                             self.fix(RepairKind::LoneSurrogate, p)?;
-                            self.out.extend_from_slice(&src[run..p]);
-                            self.out.extend_from_slice(b"\\ufffd");
+                            self.sink.out.extend_from_slice(&src[run..p]);
+                            self.sink.out.extend_from_slice(b"\\ufffd");
                             p += 6;
                             run = p;
                         }
@@ -180,8 +180,8 @@ impl<'a> Parser<'a> {
                         if quote != Quote::Single {
                             self.fix_once(&mut noted.escape, RepairKind::InvalidEscape, p)?;
                         }
-                        self.out.extend_from_slice(&src[run..p]);
-                        self.out.push(b'\'');
+                        self.sink.out.extend_from_slice(&src[run..p]);
+                        self.sink.out.push(b'\'');
                         p += 2;
                         run = p;
                     }
@@ -189,15 +189,15 @@ impl<'a> Parser<'a> {
                         // `"abc\u00` or `"abc\` at the end of the input: half an escape names
                         // nothing; it is left out (and the string recorded as unterminated).
                         self.fix_once(&mut noted.escape, RepairKind::InvalidEscape, p)?;
-                        self.out.extend_from_slice(&src[run..p]);
+                        self.sink.out.extend_from_slice(&src[run..p]);
                         p = src.len();
                         run = p;
                     }
                     _ => {
                         // Keep the backslash as written: the text after it stays as it was.
                         self.fix_once(&mut noted.escape, RepairKind::InvalidEscape, p)?;
-                        self.out.extend_from_slice(&src[run..p]);
-                        self.out.extend_from_slice(b"\\\\");
+                        self.sink.out.extend_from_slice(&src[run..p]);
+                        self.sink.out.extend_from_slice(b"\\\\");
                         p += 1;
                         run = p;
                     }
@@ -212,8 +212,8 @@ impl<'a> Parser<'a> {
                         return self.end_unclosed(text, p, open);
                     }
                     self.fix_once(&mut noted.control, RepairKind::ControlCharacter, p)?;
-                    self.out.extend_from_slice(&src[run..p]);
-                    push_escape(self.out, c);
+                    self.sink.out.extend_from_slice(&src[run..p]);
+                    push_escape(&mut self.sink.out, c);
                     p += 1;
                     run = p;
                 }
@@ -237,7 +237,7 @@ impl<'a> Parser<'a> {
         if let Some((at, out_len)) = last_escaped_quote {
             let tail = &self.src[at..];
             if closes(tail) && tail.iter().all(|&b| is_structural(b)) {
-                self.out.truncate(out_len);
+                self.sink.out.truncate(out_len);
                 self.pos = at;
                 return true;
             }
@@ -250,7 +250,7 @@ impl<'a> Parser<'a> {
         let at = self.src.len() - tail_len;
         let tail = &self.src[at..];
         let fenced = tail.contains(&b'`');
-        if !closes(tail) || (self.scratch.nesting.is_empty() && !fenced) {
+        if !closes(tail) || (self.sink.scratch.nesting.is_empty() && !fenced) {
             return false;
         }
         // The tail was written into the string as is, but for raw tabs and line breaks, which
@@ -265,7 +265,7 @@ impl<'a> Parser<'a> {
                 }
             })
             .sum();
-        self.out.truncate(self.out.len() - written);
+        self.sink.out.truncate(self.sink.out.len() - written);
         self.pos = at;
         true
     }
@@ -273,7 +273,7 @@ impl<'a> Parser<'a> {
     /// Ends the string opened at `open`, whose closing quote is missing, at `end`: it holds
     /// `text`.
     fn end_unclosed(&mut self, text: &[u8], end: usize, open: usize) -> Result<(), Error> {
-        self.out.extend_from_slice(text);
+        self.sink.out.extend_from_slice(text);
         self.pos = end;
         self.fix(RepairKind::MissingQuote, open)
     }

@@ -51,7 +51,7 @@ impl<'a> Parser<'a> {
         if let Some(kind) = kind {
             self.fix(kind, start)?;
         }
-        self.out.extend_from_slice(text);
+        self.sink.out.extend_from_slice(text);
         self.pos = end;
         Ok(())
     }
@@ -80,7 +80,7 @@ impl<'a> Parser<'a> {
         let arg = self.skip_spaces_from(open + 1);
         if self.src.get(arg) == Some(&b')') && self.call_ends_value(arg + 1) {
             self.fix(RepairKind::Jsonp, start)?;
-            self.out.extend_from_slice(b"null");
+            self.sink.out.extend_from_slice(b"null");
             self.pos = arg + 1;
             return Ok(true);
         }
@@ -88,7 +88,7 @@ impl<'a> Parser<'a> {
         if !is_scalar {
             return self.call_text(start, open);
         }
-        let (out_len, repairs_len) = (self.out.len(), self.repairs.len());
+        let (out_len, repairs_len) = (self.sink.out.len(), self.sink.repairs.len());
         self.pos = arg;
         match self.src[arg] {
             b'"' => self.string_value(Quote::Double, 1)?,
@@ -98,12 +98,13 @@ impl<'a> Parser<'a> {
         let close = self.skip_spaces_from(self.pos);
         if self.src.get(close) != Some(&b')') {
             // Not a call of one value after all.
-            self.out.truncate(out_len);
-            self.repairs.truncate(repairs_len);
+            self.sink.out.truncate(out_len);
+            self.sink.repairs.truncate(repairs_len);
             self.pos = start;
             return self.call_text(start, open);
         }
-        self.repairs
+        self.sink
+            .repairs
             .insert(repairs_len, Repair::at(RepairKind::Jsonp, start));
         self.pos = close + 1;
         Ok(true)
@@ -155,7 +156,7 @@ impl<'a> Parser<'a> {
             return Ok(false);
         }
         self.fix(RepairKind::UnquotedString, start)?;
-        push_json_string(self.out, &self.src[start..close]);
+        push_json_string(&mut self.sink.out, &self.src[start..close]);
         self.pos = close;
         Ok(true)
     }
@@ -165,7 +166,7 @@ impl<'a> Parser<'a> {
     pub(super) fn bare_string(&mut self) -> Result<(), Error> {
         let start = self.pos;
         self.fix(RepairKind::UnquotedString, start)?;
-        let closer = match self.scratch.nesting.top().map(|level| level.kind()) {
+        let closer = match self.sink.scratch.nesting.top().map(|level| level.kind()) {
             Some(Container::Object) => b'}',
             Some(Container::Array) => b']',
             None => b'\n',
@@ -211,7 +212,7 @@ impl<'a> Parser<'a> {
         {
             text = body;
         }
-        push_json_string(self.out, text);
+        push_json_string(&mut self.sink.out, text);
         self.pos = start + len;
         Ok(())
     }
