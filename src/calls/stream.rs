@@ -432,8 +432,9 @@ struct Slot {
     tool: Option<String>,
     /// The argument key in use; a second one makes the arguments ambiguous.
     args_key: Option<String>,
-    /// Arguments given as a JSON string: read inside it.
-    nested: Option<Nested>,
+    /// Arguments given as a JSON string: read inside it (boxed: it is taken out of the slot
+    /// and put back at every refresh).
+    nested: Option<Box<Nested>>,
     /// Shown arguments could be contradicted: show no more.
     frozen: bool,
     /// Bytes of arguments read.
@@ -466,12 +467,12 @@ struct Nested {
 
 impl Nested {
     /// A reader of arguments written as a JSON string; writing, it keeps their text.
-    fn new(written: &Option<Written>) -> Nested {
+    fn new(written: &Option<Written>) -> Box<Nested> {
         let mut reader = Reader::new();
         if written.is_some() {
             reader.record(0);
         }
-        Nested { reader, fed: 0 }
+        Box::new(Nested { reader, fed: 0 })
     }
 }
 
@@ -1033,7 +1034,7 @@ impl Stream {
                 Mode::Json(reader, ctx) => {
                     // The plain run of a string, up to its next quote or backslash, in one go
                     // (its bytes change nothing but the string).
-                    if b != b'"' && b != b'\\' && reader.reader.in_plain_string() {
+                    if len - p > 1 && b != b'"' && b != b'\\' && reader.reader.in_plain_string() {
                         let run = memchr::memchr2(b'"', b'\\', &bytes[p..]).unwrap_or(len - p);
                         if run > 1 && reader.reader.extend_string(&bytes[p..p + run]) {
                             reader.read += run;
