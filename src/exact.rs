@@ -46,20 +46,26 @@ enum Open {
 
 #[cfg(test)]
 thread_local! {
-    static PARSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// How many texts [`parse`] has read on this thread (for tests that count the parses of a
-/// reply).
+/// Counts one read of a whole JSON text on this thread: [`parse`], and the whole-JSON check of
+/// `calls` (for tests that count the reads of a reply).
 #[cfg(test)]
-pub(crate) fn parses() -> usize {
-    PARSES.with(std::cell::Cell::get)
+pub(crate) fn count_read() {
+    READS.with(|n| n.set(n.get() + 1));
+}
+
+/// How many whole JSON texts were read on this thread (see [`count_read`]).
+#[cfg(test)]
+pub(crate) fn reads() -> usize {
+    READS.with(std::cell::Cell::get)
 }
 
 /// Parses `text` (one JSON value, whitespace around it allowed) with each number's text kept.
 pub(crate) fn parse(text: &str, max_nesting: usize) -> Result<Value, Invalid> {
     #[cfg(test)]
-    PARSES.with(|n| n.set(n.get() + 1));
+    count_read();
     parse_uncounted(text, max_nesting)
 }
 

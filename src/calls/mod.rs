@@ -1146,7 +1146,7 @@ mod tests {
                 r#"{"j":{"x":2E3}}"#,
             ),
         ];
-        let read = || crate::exact::parses() + scan::whole_checks();
+        let read = crate::exact::reads;
         for (reply, options, reads, expected) in cases {
             let before = read();
             let found = extract(&reply, options).unwrap_or_else(|f| panic!("{reply}: {f}"));

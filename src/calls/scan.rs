@@ -14,23 +14,11 @@ pub(crate) fn is_valid_json(text: &str) -> bool {
     serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
 
-#[cfg(test)]
-thread_local! {
-    static WHOLE_CHECKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// How many texts [`is_whole_json`] has read through on this thread (for tests that count the
-/// reads of a reply).
-#[cfg(test)]
-pub(crate) fn whole_checks() -> usize {
-    WHOLE_CHECKS.with(std::cell::Cell::get)
-}
-
 /// Whether the whole of `text` (but for surrounding whitespace) is one JSON array or object.
 pub(crate) fn is_whole_json(text: &str) -> bool {
     whole_brackets(text).is_some_and(|range| {
         #[cfg(test)]
-        WHOLE_CHECKS.with(|n| n.set(n.get() + 1));
+        crate::exact::count_read();
         serde_json::from_str::<serde::de::IgnoredAny>(&text[range]).is_ok()
     })
 }
