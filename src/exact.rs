@@ -26,9 +26,7 @@ impl Invalid {
     /// As a pipeline error.
     pub(crate) fn into_error(self, max_nesting: usize) -> crate::Error {
         match self {
-            Invalid::Syntax(at, what) => {
-                crate::Error::at(crate::Code::InvalidJson, at, format!("{what} at byte {at}"))
-            }
+            Invalid::Syntax(at, what) => crate::Error::at(crate::Code::InvalidJson, at, what),
             Invalid::TooDeep(at) => crate::Error::at(
                 crate::Code::TooDeep,
                 at,
@@ -386,6 +384,13 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_names_its_byte_once() {
+        let error = Invalid::Syntax(3, "expected a value").into_error(10);
+        assert_eq!(error.message, "expected a value at byte 3");
+        assert_eq!(error.offset, Some(3));
+    }
 
     fn exact(text: &str) -> String {
         parse(text, 1000).unwrap().to_string()

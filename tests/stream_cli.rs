@@ -198,6 +198,28 @@ fn ollama_chat_lines_as_jsonl_deltas() {
     assert_eq!(end["value"]["reasoning"], "Need the time in Tokyo.");
 }
 
+/// Arguments a server sends whole as an object (Ollama) keep their numbers as written, as
+/// `calls` keeps them in the same message read whole.
+#[test]
+fn object_arguments_in_deltas_keep_their_numbers() {
+    let line = r#"{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f","arguments":{"n":1E5,"big":123456789012345678901234567890,"x":0.10}}}]}}"#;
+    let out = common::toolmend()
+        .args(["calls", "--stream", "--input", "jsonl"])
+        .write_stdin(format!("{line}\n"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let end = stdout(&out).lines().last().unwrap().to_owned();
+    let parameters = r#""parameters":{"n":1E5,"big":123456789012345678901234567890,"x":0.10}"#;
+    assert!(end.contains(parameters), "{end}");
+    let whole = common::toolmend()
+        .args(["calls", "--input", "jsonl", "--records"])
+        .write_stdin(format!("{line}\n"))
+        .output()
+        .unwrap();
+    assert!(stdout(&whole).contains(parameters), "{}", stdout(&whole));
+}
+
 #[test]
 fn jsonl_text_deltas_and_raw_text_give_the_same_reply() {
     let reply = "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Bergen\"}}\n</tool_call>";

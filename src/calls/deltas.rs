@@ -132,10 +132,17 @@ impl Deltas {
     }
 
     fn value(&mut self, text: &str, stream: &mut Stream) -> Result<Vec<Event>, Error> {
-        let value: Value = serde_json::from_str(text).map_err(|e| {
+        // Numbers as the server wrote them (arguments sent whole as an object keep `1E5`).
+        let max_nesting = stream.options().max_nesting;
+        let value = crate::exact::parse(text, max_nesting).map_err(|e| {
+            // serde_json's words where it fails too (the messages users know), as `calls` does.
+            let why = match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                Err(serde) => serde.to_string(),
+                Ok(_) => e.into_error(max_nesting).message,
+            };
             Error::whole(
                 Code::InvalidInput,
-                format!("line {}: the streamed delta is not JSON: {e}", self.line),
+                format!("line {}: the streamed delta is not JSON: {why}", self.line),
             )
         })?;
         let mut events = Vec::new();

@@ -568,6 +568,11 @@ impl Stream {
         }
     }
 
+    /// The options this stream reads with.
+    pub(crate) fn options(&self) -> &CallOptions {
+        &self.options
+    }
+
     /// A stream whose events are written as JSON lines, as `calls --stream` writes them, with
     /// [`Stream::write_events`]. The parameters of its `arguments` events are written from
     /// the text of the JSON being read, kept as it grows, never built as values: an event
