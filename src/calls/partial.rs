@@ -96,6 +96,10 @@ enum Escape {
         seen: u8,
         code: u32,
     },
+    /// A value's closing quote was read. It closes the string only if a comma or a closing
+    /// bracket follows (`"1"cccc` is one string to the pipeline, `1"cccc`), so until then the
+    /// string is still open.
+    Closed,
 }
 
 /// One frame of the stack written as JSON while it is read ([`Reader::record`]): the text
@@ -498,6 +502,10 @@ impl Reader {
         match *escape {
             Escape::No => match b {
                 b'\\' => *escape = Escape::Backslash,
+                b'"' if !*key && !self.stack.is_empty() => {
+                    *escape = Escape::Closed;
+                    return Step::More;
+                }
                 b'"' => {
                     let Ok(text) = String::from_utf8(std::mem::take(bytes)) else {
                         return Step::Bail;
@@ -537,6 +545,25 @@ impl Reader {
                     return Step::More;
                 }
             },
+            Escape::Closed => {
+                return match b {
+                    b' ' | b'\t' | b'\n' | b'\r' => Step::More,
+                    b',' | b'}' | b']' => {
+                        let Ok(text) = String::from_utf8(std::mem::take(bytes)) else {
+                            return Step::Bail;
+                        };
+                        if let Some(t) = rec {
+                            t.out.push(b'"');
+                        }
+                        self.lex = Lex::None;
+                        match self.deliver(Value::String(text)) {
+                            Step::More => self.structural(b),
+                            other => other,
+                        }
+                    }
+                    _ => Step::Bail,
+                };
+            }
             Escape::Backslash => {
                 let c = match b {
                     b'"' => '"',
