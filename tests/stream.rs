@@ -10,78 +10,12 @@
 //! - stability: each `arguments` event keeps every closed value of the one before, its open
 //!   string only grows, and the call's final parameters keep them all.
 
-use std::path::Path;
-use std::sync::Arc;
-
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 use toolmend::calls::{CallOptions, Event, Extracted, Failure, Stream, extract};
-use toolmend::tools::Tools;
 
-struct Case {
-    name: String,
-    input: String,
-    options: CallOptions,
-}
-
-fn cases() -> Vec<Case> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calls");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    let mut cases = Vec::new();
-    for file in files {
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let case: Value = serde_json::from_str(line).unwrap();
-            let Some(input) = case["input"].as_str() else {
-                continue;
-            };
-            let mut options = CallOptions::default();
-            let flags: Vec<&str> = case["options"]
-                .as_array()
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let mut flags = flags.into_iter();
-            while let Some(flag) = flags.next() {
-                match flag {
-                    "--tools" => {
-                        let path = dir.join(flags.next().unwrap());
-                        options.tools = Some(Arc::new(Tools::from_path(&path).unwrap()));
-                    }
-                    "--require-terminate" => options.require_terminate = true,
-                    "--format" => options.format = Some(flags.next().unwrap().to_owned()),
-                    "--strict" => options.strict = true,
-                    "--max-nesting" => {
-                        options.max_nesting = flags.next().unwrap().parse().unwrap();
-                    }
-                    "--shape" => {
-                        flags.next();
-                    }
-                    other => panic!("{}:{}: flag {other} not known here", file.display(), i + 1),
-                }
-            }
-            cases.push(Case {
-                name: format!(
-                    "{}:{} {}",
-                    file.file_name().unwrap().to_string_lossy(),
-                    i + 1,
-                    case["name"].as_str().unwrap_or("")
-                ),
-                input: input.to_owned(),
-                options,
-            });
-        }
-    }
-    assert!(cases.len() > 100, "{} cases", cases.len());
-    cases
-}
+mod common;
+use common::{CallsCase, calls_cases, split_at};
 
 /// Feeds `chunks` and returns every event.
 fn run(options: &CallOptions, chunks: &[&str]) -> Vec<Event> {
@@ -155,7 +89,7 @@ fn segments(open: &Option<String>) -> Option<Vec<String>> {
 }
 
 /// Checks one run's events against `calls` on the whole reply.
-fn check(case: &Case, what: &str, events: &[Event], expected: &Result<Extracted, Failure>) {
+fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extracted, Failure>) {
     let fail = |msg: String| -> ! {
         panic!(
             "{} ({what}): {msg}\ninput: {:?}\nevents: {events:#?}",
@@ -296,20 +230,9 @@ fn boundaries(text: &str) -> Vec<usize> {
         .collect()
 }
 
-fn split_at_all<'a>(text: &'a str, cuts: &[usize]) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    let mut from = 0;
-    for &c in cuts {
-        out.push(&text[from..c]);
-        from = c;
-    }
-    out.push(&text[from..]);
-    out
-}
-
 #[test]
 fn fixtures_whole_and_byte_by_byte() {
-    for case in cases() {
+    for case in calls_cases() {
         let expected = extract(&case.input, &case.options);
         check(
             &case,
@@ -330,10 +253,10 @@ fn fixtures_whole_and_byte_by_byte() {
 
 #[test]
 fn fixtures_split_at_every_boundary() {
-    for case in cases() {
+    for case in calls_cases() {
         let expected = extract(&case.input, &case.options);
         for &cut in &boundaries(&case.input) {
-            let chunks = split_at_all(&case.input, &[cut]);
+            let chunks = split_at(&case.input, &[cut]);
             check(
                 &case,
                 &format!("split at {cut}"),
@@ -349,11 +272,11 @@ proptest! {
 
     #[test]
     fn fixtures_split_at_random_points(seeds in prop::collection::vec(any::<prop::sample::Index>(), 1..12)) {
-        for case in cases() {
+        for case in calls_cases() {
             let bounds = boundaries(&case.input);
             let mut cuts: Vec<usize> = seeds.iter().map(|s| bounds[s.index(bounds.len())]).collect();
             cuts.sort_unstable();
-            let chunks = split_at_all(&case.input, &cuts);
+            let chunks = split_at(&case.input, &cuts);
             let expected = extract(&case.input, &case.options);
             check(&case, &format!("split at {cuts:?}"), &run(&case.options, &chunks), &expected);
         }

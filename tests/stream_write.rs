@@ -7,61 +7,11 @@
 //! that both give the same events.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use serde_json::Value;
 use toolmend::calls::{CallOptions, DeltaFraming, Deltas, Event, Shape, Stream};
-use toolmend::tools::Tools;
 
-fn cases() -> Vec<(String, String, CallOptions)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calls");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    let mut cases = Vec::new();
-    for file in files {
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (i, line) in text.lines().enumerate() {
-            let Ok(case) = serde_json::from_str::<Value>(line) else {
-                continue;
-            };
-            let Some(input) = case["input"].as_str() else {
-                continue;
-            };
-            let mut options = CallOptions::default();
-            let flags: Vec<&str> = case["options"]
-                .as_array()
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let mut flags = flags.into_iter();
-            while let Some(flag) = flags.next() {
-                match flag {
-                    "--tools" => {
-                        let path = dir.join(flags.next().unwrap());
-                        options.tools = Some(Arc::new(Tools::from_path(&path).unwrap()));
-                    }
-                    "--require-terminate" => options.require_terminate = true,
-                    "--format" => options.format = Some(flags.next().unwrap().to_owned()),
-                    "--strict" => options.strict = true,
-                    "--max-nesting" => {
-                        options.max_nesting = flags.next().unwrap().parse().unwrap();
-                    }
-                    "--shape" => {
-                        flags.next();
-                    }
-                    other => panic!("{}:{}: flag {other} not known here", file.display(), i + 1),
-                }
-            }
-            let name = format!("{}:{}", file.file_name().unwrap().to_string_lossy(), i + 1);
-            cases.push((name, input.to_owned(), options));
-        }
-    }
-    assert!(cases.len() > 100, "{} cases", cases.len());
-    cases
-}
+mod common;
+use common::{CallsCase, calls_cases, split_at};
 
 /// The events serialized one by one, as `calls --stream` wrote them before `write_events`.
 fn serialized(events: &[Event], out: &mut Vec<u8>) {
@@ -114,26 +64,20 @@ fn boundaries(text: &str) -> Vec<usize> {
         .collect()
 }
 
-fn split<'a>(text: &'a str, cuts: &[usize]) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    let mut from = 0;
-    for &cut in cuts {
-        out.push(&text[from..cut]);
-        from = cut;
-    }
-    out.push(&text[from..]);
-    out
-}
-
 #[test]
 fn written_events_are_the_serialized_events_whole_and_per_character() {
-    for (name, input, options) in cases() {
+    for CallsCase {
+        name,
+        input,
+        options,
+    } in calls_cases()
+    {
         same(&name, "whole", both(&options, &[&input]));
         let cuts = boundaries(&input);
         same(
             &name,
             "per character",
-            both(&options, &split(&input, &cuts)),
+            both(&options, &split_at(&input, &cuts)),
         );
     }
 }
@@ -147,13 +91,18 @@ fn written_events_are_the_serialized_events_at_every_split_and_random_splits() {
             .wrapping_add(1442695040888963407);
         (seed >> 33) as usize
     };
-    for (name, input, options) in cases() {
+    for CallsCase {
+        name,
+        input,
+        options,
+    } in calls_cases()
+    {
         let cuts = boundaries(&input);
         for &cut in &cuts {
             same(
                 &name,
                 &format!("split at {cut}"),
-                both(&options, &split(&input, &[cut])),
+                both(&options, &split_at(&input, &[cut])),
             );
         }
         for round in 0..8 {
@@ -162,7 +111,7 @@ fn written_events_are_the_serialized_events_at_every_split_and_random_splits() {
             same(
                 &name,
                 &format!("random split {round}"),
-                both(&options, &split(&input, &some)),
+                both(&options, &split_at(&input, &some)),
             );
         }
     }
@@ -225,27 +174,21 @@ fn written_parameters_escape_as_serde_json_does() {
          \"f\": false, \"z\": null, \"o\": {\"p\": [[], {}, [{\"q\": \"r\"}]]}, \"s/~\": \"x\"}",
     );
     let reply = format!("<tool_call>{{\"name\": \"f\", \"arguments\": {args}}}</tool_call>");
-    let options = CallOptions::default();
-    let cuts = boundaries(&reply);
-    let (a, b) = both(&options, &split(&reply, &cuts));
-    assert!(
-        String::from_utf8_lossy(&a)
-            .matches("\"event\":\"arguments\"")
-            .count()
-            > 10,
-        "partial parameters shown"
-    );
-    same("escapes", "per character", (a, b));
+    same_per_character("escapes", &reply);
     // Encoded arguments (a JSON string holding the object), read by the nested reader.
     let encoded = serde_json::to_string(&args).unwrap();
     let reply = format!("<tool_call>{{\"name\": \"f\", \"arguments\": {encoded}}}</tool_call>");
-    let cuts = boundaries(&reply);
-    let (a, b) = both(&options, &split(&reply, &cuts));
-    assert!(
-        String::from_utf8_lossy(&a)
-            .matches("\"event\":\"arguments\"")
-            .count()
-            > 10
-    );
-    same("encoded escapes", "per character", (a, b));
+    same_per_character("encoded escapes", &reply);
+}
+
+/// `reply` fed a character at a time both ways gives the same bytes, with the partial
+/// parameters shown more than ten times.
+fn same_per_character(name: &str, reply: &str) {
+    let cuts = boundaries(reply);
+    let (a, b) = both(&CallOptions::default(), &split_at(reply, &cuts));
+    let shown = String::from_utf8_lossy(&a)
+        .matches("\"event\":\"arguments\"")
+        .count();
+    assert!(shown > 10, "{name}: partial parameters shown {shown} times");
+    same(name, "per character", (a, b));
 }

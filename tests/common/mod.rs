@@ -112,3 +112,84 @@ pub fn repair_kinds(repairs: &Value) -> Vec<&str> {
         .map(|r| r["kind"].as_str().expect("a repair kind"))
         .collect()
 }
+
+/// One `calls` fixture case (fixtures/calls/*.jsonl) for the library: its name (file, line and
+/// the case's own name), its reply and the options its flags give.
+pub struct CallsCase {
+    pub name: String,
+    pub input: String,
+    pub options: toolmend::calls::CallOptions,
+}
+
+/// Every `calls` fixture case with an input, in file order.
+pub fn calls_cases() -> Vec<CallsCase> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calls");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    let mut cases = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let case: Value = serde_json::from_str(line).unwrap();
+            let Some(input) = case["input"].as_str() else {
+                continue;
+            };
+            let mut options = toolmend::calls::CallOptions::default();
+            let flags: Vec<&str> = case["options"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut flags = flags.into_iter();
+            while let Some(flag) = flags.next() {
+                match flag {
+                    "--tools" => {
+                        let path = dir.join(flags.next().unwrap());
+                        let tools = toolmend::tools::Tools::from_path(&path).unwrap();
+                        options.tools = Some(std::sync::Arc::new(tools));
+                    }
+                    "--require-terminate" => options.require_terminate = true,
+                    "--format" => options.format = Some(flags.next().unwrap().to_owned()),
+                    "--strict" => options.strict = true,
+                    "--max-nesting" => {
+                        options.max_nesting = flags.next().unwrap().parse().unwrap();
+                    }
+                    "--shape" => {
+                        flags.next();
+                    }
+                    other => panic!("{}:{}: flag {other} not known here", file.display(), i + 1),
+                }
+            }
+            cases.push(CallsCase {
+                name: format!(
+                    "{}:{} {}",
+                    file.file_name().unwrap().to_string_lossy(),
+                    i + 1,
+                    case["name"].as_str().unwrap_or("")
+                ),
+                input: input.to_owned(),
+                options,
+            });
+        }
+    }
+    assert!(cases.len() > 100, "{} cases", cases.len());
+    cases
+}
+
+/// `text` cut at the byte offsets `cuts` (ascending character boundaries).
+pub fn split_at<'a>(text: &'a str, cuts: &[usize]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    for &cut in cuts {
+        out.push(&text[from..cut]);
+        from = cut;
+    }
+    out.push(&text[from..]);
+    out
+}
