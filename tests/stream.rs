@@ -661,6 +661,8 @@ fn a_key_repeated_after_a_repair_is_revised_at_the_end() {
         (r#"{"o": {"k": 1, "x": 'y', "k": 2}}"#, vec![(0, "/o/k")]),
         // The same value again: nothing shown changes.
         (r#"{"a": 1, "b": tru, "a": 1}"#, vec![]),
+        // The arguments key itself, after a slip in the call object: all of the parameters.
+        (r#"{"a": 1}, 'x': 1, "arguments": {"a": 2}"#, vec![(0, "")]),
     ] {
         let reply = tool_call(arguments);
         let (fed, end) = per_char(&options, &reply);
