@@ -547,6 +547,9 @@ struct CallReader {
     args_from: Vec<usize>,
     /// How many announced calls were read to their end.
     closes: usize,
+    /// While `read` is below this, a refresh would show nothing (see [`CallReader::quiet`]);
+    /// set by each refresh, 0 (nothing known) after each byte read by `push`.
+    quiet_until: usize,
 }
 
 /// A tool call a server parsed and streams in pieces (OpenAI `tool_calls[].function`,
@@ -827,7 +830,7 @@ impl Stream {
             }
             Mode::Json(reader, _) => {
                 let n = bytes.len();
-                if !reader.quiet(&mut self.slots, n) || !reader.reader.extend_string(bytes) {
+                if !reader.quiet(n) || !reader.reader.extend_string(bytes) {
                     return false;
                 }
                 reader.read += n;
@@ -1680,6 +1683,7 @@ impl CallReader {
             read: 0,
             args_from: Vec::new(),
             closes: 0,
+            quiet_until: 0,
         }
     }
 
@@ -1691,6 +1695,7 @@ impl CallReader {
         events: &mut Vec<Event>,
         written: &mut Option<Written>,
     ) -> Step {
+        self.quiet_until = 0;
         let before = self.reader.stack.len();
         let step = self.reader.push(b);
         if step == Step::Bail {
@@ -1953,23 +1958,36 @@ impl CallReader {
                 _ => {}
             }
         }
+        self.quiet_until = self.quiet_until(slots);
     }
 
     /// Whether a refresh after `n` more bytes of the open string would show nothing: the
     /// string is not a call object's (a name, or arguments as a string, read in refresh),
-    /// and no call's arguments would be due. The arguments' sizes are brought up to date.
-    fn quiet(&self, slots: &mut [Slot], n: usize) -> bool {
+    /// and no call's arguments would be due. Known since the last refresh, with nothing read
+    /// by `push` since.
+    fn quiet(&self, n: usize) -> bool {
+        self.read + n < self.quiet_until
+    }
+
+    /// The `read` at which a refresh may show something: 0 when the top frame is a call
+    /// object's, else when the first call's arguments fall due ([`due_at`]).
+    fn quiet_until(&self, slots: &[Slot]) -> usize {
         if matches!(self.roles.last(), Some(Role::Call(_))) {
-            return false;
+            return 0;
         }
-        if self.args_sizes(n).any(|(s, size)| due_at(&slots[s], size)) {
-            return false;
+        let mut until = usize::MAX;
+        for (s, size) in self.args_sizes(0) {
+            let slot = &slots[s];
+            if slot.index.is_none() || slot.frozen || slot.ended || slot.args_done {
+                continue;
+            }
+            let Some(tried) = slot.tried_bytes else {
+                return 0;
+            };
+            // Due once its size reaches this: `read` is then `until`.
+            until = until.min((self.read + due_size(tried)).saturating_sub(size));
         }
-        // Only now (nothing is changed when the refresh is to run).
-        for (s, size) in self.args_sizes(n) {
-            slots[s].args_bytes = size;
-        }
-        true
+        until
     }
 
     /// Each open call's arguments: its slot, and their size once `n` more bytes are read.
@@ -2118,16 +2136,19 @@ fn due_at(slot: &Slot, now: usize) -> bool {
         return false;
     }
     match slot.tried_bytes {
-        Some(tried) => {
-            now >= tried
-                + if tried < 64 {
-                    (tried / 8).max(1)
-                } else {
-                    tried / 4
-                }
-        }
+        Some(tried) => now >= due_size(tried),
         None => true,
     }
+}
+
+/// The size of arguments at which they are due again, after a snapshot at `tried` bytes.
+fn due_size(tried: usize) -> usize {
+    tried
+        + if tried < 64 {
+            (tried / 8).max(1)
+        } else {
+            tried / 4
+        }
 }
 
 /// An `arguments` event, if the call is announced, nothing could contradict it and the value
