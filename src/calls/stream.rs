@@ -788,7 +788,11 @@ impl Stream {
         if self.result.is_some() || chunk.is_empty() {
             return;
         }
-        self.buf.push_str(chunk);
+        match chunk.as_bytes() {
+            // A byte's chunk (ASCII, as it is a whole `str`): a push, not a copy call.
+            &[b] => self.buf.push(char::from(b)),
+            _ => self.buf.push_str(chunk),
+        }
         if self.skims && self.skim() {
             #[cfg(test)]
             tests::SKIMMED.with(|n| n.set(n.get() + 1));
