@@ -521,87 +521,88 @@ enum Segment {
     Utf16(Vec<u16>),
 }
 
-/// The records of one part of a batch, and its two segments.
+/// The records of one part of a batch, written as UTF-8 into buffers a thread keeps from part
+/// to part, then each moved once into a segment allocated at its final size: growing the
+/// segments record by record cost reallocations (a copy of all written so far each time) and
+/// fresh pages for every copy.
 struct Writer {
-    narrow: Vec<u8>,
-    wide: Vec<u16>,
-    meta: Vec<f64>,
-    /// The record being written, as UTF-8, and where its pieces end.
-    scratch: Vec<u8>,
+    /// Every record of the part, one after another: a record's pieces (value, repairs,
+    /// dropped; or code, message, original) end at its `ends`.
+    utf8: Vec<u8>,
+    records: Vec<Written>,
+}
+
+/// A record in [`Writer::utf8`].
+struct Written {
+    kind: f64,
+    /// Some character is U+0100 or above: the record goes to the UTF-16 segment.
+    wide: bool,
+    start: usize,
     ends: [usize; 3],
+    offset: f64,
 }
 
 impl Writer {
     fn new() -> Writer {
         Writer {
-            narrow: Vec::new(),
-            wide: Vec::new(),
-            meta: Vec::new(),
-            scratch: Vec::new(),
-            ends: [0; 3],
+            utf8: Vec::new(),
+            records: Vec::new(),
         }
     }
 
-    /// Moves the record in `scratch` to a segment, with its kind and error offset.
-    fn put(&mut self, kind: f64, offset: f64) {
+    /// Notes the record written since `start` (its pieces ending at `ends`).
+    fn put(&mut self, kind: f64, start: usize, ends: [usize; 3], offset: f64) {
         // Lead bytes from 0xC4 start characters from U+0100 on.
-        let is_wide = self.scratch.iter().any(|&b| b >= 0xc4);
-        let mut start = 0;
-        let mut bounds = [0.0; 4];
-        bounds[0] = if is_wide {
-            self.wide.len()
-        } else {
-            self.narrow.len()
-        } as f64;
-        for (k, &end) in self.ends.iter().enumerate() {
-            let piece = &self.scratch[start..end];
-            bounds[k + 1] = if is_wide {
-                push_utf16(&mut self.wide, piece);
-                self.wide.len()
-            } else {
-                push_latin1(&mut self.narrow, piece);
-                self.narrow.len()
-            } as f64;
-            start = end;
-        }
-        let segment = if is_wide { 1.0 } else { 0.0 };
-        self.meta.extend_from_slice(&[kind, segment]);
-        self.meta.extend_from_slice(&bounds);
-        self.meta.push(offset);
-        self.scratch.clear();
+        let wide = self.utf8[start..].iter().any(|&b| b >= 0xc4);
+        self.records.push(Written {
+            kind,
+            wide,
+            start,
+            ends,
+            offset,
+        });
     }
 
     fn ok(&mut self, mended: &toolmend::Mended<'_>) {
-        mended.write_value(&mut self.scratch);
-        self.ends[0] = self.scratch.len();
-        toolmend::write_repairs(&mut self.scratch, mended.repairs());
-        self.ends[1] = self.scratch.len();
-        self.scratch.push(b'[');
+        let start = self.utf8.len();
+        mended.write_value(&mut self.utf8);
+        let value = self.utf8.len();
+        toolmend::write_repairs(&mut self.utf8, mended.repairs());
+        let repairs = self.utf8.len();
+        self.utf8.push(b'[');
         for (i, dropped) in mended.dropped().enumerate() {
             if i > 0 {
-                self.scratch.push(b',');
+                self.utf8.push(b',');
             }
-            self.scratch.extend_from_slice(dropped.as_bytes());
+            self.utf8.extend_from_slice(dropped.as_bytes());
         }
-        self.scratch.push(b']');
-        self.ends[2] = self.scratch.len();
-        self.put(OK, -1.0);
+        self.utf8.push(b']');
+        let end = self.utf8.len();
+        self.put(OK, start, [value, repairs, end], -1.0);
     }
 
     fn failed(&mut self, error: &toolmend::Error, input: &toolmend::Input<'_>) {
+        let start = self.utf8.len();
+        let mut ends = [0; 3];
         for (k, text) in [error.code.as_str(), &error.message, &input.original()]
             .into_iter()
             .enumerate()
         {
-            self.scratch.extend_from_slice(text.as_bytes());
-            self.ends[k] = self.scratch.len();
+            self.utf8.extend_from_slice(text.as_bytes());
+            ends[k] = self.utf8.len();
         }
-        self.put(FAILED, error.offset.map_or(-1.0, |o| o as f64));
+        self.put(FAILED, start, ends, error.offset.map_or(-1.0, |o| o as f64));
     }
 
     fn elsewhere(&mut self) {
-        self.ends = [0; 3];
-        self.put(ELSEWHERE, -1.0);
+        let at = self.utf8.len();
+        self.records.push(Written {
+            kind: ELSEWHERE,
+            wide: false,
+            start: at,
+            ends: [at; 3],
+            offset: -1.0,
+        });
     }
 
     fn record(&mut self, input: &toolmend::Input<'_>, mender: &mut toolmend::Mender) {
@@ -611,9 +612,51 @@ impl Writer {
         }
     }
 
-    fn finish(self) -> ([Segment; 2], Vec<f64>) {
-        let segments = [Segment::Latin1(self.narrow), Segment::Utf16(self.wide)];
-        (segments, self.meta)
+    /// The part's two segments (numbered `first` and `first + 1` in the batch) and its
+    /// records' numbers; the writer is empty again.
+    fn finish(&mut self, first: f64) -> ([Segment; 2], Vec<f64>) {
+        // A character takes at most as many Latin-1 bytes or UTF-16 units as UTF-8 bytes:
+        // the segments never grow.
+        let (mut narrow_bytes, mut wide_bytes) = (0, 0);
+        for r in &self.records {
+            let n = r.ends[2] - r.start;
+            if r.wide {
+                wide_bytes += n;
+            } else {
+                narrow_bytes += n;
+            }
+        }
+        let mut narrow = Vec::with_capacity(narrow_bytes);
+        let mut wide = Vec::with_capacity(wide_bytes);
+        let mut meta = Vec::with_capacity(self.records.len() * META);
+        for r in &self.records {
+            let mut bounds = [0.0; 4];
+            let mut start = r.start;
+            if r.wide {
+                bounds[0] = wide.len() as f64;
+                for (k, &end) in r.ends.iter().enumerate() {
+                    push_utf16(&mut wide, &self.utf8[start..end]);
+                    bounds[k + 1] = wide.len() as f64;
+                    start = end;
+                }
+            } else {
+                bounds[0] = narrow.len() as f64;
+                for (k, &end) in r.ends.iter().enumerate() {
+                    push_latin1(&mut narrow, &self.utf8[start..end]);
+                    bounds[k + 1] = narrow.len() as f64;
+                    start = end;
+                }
+            }
+            let segment = first + if r.wide { 1.0 } else { 0.0 };
+            meta.extend_from_slice(&[r.kind, segment]);
+            meta.extend_from_slice(&bounds);
+            meta.push(r.offset);
+        }
+        self.utf8.clear();
+        self.records.clear();
+        narrow.shrink_to_fit();
+        wide.shrink_to_fit();
+        ([Segment::Latin1(narrow), Segment::Utf16(wide)], meta)
     }
 }
 
@@ -654,17 +697,22 @@ fn push_utf16(out: &mut Vec<u16>, utf8: &[u8]) {
         out.extend(utf8[i..i + run].iter().map(|&b| u16::from(b)));
         i += run;
         let Some(&b) = utf8.get(i) else { break };
-        let width = match b {
-            0xc0..=0xdf => 2,
-            0xe0..=0xef => 3,
-            _ => 4,
+        // The text is valid UTF-8: a lead byte and its continuation bytes.
+        let tail = |k: usize| u32::from(utf8[i + k] & 0x3f);
+        let (c, width) = match b {
+            0xc0..=0xdf => ((u32::from(b & 0x1f) << 6) | tail(1), 2),
+            0xe0..=0xef => ((u32::from(b & 0x0f) << 12) | (tail(1) << 6) | tail(2), 3),
+            _ => (
+                (u32::from(b & 0x07) << 18) | (tail(1) << 12) | (tail(2) << 6) | tail(3),
+                4,
+            ),
         };
-        let c = std::str::from_utf8(&utf8[i..i + width])
-            .ok()
-            .and_then(|s| s.chars().next())
-            .expect("the records are UTF-8");
-        let mut pair = [0; 2];
-        out.extend_from_slice(c.encode_utf16(&mut pair));
+        if c < 0x10000 {
+            out.push(c as u16);
+        } else {
+            let c = c - 0x10000;
+            out.extend_from_slice(&[0xd800 | (c >> 10) as u16, 0xdc00 | (c & 0x3ff) as u16]);
+        }
         i += width;
     }
 }
@@ -704,6 +752,21 @@ fn utf16_to_utf8(units: &[u16], out: &mut String) -> bool {
     true
 }
 
+thread_local! {
+    /// A thread's writer and UTF-8 text, kept from part to part.
+    static WRITER: std::cell::RefCell<(Writer, String)> =
+        std::cell::RefCell::new((Writer::new(), String::new()));
+}
+
+/// Text known to be UTF-8 as the library's input (checked for size only).
+fn text_input(text: &str, max_bytes: usize) -> toolmend::Input<'_> {
+    if text.len() > max_bytes {
+        toolmend::Input::from_bytes(text.as_bytes(), max_bytes)
+    } else {
+        toolmend::Input::Text(text)
+    }
+}
+
 impl Batch {
     fn run(&self) -> Records {
         let size = |i| match self.spans[i] {
@@ -717,28 +780,26 @@ impl Batch {
             &self.options,
             self.threads,
             |range, mender| {
-                let mut writer = Writer::new();
-                let mut text = String::new();
-                for &span in &self.spans[range] {
-                    match span {
-                        Span::Text(a, b) => {
-                            if utf16_to_utf8(&self.units[a..b], &mut text) {
-                                let input =
-                                    toolmend::Input::from_bytes(text.as_bytes(), self.max_bytes);
-                                writer.record(&input, mender);
-                            } else {
-                                writer.elsewhere();
+                WRITER.with_borrow_mut(|(writer, text)| {
+                    for &span in &self.spans[range] {
+                        match span {
+                            Span::Text(a, b) => {
+                                if utf16_to_utf8(&self.units[a..b], text) {
+                                    writer.record(&text_input(text, self.max_bytes), mender);
+                                } else {
+                                    writer.elsewhere();
+                                }
                             }
+                            Span::Bytes(a, b) => {
+                                let input =
+                                    toolmend::Input::from_bytes(&self.bytes[a..b], self.max_bytes);
+                                writer.record(&input, mender);
+                            }
+                            Span::Elsewhere => writer.elsewhere(),
                         }
-                        Span::Bytes(a, b) => {
-                            let input =
-                                toolmend::Input::from_bytes(&self.bytes[a..b], self.max_bytes);
-                            writer.record(&input, mender);
-                        }
-                        Span::Elsewhere => writer.elsewhere(),
                     }
-                }
-                writer.finish()
+                    writer.finish(0.0)
+                })
             },
         );
         let mut all = Records {
