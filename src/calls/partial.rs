@@ -275,10 +275,10 @@ impl Reader {
             }
             !*rec || chunk.iter().all(|&b| b >= 0x20)
         };
-        bytes.extend_from_slice(chunk);
+        extend(bytes, chunk);
         if *rec && let Some(t) = &mut self.text {
             if plain {
-                t.out.extend_from_slice(chunk);
+                extend(&mut t.out, chunk);
             } else {
                 escape_into(&mut t.out, chunk, false);
             }
@@ -782,6 +782,15 @@ pub(crate) fn escape_into(out: &mut Vec<u8>, bytes: &[u8], quoted: bool) {
     out.extend_from_slice(&bytes[start..]);
     if quoted {
         out.push(b'"');
+    }
+}
+
+/// `bytes.extend_from_slice(more)`, a byte pushed as such (not a copy call).
+#[inline]
+fn extend(bytes: &mut Vec<u8>, more: &[u8]) {
+    match more {
+        &[b] => bytes.push(b),
+        _ => bytes.extend_from_slice(more),
     }
 }
 

@@ -208,13 +208,7 @@ impl Event {
                 m.insert("reason".into(), reason.clone().into());
                 "retracted"
             }
-            Event::End { result, original } => {
-                let record = outcome_record(result, Map::new(), original.as_bytes(), shape);
-                let mut out = Map::new();
-                out.insert("event".into(), "end".into());
-                out.extend(record);
-                return Value::Object(out);
-            }
+            Event::End { result, original } => return end_value(result, original, shape),
         };
         let mut out = Map::new();
         out.insert("event".into(), kind.into());
@@ -243,6 +237,64 @@ impl Serialize for Event {
         }
         self.to_value(Shape::Native).serialize(serializer)
     }
+}
+
+/// The `end` event: `calls`' record of the result.
+fn end_value(result: &Result<Extracted, Failure>, original: &str, shape: Shape) -> Value {
+    let record = outcome_record(result, Map::new(), original.as_bytes(), shape);
+    let mut out = Map::new();
+    out.insert("event".into(), "end".into());
+    out.extend(record);
+    Value::Object(out)
+}
+
+/// A `text` or `reasoning` event, as `to_value` gives it, written from the delta where it is.
+fn write_delta<W: Write>(out: &mut W, kind: &str, delta: &str) -> io::Result<()> {
+    write!(out, "{{\"event\":\"{kind}\",\"delta\":")?;
+    serde_json::to_writer(&mut *out, delta)?;
+    out.write_all(b"}")
+}
+
+/// A `call_end` event, as `to_value` gives it; in the native shape, the parameters written
+/// where they are.
+fn write_call_end<W: Write>(
+    out: &mut W,
+    index: usize,
+    call: &Call,
+    shape: Shape,
+) -> io::Result<()> {
+    if shape != Shape::Native {
+        let event = [
+            ("event", Value::from("call_end")),
+            ("index", index.into()),
+            ("call", call_value(call, shape)),
+        ];
+        let event: Map<String, Value> = event.into_iter().map(|(k, v)| (k.into(), v)).collect();
+        return Ok(serde_json::to_writer(&mut *out, &event)?);
+    }
+    write!(
+        out,
+        "{{\"event\":\"call_end\",\"index\":{index},\"call\":{{\"tool\":"
+    )?;
+    serde_json::to_writer(&mut *out, &call.tool)?;
+    out.write_all(b",\"parameters\":")?;
+    serde_json::to_writer(&mut *out, &call.parameters)?;
+    if let Some(t) = call.terminate {
+        write!(out, ",\"terminate\":{t}")?;
+    }
+    if let Some(id) = &call.id {
+        out.write_all(b",\"id\":")?;
+        serde_json::to_writer(&mut *out, id)?;
+    }
+    if !call.repairs.is_empty() {
+        out.write_all(b",\"repairs\":")?;
+        serde_json::to_writer(&mut *out, &super::repairs_value(&call.repairs))?;
+    }
+    if !call.dropped.is_empty() {
+        out.write_all(b",\"dropped\":")?;
+        serde_json::to_writer(&mut *out, &call.dropped)?;
+    }
+    out.write_all(b"}}")
 }
 
 /// What a marker starts.
@@ -564,6 +616,9 @@ struct CallReader {
     start: usize,
     /// The first slot of the calls it reads (with `ctx.args_of`, that one call's slot).
     first_slot: usize,
+    /// While `read` is below this, a refresh would show nothing (see [`CallReader::quiet`]);
+    /// set by each refresh, 0 (nothing known) after each byte read by `push`.
+    quiet_until: usize,
 }
 
 /// A tool call a server parsed and streams in pieces (OpenAI `tool_calls[].function`,
@@ -611,6 +666,43 @@ struct Written {
     text: Vec<u8>,
     ends: VecDeque<usize>,
     from: usize,
+    /// The results' events given and not yet written, in order: they are written from the
+    /// stream's result, which they would otherwise each copy.
+    held: VecDeque<Held>,
+}
+
+/// A result event of a writing stream, written from [`Stream::result`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// The text from this byte.
+    Text(usize),
+    /// The reasoning from this byte.
+    Reasoning(usize),
+    /// `calls[k]`.
+    Call(usize),
+    /// The `end` record.
+    End,
+}
+
+impl Held {
+    /// Whether `event` is the one this stands for.
+    fn stands_for(self, event: &Event) -> bool {
+        matches!(
+            (self, event),
+            (Held::Text(_), Event::Text(_))
+                | (Held::Reasoning(_), Event::Reasoning(_))
+                | (Held::Call(_), Event::CallEnd { .. })
+                | (Held::End, Event::End { .. })
+        )
+    }
+}
+
+/// What a result holds: the results of a failed reply too.
+fn found_in(result: &Result<Extracted, Failure>) -> Option<&Extracted> {
+    match result {
+        Ok(found) => Some(found),
+        Err(failure) => failure.extracted.as_deref(),
+    }
 }
 
 impl Stream {
@@ -645,9 +737,12 @@ impl Stream {
     /// A stream whose events are written as JSON lines, as `calls --stream` writes them, with
     /// [`Stream::write_events`]. The parameters of its `arguments` events are written from
     /// the text of the JSON being read, kept as it grows, never built as values: an event
-    /// costs a copy of its text. In exchange, the [`Event::Arguments`] it gives carry an
-    /// empty `parameters` map: the stream holds their text until `write_events` writes them,
-    /// so every event it gives must be written, in order.
+    /// costs a copy of its text. The results given at the end are written from
+    /// [`Stream::result`], not copied into their events. In exchange, the events it gives
+    /// carry empty values: [`Event::Arguments`] an empty `parameters` map, [`Event::Text`] and
+    /// [`Event::Reasoning`] an empty delta, [`Event::CallEnd`] an empty call and
+    /// [`Event::End`] an empty result; the stream holds what they stand for until
+    /// `write_events` writes them, so every event it gives must be written, in order.
     pub fn writing(options: CallOptions) -> Stream {
         let mut stream = Stream::new(options);
         stream.written = Some(Written::default());
@@ -677,7 +772,48 @@ impl Stream {
         out: &mut W,
     ) -> io::Result<()> {
         for event in events.drain(..) {
-            match &event {
+            let held = self.written.as_mut().and_then(|w| {
+                let front = *w.held.front()?;
+                front.stands_for(&event).then(|| w.held.pop_front())?
+            });
+            let found = self.result.as_deref().and_then(found_in);
+            match (&event, held, found) {
+                (Event::Text(_), Some(Held::Text(from)), Some(found)) => {
+                    write_delta(
+                        out,
+                        "text",
+                        &found.text.as_deref().unwrap_or_default()[from..],
+                    )?;
+                }
+                (Event::Reasoning(_), Some(Held::Reasoning(from)), Some(found)) => {
+                    let reasoning = found.reasoning.as_deref().unwrap_or_default();
+                    write_delta(out, "reasoning", &reasoning[from..])?;
+                }
+                (Event::CallEnd { index, .. }, Some(Held::Call(k)), Some(found)) => {
+                    write_call_end(out, *index, &found.calls[k], shape)?;
+                }
+                (Event::End { original, .. }, Some(Held::End), _) => {
+                    if let Some(result) = &self.result {
+                        serde_json::to_writer(&mut *out, &end_value(result, original, shape))?;
+                    }
+                }
+                _ => self.write_one(&event, shape, out)?,
+            }
+            out.write_all(b"\n")?;
+        }
+        if let Some(w) = &mut self.written
+            && w.ends.is_empty()
+        {
+            w.text.clear();
+            w.from = 0;
+        }
+        Ok(())
+    }
+
+    /// One event as it holds it (no newline).
+    fn write_one<W: Write>(&mut self, event: &Event, shape: Shape, out: &mut W) -> io::Result<()> {
+        {
+            match event {
                 Event::Arguments { index, open, .. } => {
                     match self.written.as_mut().and_then(|w| {
                         let end = w.ends.pop_front()?;
@@ -698,41 +834,11 @@ impl Stream {
                         None => serde_json::to_writer(&mut *out, &event)?,
                     }
                 }
-                // The same JSON as `to_value`'s, the parameters written where they are.
-                Event::CallEnd { index, call } if shape == Shape::Native => {
-                    write!(
-                        out,
-                        "{{\"event\":\"call_end\",\"index\":{index},\"call\":{{\"tool\":"
-                    )?;
-                    serde_json::to_writer(&mut *out, &call.tool)?;
-                    out.write_all(b",\"parameters\":")?;
-                    serde_json::to_writer(&mut *out, &call.parameters)?;
-                    if let Some(t) = call.terminate {
-                        write!(out, ",\"terminate\":{t}")?;
-                    }
-                    if let Some(id) = &call.id {
-                        out.write_all(b",\"id\":")?;
-                        serde_json::to_writer(&mut *out, id)?;
-                    }
-                    if !call.repairs.is_empty() {
-                        out.write_all(b",\"repairs\":")?;
-                        serde_json::to_writer(&mut *out, &super::repairs_value(&call.repairs))?;
-                    }
-                    if !call.dropped.is_empty() {
-                        out.write_all(b",\"dropped\":")?;
-                        serde_json::to_writer(&mut *out, &call.dropped)?;
-                    }
-                    out.write_all(b"}}")?;
-                }
+                Event::CallEnd { index, call } => write_call_end(out, *index, call, shape)?,
+                Event::Text(delta) => write_delta(out, "text", delta)?,
+                Event::Reasoning(delta) => write_delta(out, "reasoning", delta)?,
                 _ => serde_json::to_writer(&mut *out, &event.to_value(shape))?,
             }
-            out.write_all(b"\n")?;
-        }
-        if let Some(w) = &mut self.written
-            && w.ends.is_empty()
-        {
-            w.text.clear();
-            w.from = 0;
         }
         Ok(())
     }
@@ -751,7 +857,11 @@ impl Stream {
         if self.result.is_some() || chunk.is_empty() {
             return;
         }
-        self.buf.push_str(chunk);
+        match chunk.as_bytes() {
+            // A byte's chunk (ASCII, as it is a whole `str`): a push, not a copy call.
+            &[b] => self.buf.push(char::from(b)),
+            _ => self.buf.push_str(chunk),
+        }
         if self.skims && self.skim() {
             #[cfg(test)]
             tests::SKIMMED.with(|n| n.set(n.get() + 1));
@@ -793,7 +903,7 @@ impl Stream {
             }
             Mode::Json(reader, _) => {
                 let n = bytes.len();
-                if !reader.quiet(&mut self.slots, n) || !reader.reader.extend_string(bytes) {
+                if !reader.quiet(n) || !reader.reader.extend_string(bytes) {
                     return false;
                 }
                 reader.read += n;
@@ -1031,11 +1141,27 @@ impl Stream {
         self.settle(&result, &mut events);
         let result = Box::new(result);
         events.push(Event::End {
-            result: result.clone(),
+            result: if self.hold(Held::End) {
+                Box::new(Ok(Extracted::default()))
+            } else {
+                result.clone()
+            },
             original,
         });
         self.result = Some(result);
         events
+    }
+
+    /// A writing stream notes that it will write this result event from its result (and the
+    /// event carries an empty value); whether it did.
+    fn hold(&mut self, held: Held) -> bool {
+        match &mut self.written {
+            Some(w) => {
+                w.held.push_back(held);
+                true
+            }
+            None => false,
+        }
     }
 
     /// What `calls` gives for the whole reply, once finished.
@@ -1439,26 +1565,32 @@ impl Stream {
 
     /// The results, from `calls` on the whole reply, matched to the calls announced.
     fn settle(&mut self, result: &Result<Extracted, Failure>, events: &mut Vec<Event>) {
-        let found = match result {
-            Ok(found) => Some(found),
-            Err(failure) => failure.extracted.as_deref(),
-        };
-        let Some(found) = found else {
+        let Some(found) = found_in(result) else {
             self.retract_all("the reply holds no call", events);
             return;
         };
         if let Some(text) = &found.text
             && text.len() > self.text_sent
         {
-            events.push(Event::Text(text[self.text_sent..].to_owned()));
+            let from = self.text_sent;
+            let held = self.hold(Held::Text(from));
+            events.push(Event::Text(if held {
+                String::new()
+            } else {
+                text[from..].to_owned()
+            }));
             self.text_sent = text.len();
         }
         if let Some(reasoning) = &found.reasoning
             && reasoning.len() > self.reasoning_sent
         {
-            events.push(Event::Reasoning(
-                reasoning[self.reasoning_sent..].to_owned(),
-            ));
+            let from = self.reasoning_sent;
+            let held = self.hold(Held::Reasoning(from));
+            events.push(Event::Reasoning(if held {
+                String::new()
+            } else {
+                reasoning[from..].to_owned()
+            }));
             self.reasoning_sent = reasoning.len();
         }
         // The first result of each list not yet matched to a call announced.
@@ -1501,7 +1633,8 @@ impl Stream {
                         }
                         self.revise_at_end(s, &found.calls[k], events);
                     }
-                    events.push(ending.event(found, k, index));
+                    let event = self.ending_event(found, ending, k, index);
+                    events.push(event);
                     next[ending as usize] = k + 1;
                 }
                 None => events.push(Event::Retracted {
@@ -1614,7 +1747,27 @@ impl Stream {
             Some(tool) => self.announce(tool.to_owned(), ending.id(found, k).clone(), events),
             None => self.fresh_index(),
         };
-        events.push(ending.event(found, k, index));
+        let event = self.ending_event(found, ending, k, index);
+        events.push(event);
+    }
+
+    /// The event that ends call `index` with result `k` of this list; a writing stream's
+    /// `call_end` holds an empty call (the call is written from the result).
+    fn ending_event(&mut self, found: &Extracted, ending: Ending, k: usize, index: usize) -> Event {
+        if ending == Ending::Call && self.hold(Held::Call(k)) {
+            return Event::CallEnd {
+                index,
+                call: Call {
+                    tool: String::new(),
+                    parameters: Map::new(),
+                    terminate: None,
+                    id: None,
+                    repairs: Vec::new(),
+                    dropped: Vec::new(),
+                },
+            };
+        }
+        ending.event(found, k, index)
     }
 
     fn fresh_index(&mut self) -> usize {
@@ -1708,6 +1861,7 @@ impl CallReader {
             closes: 0,
             start,
             first_slot,
+            quiet_until: 0,
         }
     }
 
@@ -1722,6 +1876,7 @@ impl CallReader {
         events: &mut Vec<Event>,
         written: &mut Option<Written>,
     ) -> Step {
+        self.quiet_until = 0;
         let before = self.reader.stack.len();
         let quote = b == b'"' && !self.reader.in_string();
         let step = self.reader.push(b);
@@ -2015,23 +2170,36 @@ impl CallReader {
                 _ => {}
             }
         }
+        self.quiet_until = self.quiet_until(slots);
     }
 
     /// Whether a refresh after `n` more bytes of the open string would show nothing: the
     /// string is not a call object's (a name, or arguments as a string, read in refresh),
-    /// and no call's arguments would be due. The arguments' sizes are brought up to date.
-    fn quiet(&self, slots: &mut [Slot], n: usize) -> bool {
+    /// and no call's arguments would be due. Known since the last refresh, with nothing read
+    /// by `push` since.
+    fn quiet(&self, n: usize) -> bool {
+        self.read + n < self.quiet_until
+    }
+
+    /// The `read` at which a refresh may show something: 0 when the top frame is a call
+    /// object's, else when the first call's arguments fall due ([`due_at`]).
+    fn quiet_until(&self, slots: &[Slot]) -> usize {
         if matches!(self.roles.last(), Some(Role::Call(_))) {
-            return false;
+            return 0;
         }
-        if self.args_sizes(n).any(|(s, size)| due_at(&slots[s], size)) {
-            return false;
+        let mut until = usize::MAX;
+        for (s, size) in self.args_sizes(0) {
+            let slot = &slots[s];
+            if slot.index.is_none() || slot.frozen || slot.ended || slot.args_done {
+                continue;
+            }
+            let Some(tried) = slot.tried_bytes else {
+                return 0;
+            };
+            // Due once its size reaches this: `read` is then `until`.
+            until = until.min((self.read + due_size(tried)).saturating_sub(size));
         }
-        // Only now (nothing is changed when the refresh is to run).
-        for (s, size) in self.args_sizes(n) {
-            slots[s].args_bytes = size;
-        }
-        true
+        until
     }
 
     /// Each open call's arguments: its slot, and their size once `n` more bytes are read.
@@ -2203,16 +2371,19 @@ fn due_at(slot: &Slot, now: usize) -> bool {
         return false;
     }
     match slot.tried_bytes {
-        Some(tried) => {
-            now >= tried
-                + if tried < 64 {
-                    (tried / 8).max(1)
-                } else {
-                    tried / 4
-                }
-        }
+        Some(tried) => now >= due_size(tried),
         None => true,
     }
+}
+
+/// The size of arguments at which they are due again, after a snapshot at `tried` bytes.
+fn due_size(tried: usize) -> usize {
+    tried
+        + if tried < 64 {
+            (tried / 8).max(1)
+        } else {
+            tried / 4
+        }
 }
 
 /// An `arguments` event, if the call is announced, nothing could contradict it and the value
