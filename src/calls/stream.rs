@@ -519,11 +519,12 @@ struct Nested {
 }
 
 impl Nested {
-    /// A reader of arguments written as a JSON string; writing, it keeps their text.
-    fn new(written: &Option<Written>) -> Box<Nested> {
+    /// A reader of the arguments of `slot` written as a JSON string; writing, it keeps their
+    /// text.
+    fn new(slot: &Slot, written: &Option<Written>) -> Box<Nested> {
         let mut reader = Reader::new();
         if written.is_some() {
-            reader.record(0);
+            reader.record(0, text_only(slot, written));
         }
         Box::new(Nested { reader, fed: 0 })
     }
@@ -1710,10 +1711,10 @@ impl CallReader {
         let after = self.reader.stack.len();
         if after > before {
             let role = self.role(slots);
-            if let Role::Args(_) = role {
+            if let Role::Args(s) = role {
                 self.args_from.push(self.read);
                 if written.is_some() {
-                    self.reader.record(after - 1);
+                    self.reader.record(after - 1, text_only(&slots[s], written));
                 }
             }
             self.roles.push(role);
@@ -1851,7 +1852,10 @@ impl CallReader {
                 if !slot.args_done
                     && let Some(Value::String(text)) = args
                 {
-                    let mut nested = slot.nested.take().unwrap_or_else(|| Nested::new(written));
+                    let mut nested = slot
+                        .nested
+                        .take()
+                        .unwrap_or_else(|| Nested::new(slot, written));
                     let ok = feed_nested(&mut nested, text.as_bytes());
                     if ok && let Some(Value::Object(args)) = &nested.reader.value {
                         slot.args_bytes = text.len();
@@ -1923,8 +1927,10 @@ impl CallReader {
                             slot.args_key = Some(k.clone());
                         }
                         if slot.args_key.as_deref() == Some(k.as_str()) {
-                            let mut nested =
-                                slot.nested.take().unwrap_or_else(|| Nested::new(written));
+                            let mut nested = slot
+                                .nested
+                                .take()
+                                .unwrap_or_else(|| Nested::new(slot, written));
                             if feed_nested(&mut nested, bytes) {
                                 slot.args_bytes = nested.fed;
                                 if due(slot) {
@@ -2156,6 +2162,21 @@ fn due_size(tried: usize) -> usize {
         }
 }
 
+/// The schema that coerces the parameters of the call `slot` reads, if any.
+fn definition(slot: &Slot) -> Option<&crate::tools::Tool> {
+    match (&slot.tools, &slot.tool) {
+        (Some(tools), Some(tool)) => tools.get(tool),
+        _ => None,
+    }
+}
+
+/// Whether only the text of the arguments of `slot` is wanted, so that their reader keeps
+/// no values ([`Reader::record`]): a writing stream, the call announced (its tool known)
+/// and no schema to coerce them. Its `arguments` events are then written from the text.
+fn text_only(slot: &Slot, written: &Option<Written>) -> bool {
+    written.is_some() && slot.index.is_some() && definition(slot).is_none()
+}
+
 /// An `arguments` event, if the call is announced, nothing could contradict it and the value
 /// changed (the final one, `last`, is always sent). How often partial values come is
 /// [`due`]'s rule. `value` builds the parameters and their open path; `text`, the reader
@@ -2175,10 +2196,7 @@ fn show(
     if slot.frozen || slot.ended || slot.args_done {
         return;
     }
-    let definition = match (&slot.tools, &slot.tool) {
-        (Some(tools), Some(tool)) => tools.get(tool),
-        _ => None,
-    };
+    let definition = definition(slot);
     if let Some(w) = written.as_mut()
         && definition.is_none()
         && let Some((reader, depth)) = text
@@ -2191,12 +2209,16 @@ fn show(
         slot.shown = Some(weight);
         reader.close_text(&mut w.text);
         w.ends.push_back(w.text.len());
-        let open = (!last).then(|| pointer(&reader.open_path(depth)));
+        let open = (!last).then(|| reader.open_pointer(depth));
         events.push(Event::Arguments {
             index,
             parameters: Map::new(),
             open,
         });
+        return;
+    }
+    if text.is_some_and(|(reader, _)| reader.light()) {
+        // Its values are not kept, only its text, which shows nothing now.
         return;
     }
     let Some((mut args, open)) = value() else {
