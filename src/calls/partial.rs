@@ -48,7 +48,7 @@ pub(crate) fn pointer(path: &[Seg]) -> String {
 /// A pointer's segment for the key `k` (`~` and `/` escaped).
 fn push_key(out: &mut String, k: &str) {
     out.push('/');
-    if k.contains(['~', '/']) {
+    if k.bytes().any(|b| b == b'~' || b == b'/') {
         out.push_str(&k.replace('~', "~0").replace('/', "~1"));
     } else {
         out.push_str(k);

@@ -550,7 +550,7 @@ struct CallReader {
     /// How many announced calls were read to their end.
     closes: usize,
     /// While `read` is below this, a refresh would show nothing (see [`CallReader::quiet`]);
-    /// set by each refresh, 0 (nothing known) after each byte read by `push`.
+    /// set by each refresh, 0 (nothing known) once `push` opens or closes a frame.
     quiet_until: usize,
 }
 
@@ -589,7 +589,8 @@ pub struct Stream {
     /// Made by [`Stream::writing`]: the parameters' text of the `arguments` events not yet
     /// written.
     written: Option<Written>,
-    /// Whether [`Stream::skim`] may read a chunk (off only in tests, to compare).
+    /// Whether [`Stream::skim`] may read a chunk, and a refresh that would do nothing be
+    /// left out (off only in tests, to compare).
     skims: bool,
 }
 
@@ -808,6 +809,13 @@ impl Stream {
     #[inline(never)]
     fn read_on(&mut self, events: &mut Vec<Event>) {
         self.scan(events);
+        if self.skims
+            && let Mode::Json(reader, _) = &self.mode
+            && reader.quiet(0)
+        {
+            // The refresh would show and change nothing.
+            return;
+        }
         self.refresh(events);
     }
 
@@ -1701,14 +1709,20 @@ impl CallReader {
         events: &mut Vec<Event>,
         written: &mut Option<Written>,
     ) -> Step {
-        self.quiet_until = 0;
         let before = self.reader.stack.len();
         let step = self.reader.push(b);
         if step == Step::Bail {
+            self.quiet_until = 0;
             return step;
         }
         self.read += 1;
         let after = self.reader.stack.len();
+        if after != before {
+            // A frame opened or closed (a call object's member may have been added): what a
+            // refresh would show is not known. A byte that leaves the stack as it was only
+            // adds to the top frame, whose being a call object's makes `quiet_until` 0.
+            self.quiet_until = 0;
+        }
         if after > before {
             let role = self.role(slots);
             if let Role::Args(s) = role {
@@ -1974,8 +1988,9 @@ impl CallReader {
 
     /// Whether a refresh after `n` more bytes of the open string would show nothing: the
     /// string is not a call object's (a name, or arguments as a string, read in refresh),
-    /// and no call's arguments would be due. Known since the last refresh, with nothing read
-    /// by `push` since.
+    /// and no call's arguments would be due. Known since the last refresh, with no frame
+    /// opened or closed by `push` since (and, so, nothing changed in a call object that is not
+    /// on top).
     fn quiet(&self, n: usize) -> bool {
         self.read + n < self.quiet_until
     }
@@ -2263,8 +2278,9 @@ mod tests {
         pub(super) static SKIMMED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
-    /// Every `calls` fixture fed a character at a time, with and without [`Stream::skim`]:
-    /// the same events, so the skim reads chunks exactly as the byte-by-byte scan does.
+    /// Every `calls` fixture fed a character at a time, with and without [`Stream::skim`]
+    /// and the refreshes left out when quiet: the same events, so the skim reads chunks
+    /// exactly as the byte-by-byte scan does, and a refresh left out would have done nothing.
     #[test]
     fn skimming_gives_the_events_of_the_scan() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calls");
