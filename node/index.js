@@ -245,8 +245,8 @@ function repair(text, options) {
 
 /**
  * A batch as the native module takes it: the inputs (a copy: a caller may change its array
- * while an async batch runs) and, for each, the length of a string, -1 for bytes (a
- * Uint8Array) or -2 for anything else, whose record is made here.
+ * while an async batch runs) and, for each, the length of a string, `-1 - byteLength` for
+ * bytes (a Uint8Array), or NaN for anything else, whose record is made here.
  */
 function batch(inputs) {
   // The batch itself must be iterable (not a string): `mendMany(null)` is a ToolmendError.
@@ -258,7 +258,7 @@ function batch(inputs) {
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
     if (typeof item === 'string') lengths[i] = item.length;
-    else lengths[i] = item instanceof Uint8Array ? -1 : -2;
+    else lengths[i] = item instanceof Uint8Array ? -1 - item.byteLength : NaN;
   }
   return { items, lengths };
 }
@@ -287,7 +287,25 @@ function records([segments, meta], items) {
  */
 async function mendMany(inputs, options) {
   const { items, lengths } = batch(inputs);
-  return records(await native.mendMany(items, lengths, nativeOptions(options)), items);
+  return new Promise((resolve, reject) => {
+    // The main thread copies the inputs into the native module part by part (`feed`), called
+    // back by the mending threads as they free room, so the event loop keeps turning.
+    let settled = false;
+    const wake = () => {
+      if (settled) return;
+      try {
+        if (!many.feed(items)) return;
+        settled = true;
+        resolve(records(many.finish(), items));
+      } catch (e) {
+        settled = true;
+        many.abort();
+        reject(e);
+      }
+    };
+    const many = new native.Many(lengths, nativeOptions(options), wake);
+    wake();
+  });
 }
 
 /** `mendMany` on the calling thread (its worker threads still run in parallel). */

@@ -4,6 +4,7 @@
 // same records, field by field, on inputs that are easy to get wrong.
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const { execFileSync } = require('node:child_process');
 
 const toolmend = require('toolmend');
 
@@ -105,6 +106,46 @@ test('the bulk path on many inputs: parts of the batch end anywhere, values of e
   const got = (await toolmend.mendMany(inputs)).map(fields);
   assert.equal(got.length, want.length);
   got.forEach((g, i) => assert.deepEqual(g, want[i], String(i)));
+});
+
+test('a batch many times larger than the ring of buffers: every thread count, bytes and non-text throughout', async () => {
+  // Parts are cut at about 128 Ki units or 4096 inputs; the ring holds two per thread and two
+  // more, so these batches go round it many times (mendMany is fed in many turns).
+  const inputs = [];
+  for (let i = 0; i < 40000; i++) {
+    const text = `{"i": ${i}, "s": "${'ab語'.repeat(i % 50)}",}`;
+    if (i % 997 === 3) inputs.push(Buffer.from(text));
+    else if (i % 1009 === 5) inputs.push(i % 2 ? null : 42);
+    else inputs.push(i % 5000 === 0 ? 'x'.repeat(300000) : text);
+  }
+  const want = oneByOne(inputs);
+  for (const threads of [1, 3]) {
+    const sync = toolmend.mendManySync(inputs, { threads }).map(fields);
+    const async = (await toolmend.mendMany(inputs, { threads })).map(fields);
+    assert.equal(sync.length, want.length);
+    assert.equal(async.length, want.length);
+    sync.forEach((g, i) => assert.deepEqual(g, want[i], `sync ${threads} ${i}`));
+    async.forEach((g, i) => assert.deepEqual(g, want[i], `async ${threads} ${i}`));
+  }
+});
+
+test('a batch the native module cannot read fails whole, its threads end and the process exits', () => {
+  // index.js never gives such a batch (a length that says string for a number); the native
+  // module must still throw, stop its threads and let go of its call back.
+  const script = `
+    const native = require(${JSON.stringify(require.resolve('toolmend/toolmend.node'))});
+    const texts = Array.from({ length: 50000 }, (_, i) => (i === 49999 ? 5 : '{"a": ' + i + '}'));
+    const lengths = Float64Array.from(texts, (t) => String(t).length);
+    let threw = 0;
+    try { native.mendManySync(texts, lengths, { threads: 2 }); } catch (e) { threw += 1; }
+    const many = new native.Many(lengths, { threads: 2 }, () => {
+      try { many.feed(texts); } catch (e) { threw += 1; many.abort(); }
+    });
+    try { many.feed(texts); } catch (e) { threw += 1; many.abort(); }
+    process.on('exit', () => console.log('threw', threw));
+  `;
+  const out = execFileSync(process.execPath, ['-e', script], { timeout: 20000 }).toString();
+  assert.equal(out.trim(), 'threw 2');
 });
 
 test('a batch is its own copy: changing the array while mendMany runs changes nothing', async () => {

@@ -1,11 +1,15 @@
 //! A reply read as it arrives: [`Stream`] is fed chunks of any size and yields [`Event`]s.
 //!
 //! Two layers:
-//! - **Progress** (`call_start`, `arguments`, and `retracted` for a start that was not a call
-//!   after all): one scan over the bytes as they come finds the call markers of every format
-//!   family and reads the JSON after them incrementally ([`super::partial`]). A tool name is
-//!   announced once it is written in full; partial parameters hold only what no later byte
-//!   can change, and say which path is still open.
+//! - **Progress** (`call_start`, `arguments`, `retracted` for a start that was not a call
+//!   after all, and `revised` for a key written again): one scan over the bytes as they come
+//!   finds the call markers of every format family and reads the JSON after them
+//!   incrementally ([`super::partial`]). A tool name is announced once it is written in full;
+//!   partial parameters hold only what no later byte can change, and say which path is still
+//!   open. The one exception is a key the model writes twice in an object: `calls` keeps its
+//!   last value, and no stream can know that a key will come again, so a `revised` event
+//!   names the path whose shown value no longer holds (as soon as the repeat is read, or at
+//!   the end when the stream had stopped reading the call before it).
 //! - **Results** (`text` and `reasoning` deltas, `call_end`, `incomplete`, `invalid`, `end`)
 //!   come from the same extractor as `calls` ([`super::extract`]), so for any chunking they
 //!   equal what `calls` gives for the whole reply. What `calls` decides about a reply can
@@ -38,9 +42,10 @@ use serde_json::{Map, Value};
 
 use super::filter::outcome_record;
 use super::formats::{Body, Kind, TABLE};
-use super::partial::{Frame, Reader, Step, pointer};
+use super::partial::{Frame, Reader, Seg, Step, pointer};
 use super::scan::{REASONING, bare_name, find_bytes, is_name_byte};
 use super::{Call, CallOptions, Extracted, Failure, Incomplete, Rejected, Shape, call_value};
+use crate::RepairKind;
 use crate::io::record::original_text;
 use crate::schema::Partial;
 use crate::tools::Tools;
@@ -48,8 +53,12 @@ use std::collections::VecDeque;
 use std::io::{self, Write};
 
 /// What a [`Stream`] tells as a reply arrives. Owned, and serialized as one JSON object with
-/// an `"event"` field (`text`, `reasoning`, `call_start`, `arguments`, `call_end`,
+/// an `"event"` field (`text`, `reasoning`, `call_start`, `arguments`, `revised`, `call_end`,
 /// `incomplete`, `invalid`, `retracted`, `end`).
+///
+/// A value shown closed in [`Event::Arguments`] is final, except when the model writes its key
+/// again in the same object: then an [`Event::Revised`] naming that path (or a path above it)
+/// comes before anything that shows the new value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     /// More of the reply's text (`calls`' `text`; deltas concatenate to it).
@@ -66,7 +75,8 @@ pub enum Event {
         id: Option<Value>,
     },
     /// The parameters read so far. A value whose JSON pointer is not a prefix of `open` is
-    /// final; the value at `open` (a string, or a container) may still grow.
+    /// final (unless a later [`Event::Revised`] names its path or one above it); the value at
+    /// `open` (a string, or a container) may still grow.
     Arguments {
         /// The call's number.
         index: usize,
@@ -75,6 +85,22 @@ pub enum Event {
         /// The JSON pointer of the value still being written (`""`: the parameters object
         /// itself); `None` once the parameters are complete.
         open: Option<String>,
+    },
+    /// The model wrote the key at `path` again in the same object, after (part of) its value
+    /// was shown: `calls` keeps the last value, so what `arguments` showed at `path` may not
+    /// hold. The call shows no more `arguments`; its result comes at the end. Given at most
+    /// once per path of a call, only for a path an `arguments` event showed, and as soon as
+    /// the repeat is read, or, when the stream had stopped reading the call before it (a part
+    /// it could not vouch for), at the end, before the call's `call_end`, for each shown value
+    /// the final call does not keep.
+    Revised {
+        /// The call's number.
+        index: usize,
+        /// The JSON pointer of the repeated key in the parameters (`""`: the arguments key
+        /// itself, or an envelope holding the call, was written again).
+        path: String,
+        /// Why.
+        reason: String,
     },
     /// The call, as `calls` gives it for the whole reply.
     CallEnd {
@@ -144,6 +170,16 @@ impl Event {
                     open.clone().map_or(Value::Null, Value::String),
                 );
                 "arguments"
+            }
+            Event::Revised {
+                index,
+                path,
+                reason,
+            } => {
+                m.insert("index".into(), (*index).into());
+                m.insert("path".into(), path.clone().into());
+                m.insert("reason".into(), reason.clone().into());
+                "revised"
             }
             Event::CallEnd { index, call } => {
                 m.insert("index".into(), (*index).into());
@@ -427,8 +463,10 @@ enum Mode {
 
 impl Mode {
     /// Reading JSON in this context.
-    fn json(ctx: Ctx) -> Mode {
-        Mode::Json(Box::new(CallReader::new(ctx)), ctx)
+    /// Reading JSON in this context, from offset `start` of the reply; the calls it finds get
+    /// slots from `first_slot` on.
+    fn json(ctx: Ctx, start: usize, first_slot: usize) -> Mode {
+        Mode::Json(Box::new(CallReader::new(ctx, start, first_slot)), ctx)
     }
 }
 
@@ -505,11 +543,37 @@ struct Slot {
     closed: bool,
     /// `retracted` or a result was given.
     ended: bool,
+    /// Where the arguments are, to read again what was shown of them.
+    args_src: Option<ArgsSrc>,
+    /// How much of the arguments the last `arguments` event showed.
+    shown_at: Option<Shown>,
+    /// The paths (in the parameters) `revised` events named.
+    revised: Vec<Vec<Seg>>,
     strict: bool,
     name_is_key: bool,
     /// The tools whose schemas coerce the parameters (`None` without tools or with `strict`
     /// arguments, which are not coerced).
     tools: Option<Arc<Tools>>,
+}
+
+/// Where a call's arguments are: their path in the JSON the call is read from (the path of
+/// its arguments key's value), and the offset of their first byte (`{`, or the opening quote
+/// of arguments written as a JSON string) in the text that holds that JSON (the reply, or a
+/// server call's arguments).
+#[derive(Debug)]
+struct ArgsSrc {
+    path: Vec<Seg>,
+    at: usize,
+    string: bool,
+}
+
+/// How much of a call's arguments an `arguments` event showed: the partial value after this
+/// many bytes (after the `{`; of the string's text for arguments written as a string), or
+/// the whole value.
+#[derive(Debug, Clone, Copy)]
+enum Shown {
+    Part(usize),
+    Whole,
 }
 
 #[derive(Debug)]
@@ -549,6 +613,10 @@ struct CallReader {
     args_from: Vec<usize>,
     /// How many announced calls were read to their end.
     closes: usize,
+    /// The offset in its text (the reply, or a server call's arguments) of the first byte read.
+    start: usize,
+    /// The first slot of the calls it reads (with `ctx.args_of`, that one call's slot).
+    first_slot: usize,
     /// While `read` is below this, a refresh would show nothing (see [`CallReader::quiet`]);
     /// set by each refresh, 0 (nothing known) once `push` opens or closes a frame.
     quiet_until: usize,
@@ -930,13 +998,17 @@ impl Stream {
         let slot = self.slots.len() - 1;
         let call = &mut self.server_calls[at];
         call.slot = Some(slot);
-        call.reader = Some(CallReader::new(Ctx {
-            args_of: Some(slot),
-            name_is_key: false,
-            strict: false,
-            seq: false,
-            close: None,
-        }));
+        call.reader = Some(CallReader::new(
+            Ctx {
+                args_of: Some(slot),
+                name_is_key: false,
+                strict: false,
+                seq: false,
+                close: None,
+            },
+            0,
+            slot,
+        ));
     }
 
     /// Reads what arrived of a server call's arguments.
@@ -957,6 +1029,7 @@ impl Stream {
             }
             match reader.push(
                 b,
+                bytes,
                 &mut self.slots,
                 &mut self.next_index,
                 events,
@@ -964,12 +1037,13 @@ impl Stream {
             ) {
                 Step::More | Step::Done => {}
                 Step::Bail => {
-                    reader.bail(&mut self.slots);
+                    reader.bail(bytes, &mut self.slots, events);
                     break;
                 }
             }
         }
         reader.refresh(
+            bytes,
             &mut self.slots,
             &mut self.next_index,
             events,
@@ -1115,7 +1189,7 @@ impl Stream {
                 Mode::Text => {
                     if b == b'{' && self.markers.markerless {
                         let ctx = Ctx::whole_calls(true);
-                        self.mode = Mode::json(ctx);
+                        self.mode = Mode::json(ctx, p, self.slots.len());
                         continue;
                     }
                     if !self.markers.first[b as usize] {
@@ -1166,7 +1240,7 @@ impl Stream {
                         }
                         self.pos += 1;
                     } else if *ticks == 0 && matches!(b, b'{' | b'[') {
-                        self.mode = Mode::json(ctx);
+                        self.mode = Mode::json(ctx, p, self.slots.len());
                     } else {
                         self.mode = Mode::Text;
                     }
@@ -1188,6 +1262,7 @@ impl Stream {
                     let closes = reader.closes;
                     let step = reader.push(
                         b,
+                        bytes,
                         &mut self.slots,
                         &mut self.next_index,
                         events,
@@ -1214,7 +1289,7 @@ impl Stream {
                             };
                         }
                         Step::Bail => {
-                            reader.bail(&mut self.slots);
+                            reader.bail(bytes, &mut self.slots, events);
                             self.mode = match ctx.close {
                                 Some(close) => Mode::SkipTo(close),
                                 None => Mode::Text,
@@ -1338,7 +1413,7 @@ impl Stream {
                 } else if name.is_empty() && !*spaced && b.is_ascii_whitespace() {
                 } else if name.is_empty() && matches!(b, b'[' | b'{') {
                     let ctx = Ctx::whole_calls(false);
-                    self.mode = Mode::json(ctx);
+                    self.mode = Mode::json(ctx, self.pos, self.slots.len());
                     return;
                 } else if !*spaced && is_name_byte(b) && name.len() < MAX_NAME {
                     name.push(b as char);
@@ -1428,7 +1503,7 @@ impl Stream {
             let name = bare_name(&name).0;
             self.start_call(name, id.map(Value::String), events);
             let ctx = self.args_ctx(None);
-            self.mode = Mode::json(ctx);
+            self.mode = Mode::json(ctx, self.pos, self.slots.len());
         }
         if consume {
             self.pos += 1;
@@ -1488,6 +1563,7 @@ impl Stream {
     fn refresh(&mut self, events: &mut Vec<Event>) {
         if let Mode::Json(reader, _) = &mut self.mode {
             reader.refresh(
+                self.buf.as_bytes(),
                 &mut self.slots,
                 &mut self.next_index,
                 events,
@@ -1554,6 +1630,7 @@ impl Stream {
                         for j in next[ending as usize]..k {
                             self.announce_ended(found, ending, j, events);
                         }
+                        self.revise_at_end(s, &found.calls[k], events);
                     }
                     let event = self.ending_event(found, ending, k, index);
                     events.push(event);
@@ -1569,6 +1646,55 @@ impl Stream {
             for k in next[ending as usize]..ending.count(found) {
                 self.announce_ended(found, ending, k, events);
             }
+        }
+    }
+
+    /// Before the `call_end` of slot `s`: when `call` has a repeated key, a `revised` for each
+    /// value its `arguments` showed that `call` does not keep (the stream had stopped reading
+    /// the call before the repeat). The path named is the repeated key's: the highest one on
+    /// the way to the value whose key repeats; or all of the parameters when a key of the
+    /// call's envelope repeats (its arguments key, `function`, `tool_calls`, …). A value
+    /// changed by anything else gets no `revised`: that would be a bug, which the checks in
+    /// tests/stream.rs and the calls fuzz target catch.
+    fn revise_at_end(&mut self, s: usize, call: &Call, events: &mut Vec<Event>) {
+        let repeated: Vec<&str> = call
+            .repairs
+            .iter()
+            .filter(|r| r.kind == RepairKind::DuplicateKey)
+            .filter_map(|r| r.text.as_deref())
+            .collect();
+        if repeated.is_empty() || self.slots[s].shown_at.is_none() {
+            return;
+        }
+        let src = self
+            .server_calls
+            .iter()
+            .find(|c| c.slot == Some(s))
+            .map_or(self.buf.as_bytes(), |c| c.arguments.as_bytes());
+        let Some((shown, open)) = shown_again(&self.slots[s], src) else {
+            return;
+        };
+        let mut unkept = Vec::new();
+        unkept_map(
+            &shown,
+            &call.parameters,
+            open.as_deref(),
+            &mut Vec::new(),
+            &mut unkept,
+        );
+        let envelope = repeated
+            .iter()
+            .any(|k| ARG_KEYS.contains(k) || WRAPPERS.contains(k) || *k == "function");
+        for mut path in unkept {
+            let key = path
+                .iter()
+                .position(|seg| matches!(seg, Seg::Key(k) if repeated.contains(&k.as_str())));
+            match key {
+                Some(i) => path.truncate(i + 1),
+                None if envelope => path.clear(),
+                None => continue,
+            }
+            push_revised(&mut self.slots[s], path, events);
         }
     }
 
@@ -1689,7 +1815,7 @@ impl Ending {
 }
 
 impl CallReader {
-    fn new(ctx: Ctx) -> CallReader {
+    fn new(ctx: Ctx, start: usize, first_slot: usize) -> CallReader {
         CallReader {
             reader: Reader::new(),
             roles: Vec::new(),
@@ -1697,19 +1823,25 @@ impl CallReader {
             read: 0,
             args_from: Vec::new(),
             closes: 0,
+            start,
+            first_slot,
             quiet_until: 0,
         }
     }
 
+    /// Reads byte `b`; `src` is the text read (the byte is at `self.start + self.read`).
+    #[allow(clippy::too_many_arguments)]
     fn push(
         &mut self,
         b: u8,
+        src: &[u8],
         slots: &mut Vec<Slot>,
         next_index: &mut usize,
         events: &mut Vec<Event>,
         written: &mut Option<Written>,
     ) -> Step {
         let before = self.reader.stack.len();
+        let quote = b == b'"' && !self.reader.in_string();
         let step = self.reader.push(b);
         if step == Step::Bail {
             self.quiet_until = 0;
@@ -1730,13 +1862,35 @@ impl CallReader {
                 if written.is_some() {
                     self.reader.record(after - 1, text_only(&slots[s], written));
                 }
+                self.found_args(&mut slots[s], after - 1, false);
             }
             self.roles.push(role);
         } else if after < before {
             let role = self.roles.pop().unwrap_or(Role::Other);
-            self.closed(role, slots, next_index, events, written);
+            self.closed(role, src, slots, next_index, events, written);
+        } else if quote
+            && let Some(&Role::Call(s)) = self.roles.last()
+            && self.reader.open_string().is_some()
+            && let Some(Frame::Object { key: Some(k), .. }) = self.reader.stack.last()
+            && ARG_KEYS.contains(&k.as_str())
+        {
+            // Arguments written as a JSON string start.
+            self.found_args(&mut slots[s], after, true);
         }
         step
+    }
+
+    /// Notes where a call's arguments start (the first value of an argument key that is an
+    /// object or a string: the one its `arguments` events show): at `depth` of the stack,
+    /// their first byte just read.
+    fn found_args(&self, slot: &mut Slot, depth: usize, string: bool) {
+        if slot.args_src.is_none() {
+            slot.args_src = Some(ArgsSrc {
+                path: self.reader.path_to(depth),
+                at: self.start + self.read - 1,
+                string,
+            });
+        }
     }
 
     /// The role of the frame just opened.
@@ -1806,6 +1960,7 @@ impl CallReader {
     fn closed(
         &mut self,
         role: Role,
+        src: &[u8],
         slots: &mut [Slot],
         next_index: &mut usize,
         events: &mut Vec<Event>,
@@ -1871,6 +2026,9 @@ impl CallReader {
                         .take()
                         .unwrap_or_else(|| Nested::new(slot, written));
                     let ok = feed_nested(&mut nested, text.as_bytes());
+                    if let Some(path) = nested.reader.repeated_path() {
+                        revise(slot, path, src, events);
+                    }
                     if ok && let Some(Value::Object(args)) = &nested.reader.value {
                         slot.args_bytes = text.len();
                         show(
@@ -1897,9 +2055,10 @@ impl CallReader {
         last_value(&self.reader)
     }
 
-    /// Names and partial arguments of the calls still open.
+    /// Names and partial arguments of the calls still open (`src`: the text read).
     fn refresh(
         &mut self,
+        src: &[u8],
         slots: &mut [Slot],
         next_index: &mut usize,
         events: &mut Vec<Event>,
@@ -1959,6 +2118,9 @@ impl CallReader {
                                 }
                             } else {
                                 slot.frozen = true;
+                                if let Some(path) = nested.reader.repeated_path() {
+                                    revise(slot, path, src, events);
+                                }
                             }
                             slot.nested = Some(nested);
                         }
@@ -2028,12 +2190,35 @@ impl CallReader {
         })
     }
 
-    /// The JSON could not be read on: show nothing more for its calls.
-    fn bail(&mut self, slots: &mut [Slot]) {
+    /// The JSON could not be read on: show nothing more for its calls. When it stopped at a
+    /// repeated key, a `revised` for each call that showed its first value or is inside it.
+    fn bail(&mut self, src: &[u8], slots: &mut [Slot], events: &mut Vec<Event>) {
         for role in &self.roles {
             if let Role::Call(s) | Role::Args(s) = *role {
                 slots[s].frozen = true;
             }
+        }
+        let Some(repeat) = self.reader.repeated_path() else {
+            return;
+        };
+        let mine = match self.ctx.args_of {
+            Some(s) => s..s + 1,
+            None => self.first_slot..slots.len(),
+        };
+        for slot in slots.get_mut(mine).unwrap_or_default() {
+            let Some(args) = &slot.args_src else {
+                continue;
+            };
+            let path = if repeat.starts_with(&args.path) {
+                // In the arguments (or their key itself: all of them).
+                repeat[args.path.len()..].to_vec()
+            } else if args.path.starts_with(&repeat) {
+                // The call is inside the repeated value (an envelope written again).
+                Vec::new()
+            } else {
+                continue;
+            };
+            revise(slot, path, src, events);
         }
     }
 }
@@ -2048,20 +2233,20 @@ fn last_value(reader: &Reader) -> Option<&Value> {
 }
 
 /// Feeds the text of an arguments string read so far (from where it was left) to its reader.
+/// A byte it gives up at is not counted: fed again, it gives up again.
 fn feed_nested(nested: &mut Nested, bytes: &[u8]) -> bool {
     while nested.fed < bytes.len() {
         let b = bytes[nested.fed];
-        nested.fed += 1;
         // Whitespace before the object, as the pipeline trims it.
         if nested.reader.stack.is_empty()
             && nested.reader.value.is_none()
             && b.is_ascii_whitespace()
         {
+            nested.fed += 1;
             continue;
         }
         match nested.reader.push(b) {
-            Step::More => {}
-            Step::Done => {}
+            Step::More | Step::Done => nested.fed += 1,
             Step::Bail => return false,
         }
     }
@@ -2222,6 +2407,7 @@ fn show(
             return;
         }
         slot.shown = Some(weight);
+        slot.shown_at = Some(shown_at(slot, last));
         reader.close_text(&mut w.text);
         w.ends.push_back(w.text.len());
         let open = (!last).then(|| reader.open_pointer(depth));
@@ -2255,6 +2441,7 @@ fn show(
         return;
     }
     slot.shown = Some(weight);
+    slot.shown_at = Some(shown_at(slot, last));
     if let Some(w) = written.as_mut() {
         // Written as text all the same (`write_events` takes it from here).
         if serde_json::to_writer(&mut w.text, &args).is_ok() {
@@ -2267,6 +2454,218 @@ fn show(
         parameters: args,
         open,
     });
+}
+
+/// What an `arguments` event for `slot` shows of its arguments (`last`: the whole of them).
+fn shown_at(slot: &Slot, last: bool) -> Shown {
+    if last {
+        Shown::Whole
+    } else {
+        Shown::Part(slot.args_bytes)
+    }
+}
+
+/// Why a `revised` is given.
+const REVISED: &str =
+    "the model wrote this key again in the same object: calls keeps its last value";
+const REVISED_ALL: &str = "the model wrote the call's arguments again (or an object holding the call): calls keeps the last ones";
+
+/// A `revised` for `path` (in the parameters) of the call `slot` reads, when the arguments it
+/// showed hold that path (read again from `src`, the text that holds them).
+fn revise(slot: &mut Slot, path: Vec<Seg>, src: &[u8], events: &mut Vec<Event>) {
+    if slot.ended || slot.index.is_none() {
+        return;
+    }
+    let Some((shown, _)) = shown_again(slot, src) else {
+        return;
+    };
+    if holds(&shown, &path) {
+        push_revised(slot, path, events);
+    }
+}
+
+/// The `revised` event for `path`, unless one named it or a path above it.
+fn push_revised(slot: &mut Slot, path: Vec<Seg>, events: &mut Vec<Event>) {
+    let Some(index) = slot.index else {
+        return;
+    };
+    if slot.revised.iter().any(|r| path.starts_with(r)) {
+        return;
+    }
+    events.push(Event::Revised {
+        index,
+        path: pointer(&path),
+        reason: if path.is_empty() {
+            REVISED_ALL
+        } else {
+            REVISED
+        }
+        .to_owned(),
+    });
+    slot.revised.push(path);
+}
+
+/// Whether `map` has a value at `path` (`[]`: the map itself).
+fn holds(map: &Map<String, Value>, path: &[Seg]) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        return true;
+    };
+    let mut at = match first {
+        Seg::Key(k) => map.get(k),
+        Seg::Index(_) => None,
+    };
+    for seg in rest {
+        at = match (at, seg) {
+            (Some(Value::Object(m)), Seg::Key(k)) => m.get(k),
+            (Some(Value::Array(items)), Seg::Index(i)) => items.get(*i),
+            _ => None,
+        };
+    }
+    at.is_some()
+}
+
+/// Parameters as an `arguments` event showed them, and their open path (`None`: complete).
+type ShownArgs = (Map<String, Value>, Option<Vec<Seg>>);
+
+/// The parameters the last `arguments` event of `slot` showed, and their open path (`None`:
+/// complete): the arguments read again from `src` (the text that holds them) as far as they
+/// were then, coerced as they were shown. Called once or twice per call, and only for a call
+/// whose keys repeat, so events never keep a copy of what they showed.
+fn shown_again(slot: &Slot, src: &[u8]) -> Option<ShownArgs> {
+    let args = slot.args_src.as_ref()?;
+    let shown = slot.shown_at?;
+    let text = src.get(args.at..)?;
+    let reader = if args.string {
+        // The string's text, then the JSON in it, as `feed_nested` read it.
+        let mut string = Reader::new();
+        for &b in text {
+            match string.push(b) {
+                Step::More => {}
+                Step::Done => break,
+                Step::Bail => return None,
+            }
+            if let (Shown::Part(n), Some(bytes)) = (shown, string.open_string())
+                && bytes.len() >= n
+            {
+                break;
+            }
+        }
+        let bytes = match (&string.value, string.open_string()) {
+            (Some(Value::String(s)), _) => s.as_bytes(),
+            (None, Some(bytes)) => bytes,
+            _ => return None,
+        };
+        let bytes = match shown {
+            Shown::Part(n) => bytes.get(..n)?,
+            Shown::Whole => bytes,
+        };
+        let mut nested = Nested {
+            reader: Reader::new(),
+            fed: 0,
+        };
+        if !feed_nested(&mut nested, bytes) {
+            return None;
+        }
+        nested.reader
+    } else {
+        let end = match shown {
+            Shown::Part(n) => (n + 1).min(text.len()),
+            Shown::Whole => text.len(),
+        };
+        let mut reader = Reader::new();
+        for &b in &text[..end] {
+            match reader.push(b) {
+                Step::More => {}
+                Step::Done => break,
+                Step::Bail => return None,
+            }
+        }
+        reader
+    };
+    let (mut params, open) = match shown {
+        Shown::Whole => match reader.value {
+            Some(Value::Object(params)) => (params, None),
+            _ => return None,
+        },
+        Shown::Part(_) => match reader.snapshot(0)? {
+            (Value::Object(params), path) => (params, Some(path)),
+            _ => return None,
+        },
+    };
+    if let (Some(tools), Some(tool)) = (&slot.tools, &slot.tool)
+        && let Some(definition) = tools.get(tool)
+    {
+        let open = open.as_deref().map(pointer);
+        definition.coerce_partial(&mut params, open.as_deref());
+    }
+    Some((params, open))
+}
+
+/// The paths where `last` does not keep what `shown` showed, `open` being the path still
+/// open in it (`None`: all of it closed): a closed value that `last` changes or lacks, an
+/// open string it does not extend. Inside an open container, each member is looked at.
+fn unkept(
+    shown: &Value,
+    last: Option<&Value>,
+    open: Option<&[Seg]>,
+    path: &mut Vec<Seg>,
+    out: &mut Vec<Vec<Seg>>,
+) {
+    let Some(last) = last else {
+        out.push(path.clone());
+        return;
+    };
+    let Some(open) = open else {
+        if shown != last {
+            out.push(path.clone());
+        }
+        return;
+    };
+    match (shown, last) {
+        (Value::Object(shown), Value::Object(last)) => {
+            unkept_map(shown, last, Some(open), path, out)
+        }
+        (Value::Array(shown), Value::Array(last)) => {
+            for (i, v) in shown.iter().enumerate() {
+                let inner = match open.split_first() {
+                    Some((Seg::Index(j), rest)) if *j == i => Some(rest),
+                    _ => None,
+                };
+                path.push(Seg::Index(i));
+                unkept(v, last.get(i), inner, path, out);
+                path.pop();
+            }
+        }
+        (Value::String(shown), Value::String(last)) if open.is_empty() => {
+            if !last.starts_with(shown.as_str()) {
+                out.push(path.clone());
+            }
+        }
+        _ => {
+            if shown != last {
+                out.push(path.clone());
+            }
+        }
+    }
+}
+
+/// [`unkept`] for the members of an object.
+fn unkept_map(
+    shown: &Map<String, Value>,
+    last: &Map<String, Value>,
+    open: Option<&[Seg]>,
+    path: &mut Vec<Seg>,
+    out: &mut Vec<Vec<Seg>>,
+) {
+    for (k, v) in shown {
+        let inner = match open.and_then(<[Seg]>::split_first) {
+            Some((Seg::Key(j), rest)) if j == k => Some(rest),
+            _ => None,
+        };
+        path.push(Seg::Key(k.clone()));
+        unkept(v, last.get(k), inner, path, out);
+        path.pop();
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,925 @@
+//! `mendMany`: a batch mended on the CLI's threads while the main thread copies it out of
+//! JavaScript, part after part, into a small ring of buffers that the mending threads hand
+//! back. The parts are those of `toolmend::mend_batches` (about 128 KiB, at most 4096 inputs).
+//!
+//! Only the main thread may read a JavaScript string, so it copies each part's strings (their
+//! UTF-16, which V8 copies without converting) into a free buffer of the ring; a mending thread
+//! turns each string into UTF-8, mends it, writes the part's records and gives the buffer
+//! back. Copying the whole batch at once cost a fresh buffer twice the batch's size, and on
+//! this kind of machine touching fresh memory costs more than copying into it; the ring's few
+//! buffers are reused, and the copy overlaps the mending.
+//!
+//! `mendManySync` copies and mends on the calling thread (and on the others). `mendMany` (a
+//! [`Many`]) copies on the main thread in short turns: `feed` fills the free buffers and
+//! returns; a mending thread that frees a buffer calls `index.js` back (a thread-safe
+//! function) to feed again, so the event loop keeps turning during a batch.
+
+use std::collections::VecDeque;
+use std::ffi::c_void;
+use std::num::NonZeroUsize;
+use std::ops::Range;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::thread;
+
+use napi::JsValue;
+use napi::bindgen_prelude::*;
+use napi::sys;
+use napi_derive::napi;
+use toolmend::Options;
+
+use crate::text::{push_latin1, push_utf8, push_utf16};
+use crate::{MendOptions, check, invalid_arg};
+
+/// A part holds about this many input units (a string's UTF-16 units, a buffer's bytes)…
+const PART_SIZE: usize = 128 << 10;
+/// …and at most this many inputs: those of `toolmend::mend_batches`.
+const PART_INPUTS: usize = 4096;
+
+/// A batch has no schema: `mendMany` would otherwise silently not apply it.
+fn no_schema(options: Option<&MendOptions>) -> Result<()> {
+    if options.is_some_and(|o| o.schema.is_some()) {
+        return Err(invalid_arg(
+            "schema is not taken by mendMany; use mendArgs or a Mender".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// What `index.js` says of each input in `lengths`: a string's length, `-1 - n` for a
+/// Uint8Array of `n` bytes, NaN for anything else (whose record `index.js` makes).
+#[derive(Clone, Copy)]
+enum Given {
+    Text(usize),
+    Bytes(usize),
+    Elsewhere,
+}
+
+fn given(length: f64) -> Given {
+    if length >= 0.0 {
+        Given::Text(length as usize)
+    } else if length <= -1.0 {
+        Given::Bytes((-1.0 - length) as usize)
+    } else {
+        Given::Elsewhere
+    }
+}
+
+/// Where each part starts, and the batch's end: the cuts of `toolmend::mend_batches`.
+fn plan(lengths: &[f64]) -> Vec<usize> {
+    let mut bounds = vec![0];
+    let (mut size, mut start) = (0, 0);
+    for (i, &length) in lengths.iter().enumerate() {
+        size += match given(length) {
+            Given::Text(n) | Given::Bytes(n) => n,
+            Given::Elsewhere => 0,
+        };
+        if size >= PART_SIZE || i + 1 - start >= PART_INPUTS {
+            bounds.push(i + 1);
+            (size, start) = (0, i + 1);
+        }
+    }
+    if start < lengths.len() {
+        bounds.push(lengths.len());
+    }
+    bounds
+}
+
+/// The threads of a batch of `parts` parts, by the CLI's rule (0: one per core, at most 8).
+fn thread_count(threads: usize, parts: usize) -> usize {
+    match threads {
+        0 => thread::available_parallelism()
+            .map_or(1, NonZeroUsize::get)
+            .min(8),
+        n => n.min(toolmend::MAX_THREADS),
+    }
+    .clamp(1, parts.max(1))
+}
+
+/// Where one input of a part is in its [`Slot`].
+#[derive(Clone, Copy)]
+enum Span {
+    /// A string: these UTF-16 units of `Slot::units`.
+    Text(usize, usize),
+    /// A Uint8Array: these bytes of `Slot::bytes`.
+    Bytes(usize, usize),
+    /// Not text: `index.js` makes its record.
+    Elsewhere,
+}
+
+/// A buffer of the ring, holding one part of the batch while it is copied and mended.
+#[derive(Default)]
+struct Slot {
+    part: usize,
+    units: Vec<u16>,
+    bytes: Vec<u8>,
+    spans: Vec<Span>,
+}
+
+/// A part's two segments and its records' numbers.
+type Done = ([Segment; 2], Vec<f64>);
+
+/// What the main thread and the mending threads share.
+struct Shared {
+    options: Options,
+    max_bytes: usize,
+    /// Part `p` is the inputs `bounds[p]..bounds[p + 1]`.
+    bounds: Vec<usize>,
+    state: Mutex<State>,
+    /// Any change of `state`.
+    changed: Condvar,
+    /// `mendMany`'s call back to `index.js` (none for `mendManySync`).
+    wake: Option<Wake>,
+}
+
+struct State {
+    /// Buffers no part is in.
+    free: Vec<Slot>,
+    /// Parts copied, not yet taken by a mending thread.
+    ready: VecDeque<Slot>,
+    /// How many parts have been copied (in order).
+    copied: usize,
+    /// Each part's records once mended.
+    done: Vec<Option<Done>>,
+    finished: usize,
+    /// The batch failed: the mending threads leave.
+    stopped: bool,
+    /// `wake` was called and `feed` has not run since.
+    woken: bool,
+}
+
+impl Shared {
+    fn new(options: Options, max_bytes: usize, bounds: Vec<usize>, slots: usize) -> Shared {
+        let parts = bounds.len() - 1;
+        Shared {
+            options,
+            max_bytes,
+            bounds,
+            state: Mutex::new(State {
+                free: (0..slots).map(|_| Slot::default()).collect(),
+                ready: VecDeque::new(),
+                copied: 0,
+                done: (0..parts).map(|_| None).collect(),
+                finished: 0,
+                stopped: false,
+                woken: false,
+            }),
+            changed: Condvar::new(),
+            wake: None,
+        }
+    }
+
+    fn parts(&self) -> usize {
+        self.bounds.len() - 1
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn wait<'a>(&self, state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        self.changed.wait(state).unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The next copied part, waiting for one; None once none is left (or the batch failed).
+    fn next(&self) -> Option<Slot> {
+        let mut state = self.lock();
+        loop {
+            if state.stopped {
+                return None;
+            }
+            if let Some(slot) = state.ready.pop_front() {
+                return Some(slot);
+            }
+            if state.copied == self.parts() {
+                return None;
+            }
+            state = self.wait(state);
+        }
+    }
+
+    /// A part's records, and its buffer back in the ring.
+    fn finished(&self, slot: Slot, done: Done) {
+        let mut state = self.lock();
+        state.done[slot.part] = Some(done);
+        state.finished += 1;
+        state.free.push(slot);
+        // `index.js` is called back to copy more, or to take the records.
+        let call = state.finished == self.parts() || (state.copied < self.parts() && !state.woken);
+        if call {
+            state.woken = true;
+        }
+        drop(state);
+        self.changed.notify_all();
+        if let (true, Some(wake)) = (call, &self.wake) {
+            wake.call();
+        }
+    }
+
+    /// Ends a failed batch: the mending threads leave after their part.
+    fn stop(&self) {
+        self.lock().stopped = true;
+        self.changed.notify_all();
+    }
+
+    /// Every part's records, in order (all parts are done).
+    fn records(&self) -> Records {
+        let mut state = self.lock();
+        let mut records = Records {
+            segments: Vec::with_capacity(self.parts() * 2),
+            meta: Vec::with_capacity(self.bounds[self.parts()] * META),
+        };
+        for done in &mut state.done {
+            let (segments, meta) = done.take().expect("every part is mended");
+            records.segments.extend(segments);
+            records.meta.extend_from_slice(&meta);
+        }
+        records
+    }
+}
+
+/// A mending thread's buffers, kept from part to part.
+struct Hands {
+    mender: toolmend::Mender,
+    writer: Writer,
+    text: String,
+}
+
+impl Hands {
+    fn new(options: &Options) -> Hands {
+        Hands {
+            mender: toolmend::Mender::new(options.clone()),
+            writer: Writer::new(),
+            text: String::new(),
+        }
+    }
+
+    /// Mends a copied part: each string turned into UTF-8, mended and its record written.
+    fn mend(&mut self, slot: &Slot, max_bytes: usize) -> Done {
+        for &span in &slot.spans {
+            match span {
+                Span::Text(a, b) => {
+                    self.text.clear();
+                    if push_utf8(&slot.units[a..b], &mut self.text) {
+                        let input = text_input(&self.text, max_bytes);
+                        self.writer.record(&input, &mut self.mender);
+                    } else {
+                        self.writer.elsewhere();
+                    }
+                }
+                Span::Bytes(a, b) => {
+                    let input = toolmend::Input::from_bytes(&slot.bytes[a..b], max_bytes);
+                    self.writer.record(&input, &mut self.mender);
+                }
+                Span::Elsewhere => self.writer.elsewhere(),
+            }
+        }
+        self.writer.finish(2.0 * slot.part as f64)
+    }
+}
+
+/// A mending thread: parts until none is left.
+fn mend_parts(shared: &Shared) {
+    let mut hands = Hands::new(&shared.options);
+    while let Some(slot) = shared.next() {
+        let done = hands.mend(&slot, shared.max_bytes);
+        shared.finished(slot, done);
+    }
+}
+
+/// Copies part `part` (the inputs `range` of the JavaScript array) into `slot`; main thread.
+fn copy_part(
+    env: sys::napi_env,
+    array: sys::napi_value,
+    lengths: &[f64],
+    part: usize,
+    range: Range<usize>,
+    slot: &mut Slot,
+) -> Result<()> {
+    slot.part = part;
+    slot.units.clear();
+    slot.bytes.clear();
+    slot.spans.clear();
+    for i in range {
+        let given = given(lengths[i]);
+        if let Given::Elsewhere = given {
+            slot.spans.push(Span::Elsewhere);
+            continue;
+        }
+        let mut item = std::ptr::null_mut();
+        // SAFETY: `array` is a live array argument of this call, `item` an out-pointer.
+        check(unsafe { sys::napi_get_element(env, array, i as u32, &mut item) })?;
+        let Given::Text(length) = given else {
+            let start = slot.bytes.len();
+            slot.bytes.extend_from_slice(typed_array_bytes(env, item)?);
+            slot.spans.push(Span::Bytes(start, slot.bytes.len()));
+            continue;
+        };
+        let start = slot.units.len();
+        // One more unit: napi ends each copy with a NUL, which the next string overwrites.
+        slot.units.reserve(length + 1);
+        let mut written = 0;
+        // SAFETY: `length + 1` units from `start` are within the capacity; napi writes at
+        // most `length` units and the NUL, and says how many it wrote.
+        check(unsafe {
+            sys::napi_get_value_string_utf16(
+                env,
+                item,
+                slot.units.as_mut_ptr().add(start),
+                length + 1,
+                &mut written,
+            )
+        })?;
+        // SAFETY: napi wrote these `written` units.
+        unsafe { slot.units.set_len(start + written) };
+        slot.spans.push(Span::Text(start, start + written));
+    }
+    Ok(())
+}
+
+/// The bytes a Uint8Array (a Buffer) shows, borrowed for this call.
+fn typed_array_bytes<'a>(
+    env: napi::sys::napi_env,
+    value: napi::sys::napi_value,
+) -> Result<&'a [u8]> {
+    let mut kind = 0;
+    let mut length = 0;
+    let mut data = std::ptr::null_mut();
+    let mut buffer = std::ptr::null_mut();
+    let mut offset = 0;
+    // SAFETY: out-pointers only.
+    check(unsafe {
+        napi::sys::napi_get_typedarray_info(
+            env,
+            value,
+            &mut kind,
+            &mut length,
+            &mut data,
+            &mut buffer,
+            &mut offset,
+        )
+    })?;
+    if kind != napi::sys::TypedarrayType::uint8_array {
+        return Err(invalid_arg(
+            "an input of the batch is not a Uint8Array".into(),
+        ));
+    }
+    if data.is_null() || length == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: napi gives the array's data (already at its byte offset) and its length; the
+    // value is held by the caller's array for the whole call, and the slice is copied in it.
+    Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), length) })
+}
+
+/// What a record's numbers say in [`Records::meta`]: its kind, …
+const OK: f64 = 0.0;
+const FAILED: f64 = 1.0;
+/// …made by `index.js` (not text, or a string with a lone surrogate).
+const ELSEWHERE: f64 = 2.0;
+/// Numbers per record in `meta`: kind, segment, four bounds in the segment, error offset.
+const META: usize = 7;
+
+/// Every record of a batch: their texts in long strings (segments: two for each part of the
+/// batch a thread takes at once, about 128 KiB of input), and per record [`META`] numbers.
+/// An ok record's segment holds its value, its repairs (a JSON array) and what was dropped (a
+/// JSON array), one after another; a failed one's its code, message and original. Bounds
+/// count UTF-16 units, as JavaScript's `slice` does.
+pub struct Records {
+    segments: Vec<Segment>,
+    meta: Vec<f64>,
+}
+
+/// A segment's text: records whose every character is below U+0100 go to a one-byte
+/// segment (half the memory, and what V8 makes of such text anyway), the others to UTF-16.
+enum Segment {
+    Latin1(Vec<u8>),
+    Utf16(Vec<u16>),
+}
+
+/// The records of one part of a batch, written as UTF-8 into buffers a thread keeps from part
+/// to part, then each moved once into a segment allocated at its final size: growing the
+/// segments record by record cost reallocations (a copy of all written so far each time) and
+/// fresh pages for every copy.
+struct Writer {
+    /// Every record of the part, one after another: a record's pieces (value, repairs,
+    /// dropped; or code, message, original) end at its `ends`.
+    utf8: Vec<u8>,
+    records: Vec<Written>,
+}
+
+/// A record in [`Writer::utf8`].
+struct Written {
+    kind: f64,
+    /// Some character is U+0100 or above: the record goes to the UTF-16 segment.
+    wide: bool,
+    start: usize,
+    ends: [usize; 3],
+    offset: f64,
+}
+
+impl Writer {
+    fn new() -> Writer {
+        Writer {
+            utf8: Vec::new(),
+            records: Vec::new(),
+        }
+    }
+
+    /// Notes the record written since `start` (its pieces ending at `ends`).
+    fn put(&mut self, kind: f64, start: usize, ends: [usize; 3], offset: f64) {
+        // Lead bytes from 0xC4 start characters from U+0100 on.
+        let wide = self.utf8[start..].iter().any(|&b| b >= 0xc4);
+        self.records.push(Written {
+            kind,
+            wide,
+            start,
+            ends,
+            offset,
+        });
+    }
+
+    fn ok(&mut self, mended: &toolmend::Mended<'_>) {
+        let start = self.utf8.len();
+        mended.write_value(&mut self.utf8);
+        let value = self.utf8.len();
+        toolmend::write_repairs(&mut self.utf8, mended.repairs());
+        let repairs = self.utf8.len();
+        self.utf8.push(b'[');
+        for (i, dropped) in mended.dropped().enumerate() {
+            if i > 0 {
+                self.utf8.push(b',');
+            }
+            self.utf8.extend_from_slice(dropped.as_bytes());
+        }
+        self.utf8.push(b']');
+        let end = self.utf8.len();
+        self.put(OK, start, [value, repairs, end], -1.0);
+    }
+
+    fn failed(&mut self, error: &toolmend::Error, input: &toolmend::Input<'_>) {
+        let start = self.utf8.len();
+        let mut ends = [0; 3];
+        for (k, text) in [error.code.as_str(), &error.message, &input.original()]
+            .into_iter()
+            .enumerate()
+        {
+            self.utf8.extend_from_slice(text.as_bytes());
+            ends[k] = self.utf8.len();
+        }
+        self.put(FAILED, start, ends, error.offset.map_or(-1.0, |o| o as f64));
+    }
+
+    fn elsewhere(&mut self) {
+        let at = self.utf8.len();
+        self.records.push(Written {
+            kind: ELSEWHERE,
+            wide: false,
+            start: at,
+            ends: [at; 3],
+            offset: -1.0,
+        });
+    }
+
+    fn record(&mut self, input: &toolmend::Input<'_>, mender: &mut toolmend::Mender) {
+        match input.text().and_then(|text| mender.mend(text)) {
+            Ok(mended) => self.ok(&mended),
+            Err(error) => self.failed(&error, input),
+        }
+    }
+
+    /// The part's two segments (numbered `first` and `first + 1` in the batch) and its
+    /// records' numbers; the writer is empty again.
+    fn finish(&mut self, first: f64) -> ([Segment; 2], Vec<f64>) {
+        // A character takes at most as many Latin-1 bytes or UTF-16 units as UTF-8 bytes:
+        // the segments never grow.
+        let (mut narrow_bytes, mut wide_bytes) = (0, 0);
+        for r in &self.records {
+            let n = r.ends[2] - r.start;
+            if r.wide {
+                wide_bytes += n;
+            } else {
+                narrow_bytes += n;
+            }
+        }
+        let mut narrow = Vec::with_capacity(narrow_bytes);
+        let mut wide = Vec::with_capacity(wide_bytes);
+        let mut meta = Vec::with_capacity(self.records.len() * META);
+        for r in &self.records {
+            let mut bounds = [0.0; 4];
+            let mut start = r.start;
+            if r.wide {
+                bounds[0] = wide.len() as f64;
+                for (k, &end) in r.ends.iter().enumerate() {
+                    push_utf16(&mut wide, &self.utf8[start..end]);
+                    bounds[k + 1] = wide.len() as f64;
+                    start = end;
+                }
+            } else {
+                bounds[0] = narrow.len() as f64;
+                for (k, &end) in r.ends.iter().enumerate() {
+                    push_latin1(&mut narrow, &self.utf8[start..end]);
+                    bounds[k + 1] = narrow.len() as f64;
+                    start = end;
+                }
+            }
+            let segment = first + if r.wide { 1.0 } else { 0.0 };
+            meta.extend_from_slice(&[r.kind, segment]);
+            meta.extend_from_slice(&bounds);
+            meta.push(r.offset);
+        }
+        self.utf8.clear();
+        self.records.clear();
+        narrow.shrink_to_fit();
+        wide.shrink_to_fit();
+        ([Segment::Latin1(narrow), Segment::Utf16(wide)], meta)
+    }
+}
+
+/// Text known to be UTF-8 as the library's input (checked for size only).
+fn text_input(text: &str, max_bytes: usize) -> toolmend::Input<'_> {
+    if text.len() > max_bytes {
+        toolmend::Input::from_bytes(text.as_bytes(), max_bytes)
+    } else {
+        toolmend::Input::Text(text)
+    }
+}
+
+impl TypeName for Records {
+    fn type_name() -> &'static str {
+        "Records"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+/// `node_api_create_external_string_latin1` and `_utf16` (Node 18.18 and 20.4 on): V8 keeps
+/// a segment where it is instead of copying it.
+type External<T> = unsafe extern "C" fn(
+    napi::sys::napi_env,
+    *mut T,
+    usize,
+    Option<unsafe extern "C" fn(napi::sys::napi_env, *mut c_void, *mut c_void)>,
+    *mut c_void,
+    *mut napi::sys::napi_value,
+    *mut bool,
+) -> napi::sys::napi_status;
+
+/// The two functions, looked up when first needed; None in a Node without them.
+fn external_strings() -> Option<(External<u8>, External<u16>)> {
+    static FOUND: OnceLock<Option<(usize, usize)>> = OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        // SAFETY: dlsym with the process's own symbols and NUL-terminated names.
+        let (latin1, utf16) = unsafe {
+            (
+                libc::dlsym(
+                    libc::RTLD_DEFAULT,
+                    c"node_api_create_external_string_latin1".as_ptr(),
+                ),
+                libc::dlsym(
+                    libc::RTLD_DEFAULT,
+                    c"node_api_create_external_string_utf16".as_ptr(),
+                ),
+            )
+        };
+        (!latin1.is_null() && !utf16.is_null()).then_some((latin1 as usize, utf16 as usize))
+    });
+    // SAFETY: the symbols are these functions, with the signature of js_native_api.h.
+    found.map(|(latin1, utf16)| unsafe {
+        (
+            std::mem::transmute::<usize, External<u8>>(latin1),
+            std::mem::transmute::<usize, External<u16>>(utf16),
+        )
+    })
+}
+
+/// Frees a segment V8 no longer needs (`hint`: its length).
+unsafe extern "C" fn free_segment<T>(
+    _env: napi::sys::napi_env,
+    data: *mut c_void,
+    hint: *mut c_void,
+) {
+    // SAFETY: `data` and `hint` are the pointer and length of a boxed slice leaked in `segment`.
+    drop(unsafe {
+        Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+            data.cast::<T>(),
+            hint as usize,
+        ))
+    });
+}
+
+/// A segment as a JavaScript string: external where Node can, else copied.
+fn segment(env: napi::sys::napi_env, segment: Segment) -> Result<napi::sys::napi_value> {
+    let mut string = std::ptr::null_mut();
+    let mut copied = false;
+    // SAFETY: the pointers and lengths are those of live vectors; a leaked box is freed by
+    // `free_segment`, which Node calls once (at once when it copies instead).
+    let status = unsafe {
+        match (segment, external_strings()) {
+            (Segment::Latin1(b), Some((latin1, _))) if !b.is_empty() => {
+                let b = Box::into_raw(b.into_boxed_slice());
+                latin1(
+                    env,
+                    b.cast(),
+                    b.len(),
+                    Some(free_segment::<u8>),
+                    b.len() as *mut c_void,
+                    &mut string,
+                    &mut copied,
+                )
+            }
+            (Segment::Utf16(u), Some((_, utf16))) if !u.is_empty() => {
+                let u = Box::into_raw(u.into_boxed_slice());
+                utf16(
+                    env,
+                    u.cast(),
+                    u.len(),
+                    Some(free_segment::<u16>),
+                    u.len() as *mut c_void,
+                    &mut string,
+                    &mut copied,
+                )
+            }
+            (Segment::Latin1(b), _) => napi::sys::napi_create_string_latin1(
+                env,
+                b.as_ptr().cast(),
+                b.len() as isize,
+                &mut string,
+            ),
+            (Segment::Utf16(u), _) => {
+                napi::sys::napi_create_string_utf16(env, u.as_ptr(), u.len() as isize, &mut string)
+            }
+        }
+    };
+    if status != napi::sys::Status::napi_ok {
+        return Err(napi::Error::new(
+            Status::GenericFailure,
+            "the records are too long for one JavaScript string",
+        ));
+    }
+    Ok(string)
+}
+
+impl ToNapiValue for Records {
+    /// `[segments, meta]`: an array of strings and a Float64Array.
+    unsafe fn to_napi_value(env: napi::sys::napi_env, val: Self) -> Result<napi::sys::napi_value> {
+        let mut segments = std::ptr::null_mut();
+        // SAFETY: `env` is the live env of this call; out-pointers only.
+        check(unsafe {
+            napi::sys::napi_create_array_with_length(env, val.segments.len(), &mut segments)
+        })?;
+        for (i, s) in val.segments.into_iter().enumerate() {
+            let string = segment(env, s)?;
+            // SAFETY: `segments` was made above with this length.
+            check(unsafe { napi::sys::napi_set_element(env, segments, i as u32, string) })?;
+        }
+        // SAFETY: as above.
+        let meta = unsafe { Float64Array::to_napi_value(env, Float64Array::new(val.meta))? };
+        let mut pair = std::ptr::null_mut();
+        // SAFETY: as above.
+        unsafe {
+            check(napi::sys::napi_create_array_with_length(env, 2, &mut pair))?;
+            check(napi::sys::napi_set_element(env, pair, 0, segments))?;
+            check(napi::sys::napi_set_element(env, pair, 1, meta))?;
+        }
+        Ok(pair)
+    }
+}
+
+/// Every input's record, in order (`[segments, meta]`, see [`Records`]; `index.js` makes the
+/// records): copied on the calling thread, mended there and on the CLI's other threads.
+#[napi(ts_return_type = "[string[], Float64Array]")]
+pub fn mend_many_sync(
+    texts: Array,
+    lengths: Float64Array,
+    options: Option<MendOptions>,
+) -> Result<Records> {
+    no_schema(options.as_ref())?;
+    let (options, max_bytes, threads) = crate::options(options.as_ref())?;
+    if lengths.len() != texts.len() as usize {
+        return Err(invalid_arg("one length per input".into()));
+    }
+    let bounds = plan(&lengths);
+    let threads = thread_count(threads, bounds.len() - 1);
+    let shared = Shared::new(options, max_bytes, bounds, 2 * threads + 2);
+    let (env, array) = (texts.value().env, texts.value().value);
+    let copied = thread::scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(|| mend_parts(&shared));
+        }
+        let copied = copy_and_mend(&shared, env, array, &lengths);
+        if copied.is_err() {
+            shared.stop();
+        }
+        copied
+    });
+    copied?;
+    Ok(shared.records())
+}
+
+/// `mendManySync`'s calling thread: copies a part whenever a buffer is free, else mends one,
+/// until every part is done.
+fn copy_and_mend(
+    shared: &Shared,
+    env: sys::napi_env,
+    array: sys::napi_value,
+    lengths: &[f64],
+) -> Result<()> {
+    let parts = shared.parts();
+    let mut hands: Option<Hands> = None;
+    let mut state = shared.lock();
+    loop {
+        if state.copied < parts
+            && let Some(mut slot) = state.free.pop()
+        {
+            let part = state.copied;
+            drop(state);
+            let range = shared.bounds[part]..shared.bounds[part + 1];
+            copy_part(env, array, lengths, part, range, &mut slot)?;
+            state = shared.lock();
+            state.ready.push_back(slot);
+            state.copied += 1;
+            shared.changed.notify_all();
+            continue;
+        }
+        if let Some(slot) = state.ready.pop_front() {
+            drop(state);
+            let hands = hands.get_or_insert_with(|| Hands::new(&shared.options));
+            let done = hands.mend(&slot, shared.max_bytes);
+            shared.finished(slot, done);
+            state = shared.lock();
+            continue;
+        }
+        if state.finished == parts {
+            return Ok(());
+        }
+        state = shared.wait(state);
+    }
+}
+
+/// `mendMany`'s batch: `index.js` makes one with the inputs' lengths and a function to call
+/// back, then calls `feed` with the inputs until it returns true, then `finish`.
+#[napi]
+pub struct Many {
+    shared: Arc<Shared>,
+    lengths: Vec<f64>,
+    /// The call back is released (by `finish` or `abort`).
+    released: bool,
+}
+
+/// `index.js`'s function, called from the mending threads with no arguments.
+struct Wake(sys::napi_threadsafe_function);
+
+// SAFETY: a thread-safe function is made to be called from any thread.
+unsafe impl Send for Wake {}
+// SAFETY: as above.
+unsafe impl Sync for Wake {}
+
+impl Wake {
+    fn call(&self) {
+        // SAFETY: the calling thread holds the function (acquired) until it ends.
+        unsafe {
+            sys::napi_call_threadsafe_function(
+                self.0,
+                std::ptr::null_mut(),
+                sys::ThreadsafeFunctionCallMode::nonblocking,
+            )
+        };
+    }
+
+    fn release(&self) {
+        // SAFETY: each holder releases once: a thread as it ends, the batch in finish/abort.
+        unsafe {
+            sys::napi_release_threadsafe_function(
+                self.0,
+                sys::ThreadsafeFunctionReleaseMode::release,
+            )
+        };
+    }
+}
+
+#[napi]
+impl Many {
+    /// Starts the mending threads; `wake` is called (from them, on the main thread) when a
+    /// buffer is free to `feed` again or every part is done.
+    #[napi(
+        constructor,
+        ts_args_type = "lengths: Float64Array, options: MendOptions | undefined | null, wake: () => void"
+    )]
+    pub fn new(
+        env: Env,
+        lengths: Float64Array,
+        options: Option<MendOptions>,
+        wake: Function<'_>,
+    ) -> Result<Many> {
+        no_schema(options.as_ref())?;
+        let (options, max_bytes, threads) = crate::options(options.as_ref())?;
+        let bounds = plan(&lengths);
+        let threads = thread_count(threads, bounds.len() - 1);
+        let mut shared = Shared::new(options, max_bytes, bounds, 2 * threads + 2);
+        let env = env.raw();
+        let mut name = std::ptr::null_mut();
+        let mut function = std::ptr::null_mut();
+        // SAFETY: `env` and `wake` are this call's; out-pointers only. No call_js: the
+        // function is called with no arguments.
+        check(unsafe {
+            sys::napi_create_string_utf8(env, c"toolmend mendMany".as_ptr(), -1, &mut name)
+        })?;
+        check(unsafe {
+            sys::napi_create_threadsafe_function(
+                env,
+                wake.value().value,
+                std::ptr::null_mut(),
+                name,
+                0,
+                1,
+                std::ptr::null_mut(),
+                None,
+                std::ptr::null_mut(),
+                None,
+                &mut function,
+            )
+        })?;
+        shared.wake = Some(Wake(function));
+        let shared = Arc::new(shared);
+        for _ in 0..threads {
+            // SAFETY: the function is live (the batch holds it); the thread releases it.
+            unsafe { sys::napi_acquire_threadsafe_function(function) };
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                mend_parts(&shared);
+                if let Some(wake) = &shared.wake {
+                    wake.release();
+                }
+            });
+        }
+        Ok(Many {
+            shared,
+            lengths: lengths.to_vec(),
+            released: false,
+        })
+    }
+
+    /// Copies parts of `texts` (the batch's inputs) into the free buffers; true once every
+    /// part is mended (never after `abort`).
+    #[napi]
+    pub fn feed(&mut self, texts: Array) -> Result<bool> {
+        let shared = &*self.shared;
+        if texts.len() as usize != self.lengths.len() {
+            return Err(invalid_arg("one length per input".into()));
+        }
+        let (env, array) = (texts.value().env, texts.value().value);
+        let parts = shared.parts();
+        let mut state = shared.lock();
+        if state.stopped {
+            return Ok(false);
+        }
+        state.woken = false;
+        while state.copied < parts
+            && let Some(mut slot) = state.free.pop()
+        {
+            let part = state.copied;
+            drop(state);
+            let range = shared.bounds[part]..shared.bounds[part + 1];
+            let copied = copy_part(env, array, &self.lengths, part, range, &mut slot);
+            state = shared.lock();
+            if let Err(e) = copied {
+                state.free.push(slot);
+                return Err(e);
+            }
+            state.ready.push_back(slot);
+            state.copied += 1;
+            shared.changed.notify_all();
+        }
+        Ok(state.finished == parts)
+    }
+
+    /// Every input's record, in order (`[segments, meta]`), once `feed` returned true.
+    #[napi(ts_return_type = "[string[], Float64Array]")]
+    pub fn finish(&mut self) -> Result<Records> {
+        if self.shared.lock().finished != self.shared.parts() {
+            return Err(invalid_arg("the batch is not mended yet".into()));
+        }
+        self.release();
+        Ok(self.shared.records())
+    }
+
+    /// Ends a batch that failed (an input could not be read): its threads leave.
+    #[napi]
+    pub fn abort(&mut self) {
+        self.shared.stop();
+        self.release();
+    }
+
+    /// Lets go of the call back; the mending threads let go as they end. Never "abort": a
+    /// thread still holding the function must be able to call it (its calls are then no-ops).
+    fn release(&mut self) {
+        if !self.released {
+            self.released = true;
+            if let Some(wake) = &self.shared.wake {
+                wake.release();
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! Between the encodings of JavaScript strings (UTF-16, or Latin-1 when every character is
+//! below U+0100) and the library's UTF-8.
+
+/// How many of the first units are ASCII (below 0x80), sixteen at a time where it can.
+pub fn ascii_run<T: Copy + Into<u32>>(units: &[T]) -> usize {
+    let mut n = 0;
+    for chunk in units.chunks_exact(16) {
+        if chunk.iter().fold(0, |acc, &u| acc | u.into()) >= 0x80 {
+            break;
+        }
+        n += 16;
+    }
+    n + units[n..].iter().take_while(|&&u| u.into() < 0x80).count()
+}
+
+/// Appends valid UTF-8 whose characters are all below U+0100 as Latin-1.
+pub fn push_latin1(out: &mut Vec<u8>, utf8: &[u8]) {
+    out.reserve(utf8.len());
+    let mut i = 0;
+    while i < utf8.len() {
+        let run = ascii_run(&utf8[i..]);
+        out.extend_from_slice(&utf8[i..i + run]);
+        i += run;
+        if let Some(&b) = utf8.get(i) {
+            // 0xC2 or 0xC3 and a continuation byte: U+0080 to U+00FF.
+            out.push(((b & 0x03) << 6) | (utf8[i + 1] & 0x3f));
+            i += 2;
+        }
+    }
+}
+
+/// Appends valid UTF-8 as UTF-16.
+pub fn push_utf16(out: &mut Vec<u16>, utf8: &[u8]) {
+    out.reserve(utf8.len());
+    let mut i = 0;
+    while i < utf8.len() {
+        let run = ascii_run(&utf8[i..]);
+        out.extend(utf8[i..i + run].iter().map(|&b| u16::from(b)));
+        i += run;
+        let Some(&b) = utf8.get(i) else { break };
+        // The text is valid UTF-8: a lead byte and its continuation bytes.
+        let tail = |k: usize| u32::from(utf8[i + k] & 0x3f);
+        let (c, width) = match b {
+            0xc0..=0xdf => ((u32::from(b & 0x1f) << 6) | tail(1), 2),
+            0xe0..=0xef => ((u32::from(b & 0x0f) << 12) | (tail(1) << 6) | tail(2), 3),
+            _ => (
+                (u32::from(b & 0x07) << 18) | (tail(1) << 12) | (tail(2) << 6) | tail(3),
+                4,
+            ),
+        };
+        if c < 0x10000 {
+            out.push(c as u16);
+        } else {
+            let c = c - 0x10000;
+            out.extend_from_slice(&[0xd800 | (c >> 10) as u16, 0xdc00 | (c & 0x3ff) as u16]);
+        }
+        i += width;
+    }
+}
+
+/// Appends UTF-16 to `out` as UTF-8; false (and `out` as it was) at a lone surrogate.
+pub fn push_utf8(units: &[u16], out: &mut String) -> bool {
+    let before = out.len();
+    // SAFETY: only whole UTF-8 sequences are appended (ASCII, or a char's encoding), and
+    // `out` is cut back to where it was (a char boundary) before returning false.
+    let bytes = unsafe { out.as_mut_vec() };
+    bytes.reserve(units.len());
+    let mut i = 0;
+    while i < units.len() {
+        let run = ascii_run(&units[i..]);
+        bytes.extend(units[i..i + run].iter().map(|&u| u as u8));
+        i += run;
+        let Some(&u) = units.get(i) else { break };
+        let (c, width) = if (0xd800..0xdc00).contains(&u) {
+            match units.get(i + 1) {
+                Some(&low) if (0xdc00..0xe000).contains(&low) => {
+                    let c = 0x10000 + ((u32::from(u) - 0xd800) << 10) + (u32::from(low) - 0xdc00);
+                    (char::from_u32(c), 2)
+                }
+                _ => (None, 1),
+            }
+        } else {
+            (char::from_u32(u32::from(u)), 1)
+        };
+        let Some(c) = c else {
+            bytes.truncate(before);
+            return false;
+        };
+        let mut buf = [0; 4];
+        bytes.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        i += width;
+    }
+    true
+}
