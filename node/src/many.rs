@@ -537,7 +537,7 @@ impl Writer {
 }
 
 /// Text known to be UTF-8 as the library's input (checked for size only).
-fn text_input(text: &str, max_bytes: usize) -> toolmend::Input<'_> {
+pub fn text_input(text: &str, max_bytes: usize) -> toolmend::Input<'_> {
     if text.len() > max_bytes {
         toolmend::Input::from_bytes(text.as_bytes(), max_bytes)
     } else {
