@@ -975,7 +975,14 @@ impl Stream {
             }
             Mode::Json(reader, _) => {
                 let n = bytes.len();
-                if !reader.quiet(n) || !reader.reader.extend_string(bytes) {
+                if !reader.quiet(n) {
+                    return false;
+                }
+                let taken = match bytes {
+                    &[b] => reader.reader.string_plain_byte(b),
+                    _ => false,
+                } || reader.reader.extend_string(bytes);
+                if !taken {
                     return false;
                 }
                 reader.read += n;
