@@ -7,13 +7,30 @@
 //!
 //! Prints one JSON object: the reply's size, the chunk size, the fastest and the median
 //! seconds of one-shot `extract` with its record written (what `calls` does) and of the stream
-//! (every event serialized, as `calls --stream` writes them), their ratio (of the fastest
+//! (every event serialized, as `calls --stream` writes them through a 64 KiB buffer to
+//! stdout, here counted and dropped), their ratio (of the fastest
 //! runs: on a shared machine the others mostly measure the other processes), the same for
 //! the thread's CPU time (`cpu_ratio`: what the other processes of a loaded machine add to
 //! least), and the number and total size of the events. With `oneshot` or `stream` only that one runs (for its peak
 //! memory).
 
+use std::io::{BufWriter, Write};
 use std::time::Instant;
+
+/// Where the stream's events go: counted and dropped, after a 64 KiB buffer, as
+/// `calls --stream` writes them to stdout through one.
+struct Counted(usize);
+
+impl Write for Counted {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
 
 /// This thread's CPU time in seconds (what a loaded machine's other processes do not add to).
 fn cpu() -> f64 {
@@ -78,19 +95,23 @@ fn main() {
     let (mut events, mut event_bytes) = (0usize, 0usize);
     for _ in 0..if run_stream { rounds } else { 0 } {
         let (start, start_cpu) = (Instant::now(), cpu());
-        // What `calls --stream` does: a writing stream, its events written as JSON lines.
+        // What `calls --stream` does: a writing stream, the events of each chunk written as
+        // JSON lines through a 64 KiB buffer, flushed after each chunk that gave any.
         let mut stream = Stream::writing(options.clone());
         let mut out: Vec<Event> = Vec::new();
-        let mut sink = Vec::with_capacity(1 << 16);
-        let (mut n, mut bytes) = (0, 0);
-        let mut write = |stream: &mut Stream, out: &mut Vec<Event>, sink: &mut Vec<u8>| {
-            n += out.len();
-            stream
-                .write_events(out, Shape::Native, sink)
-                .expect("in memory");
-            bytes += sink.len();
-            sink.clear();
-        };
+        let mut sink = BufWriter::with_capacity(1 << 16, Counted(0));
+        let mut n = 0;
+        let mut write =
+            |stream: &mut Stream, out: &mut Vec<Event>, sink: &mut BufWriter<Counted>| {
+                if out.is_empty() {
+                    return;
+                }
+                n += out.len();
+                stream
+                    .write_events(out, Shape::Native, sink)
+                    .expect("in memory");
+                sink.flush().expect("in memory");
+            };
         for &(from, to) in &cuts {
             stream.feed_into(&reply[from..to], &mut out);
             write(&mut stream, &mut out, &mut sink);
@@ -99,7 +120,7 @@ fn main() {
         write(&mut stream, &mut out, &mut sink);
         streamed.push(start.elapsed().as_secs_f64());
         streamed_cpu.push(cpu() - start_cpu);
-        (events, event_bytes) = (n, bytes);
+        (events, event_bytes) = (n, sink.get_ref().0);
     }
     // (fastest, median), or nulls for what did not run.
     let stats = |v: &mut Vec<f64>| -> (Option<f64>, Option<f64>) {

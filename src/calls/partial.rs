@@ -105,6 +105,8 @@ enum Lex {
         key: bool,
         /// A value inside the recorded frame: its text goes to [`Text`] as it grows.
         rec: bool,
+        /// In a light frame ([`Reader::record`]): its bytes are not kept (only its text).
+        light: bool,
         /// `\` seen; `Some(n)` while reading the n hex digits of `\u` (`code` so far).
         escape: Escape,
     },
@@ -288,12 +290,40 @@ impl Reader {
         )
     }
 
+    /// [`Reader::extend_string`] for the usual chunk, one byte, printable and neither a quote
+    /// nor a backslash (anything else: `false`, and the general way reads it).
+    #[inline]
+    pub(crate) fn string_plain_byte(&mut self, b: u8) -> bool {
+        if b < 0x20 || b == b'"' || b == b'\\' {
+            return false;
+        }
+        let Lex::Str {
+            bytes,
+            rec,
+            light,
+            escape: Escape::No,
+            ..
+        } = &mut self.lex
+        else {
+            return false;
+        };
+        if !*light {
+            bytes.push(b);
+        }
+        if *rec && let Some(t) = &mut self.text {
+            t.out.push(b);
+            t.weight += 1;
+        }
+        true
+    }
+
     /// Reads `chunk` in one go when it only adds to the open string (no quote or backslash,
     /// no escape under way), as pushing its bytes one by one would; whether it did.
     pub(crate) fn extend_string(&mut self, chunk: &[u8]) -> bool {
         let Lex::Str {
             bytes,
             rec,
+            light,
             escape: Escape::No,
             ..
         } = &mut self.lex
@@ -316,8 +346,7 @@ impl Reader {
             }
             !*rec || chunk.iter().all(|&b| b >= 0x20)
         };
-        let light = *rec && self.text.as_ref().is_some_and(|t| t.light);
-        if !light {
+        if !*light {
             extend(bytes, chunk);
         }
         if *rec && let Some(t) = &mut self.text {
@@ -431,17 +460,18 @@ impl Reader {
                     Step::More
                 }
                 b'"' => {
-                    let rec = match self.member() {
+                    let (rec, light) = match self.member() {
                         Some(t) => {
                             t.out.push(b'"');
-                            true
+                            (true, t.light)
                         }
-                        None => false,
+                        None => (false, false),
                     };
                     self.lex = Lex::Str {
                         bytes: Vec::new(),
                         key: false,
                         rec,
+                        light,
                         escape: Escape::No,
                     };
                     Step::More
@@ -465,6 +495,7 @@ impl Reader {
                         bytes: Vec::new(),
                         key: true,
                         rec: false,
+                        light: false,
                         escape: Escape::No,
                     };
                     Step::More
@@ -563,6 +594,7 @@ impl Reader {
             bytes,
             key,
             rec,
+            light,
             escape,
         } = &mut self.lex
         else {
@@ -571,7 +603,7 @@ impl Reader {
         // What is added to `bytes` is written to the recorded text too; a light frame's
         // string keeps no bytes (only its text).
         let rec = if *rec { self.text.as_mut() } else { None };
-        let light = rec.as_ref().is_some_and(|t| t.light);
+        let light = *light;
         let from = bytes.len();
         match *escape {
             Escape::No => match b {

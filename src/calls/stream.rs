@@ -251,8 +251,71 @@ fn end_value(result: &Result<Extracted, Failure>, original: &str, shape: Shape) 
 /// A `text` or `reasoning` event, as `to_value` gives it, written from the delta where it is.
 fn write_delta<W: Write>(out: &mut W, kind: &str, delta: &str) -> io::Result<()> {
     write!(out, "{{\"event\":\"{kind}\",\"delta\":")?;
-    serde_json::to_writer(&mut *out, delta)?;
+    write_str(out, delta)?;
     out.write_all(b"}")
+}
+
+/// `text` as a JSON string, byte for byte as `serde_json` writes it (`"`, `\\` and control
+/// characters escaped, `\b \t \n \f \r` short, the rest `\u00xx`), but eight bytes are
+/// checked at a time: a `text` or `reasoning` delta can be the whole reply, which the `end`
+/// record writes once more, and serde_json's check of each byte was most of its cost.
+fn write_str<W: Write>(out: &mut W, text: &str) -> io::Result<()> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    /// Whether a byte of `x` is zero.
+    fn zero_byte(x: u64) -> bool {
+        x.wrapping_sub(ONES) & !x & HIGHS != 0
+    }
+    /// Whether none of the eight bytes at `at` needs an escape.
+    fn plain_word(bytes: &[u8], at: usize) -> bool {
+        let Some(word) = bytes.get(at..at + 8) else {
+            return false;
+        };
+        let x = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        // No byte below 0x20, no `"`, no `\`.
+        x.wrapping_sub(ONES * 0x20) & !x & HIGHS == 0
+            && !zero_byte(x ^ (ONES * u64::from(b'"')))
+            && !zero_byte(x ^ (ONES * u64::from(b'\\')))
+    }
+    let bytes = text.as_bytes();
+    if bytes.len() < 32 {
+        // A short string: serde_json's own loop is as quick.
+        return Ok(serde_json::to_writer(&mut *out, text)?);
+    }
+    out.write_all(b"\"")?;
+    let (mut run, mut i) = (0, 0);
+    while i < bytes.len() {
+        if plain_word(bytes, i) {
+            i += 8;
+            continue;
+        }
+        let b = bytes[i];
+        i += 1;
+        if b >= 0x20 && b != b'"' && b != b'\\' {
+            continue;
+        }
+        out.write_all(&bytes[run..i - 1])?;
+        run = i;
+        let short = match b {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'\n' => b'n',
+            b'\r' => b'r',
+            b'\t' => b't',
+            0x08 => b'b',
+            0x0c => b'f',
+            _ => 0,
+        };
+        if short != 0 {
+            out.write_all(&[b'\\', short])?;
+        } else {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let (hi, lo) = (HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]);
+            out.write_all(&[b'\\', b'u', b'0', b'0', hi, lo])?;
+        }
+    }
+    out.write_all(&bytes[run..])?;
+    out.write_all(b"\"")
 }
 
 /// A `call_end` event, as `to_value` gives it; in the native shape, the parameters written
@@ -913,7 +976,14 @@ impl Stream {
             }
             Mode::Json(reader, _) => {
                 let n = bytes.len();
-                if !reader.quiet(n) || !reader.reader.extend_string(bytes) {
+                if !reader.quiet(n) {
+                    return false;
+                }
+                let taken = match bytes {
+                    &[b] => reader.reader.string_plain_byte(b),
+                    _ => false,
+                } || reader.reader.extend_string(bytes);
+                if !taken {
                     return false;
                 }
                 reader.read += n;
@@ -2717,6 +2787,32 @@ fn unkept_map(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `write_str` writes what serde_json writes: every ASCII byte at every offset of a
+    /// string long enough to be read eight bytes at a time, non-ASCII, long plain runs.
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let mut texts = vec![
+            String::new(),
+            "é😀 plain text that runs on".repeat(5),
+            "\"\\\n\t\u{1f}x\u{7f}".repeat(20),
+        ];
+        for b in 0u8..0x80 {
+            for at in 0..41 {
+                let mut t = "abcdefghijklmnopqrstuvwxyz0123456789ABCD".to_owned();
+                t.insert(at, char::from(b));
+                texts.push(t);
+            }
+        }
+        for text in &texts {
+            let mut out = Vec::new();
+            write_str(&mut out, text).unwrap();
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(text).unwrap()
+            );
+        }
+    }
 
     thread_local! {
         /// Chunks read by the skim (in this test thread).

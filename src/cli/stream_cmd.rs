@@ -1,7 +1,7 @@
 //! `calls --stream`: each input (stdin or a file) is one reply, read as it arrives; one JSON
 //! event per line is written and flushed as it goes (see `toolmend::calls::Stream`).
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 
 use toolmend::calls::{CallOptions, DeltaFraming, Deltas, Event, Shape, Stream};
 use toolmend::{Code, Error};
@@ -38,6 +38,10 @@ struct Reading {
 impl Reading {
     /// Streams one reply from `input`; whether `calls` accepts it.
     fn one<R: Read, W: Write>(&self, input: R, out: &mut W) -> io::Result<bool> {
+        // The events of a read go out through a bounded buffer, flushed after each read: the
+        // last ones (the results, the reply's text and reasoning in full, the end record) are
+        // never all held at once.
+        let out = &mut BufWriter::with_capacity(64 << 10, out);
         let mut stream = Stream::writing(self.options.clone());
         let mut events = Vec::new();
         match self.framing {
@@ -168,8 +172,6 @@ fn write<W: Write>(
     if events.is_empty() {
         return Ok(());
     }
-    let mut buf = Vec::new();
-    stream.write_events(events, shape, &mut buf)?;
-    out.write_all(&buf)?;
+    stream.write_events(events, shape, out)?;
     out.flush()
 }
