@@ -1065,6 +1065,47 @@ fn a_cut_off_call_never_stops_the_model_and_the_run_timeout_holds() {
 }
 
 #[test]
+fn a_key_written_again_is_revised_as_the_call_forms() {
+    // `path` shown closed, then written again: the transcript's `llm.stream` says so
+    // (`revised`) before the call runs with the last value, as `calls` reads it. (A call the
+    // stream stopped reading never stops the model: it is read to its end.)
+    let reply = "{\"tool\": \"record\", \"parameters\": {\"path\": \"a.txt\", \"note\": \"fi<<PAUSE>>rst\", \"path\": \"b.txt\"}, \"terminate\": true}";
+    let s = Setup::new("stream-revised");
+    std::fs::write(s.path("reply.txt"), reply).unwrap();
+    let config = s.config(&[
+        "[loop]\ntimeout = 3\n",
+        &s.llm("stream", "timeout = 20\nretries = 0\n"),
+        &s.tool(
+            "record",
+            "record",
+            true,
+            "parameters = [{ name = \"path\", type = \"string\", required = true }, { name = \"note\", type = \"string\" }]",
+        ),
+    ]);
+    let (out, took) = s.run(&config, "go");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    let events = formed(&s);
+    let shown = events
+        .iter()
+        .position(|e| {
+            e["event"] == "arguments" && e["parameters"]["path"] == "a.txt" && e["open"] == "/note"
+        })
+        .unwrap_or_else(|| panic!("{events:?}"));
+    let revised = events
+        .iter()
+        .position(|e| e["event"] == "revised")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert!(shown < revised, "{events:?}");
+    assert_eq!(events[revised]["path"], "/path", "{events:?}");
+    assert_eq!(events[revised]["index"], 0, "{events:?}");
+    assert_eq!(events.len(), revised + 1, "nothing shown after: {events:?}");
+    let calls = s.events_of("tool.call");
+    assert_eq!(calls[0]["data"]["parameters"]["path"], "b.txt");
+    s.assert_nothing_left(2);
+}
+
+#[test]
 fn a_reply_without_a_call_is_read_to_its_end() {
     let (s, config) = streaming("stream-no-call", "The answer<<PAUSE>> is 42.", true);
     let (out, _) = s.run(&config, "go");

@@ -8,7 +8,10 @@
 //! - every `call_start` index ends exactly once (`call_end`, `incomplete`, `invalid` or
 //!   `retracted`), and `arguments` come between the two;
 //! - stability: each `arguments` event keeps every closed value of the one before, its open
-//!   string only grows, and the call's final parameters keep them all.
+//!   string only grows, and the call's final parameters keep them all, except under a path a
+//!   `revised` event named before (a key the model wrote again: `calls` keeps its last
+//!   value); a `revised` names a path an `arguments` event showed, once, no `arguments`
+//!   follow it, and a call that ends with `call_end` after one has a `duplicate_key` repair.
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
@@ -29,19 +32,42 @@ fn run(options: &CallOptions, chunks: &[&str]) -> Vec<Event> {
     events
 }
 
+/// Whether the JSON pointer `at` is `revised` or under one of them.
+fn under(at: &str, revised: &[String]) -> bool {
+    revised.iter().any(|r| {
+        at == r
+            || at
+                .strip_prefix(r.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+    })
+}
+
 /// `partial` holds nothing that `later` contradicts: every closed value is equal, the open
-/// string (at `open`) is a prefix of the later one, open containers recurse.
-fn kept(partial: &Value, later: &Value, open: &[String], at: &str) -> Result<(), String> {
+/// string (at `open`) is a prefix of the later one, open containers recurse; values at or
+/// under a `revised` path are not compared.
+fn kept(
+    partial: &Value,
+    later: &Value,
+    open: &[String],
+    at: &str,
+    revised: &[String],
+) -> Result<(), String> {
+    if under(at, revised) {
+        return Ok(());
+    }
     match (partial, later) {
         (Value::Object(p), Value::Object(l)) => {
             for (k, v) in p {
+                let here = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                if under(&here, revised) {
+                    continue;
+                }
                 let Some(w) = l.get(k) else {
                     return Err(format!("{at}/{k} shown, then gone"));
                 };
-                let here = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
                 if open.first() == Some(&pointer_seg(k)) {
-                    kept(v, w, &open[1..], &here)?;
-                } else if v != w {
+                    kept(v, w, &open[1..], &here, revised)?;
+                } else if v != w && !under(&here, revised) {
                     return Err(format!("{here} was {v}, then {w}"));
                 }
             }
@@ -54,8 +80,8 @@ fn kept(partial: &Value, later: &Value, open: &[String], at: &str) -> Result<(),
             for (i, (v, w)) in p.iter().zip(l).enumerate() {
                 let here = format!("{at}/{i}");
                 if open.first() == Some(&i.to_string()) {
-                    kept(v, w, &open[1..], &here)?;
-                } else if v != w {
+                    kept(v, w, &open[1..], &here, revised)?;
+                } else if v != w && !under(&here, revised) {
                     return Err(format!("{here} was {v}, then {w}"));
                 }
             }
@@ -88,6 +114,11 @@ fn segments(open: &Option<String>) -> Option<Vec<String>> {
     })
 }
 
+/// Whether `params` has a value at the JSON pointer `at` (`""`: itself).
+fn holds(params: &Value, at: &str) -> bool {
+    at.is_empty() || params.pointer(at).is_some()
+}
+
 /// Checks one run's events against `calls` on the whole reply.
 fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extracted, Failure>) {
     let fail = |msg: String| -> ! {
@@ -107,6 +138,7 @@ fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extra
     let mut started: Vec<Option<String>> = Vec::new();
     let mut ended: Vec<bool> = Vec::new();
     let mut shown: Vec<Option<(Value, Option<String>)>> = Vec::new();
+    let mut revised: Vec<Vec<String>> = Vec::new();
     let mut end = None;
     let end_index = |index: usize, ended: &mut Vec<bool>| {
         if ended.len() <= index {
@@ -130,6 +162,7 @@ fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extra
                 }
                 started.push(Some(tool.clone()));
                 shown.push(None);
+                revised.push(Vec::new());
             }
             Event::Arguments {
                 index,
@@ -139,16 +172,34 @@ fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extra
                 if *index >= started.len() || ended.get(*index) == Some(&true) {
                     fail(format!("arguments for {index} outside its start and end"));
                 }
+                if !revised[*index].is_empty() {
+                    fail(format!("arguments for {index} after a revised"));
+                }
                 let value = Value::Object(parameters.clone());
                 if let Some((before, before_open)) = &shown[*index] {
                     let Some(segs) = segments(before_open) else {
                         fail(format!("arguments for {index} after its final ones"));
                     };
-                    if let Err(e) = kept(before, &value, &segs, "") {
+                    if let Err(e) = kept(before, &value, &segs, "", &[]) {
                         fail(format!("arguments of {index} changed: {e}"));
                     }
                 }
                 shown[*index] = Some((value, open.clone()));
+            }
+            Event::Revised { index, path, .. } => {
+                if *index >= started.len() || ended.get(*index) == Some(&true) {
+                    fail(format!("revised for {index} outside its start and end"));
+                }
+                if !shown[*index]
+                    .as_ref()
+                    .is_some_and(|(params, _)| holds(params, path))
+                {
+                    fail(format!("revised {path:?} for {index}: not shown"));
+                }
+                if under(path, &revised[*index]) {
+                    fail(format!("revised {path:?} for {index} twice"));
+                }
+                revised[*index].push(path.clone());
             }
             Event::CallEnd { index, call } => {
                 end_index(*index, &mut ended);
@@ -158,11 +209,22 @@ fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extra
                 if let Some((before, before_open)) = &shown[*index] {
                     let final_params = Value::Object(call.parameters.clone());
                     let segs = segments(before_open).unwrap_or_default();
-                    if let Err(e) = kept(before, &final_params, &segs, "") {
+                    if let Err(e) = kept(before, &final_params, &segs, "", &revised[*index]) {
                         fail(format!(
                             "call {index}: the final parameters contradict: {e}"
                         ));
                     }
+                }
+                if !revised[*index].is_empty()
+                    && !call
+                        .repairs
+                        .iter()
+                        .any(|r| r.kind == toolmend::RepairKind::DuplicateKey)
+                {
+                    fail(format!(
+                        "call {index}: revised {:?} without a repeated key",
+                        revised[*index]
+                    ));
                 }
                 calls.push(call.clone());
             }
@@ -482,4 +544,200 @@ fn feeding_byte_by_byte_is_linear() {
             small.len()
         );
     }
+}
+
+/// Feeds `reply` one character at a time: the events given while feeding, and those of
+/// `finish`.
+fn per_char(options: &CallOptions, reply: &str) -> (Vec<Event>, Vec<Event>) {
+    let mut stream = Stream::new(options.clone());
+    let mut fed = Vec::new();
+    for (at, c) in reply.char_indices() {
+        fed.extend(stream.feed(&reply[at..at + c.len_utf8()]));
+    }
+    (fed, stream.finish())
+}
+
+/// The `revised` events' (index, path).
+fn revised(events: &[Event]) -> Vec<(usize, &str)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Revised { index, path, .. } => Some((*index, path.as_str())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn tool_call(arguments: &str) -> String {
+    format!("<tool_call>{{\"name\": \"set\", \"arguments\": {arguments}}}</tool_call>")
+}
+
+/// A key written again after its value was shown: `revised` names it as soon as the repeat is
+/// read (before its new value), the call shows no more `arguments`, and `call_end` has the
+/// last value with a `duplicate_key` repair.
+#[test]
+fn a_repeated_key_is_revised_as_soon_as_it_is_read() {
+    let options = CallOptions::default();
+    for (arguments, repeat, path) in [
+        (r#"{"a": 1, "b": 2, "a": 3}"#, r#", "a""#, "/a"),
+        (r#"{"o": {"k": 1, "j": 2, "k": 3}}"#, r#", "k""#, "/o/k"),
+        (
+            r#"{"l": [{"q": "x", "q": "y"}], "z": 1}"#,
+            r#", "q""#,
+            "/l/0/q",
+        ),
+        // The same value: the stream cannot know it will be.
+        (r#"{"a": 1, "b": 2, "a": 1}"#, r#", "a""#, "/a"),
+        (
+            r#"{"s": "first", "n": 0, "s": "second", "s": "third"}"#,
+            r#", "s""#,
+            "/s",
+        ),
+        // The arguments key itself: all of the parameters.
+        (r#"{"a": 1}, "arguments": {"a": 2}"#, r#", "arguments""#, ""),
+    ] {
+        let reply = tool_call(arguments);
+        // Up to the repeated key's closing quote, a character at a time.
+        let cut = reply.rfind(repeat).unwrap() + repeat.len();
+        let mut stream = Stream::new(options.clone());
+        let mut events = Vec::new();
+        for (at, c) in reply[..cut].char_indices() {
+            events.extend(stream.feed(&reply[at..at + c.len_utf8()]));
+        }
+        assert_eq!(revised(&events), [(0, path)], "{reply}: {events:#?}");
+        let at = events
+            .iter()
+            .position(|e| matches!(e, Event::Revised { .. }))
+            .unwrap();
+        assert!(
+            events[..at]
+                .iter()
+                .any(|e| matches!(e, Event::Arguments { .. })),
+            "{reply}: revised before anything was shown"
+        );
+        let mut rest = Vec::new();
+        for (at, c) in reply[cut..].char_indices() {
+            rest.extend(stream.feed(&reply[cut + at..cut + at + c.len_utf8()]));
+        }
+        rest.extend(stream.finish());
+        assert!(revised(&rest).is_empty(), "{reply}: {rest:#?}");
+        assert!(
+            rest.iter().all(|e| !matches!(e, Event::Arguments { .. })),
+            "{reply}: arguments after revised: {rest:#?}"
+        );
+        let Some(Event::CallEnd { call, .. }) =
+            rest.iter().find(|e| matches!(e, Event::CallEnd { .. }))
+        else {
+            panic!("{reply}: no call_end: {rest:#?}");
+        };
+        assert!(
+            call.repairs
+                .iter()
+                .any(|r| r.kind == toolmend::RepairKind::DuplicateKey),
+            "{reply}: {call:?}"
+        );
+        let event = serde_json::to_value(&events[at]).unwrap();
+        assert_eq!(event["event"], "revised");
+        assert_eq!(event["path"], path);
+        assert!(
+            event["reason"].as_str().unwrap().contains("again"),
+            "{event}"
+        );
+    }
+}
+
+/// When the stream had stopped reading a call before the repeat (a part it could not vouch
+/// for), the repeat is known at the end: `revised` then comes in `finish`, before `call_end`,
+/// for each shown value the final call does not keep, and for nothing else.
+#[test]
+fn a_key_repeated_after_a_repair_is_revised_at_the_end() {
+    let options = CallOptions::default();
+    for (arguments, want) in [
+        (
+            r#"{"city": "Oslo", "confirm": "YESty": "Oslo", "confirm": "YES"}"#,
+            vec![(0, "/confirm")],
+        ),
+        (r#"{"a": 1, "b": 'x', "a": 2}"#, vec![(0, "/a")]),
+        (r#"{"o": {"k": 1, "x": 'y', "k": 2}}"#, vec![(0, "/o/k")]),
+        // The same value again: nothing shown changes.
+        (r#"{"a": 1, "b": tru, "a": 1}"#, vec![]),
+    ] {
+        let reply = tool_call(arguments);
+        let (fed, end) = per_char(&options, &reply);
+        assert!(revised(&fed).is_empty(), "{reply}: {fed:#?}");
+        assert!(
+            fed.iter().any(|e| matches!(e, Event::Arguments { .. })),
+            "{reply}"
+        );
+        assert_eq!(revised(&end), want, "{reply}: {end:#?}");
+        let call_end = end
+            .iter()
+            .position(|e| matches!(e, Event::CallEnd { .. }))
+            .unwrap();
+        assert!(
+            end[..call_end]
+                .iter()
+                .filter(|e| matches!(e, Event::Revised { .. }))
+                .count()
+                == want.len(),
+            "{reply}: revised after call_end"
+        );
+    }
+}
+
+/// No `revised` for what is no repeat (a key inside a string's text, the same key in sibling
+/// objects or in two calls), nor for a repeated key whose first value was never shown.
+#[test]
+fn no_revised_without_a_repeat_that_was_shown() {
+    let options = CallOptions::default();
+    for reply in [
+        tool_call(r#"{"a": 1, "b": "then \"a\": 2, \"b\": 3", "c": "{\"a\": 4}"}"#),
+        tool_call(r#"{"x": {"k": 1}, "y": {"k": 2}, "k": 3}"#),
+        tool_call(r#""{\"a\": 1, \"b\": \"\\\"a\\\": 2\"}""#),
+        r#"[TOOL_CALLS][{"name": "set", "arguments": {"a": 1}}, {"name": "set", "arguments": {"a": 2}}]"#.to_owned(),
+    ] {
+        let (fed, end) = per_char(&options, &reply);
+        assert!(
+            fed.iter().any(|e| matches!(e, Event::Arguments { .. })),
+            "{reply}"
+        );
+        assert!(revised(&fed).is_empty() && revised(&end).is_empty(), "{reply}: {fed:#?}");
+    }
+    // Shown: `{}`, then the rest in one chunk: the repeated key was never shown.
+    let reply = tool_call(r#"{"a": 1, "b": 2, "a": 3}"#);
+    let cut = reply.find("{\"a\"").unwrap() + 1;
+    let mut stream = Stream::new(options.clone());
+    let mut events = stream.feed(&reply[..cut]);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Arguments { parameters, .. } if parameters.is_empty())),
+        "{events:#?}"
+    );
+    events.extend(stream.feed(&reply[cut..]));
+    events.extend(stream.finish());
+    assert!(revised(&events).is_empty(), "{events:#?}");
+    // Whole: nothing shown, nothing revised.
+    let mut stream = Stream::new(options);
+    let mut events = stream.feed(&reply);
+    events.extend(stream.finish());
+    assert!(revised(&events).is_empty(), "{events:#?}");
+}
+
+/// A call a server streams (`feed_call`) whose arguments repeat a key.
+#[test]
+fn a_repeated_key_in_a_server_call_is_revised() {
+    let mut stream = Stream::new(CallOptions::default());
+    let mut events = stream.feed_call(0, Some("call_1"), Some("set"), "");
+    for piece in ["{\"a\"", ": 1, ", "\"b\": 2", ", \"a\"", ": 3}"] {
+        events.extend(stream.feed_call(0, None, None, piece));
+    }
+    assert_eq!(revised(&events), [(0, "/a")], "{events:#?}");
+    events.extend(stream.finish());
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::CallEnd { call, .. } if call.parameters["a"] == 3)),
+        "{events:#?}"
+    );
 }

@@ -53,14 +53,15 @@ fn transcript(name: &str, framing: &str, status: i32) -> (Vec<Value>, Value) {
     (events, end)
 }
 
-/// The events are well formed: each index starts once and ends once, arguments only grow, and
-/// `end` comes last. Returns the `end` event.
+/// The events are well formed: each index starts once and ends once, arguments only grow (no
+/// more of them after a `revised`), and `end` comes last. Returns the `end` event.
 fn well_formed(events: &[Value]) -> &Value {
     let end = events.last().expect("events");
     assert_eq!(end["event"], "end", "{events:#?}");
     let mut started = Vec::new();
     let mut ended = Vec::new();
     let mut last_args: Vec<Option<Value>> = Vec::new();
+    let mut revised = Vec::new();
     for e in &events[..events.len() - 1] {
         let index = e["index"].as_u64().map(|i| i as usize);
         match e["event"].as_str().unwrap() {
@@ -73,6 +74,7 @@ fn well_formed(events: &[Value]) -> &Value {
             "arguments" => {
                 let i = index.unwrap();
                 assert!(i < started.len() && !ended.contains(&i), "{e}");
+                assert!(!revised.contains(&i), "arguments after revised: {e}");
                 if let Some(before) = &last_args[i] {
                     // Every key shown before is still there; closed ones unchanged.
                     let open = before["open"].as_str().expect("arguments after final ones");
@@ -87,13 +89,22 @@ fn well_formed(events: &[Value]) -> &Value {
                 }
                 last_args[i] = Some(e.clone());
             }
+            "revised" => {
+                let i = index.unwrap();
+                assert!(i < started.len() && !ended.contains(&i), "{e}");
+                assert!(last_args[i].is_some(), "revised before arguments: {e}");
+                assert!(e["path"].is_string() && e["reason"].is_string(), "{e}");
+                revised.push(i);
+            }
             "call_end" | "incomplete" | "invalid" | "retracted" => {
                 let i = index.unwrap();
                 assert!(!ended.contains(&i), "{i} ended twice");
                 ended.push(i);
                 if e["event"] == "call_end" {
                     assert_eq!(e["call"]["tool"], started[i].as_str());
-                    if let Some(args) = &last_args[i] {
+                    if let Some(args) = &last_args[i]
+                        && !revised.contains(&i)
+                    {
                         assert_eq!(args["open"], Value::Null, "final arguments were shown");
                         assert_eq!(args["parameters"], e["call"]["parameters"]);
                     }
@@ -232,6 +243,38 @@ fn jsonl_text_deltas_and_raw_text_give_the_same_reply() {
     let (from_raw, s2) = stream(&[], reply.as_bytes());
     assert_eq!((s1, s2), (0, 0));
     assert_eq!(well_formed(&from_jsonl), well_formed(&from_raw));
+}
+
+/// A key written again after its value was shown: a `revised` line names it, and the call's
+/// last value comes with `call_end` (deltas read as `--input jsonl`).
+#[test]
+fn a_key_written_again_is_revised() {
+    let pieces = [
+        "<tool_call>{\"name\": \"set\", \"arguments\": {\"o\": {\"k\": 1, ",
+        "\"j\": 2, \"k\"",
+        ": 3}}}</tool_call>",
+    ];
+    let lines: String = pieces
+        .iter()
+        .map(|p| format!("{}\n", Value::from(*p)))
+        .collect();
+    let (events, status) = stream(&["--input", "jsonl"], lines.as_bytes());
+    assert_eq!(status, 0);
+    well_formed(&events);
+    let revised: Vec<&Value> = events.iter().filter(|e| e["event"] == "revised").collect();
+    assert_eq!(revised.len(), 1, "{events:#?}");
+    assert_eq!(revised[0]["index"], 0);
+    assert_eq!(revised[0]["path"], "/o/k");
+    let k = kinds(&events);
+    let at = k.iter().position(|e| *e == "revised").unwrap();
+    assert_eq!(k[at - 1], "arguments", "{events:#?}");
+    assert_eq!(events[at - 1]["parameters"]["o"]["k"], 1, "{events:#?}");
+    assert_eq!(k[at + 1], "call_end", "{events:#?}");
+    assert_eq!(events[at + 1]["call"]["parameters"]["o"]["k"], 3);
+    assert_eq!(
+        events[at + 1]["call"]["repairs"][0]["kind"],
+        "duplicate_key"
+    );
 }
 
 /// The `end` event is the record `calls --records` writes for the whole reply, and the exit

@@ -15,10 +15,15 @@ use common::{CallsCase, calls_cases, split_at};
 
 /// The events serialized one by one, as `calls --stream` wrote them before `write_events`.
 fn serialized(events: &[Event], out: &mut Vec<u8>) {
+    serialized_in(events, Shape::Native, out);
+}
+
+/// [`serialized`], calls in `shape`.
+fn serialized_in(events: &[Event], shape: Shape, out: &mut Vec<u8>) {
     for event in events {
         match event {
             Event::Arguments { .. } => serde_json::to_writer(&mut *out, event).unwrap(),
-            _ => serde_json::to_writer(&mut *out, &event.to_value(Shape::Native)).unwrap(),
+            _ => serde_json::to_writer(&mut *out, &event.to_value(shape)).unwrap(),
         }
         out.push(b'\n');
     }
@@ -26,6 +31,11 @@ fn serialized(events: &[Event], out: &mut Vec<u8>) {
 
 /// Both ways over `chunks`: (values serialized, written).
 fn both(options: &CallOptions, chunks: &[&str]) -> (Vec<u8>, Vec<u8>) {
+    both_in(options, chunks, Shape::Native)
+}
+
+/// [`both`], calls in `shape`.
+fn both_in(options: &CallOptions, chunks: &[&str], shape: Shape) -> (Vec<u8>, Vec<u8>) {
     let (mut values, mut lines) = (
         Stream::new(options.clone()),
         Stream::writing(options.clone()),
@@ -33,15 +43,13 @@ fn both(options: &CallOptions, chunks: &[&str]) -> (Vec<u8>, Vec<u8>) {
     let (mut a, mut b) = (Vec::new(), Vec::new());
     let mut events = Vec::new();
     for chunk in chunks {
-        serialized(&values.feed(chunk), &mut a);
+        serialized_in(&values.feed(chunk), shape, &mut a);
         lines.feed_into(chunk, &mut events);
-        lines
-            .write_events(&mut events, Shape::Native, &mut b)
-            .unwrap();
+        lines.write_events(&mut events, shape, &mut b).unwrap();
     }
-    serialized(&values.finish(), &mut a);
+    serialized_in(&values.finish(), shape, &mut a);
     let mut end = lines.finish();
-    lines.write_events(&mut end, Shape::Native, &mut b).unwrap();
+    lines.write_events(&mut end, shape, &mut b).unwrap();
     (a, b)
 }
 
@@ -80,6 +88,31 @@ fn written_events_are_the_serialized_events_whole_and_per_character() {
             both(&options, &split_at(&input, &cuts)),
         );
     }
+}
+
+#[test]
+fn written_events_are_the_serialized_events_in_the_openai_shape() {
+    // The results (`call_end`, `end`) are written from the stream's result, in either shape.
+    let mut ended = 0;
+    for CallsCase {
+        name,
+        input,
+        options,
+    } in calls_cases()
+    {
+        let cuts: Vec<usize> = boundaries(&input).into_iter().step_by(3).collect();
+        for (how, chunks) in [
+            ("whole", vec![input.as_str()]),
+            ("in pieces", split_at(&input, &cuts)),
+        ] {
+            let (a, b) = both_in(&options, &chunks, Shape::OpenAi);
+            ended += String::from_utf8_lossy(&a)
+                .matches("\"event\":\"call_end\"")
+                .count();
+            same(&name, &format!("openai shape, {how}"), (a, b));
+        }
+    }
+    assert!(ended > 100, "{ended} call_end events compared");
 }
 
 #[test]

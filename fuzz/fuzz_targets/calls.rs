@@ -13,7 +13,11 @@
 //! - `calls::Stream` fed the reply in chunks (sizes taken from the reply's own bytes, and one
 //!   character at a time) agrees with `extract`: its text and reasoning deltas concatenate to
 //!   the reply's, its `call_end` calls are the calls, its `end` event is the result, every
-//!   announced call ends once, and each call's shown arguments only grow.
+//!   announced call ends once, and each call's shown arguments only grow: the call's final
+//!   parameters keep every value shown, except at or under a path a `revised` event named
+//!   before (a key written again); a `revised` names a shown path, once, no `arguments`
+//!   follow it, and a call it precedes that ends with `call_end` has a `duplicate_key`
+//!   repair.
 
 #![no_main]
 
@@ -157,29 +161,46 @@ fn chunks(text: &str) -> Vec<&str> {
     out
 }
 
-/// Whether `before` (shown with `open` still being written) holds nothing `after` changes.
-fn kept(before: &Value, after: &Value, open: &[&str]) -> bool {
+/// Whether the JSON pointer `at` is one of `revised` or under one.
+fn under(at: &str, revised: &[String]) -> bool {
+    revised.iter().any(|r| {
+        at == r
+            || at
+                .strip_prefix(r.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+    })
+}
+
+/// Whether `before` (shown with `open` still being written) holds nothing `after` changes,
+/// but at or under a `revised` path (`at`: the pointer of `before`).
+fn kept(before: &Value, after: &Value, open: &[&str], at: &str, revised: &[String]) -> bool {
+    if under(at, revised) {
+        return true;
+    }
     match (before, after) {
         (Value::Object(b), Value::Object(a)) => b.iter().all(|(k, v)| {
-            a.get(k).is_some_and(|w| {
-                if open
-                    .first()
-                    .map(|s| s.replace("~1", "/").replace("~0", "~"))
-                    == Some(k.clone())
-                {
-                    kept(v, w, &open[1..])
-                } else {
-                    v == w
-                }
-            })
+            let here = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+            under(&here, revised)
+                || a.get(k).is_some_and(|w| {
+                    if open
+                        .first()
+                        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+                        == Some(k.clone())
+                    {
+                        kept(v, w, &open[1..], &here, revised)
+                    } else {
+                        v == w
+                    }
+                })
         }),
         (Value::Array(b), Value::Array(a)) => {
             b.len() <= a.len()
                 && b.iter().zip(a).enumerate().all(|(i, (v, w))| {
+                    let here = format!("{at}/{i}");
                     if open.first() == Some(&i.to_string().as_str()) {
-                        kept(v, w, &open[1..])
+                        kept(v, w, &open[1..], &here, revised)
                     } else {
-                        v == w
+                        v == w || under(&here, revised)
                     }
                 })
         }
@@ -199,6 +220,7 @@ fn streamed(chunks: &[&str], expected: &Result<Extracted, Failure>) {
     let mut started = 0;
     let mut ended = Vec::new();
     let mut shown: Vec<Option<(Value, Option<String>)>> = Vec::new();
+    let mut revised: Vec<Vec<String>> = Vec::new();
     let mut end = None;
     for event in &events {
         match event {
@@ -215,27 +237,54 @@ fn streamed(chunks: &[&str], expected: &Result<Extracted, Failure>) {
                 }
                 started = *index + 1;
                 shown.resize(started, None);
+                revised.resize(started, Vec::new());
             }
             Event::Arguments {
                 index,
                 parameters,
                 open,
             } => {
+                assert!(revised[*index].is_empty(), "arguments after revised");
                 let now = Value::Object(parameters.clone());
                 if let Some((before, before_open)) = &shown[*index] {
                     let open = before_open.as_deref().expect("arguments after final ones");
                     let segs: Vec<&str> = open.split('/').skip(1).collect();
-                    assert!(kept(before, &now, &segs), "{before} then {now}");
+                    assert!(kept(before, &now, &segs, "", &[]), "{before} then {now}");
                 }
                 shown[*index] = Some((now, open.clone()));
+            }
+            Event::Revised { index, path, .. } => {
+                assert!(!ended.contains(index), "revised after the call ended");
+                let shown_here = shown.get(*index).and_then(Option::as_ref);
+                assert!(
+                    shown_here.is_some_and(
+                        |(params, _)| path.is_empty() || params.pointer(path).is_some()
+                    ),
+                    "revised {path:?} not shown: {shown_here:?}"
+                );
+                assert!(!under(path, &revised[*index]), "revised {path:?} twice");
+                revised[*index].push(path.clone());
             }
             Event::CallEnd { index, call } => {
                 if let Some((before, open)) = &shown[*index] {
                     let open = open.as_deref().unwrap_or("");
                     let segs: Vec<&str> = open.split('/').skip(1).collect();
                     let last = Value::Object(call.parameters.clone());
-                    assert!(kept(before, &last, &segs), "{before} then {last}");
+                    assert!(
+                        kept(before, &last, &segs, "", &revised[*index]),
+                        "{before} then {last} (revised: {:?})",
+                        revised[*index]
+                    );
                 }
+                assert!(
+                    revised.get(*index).is_none_or(Vec::is_empty)
+                        || call
+                            .repairs
+                            .iter()
+                            .any(|r| r.kind == toolmend::RepairKind::DuplicateKey),
+                    "revised {:?} without a repeated key: {call:?}",
+                    revised[*index]
+                );
                 ended.push(*index);
                 calls.push(call.clone());
             }

@@ -669,7 +669,10 @@ impl Watcher<'_> {
         for event in events {
             if matches!(
                 event,
-                Event::CallStart { .. } | Event::Arguments { .. } | Event::Retracted { .. }
+                Event::CallStart { .. }
+                    | Event::Arguments { .. }
+                    | Event::Revised { .. }
+                    | Event::Retracted { .. }
             ) && let Value::Object(mut data) = event.to_value(Shape::Native)
             {
                 data.insert("iteration".into(), self.iteration.into());

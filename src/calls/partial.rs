@@ -4,9 +4,11 @@
 //! and the scalar being read. It accepts JSON as written, plus the two slips that change no
 //! value already read: a trailing comma and a raw control character in a string. Anything
 //! else the args pipeline would repair (single quotes, bare words, comments, a lone
-//! surrogate, a repeated key whose last value wins, …) makes it give up
-//! ([`Step::Bail`]): the stream then waits for the whole call, so no value it showed is ever
-//! read differently by the pipeline. A number or literal counts only once a delimiter
+//! surrogate, …) makes it give up ([`Step::Bail`]): the stream then waits for the whole call,
+//! so no value it showed is ever read differently by the pipeline. A repeated key also makes
+//! it give up, but that one can change a value already read (the pipeline keeps the last
+//! value), so the reader says which key it was ([`Reader::repeated`]) and the stream tells
+//! the caller (`revised`). A number or literal counts only once a delimiter
 //! follows it (`12` may become `123`, `t` is no `true` yet); a string counts as it grows and
 //! is marked open.
 
@@ -130,6 +132,8 @@ pub(crate) struct Reader {
     pub(crate) value: Option<Value>,
     /// The frame being written as text, if any.
     pub(crate) text: Option<Text>,
+    /// The key the reader gave up at because the object on top of the stack already had it.
+    pub(crate) repeated: Option<String>,
 }
 
 impl Reader {
@@ -141,6 +145,7 @@ impl Reader {
             may_end: false,
             value: None,
             text: None,
+            repeated: None,
         }
     }
 
@@ -270,10 +275,10 @@ impl Reader {
             }
             !*rec || chunk.iter().all(|&b| b >= 0x20)
         };
-        bytes.extend_from_slice(chunk);
+        extend(bytes, chunk);
         if *rec && let Some(t) = &mut self.text {
             if plain {
-                t.out.extend_from_slice(chunk);
+                extend(&mut t.out, chunk);
             } else {
                 escape_into(&mut t.out, chunk, false);
             }
@@ -522,6 +527,7 @@ impl Reader {
                         // A repeated key: the pipeline keeps the last value, which would change
                         // one already shown.
                         if map.contains_key(&text) {
+                            self.repeated = Some(text);
                             return Step::Bail;
                         }
                         *key = Some(text);
@@ -659,6 +665,35 @@ impl Reader {
         Step::More
     }
 
+    /// Whether a string (a key or a value) is being read.
+    pub(crate) fn in_string(&self) -> bool {
+        matches!(self.lex, Lex::Str { .. })
+    }
+
+    /// The path from the whole value to the frame at `depth` of the stack (to the value being
+    /// read in the top frame when `depth` is the stack's height).
+    pub(crate) fn path_to(&self, depth: usize) -> Vec<Seg> {
+        let mut path = Vec::with_capacity(depth);
+        for frame in &self.stack[..depth.min(self.stack.len())] {
+            match frame {
+                Frame::Object { key: Some(k), .. } => path.push(Seg::Key(k.clone())),
+                Frame::Object { key: None, .. } => break,
+                Frame::Array(items) => path.push(Seg::Index(items.len())),
+            }
+        }
+        path
+    }
+
+    /// The path from the whole value to the key the reader gave up at for being repeated
+    /// (its first value is in the object on top of the stack).
+    pub(crate) fn repeated_path(&self) -> Option<Vec<Seg>> {
+        let key = self.repeated.as_ref()?;
+        let top = self.stack.len().checked_sub(1)?;
+        let mut path = self.path_to(top);
+        path.push(Seg::Key(key.clone()));
+        Some(path)
+    }
+
     /// The path from the frame at `depth` to the deepest value still open (`[]`: that frame).
     pub(crate) fn open_path(&self, depth: usize) -> Vec<Seg> {
         let mut path = Vec::new();
@@ -750,6 +785,15 @@ pub(crate) fn escape_into(out: &mut Vec<u8>, bytes: &[u8], quoted: bool) {
     }
 }
 
+/// `bytes.extend_from_slice(more)`, a byte pushed as such (not a copy call).
+#[inline]
+fn extend(bytes: &mut Vec<u8>, more: &[u8]) {
+    match more {
+        &[b] => bytes.push(b),
+        _ => bytes.extend_from_slice(more),
+    }
+}
+
 fn push_char(bytes: &mut Vec<u8>, c: char) {
     let mut buf = [0; 4];
     bytes.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
@@ -821,6 +865,18 @@ mod tests {
         ] {
             assert_eq!(read(text).1, Step::Bail, "{text}");
         }
+        // Only a repeated key is named, with its path.
+        assert_eq!(read(r#"{"a": 1, "b": 'x'}"#).0.repeated_path(), None);
+        let (r, _) = read(r#"{"a": 1, "o": [{"k": 1, "k": 2}]}"#);
+        assert_eq!(
+            r.repeated_path().map(|p| pointer(&p)).as_deref(),
+            Some("/o/0/k")
+        );
+        let (r, _) = read(r#"{"a": 1, "b": {"c": "x\"a"}, "a": 2}"#);
+        assert_eq!(
+            r.repeated_path().map(|p| pointer(&p)).as_deref(),
+            Some("/a")
+        );
         assert_eq!(read(r#"{"a": [1,],}"#).1, Step::Done);
         assert_eq!(read("{\"a\": \"x\ny\"}").1, Step::Done);
     }

@@ -1,11 +1,15 @@
 //! A reply read as it arrives: [`Stream`] is fed chunks of any size and yields [`Event`]s.
 //!
 //! Two layers:
-//! - **Progress** (`call_start`, `arguments`, and `retracted` for a start that was not a call
-//!   after all): one scan over the bytes as they come finds the call markers of every format
-//!   family and reads the JSON after them incrementally ([`super::partial`]). A tool name is
-//!   announced once it is written in full; partial parameters hold only what no later byte
-//!   can change, and say which path is still open.
+//! - **Progress** (`call_start`, `arguments`, `retracted` for a start that was not a call
+//!   after all, and `revised` for a key written again): one scan over the bytes as they come
+//!   finds the call markers of every format family and reads the JSON after them
+//!   incrementally ([`super::partial`]). A tool name is announced once it is written in full;
+//!   partial parameters hold only what no later byte can change, and say which path is still
+//!   open. The one exception is a key the model writes twice in an object: `calls` keeps its
+//!   last value, and no stream can know that a key will come again, so a `revised` event
+//!   names the path whose shown value no longer holds (as soon as the repeat is read, or at
+//!   the end when the stream had stopped reading the call before it).
 //! - **Results** (`text` and `reasoning` deltas, `call_end`, `incomplete`, `invalid`, `end`)
 //!   come from the same extractor as `calls` ([`super::extract`]), so for any chunking they
 //!   equal what `calls` gives for the whole reply. What `calls` decides about a reply can
@@ -38,9 +42,10 @@ use serde_json::{Map, Value};
 
 use super::filter::outcome_record;
 use super::formats::{Body, Kind, TABLE};
-use super::partial::{Frame, Reader, Step, pointer};
+use super::partial::{Frame, Reader, Seg, Step, pointer};
 use super::scan::{REASONING, bare_name, find_bytes, is_name_byte};
 use super::{Call, CallOptions, Extracted, Failure, Incomplete, Rejected, Shape, call_value};
+use crate::RepairKind;
 use crate::io::record::original_text;
 use crate::schema::Partial;
 use crate::tools::Tools;
@@ -48,8 +53,12 @@ use std::collections::VecDeque;
 use std::io::{self, Write};
 
 /// What a [`Stream`] tells as a reply arrives. Owned, and serialized as one JSON object with
-/// an `"event"` field (`text`, `reasoning`, `call_start`, `arguments`, `call_end`,
+/// an `"event"` field (`text`, `reasoning`, `call_start`, `arguments`, `revised`, `call_end`,
 /// `incomplete`, `invalid`, `retracted`, `end`).
+///
+/// A value shown closed in [`Event::Arguments`] is final, except when the model writes its key
+/// again in the same object: then an [`Event::Revised`] naming that path (or a path above it)
+/// comes before anything that shows the new value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     /// More of the reply's text (`calls`' `text`; deltas concatenate to it).
@@ -66,7 +75,8 @@ pub enum Event {
         id: Option<Value>,
     },
     /// The parameters read so far. A value whose JSON pointer is not a prefix of `open` is
-    /// final; the value at `open` (a string, or a container) may still grow.
+    /// final (unless a later [`Event::Revised`] names its path or one above it); the value at
+    /// `open` (a string, or a container) may still grow.
     Arguments {
         /// The call's number.
         index: usize,
@@ -75,6 +85,22 @@ pub enum Event {
         /// The JSON pointer of the value still being written (`""`: the parameters object
         /// itself); `None` once the parameters are complete.
         open: Option<String>,
+    },
+    /// The model wrote the key at `path` again in the same object, after (part of) its value
+    /// was shown: `calls` keeps the last value, so what `arguments` showed at `path` may not
+    /// hold. The call shows no more `arguments`; its result comes at the end. Given at most
+    /// once per path of a call, only for a path an `arguments` event showed, and as soon as
+    /// the repeat is read, or, when the stream had stopped reading the call before it (a part
+    /// it could not vouch for), at the end, before the call's `call_end`, for each shown value
+    /// the final call does not keep.
+    Revised {
+        /// The call's number.
+        index: usize,
+        /// The JSON pointer of the repeated key in the parameters (`""`: the arguments key
+        /// itself, or an envelope holding the call, was written again).
+        path: String,
+        /// Why.
+        reason: String,
     },
     /// The call, as `calls` gives it for the whole reply.
     CallEnd {
@@ -145,6 +171,16 @@ impl Event {
                 );
                 "arguments"
             }
+            Event::Revised {
+                index,
+                path,
+                reason,
+            } => {
+                m.insert("index".into(), (*index).into());
+                m.insert("path".into(), path.clone().into());
+                m.insert("reason".into(), reason.clone().into());
+                "revised"
+            }
             Event::CallEnd { index, call } => {
                 m.insert("index".into(), (*index).into());
                 m.insert("call".into(), call_value(call, shape));
@@ -171,13 +207,7 @@ impl Event {
                 m.insert("reason".into(), reason.clone().into());
                 "retracted"
             }
-            Event::End { result, original } => {
-                let record = outcome_record(result, Map::new(), original.as_bytes(), shape);
-                let mut out = Map::new();
-                out.insert("event".into(), "end".into());
-                out.extend(record);
-                return Value::Object(out);
-            }
+            Event::End { result, original } => return end_value(result, original, shape),
         };
         let mut out = Map::new();
         out.insert("event".into(), kind.into());
@@ -206,6 +236,64 @@ impl Serialize for Event {
         }
         self.to_value(Shape::Native).serialize(serializer)
     }
+}
+
+/// The `end` event: `calls`' record of the result.
+fn end_value(result: &Result<Extracted, Failure>, original: &str, shape: Shape) -> Value {
+    let record = outcome_record(result, Map::new(), original.as_bytes(), shape);
+    let mut out = Map::new();
+    out.insert("event".into(), "end".into());
+    out.extend(record);
+    Value::Object(out)
+}
+
+/// A `text` or `reasoning` event, as `to_value` gives it, written from the delta where it is.
+fn write_delta<W: Write>(out: &mut W, kind: &str, delta: &str) -> io::Result<()> {
+    write!(out, "{{\"event\":\"{kind}\",\"delta\":")?;
+    serde_json::to_writer(&mut *out, delta)?;
+    out.write_all(b"}")
+}
+
+/// A `call_end` event, as `to_value` gives it; in the native shape, the parameters written
+/// where they are.
+fn write_call_end<W: Write>(
+    out: &mut W,
+    index: usize,
+    call: &Call,
+    shape: Shape,
+) -> io::Result<()> {
+    if shape != Shape::Native {
+        let event = [
+            ("event", Value::from("call_end")),
+            ("index", index.into()),
+            ("call", call_value(call, shape)),
+        ];
+        let event: Map<String, Value> = event.into_iter().map(|(k, v)| (k.into(), v)).collect();
+        return Ok(serde_json::to_writer(&mut *out, &event)?);
+    }
+    write!(
+        out,
+        "{{\"event\":\"call_end\",\"index\":{index},\"call\":{{\"tool\":"
+    )?;
+    serde_json::to_writer(&mut *out, &call.tool)?;
+    out.write_all(b",\"parameters\":")?;
+    serde_json::to_writer(&mut *out, &call.parameters)?;
+    if let Some(t) = call.terminate {
+        write!(out, ",\"terminate\":{t}")?;
+    }
+    if let Some(id) = &call.id {
+        out.write_all(b",\"id\":")?;
+        serde_json::to_writer(&mut *out, id)?;
+    }
+    if !call.repairs.is_empty() {
+        out.write_all(b",\"repairs\":")?;
+        serde_json::to_writer(&mut *out, &super::repairs_value(&call.repairs))?;
+    }
+    if !call.dropped.is_empty() {
+        out.write_all(b",\"dropped\":")?;
+        serde_json::to_writer(&mut *out, &call.dropped)?;
+    }
+    out.write_all(b"}}")
 }
 
 /// What a marker starts.
@@ -374,8 +462,10 @@ enum Mode {
 
 impl Mode {
     /// Reading JSON in this context.
-    fn json(ctx: Ctx) -> Mode {
-        Mode::Json(Box::new(CallReader::new(ctx)), ctx)
+    /// Reading JSON in this context, from offset `start` of the reply; the calls it finds get
+    /// slots from `first_slot` on.
+    fn json(ctx: Ctx, start: usize, first_slot: usize) -> Mode {
+        Mode::Json(Box::new(CallReader::new(ctx, start, first_slot)), ctx)
     }
 }
 
@@ -452,11 +542,37 @@ struct Slot {
     closed: bool,
     /// `retracted` or a result was given.
     ended: bool,
+    /// Where the arguments are, to read again what was shown of them.
+    args_src: Option<ArgsSrc>,
+    /// How much of the arguments the last `arguments` event showed.
+    shown_at: Option<Shown>,
+    /// The paths (in the parameters) `revised` events named.
+    revised: Vec<Vec<Seg>>,
     strict: bool,
     name_is_key: bool,
     /// The tools whose schemas coerce the parameters (`None` without tools or with `strict`
     /// arguments, which are not coerced).
     tools: Option<Arc<Tools>>,
+}
+
+/// Where a call's arguments are: their path in the JSON the call is read from (the path of
+/// its arguments key's value), and the offset of their first byte (`{`, or the opening quote
+/// of arguments written as a JSON string) in the text that holds that JSON (the reply, or a
+/// server call's arguments).
+#[derive(Debug)]
+struct ArgsSrc {
+    path: Vec<Seg>,
+    at: usize,
+    string: bool,
+}
+
+/// How much of a call's arguments an `arguments` event showed: the partial value after this
+/// many bytes (after the `{`; of the string's text for arguments written as a string), or
+/// the whole value.
+#[derive(Debug, Clone, Copy)]
+enum Shown {
+    Part(usize),
+    Whole,
 }
 
 #[derive(Debug)]
@@ -495,6 +611,13 @@ struct CallReader {
     args_from: Vec<usize>,
     /// How many announced calls were read to their end.
     closes: usize,
+    /// The offset in its text (the reply, or a server call's arguments) of the first byte read.
+    start: usize,
+    /// The first slot of the calls it reads (with `ctx.args_of`, that one call's slot).
+    first_slot: usize,
+    /// While `read` is below this, a refresh would show nothing (see [`CallReader::quiet`]);
+    /// set by each refresh, 0 (nothing known) after each byte read by `push`.
+    quiet_until: usize,
 }
 
 /// A tool call a server parsed and streams in pieces (OpenAI `tool_calls[].function`,
@@ -542,6 +665,43 @@ struct Written {
     text: Vec<u8>,
     ends: VecDeque<usize>,
     from: usize,
+    /// The results' events given and not yet written, in order: they are written from the
+    /// stream's result, which they would otherwise each copy.
+    held: VecDeque<Held>,
+}
+
+/// A result event of a writing stream, written from [`Stream::result`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// The text from this byte.
+    Text(usize),
+    /// The reasoning from this byte.
+    Reasoning(usize),
+    /// `calls[k]`.
+    Call(usize),
+    /// The `end` record.
+    End,
+}
+
+impl Held {
+    /// Whether `event` is the one this stands for.
+    fn stands_for(self, event: &Event) -> bool {
+        matches!(
+            (self, event),
+            (Held::Text(_), Event::Text(_))
+                | (Held::Reasoning(_), Event::Reasoning(_))
+                | (Held::Call(_), Event::CallEnd { .. })
+                | (Held::End, Event::End { .. })
+        )
+    }
+}
+
+/// What a result holds: the results of a failed reply too.
+fn found_in(result: &Result<Extracted, Failure>) -> Option<&Extracted> {
+    match result {
+        Ok(found) => Some(found),
+        Err(failure) => failure.extracted.as_deref(),
+    }
 }
 
 impl Stream {
@@ -576,9 +736,12 @@ impl Stream {
     /// A stream whose events are written as JSON lines, as `calls --stream` writes them, with
     /// [`Stream::write_events`]. The parameters of its `arguments` events are written from
     /// the text of the JSON being read, kept as it grows, never built as values: an event
-    /// costs a copy of its text. In exchange, the [`Event::Arguments`] it gives carry an
-    /// empty `parameters` map: the stream holds their text until `write_events` writes them,
-    /// so every event it gives must be written, in order.
+    /// costs a copy of its text. The results given at the end are written from
+    /// [`Stream::result`], not copied into their events. In exchange, the events it gives
+    /// carry empty values: [`Event::Arguments`] an empty `parameters` map, [`Event::Text`] and
+    /// [`Event::Reasoning`] an empty delta, [`Event::CallEnd`] an empty call and
+    /// [`Event::End`] an empty result; the stream holds what they stand for until
+    /// `write_events` writes them, so every event it gives must be written, in order.
     pub fn writing(options: CallOptions) -> Stream {
         let mut stream = Stream::new(options);
         stream.written = Some(Written::default());
@@ -608,7 +771,48 @@ impl Stream {
         out: &mut W,
     ) -> io::Result<()> {
         for event in events.drain(..) {
-            match &event {
+            let held = self.written.as_mut().and_then(|w| {
+                let front = *w.held.front()?;
+                front.stands_for(&event).then(|| w.held.pop_front())?
+            });
+            let found = self.result.as_deref().and_then(found_in);
+            match (&event, held, found) {
+                (Event::Text(_), Some(Held::Text(from)), Some(found)) => {
+                    write_delta(
+                        out,
+                        "text",
+                        &found.text.as_deref().unwrap_or_default()[from..],
+                    )?;
+                }
+                (Event::Reasoning(_), Some(Held::Reasoning(from)), Some(found)) => {
+                    let reasoning = found.reasoning.as_deref().unwrap_or_default();
+                    write_delta(out, "reasoning", &reasoning[from..])?;
+                }
+                (Event::CallEnd { index, .. }, Some(Held::Call(k)), Some(found)) => {
+                    write_call_end(out, *index, &found.calls[k], shape)?;
+                }
+                (Event::End { original, .. }, Some(Held::End), _) => {
+                    if let Some(result) = &self.result {
+                        serde_json::to_writer(&mut *out, &end_value(result, original, shape))?;
+                    }
+                }
+                _ => self.write_one(&event, shape, out)?,
+            }
+            out.write_all(b"\n")?;
+        }
+        if let Some(w) = &mut self.written
+            && w.ends.is_empty()
+        {
+            w.text.clear();
+            w.from = 0;
+        }
+        Ok(())
+    }
+
+    /// One event as it holds it (no newline).
+    fn write_one<W: Write>(&mut self, event: &Event, shape: Shape, out: &mut W) -> io::Result<()> {
+        {
+            match event {
                 Event::Arguments { index, open, .. } => {
                     match self.written.as_mut().and_then(|w| {
                         let end = w.ends.pop_front()?;
@@ -629,41 +833,11 @@ impl Stream {
                         None => serde_json::to_writer(&mut *out, &event)?,
                     }
                 }
-                // The same JSON as `to_value`'s, the parameters written where they are.
-                Event::CallEnd { index, call } if shape == Shape::Native => {
-                    write!(
-                        out,
-                        "{{\"event\":\"call_end\",\"index\":{index},\"call\":{{\"tool\":"
-                    )?;
-                    serde_json::to_writer(&mut *out, &call.tool)?;
-                    out.write_all(b",\"parameters\":")?;
-                    serde_json::to_writer(&mut *out, &call.parameters)?;
-                    if let Some(t) = call.terminate {
-                        write!(out, ",\"terminate\":{t}")?;
-                    }
-                    if let Some(id) = &call.id {
-                        out.write_all(b",\"id\":")?;
-                        serde_json::to_writer(&mut *out, id)?;
-                    }
-                    if !call.repairs.is_empty() {
-                        out.write_all(b",\"repairs\":")?;
-                        serde_json::to_writer(&mut *out, &super::repairs_value(&call.repairs))?;
-                    }
-                    if !call.dropped.is_empty() {
-                        out.write_all(b",\"dropped\":")?;
-                        serde_json::to_writer(&mut *out, &call.dropped)?;
-                    }
-                    out.write_all(b"}}")?;
-                }
+                Event::CallEnd { index, call } => write_call_end(out, *index, call, shape)?,
+                Event::Text(delta) => write_delta(out, "text", delta)?,
+                Event::Reasoning(delta) => write_delta(out, "reasoning", delta)?,
                 _ => serde_json::to_writer(&mut *out, &event.to_value(shape))?,
             }
-            out.write_all(b"\n")?;
-        }
-        if let Some(w) = &mut self.written
-            && w.ends.is_empty()
-        {
-            w.text.clear();
-            w.from = 0;
         }
         Ok(())
     }
@@ -682,7 +856,11 @@ impl Stream {
         if self.result.is_some() || chunk.is_empty() {
             return;
         }
-        self.buf.push_str(chunk);
+        match chunk.as_bytes() {
+            // A byte's chunk (ASCII, as it is a whole `str`): a push, not a copy call.
+            &[b] => self.buf.push(char::from(b)),
+            _ => self.buf.push_str(chunk),
+        }
         if self.skims && self.skim() {
             #[cfg(test)]
             tests::SKIMMED.with(|n| n.set(n.get() + 1));
@@ -724,7 +902,7 @@ impl Stream {
             }
             Mode::Json(reader, _) => {
                 let n = bytes.len();
-                if !reader.quiet(&mut self.slots, n) || !reader.reader.extend_string(bytes) {
+                if !reader.quiet(n) || !reader.reader.extend_string(bytes) {
                     return false;
                 }
                 reader.read += n;
@@ -810,13 +988,17 @@ impl Stream {
         let slot = self.slots.len() - 1;
         let call = &mut self.server_calls[at];
         call.slot = Some(slot);
-        call.reader = Some(CallReader::new(Ctx {
-            args_of: Some(slot),
-            name_is_key: false,
-            strict: false,
-            seq: false,
-            close: None,
-        }));
+        call.reader = Some(CallReader::new(
+            Ctx {
+                args_of: Some(slot),
+                name_is_key: false,
+                strict: false,
+                seq: false,
+                close: None,
+            },
+            0,
+            slot,
+        ));
     }
 
     /// Reads what arrived of a server call's arguments.
@@ -837,6 +1019,7 @@ impl Stream {
             }
             match reader.push(
                 b,
+                bytes,
                 &mut self.slots,
                 &mut self.next_index,
                 events,
@@ -844,12 +1027,13 @@ impl Stream {
             ) {
                 Step::More | Step::Done => {}
                 Step::Bail => {
-                    reader.bail(&mut self.slots);
+                    reader.bail(bytes, &mut self.slots, events);
                     break;
                 }
             }
         }
         reader.refresh(
+            bytes,
             &mut self.slots,
             &mut self.next_index,
             events,
@@ -956,11 +1140,27 @@ impl Stream {
         self.settle(&result, &mut events);
         let result = Box::new(result);
         events.push(Event::End {
-            result: result.clone(),
+            result: if self.hold(Held::End) {
+                Box::new(Ok(Extracted::default()))
+            } else {
+                result.clone()
+            },
             original,
         });
         self.result = Some(result);
         events
+    }
+
+    /// A writing stream notes that it will write this result event from its result (and the
+    /// event carries an empty value); whether it did.
+    fn hold(&mut self, held: Held) -> bool {
+        match &mut self.written {
+            Some(w) => {
+                w.held.push_back(held);
+                true
+            }
+            None => false,
+        }
     }
 
     /// What `calls` gives for the whole reply, once finished.
@@ -979,7 +1179,7 @@ impl Stream {
                 Mode::Text => {
                     if b == b'{' && self.markers.markerless {
                         let ctx = Ctx::whole_calls(true);
-                        self.mode = Mode::json(ctx);
+                        self.mode = Mode::json(ctx, p, self.slots.len());
                         continue;
                     }
                     if !self.markers.first[b as usize] {
@@ -1030,7 +1230,7 @@ impl Stream {
                         }
                         self.pos += 1;
                     } else if *ticks == 0 && matches!(b, b'{' | b'[') {
-                        self.mode = Mode::json(ctx);
+                        self.mode = Mode::json(ctx, p, self.slots.len());
                     } else {
                         self.mode = Mode::Text;
                     }
@@ -1052,6 +1252,7 @@ impl Stream {
                     let closes = reader.closes;
                     let step = reader.push(
                         b,
+                        bytes,
                         &mut self.slots,
                         &mut self.next_index,
                         events,
@@ -1078,7 +1279,7 @@ impl Stream {
                             };
                         }
                         Step::Bail => {
-                            reader.bail(&mut self.slots);
+                            reader.bail(bytes, &mut self.slots, events);
                             self.mode = match ctx.close {
                                 Some(close) => Mode::SkipTo(close),
                                 None => Mode::Text,
@@ -1202,7 +1403,7 @@ impl Stream {
                 } else if name.is_empty() && !*spaced && b.is_ascii_whitespace() {
                 } else if name.is_empty() && matches!(b, b'[' | b'{') {
                     let ctx = Ctx::whole_calls(false);
-                    self.mode = Mode::json(ctx);
+                    self.mode = Mode::json(ctx, self.pos, self.slots.len());
                     return;
                 } else if !*spaced && is_name_byte(b) && name.len() < MAX_NAME {
                     name.push(b as char);
@@ -1292,7 +1493,7 @@ impl Stream {
             let name = bare_name(&name).0;
             self.start_call(name, id.map(Value::String), events);
             let ctx = self.args_ctx(None);
-            self.mode = Mode::json(ctx);
+            self.mode = Mode::json(ctx, self.pos, self.slots.len());
         }
         if consume {
             self.pos += 1;
@@ -1352,6 +1553,7 @@ impl Stream {
     fn refresh(&mut self, events: &mut Vec<Event>) {
         if let Mode::Json(reader, _) = &mut self.mode {
             reader.refresh(
+                self.buf.as_bytes(),
                 &mut self.slots,
                 &mut self.next_index,
                 events,
@@ -1362,26 +1564,32 @@ impl Stream {
 
     /// The results, from `calls` on the whole reply, matched to the calls announced.
     fn settle(&mut self, result: &Result<Extracted, Failure>, events: &mut Vec<Event>) {
-        let found = match result {
-            Ok(found) => Some(found),
-            Err(failure) => failure.extracted.as_deref(),
-        };
-        let Some(found) = found else {
+        let Some(found) = found_in(result) else {
             self.retract_all("the reply holds no call", events);
             return;
         };
         if let Some(text) = &found.text
             && text.len() > self.text_sent
         {
-            events.push(Event::Text(text[self.text_sent..].to_owned()));
+            let from = self.text_sent;
+            let held = self.hold(Held::Text(from));
+            events.push(Event::Text(if held {
+                String::new()
+            } else {
+                text[from..].to_owned()
+            }));
             self.text_sent = text.len();
         }
         if let Some(reasoning) = &found.reasoning
             && reasoning.len() > self.reasoning_sent
         {
-            events.push(Event::Reasoning(
-                reasoning[self.reasoning_sent..].to_owned(),
-            ));
+            let from = self.reasoning_sent;
+            let held = self.hold(Held::Reasoning(from));
+            events.push(Event::Reasoning(if held {
+                String::new()
+            } else {
+                reasoning[from..].to_owned()
+            }));
             self.reasoning_sent = reasoning.len();
         }
         // The first result of each list not yet matched to a call announced.
@@ -1412,8 +1620,10 @@ impl Stream {
                         for j in next[ending as usize]..k {
                             self.announce_ended(found, ending, j, events);
                         }
+                        self.revise_at_end(s, &found.calls[k], events);
                     }
-                    events.push(ending.event(found, k, index));
+                    let event = self.ending_event(found, ending, k, index);
+                    events.push(event);
                     next[ending as usize] = k + 1;
                 }
                 None => events.push(Event::Retracted {
@@ -1426,6 +1636,55 @@ impl Stream {
             for k in next[ending as usize]..ending.count(found) {
                 self.announce_ended(found, ending, k, events);
             }
+        }
+    }
+
+    /// Before the `call_end` of slot `s`: when `call` has a repeated key, a `revised` for each
+    /// value its `arguments` showed that `call` does not keep (the stream had stopped reading
+    /// the call before the repeat). The path named is the repeated key's: the highest one on
+    /// the way to the value whose key repeats; or all of the parameters when a key of the
+    /// call's envelope repeats (its arguments key, `function`, `tool_calls`, …). A value
+    /// changed by anything else gets no `revised`: that would be a bug, which the checks in
+    /// tests/stream.rs and the calls fuzz target catch.
+    fn revise_at_end(&mut self, s: usize, call: &Call, events: &mut Vec<Event>) {
+        let repeated: Vec<&str> = call
+            .repairs
+            .iter()
+            .filter(|r| r.kind == RepairKind::DuplicateKey)
+            .filter_map(|r| r.text.as_deref())
+            .collect();
+        if repeated.is_empty() || self.slots[s].shown_at.is_none() {
+            return;
+        }
+        let src = self
+            .server_calls
+            .iter()
+            .find(|c| c.slot == Some(s))
+            .map_or(self.buf.as_bytes(), |c| c.arguments.as_bytes());
+        let Some((shown, open)) = shown_again(&self.slots[s], src) else {
+            return;
+        };
+        let mut unkept = Vec::new();
+        unkept_map(
+            &shown,
+            &call.parameters,
+            open.as_deref(),
+            &mut Vec::new(),
+            &mut unkept,
+        );
+        let envelope = repeated
+            .iter()
+            .any(|k| ARG_KEYS.contains(k) || WRAPPERS.contains(k) || *k == "function");
+        for mut path in unkept {
+            let key = path
+                .iter()
+                .position(|seg| matches!(seg, Seg::Key(k) if repeated.contains(&k.as_str())));
+            match key {
+                Some(i) => path.truncate(i + 1),
+                None if envelope => path.clear(),
+                None => continue,
+            }
+            push_revised(&mut self.slots[s], path, events);
         }
     }
 
@@ -1442,7 +1701,27 @@ impl Stream {
             Some(tool) => self.announce(tool.to_owned(), ending.id(found, k).clone(), events),
             None => self.fresh_index(),
         };
-        events.push(ending.event(found, k, index));
+        let event = self.ending_event(found, ending, k, index);
+        events.push(event);
+    }
+
+    /// The event that ends call `index` with result `k` of this list; a writing stream's
+    /// `call_end` holds an empty call (the call is written from the result).
+    fn ending_event(&mut self, found: &Extracted, ending: Ending, k: usize, index: usize) -> Event {
+        if ending == Ending::Call && self.hold(Held::Call(k)) {
+            return Event::CallEnd {
+                index,
+                call: Call {
+                    tool: String::new(),
+                    parameters: Map::new(),
+                    terminate: None,
+                    id: None,
+                    repairs: Vec::new(),
+                    dropped: Vec::new(),
+                },
+            };
+        }
+        ending.event(found, k, index)
     }
 
     fn fresh_index(&mut self) -> usize {
@@ -1526,7 +1805,7 @@ impl Ending {
 }
 
 impl CallReader {
-    fn new(ctx: Ctx) -> CallReader {
+    fn new(ctx: Ctx, start: usize, first_slot: usize) -> CallReader {
         CallReader {
             reader: Reader::new(),
             roles: Vec::new(),
@@ -1534,18 +1813,26 @@ impl CallReader {
             read: 0,
             args_from: Vec::new(),
             closes: 0,
+            start,
+            first_slot,
+            quiet_until: 0,
         }
     }
 
+    /// Reads byte `b`; `src` is the text read (the byte is at `self.start + self.read`).
+    #[allow(clippy::too_many_arguments)]
     fn push(
         &mut self,
         b: u8,
+        src: &[u8],
         slots: &mut Vec<Slot>,
         next_index: &mut usize,
         events: &mut Vec<Event>,
         written: &mut Option<Written>,
     ) -> Step {
+        self.quiet_until = 0;
         let before = self.reader.stack.len();
+        let quote = b == b'"' && !self.reader.in_string();
         let step = self.reader.push(b);
         if step == Step::Bail {
             return step;
@@ -1554,18 +1841,40 @@ impl CallReader {
         let after = self.reader.stack.len();
         if after > before {
             let role = self.role(slots);
-            if let Role::Args(_) = role {
+            if let Role::Args(s) = role {
                 self.args_from.push(self.read);
                 if written.is_some() {
                     self.reader.record(after - 1);
                 }
+                self.found_args(&mut slots[s], after - 1, false);
             }
             self.roles.push(role);
         } else if after < before {
             let role = self.roles.pop().unwrap_or(Role::Other);
-            self.closed(role, slots, next_index, events, written);
+            self.closed(role, src, slots, next_index, events, written);
+        } else if quote
+            && let Some(&Role::Call(s)) = self.roles.last()
+            && self.reader.open_string().is_some()
+            && let Some(Frame::Object { key: Some(k), .. }) = self.reader.stack.last()
+            && ARG_KEYS.contains(&k.as_str())
+        {
+            // Arguments written as a JSON string start.
+            self.found_args(&mut slots[s], after, true);
         }
         step
+    }
+
+    /// Notes where a call's arguments start (the first value of an argument key that is an
+    /// object or a string: the one its `arguments` events show): at `depth` of the stack,
+    /// their first byte just read.
+    fn found_args(&self, slot: &mut Slot, depth: usize, string: bool) {
+        if slot.args_src.is_none() {
+            slot.args_src = Some(ArgsSrc {
+                path: self.reader.path_to(depth),
+                at: self.start + self.read - 1,
+                string,
+            });
+        }
     }
 
     /// The role of the frame just opened.
@@ -1635,6 +1944,7 @@ impl CallReader {
     fn closed(
         &mut self,
         role: Role,
+        src: &[u8],
         slots: &mut [Slot],
         next_index: &mut usize,
         events: &mut Vec<Event>,
@@ -1697,6 +2007,9 @@ impl CallReader {
                 {
                     let mut nested = slot.nested.take().unwrap_or_else(|| Nested::new(written));
                     let ok = feed_nested(&mut nested, text.as_bytes());
+                    if let Some(path) = nested.reader.repeated_path() {
+                        revise(slot, path, src, events);
+                    }
                     if ok && let Some(Value::Object(args)) = &nested.reader.value {
                         slot.args_bytes = text.len();
                         show(
@@ -1723,9 +2036,10 @@ impl CallReader {
         last_value(&self.reader)
     }
 
-    /// Names and partial arguments of the calls still open.
+    /// Names and partial arguments of the calls still open (`src`: the text read).
     fn refresh(
         &mut self,
+        src: &[u8],
         slots: &mut [Slot],
         next_index: &mut usize,
         events: &mut Vec<Event>,
@@ -1783,6 +2097,9 @@ impl CallReader {
                                 }
                             } else {
                                 slot.frozen = true;
+                                if let Some(path) = nested.reader.repeated_path() {
+                                    revise(slot, path, src, events);
+                                }
                             }
                             slot.nested = Some(nested);
                         }
@@ -1807,23 +2124,36 @@ impl CallReader {
                 _ => {}
             }
         }
+        self.quiet_until = self.quiet_until(slots);
     }
 
     /// Whether a refresh after `n` more bytes of the open string would show nothing: the
     /// string is not a call object's (a name, or arguments as a string, read in refresh),
-    /// and no call's arguments would be due. The arguments' sizes are brought up to date.
-    fn quiet(&self, slots: &mut [Slot], n: usize) -> bool {
+    /// and no call's arguments would be due. Known since the last refresh, with nothing read
+    /// by `push` since.
+    fn quiet(&self, n: usize) -> bool {
+        self.read + n < self.quiet_until
+    }
+
+    /// The `read` at which a refresh may show something: 0 when the top frame is a call
+    /// object's, else when the first call's arguments fall due ([`due_at`]).
+    fn quiet_until(&self, slots: &[Slot]) -> usize {
         if matches!(self.roles.last(), Some(Role::Call(_))) {
-            return false;
+            return 0;
         }
-        if self.args_sizes(n).any(|(s, size)| due_at(&slots[s], size)) {
-            return false;
+        let mut until = usize::MAX;
+        for (s, size) in self.args_sizes(0) {
+            let slot = &slots[s];
+            if slot.index.is_none() || slot.frozen || slot.ended || slot.args_done {
+                continue;
+            }
+            let Some(tried) = slot.tried_bytes else {
+                return 0;
+            };
+            // Due once its size reaches this: `read` is then `until`.
+            until = until.min((self.read + due_size(tried)).saturating_sub(size));
         }
-        // Only now (nothing is changed when the refresh is to run).
-        for (s, size) in self.args_sizes(n) {
-            slots[s].args_bytes = size;
-        }
-        true
+        until
     }
 
     /// Each open call's arguments: its slot, and their size once `n` more bytes are read.
@@ -1838,12 +2168,35 @@ impl CallReader {
         })
     }
 
-    /// The JSON could not be read on: show nothing more for its calls.
-    fn bail(&mut self, slots: &mut [Slot]) {
+    /// The JSON could not be read on: show nothing more for its calls. When it stopped at a
+    /// repeated key, a `revised` for each call that showed its first value or is inside it.
+    fn bail(&mut self, src: &[u8], slots: &mut [Slot], events: &mut Vec<Event>) {
         for role in &self.roles {
             if let Role::Call(s) | Role::Args(s) = *role {
                 slots[s].frozen = true;
             }
+        }
+        let Some(repeat) = self.reader.repeated_path() else {
+            return;
+        };
+        let mine = match self.ctx.args_of {
+            Some(s) => s..s + 1,
+            None => self.first_slot..slots.len(),
+        };
+        for slot in slots.get_mut(mine).unwrap_or_default() {
+            let Some(args) = &slot.args_src else {
+                continue;
+            };
+            let path = if repeat.starts_with(&args.path) {
+                // In the arguments (or their key itself: all of them).
+                repeat[args.path.len()..].to_vec()
+            } else if args.path.starts_with(&repeat) {
+                // The call is inside the repeated value (an envelope written again).
+                Vec::new()
+            } else {
+                continue;
+            };
+            revise(slot, path, src, events);
         }
     }
 }
@@ -1858,20 +2211,20 @@ fn last_value(reader: &Reader) -> Option<&Value> {
 }
 
 /// Feeds the text of an arguments string read so far (from where it was left) to its reader.
+/// A byte it gives up at is not counted: fed again, it gives up again.
 fn feed_nested(nested: &mut Nested, bytes: &[u8]) -> bool {
     while nested.fed < bytes.len() {
         let b = bytes[nested.fed];
-        nested.fed += 1;
         // Whitespace before the object, as the pipeline trims it.
         if nested.reader.stack.is_empty()
             && nested.reader.value.is_none()
             && b.is_ascii_whitespace()
         {
+            nested.fed += 1;
             continue;
         }
         match nested.reader.push(b) {
-            Step::More => {}
-            Step::Done => {}
+            Step::More | Step::Done => nested.fed += 1,
             Step::Bail => return false,
         }
     }
@@ -1972,16 +2325,19 @@ fn due_at(slot: &Slot, now: usize) -> bool {
         return false;
     }
     match slot.tried_bytes {
-        Some(tried) => {
-            now >= tried
-                + if tried < 64 {
-                    (tried / 8).max(1)
-                } else {
-                    tried / 4
-                }
-        }
+        Some(tried) => now >= due_size(tried),
         None => true,
     }
+}
+
+/// The size of arguments at which they are due again, after a snapshot at `tried` bytes.
+fn due_size(tried: usize) -> usize {
+    tried
+        + if tried < 64 {
+            (tried / 8).max(1)
+        } else {
+            tried / 4
+        }
 }
 
 /// An `arguments` event, if the call is announced, nothing could contradict it and the value
@@ -2017,6 +2373,7 @@ fn show(
             return;
         }
         slot.shown = Some(weight);
+        slot.shown_at = Some(shown_at(slot, last));
         reader.close_text(&mut w.text);
         w.ends.push_back(w.text.len());
         let open = (!last).then(|| pointer(&reader.open_path(depth)));
@@ -2046,6 +2403,7 @@ fn show(
         return;
     }
     slot.shown = Some(weight);
+    slot.shown_at = Some(shown_at(slot, last));
     if let Some(w) = written.as_mut() {
         // Written as text all the same (`write_events` takes it from here).
         if serde_json::to_writer(&mut w.text, &args).is_ok() {
@@ -2058,6 +2416,218 @@ fn show(
         parameters: args,
         open,
     });
+}
+
+/// What an `arguments` event for `slot` shows of its arguments (`last`: the whole of them).
+fn shown_at(slot: &Slot, last: bool) -> Shown {
+    if last {
+        Shown::Whole
+    } else {
+        Shown::Part(slot.args_bytes)
+    }
+}
+
+/// Why a `revised` is given.
+const REVISED: &str =
+    "the model wrote this key again in the same object: calls keeps its last value";
+const REVISED_ALL: &str = "the model wrote the call's arguments again (or an object holding the call): calls keeps the last ones";
+
+/// A `revised` for `path` (in the parameters) of the call `slot` reads, when the arguments it
+/// showed hold that path (read again from `src`, the text that holds them).
+fn revise(slot: &mut Slot, path: Vec<Seg>, src: &[u8], events: &mut Vec<Event>) {
+    if slot.ended || slot.index.is_none() {
+        return;
+    }
+    let Some((shown, _)) = shown_again(slot, src) else {
+        return;
+    };
+    if holds(&shown, &path) {
+        push_revised(slot, path, events);
+    }
+}
+
+/// The `revised` event for `path`, unless one named it or a path above it.
+fn push_revised(slot: &mut Slot, path: Vec<Seg>, events: &mut Vec<Event>) {
+    let Some(index) = slot.index else {
+        return;
+    };
+    if slot.revised.iter().any(|r| path.starts_with(r)) {
+        return;
+    }
+    events.push(Event::Revised {
+        index,
+        path: pointer(&path),
+        reason: if path.is_empty() {
+            REVISED_ALL
+        } else {
+            REVISED
+        }
+        .to_owned(),
+    });
+    slot.revised.push(path);
+}
+
+/// Whether `map` has a value at `path` (`[]`: the map itself).
+fn holds(map: &Map<String, Value>, path: &[Seg]) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        return true;
+    };
+    let mut at = match first {
+        Seg::Key(k) => map.get(k),
+        Seg::Index(_) => None,
+    };
+    for seg in rest {
+        at = match (at, seg) {
+            (Some(Value::Object(m)), Seg::Key(k)) => m.get(k),
+            (Some(Value::Array(items)), Seg::Index(i)) => items.get(*i),
+            _ => None,
+        };
+    }
+    at.is_some()
+}
+
+/// Parameters as an `arguments` event showed them, and their open path (`None`: complete).
+type ShownArgs = (Map<String, Value>, Option<Vec<Seg>>);
+
+/// The parameters the last `arguments` event of `slot` showed, and their open path (`None`:
+/// complete): the arguments read again from `src` (the text that holds them) as far as they
+/// were then, coerced as they were shown. Called once or twice per call, and only for a call
+/// whose keys repeat, so events never keep a copy of what they showed.
+fn shown_again(slot: &Slot, src: &[u8]) -> Option<ShownArgs> {
+    let args = slot.args_src.as_ref()?;
+    let shown = slot.shown_at?;
+    let text = src.get(args.at..)?;
+    let reader = if args.string {
+        // The string's text, then the JSON in it, as `feed_nested` read it.
+        let mut string = Reader::new();
+        for &b in text {
+            match string.push(b) {
+                Step::More => {}
+                Step::Done => break,
+                Step::Bail => return None,
+            }
+            if let (Shown::Part(n), Some(bytes)) = (shown, string.open_string())
+                && bytes.len() >= n
+            {
+                break;
+            }
+        }
+        let bytes = match (&string.value, string.open_string()) {
+            (Some(Value::String(s)), _) => s.as_bytes(),
+            (None, Some(bytes)) => bytes,
+            _ => return None,
+        };
+        let bytes = match shown {
+            Shown::Part(n) => bytes.get(..n)?,
+            Shown::Whole => bytes,
+        };
+        let mut nested = Nested {
+            reader: Reader::new(),
+            fed: 0,
+        };
+        if !feed_nested(&mut nested, bytes) {
+            return None;
+        }
+        nested.reader
+    } else {
+        let end = match shown {
+            Shown::Part(n) => (n + 1).min(text.len()),
+            Shown::Whole => text.len(),
+        };
+        let mut reader = Reader::new();
+        for &b in &text[..end] {
+            match reader.push(b) {
+                Step::More => {}
+                Step::Done => break,
+                Step::Bail => return None,
+            }
+        }
+        reader
+    };
+    let (mut params, open) = match shown {
+        Shown::Whole => match reader.value {
+            Some(Value::Object(params)) => (params, None),
+            _ => return None,
+        },
+        Shown::Part(_) => match reader.snapshot(0)? {
+            (Value::Object(params), path) => (params, Some(path)),
+            _ => return None,
+        },
+    };
+    if let (Some(tools), Some(tool)) = (&slot.tools, &slot.tool)
+        && let Some(definition) = tools.get(tool)
+    {
+        let open = open.as_deref().map(pointer);
+        definition.coerce_partial(&mut params, open.as_deref());
+    }
+    Some((params, open))
+}
+
+/// The paths where `last` does not keep what `shown` showed, `open` being the path still
+/// open in it (`None`: all of it closed): a closed value that `last` changes or lacks, an
+/// open string it does not extend. Inside an open container, each member is looked at.
+fn unkept(
+    shown: &Value,
+    last: Option<&Value>,
+    open: Option<&[Seg]>,
+    path: &mut Vec<Seg>,
+    out: &mut Vec<Vec<Seg>>,
+) {
+    let Some(last) = last else {
+        out.push(path.clone());
+        return;
+    };
+    let Some(open) = open else {
+        if shown != last {
+            out.push(path.clone());
+        }
+        return;
+    };
+    match (shown, last) {
+        (Value::Object(shown), Value::Object(last)) => {
+            unkept_map(shown, last, Some(open), path, out)
+        }
+        (Value::Array(shown), Value::Array(last)) => {
+            for (i, v) in shown.iter().enumerate() {
+                let inner = match open.split_first() {
+                    Some((Seg::Index(j), rest)) if *j == i => Some(rest),
+                    _ => None,
+                };
+                path.push(Seg::Index(i));
+                unkept(v, last.get(i), inner, path, out);
+                path.pop();
+            }
+        }
+        (Value::String(shown), Value::String(last)) if open.is_empty() => {
+            if !last.starts_with(shown.as_str()) {
+                out.push(path.clone());
+            }
+        }
+        _ => {
+            if shown != last {
+                out.push(path.clone());
+            }
+        }
+    }
+}
+
+/// [`unkept`] for the members of an object.
+fn unkept_map(
+    shown: &Map<String, Value>,
+    last: &Map<String, Value>,
+    open: Option<&[Seg]>,
+    path: &mut Vec<Seg>,
+    out: &mut Vec<Vec<Seg>>,
+) {
+    for (k, v) in shown {
+        let inner = match open.and_then(<[Seg]>::split_first) {
+            Some((Seg::Key(j), rest)) if j == k => Some(rest),
+            _ => None,
+        };
+        path.push(Seg::Key(k.clone()));
+        unkept(v, last.get(k), inner, path, out);
+        path.pop();
+    }
 }
 
 #[cfg(test)]

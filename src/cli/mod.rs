@@ -220,7 +220,8 @@ pub struct CallsArgs {
     /// Read one reply as it arrives; write one JSON event per line as it goes
     ///
     /// Events: `text` and `reasoning` deltas, `call_start` {index, tool}, `arguments` {index,
-    /// the parameters so far, `open`: the JSON pointer still being written}, `call_end`
+    /// the parameters so far, `open`: the JSON pointer still being written}, `revised`
+    /// {index, path: a key the model wrote again after its value was shown}, `call_end`
     /// {index, call}, `incomplete`, `invalid`, `retracted`, and last `end` (the record
     /// `calls --records` writes for the whole reply). The input is raw text (`whole`, the
     /// default), one delta per line (`jsonl`), or server-sent events (`sse`) of an OpenAI- or
