@@ -39,13 +39,41 @@ pub(crate) enum Seg {
 pub(crate) fn pointer(path: &[Seg]) -> String {
     let mut out = String::new();
     for seg in path {
-        out.push('/');
         match seg {
-            Seg::Key(k) => out.push_str(&k.replace('~', "~0").replace('/', "~1")),
-            Seg::Index(i) => out.push_str(&i.to_string()),
+            Seg::Key(k) => push_key(&mut out, k),
+            Seg::Index(i) => push_index(&mut out, *i),
         }
     }
     out
+}
+
+/// A pointer's segment for the key `k` (`~` and `/` escaped).
+fn push_key(out: &mut String, k: &str) {
+    out.push('/');
+    if k.bytes().any(|b| b == b'~' || b == b'/') {
+        out.push_str(&k.replace('~', "~0").replace('/', "~1"));
+    } else {
+        out.push_str(k);
+    }
+}
+
+/// A pointer's segment for the index `i`, written without the formatting machinery (it is
+/// written for most `arguments` events).
+fn push_index(out: &mut String, mut i: usize) {
+    out.push('/');
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (i % 10) as u8;
+        i /= 10;
+        if i == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        out.push(char::from(d));
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +146,9 @@ pub(crate) struct Text {
     pub(crate) weight: usize,
     /// The frame was closed: `out` is its whole text.
     pub(crate) done: bool,
+    /// Only the text is wanted: the values inside the frame are not kept (see
+    /// [`Reader::record`]).
+    light: bool,
 }
 
 /// An incremental JSON reader (see the module doc).
@@ -150,13 +181,18 @@ impl Reader {
     }
 
     /// Writes the frame at `depth` as text from now on ([`Text`]): the frame on the stack at
-    /// that depth, which must be empty, or the next one opened there.
-    pub(crate) fn record(&mut self, depth: usize) {
+    /// that depth, which must be empty, or the next one opened there. `light`: only its text
+    /// is wanted, so the values inside it are read (checked, and their keys kept for the
+    /// repeated ones and the open path) but not kept: a string's bytes go to the text only,
+    /// no number or string is built, and each member holds `null`; the frame itself, once
+    /// closed, holds nothing. Its [`Reader::snapshot`]s are then unknown.
+    pub(crate) fn record(&mut self, depth: usize, light: bool) {
         let mut text = self.text.take().unwrap_or_default();
         text.base = depth;
         text.out.clear();
         text.weight = 0;
         text.done = false;
+        text.light = light;
         match self.stack.get(depth) {
             Some(Frame::Object { .. }) => text.out.push(b'{'),
             Some(Frame::Array(_)) => text.out.push(b'['),
@@ -197,6 +233,11 @@ impl Reader {
             });
         }
         true
+    }
+
+    /// Whether the values inside the recorded frame are not kept ([`Reader::record`]).
+    pub(crate) fn light(&self) -> bool {
+        self.text.as_ref().is_some_and(|t| t.light)
     }
 
     /// The recorded text, when a value starts in the top frame and that frame is recorded:
@@ -275,7 +316,10 @@ impl Reader {
             }
             !*rec || chunk.iter().all(|&b| b >= 0x20)
         };
-        extend(bytes, chunk);
+        let light = *rec && self.text.as_ref().is_some_and(|t| t.light);
+        if !light {
+            extend(bytes, chunk);
+        }
         if *rec && let Some(t) = &mut self.text {
             if plain {
                 extend(&mut t.out, chunk);
@@ -303,13 +347,21 @@ impl Reader {
                 self.lex = Lex::None;
                 // Read as `calls` reads it, its text kept; what is not JSON's grammar (`01`,
                 // `1.`, `.5`, `+1`, `-`), which the pipeline would repair, is refused.
-                let Some(n) = crate::exact::number(&text) else {
-                    return Step::Bail;
+                let value = if self.bare() {
+                    if !crate::exact::is_number(&text) {
+                        return Step::Bail;
+                    }
+                    Value::Null
+                } else {
+                    let Some(n) = crate::exact::number(&text) else {
+                        return Step::Bail;
+                    };
+                    Value::Number(n)
                 };
                 if let Some(t) = self.member() {
                     t.out.extend_from_slice(text.as_bytes());
                 }
-                match self.deliver(Value::Number(n)) {
+                match self.deliver(value) {
                     Step::More => {}
                     other => return other,
                 }
@@ -326,6 +378,7 @@ impl Reader {
                     _ => return Step::Bail,
                 };
                 self.lex = Lex::None;
+                let value = if self.bare() { Value::Null } else { value };
                 if let Some(t) = self.member() {
                     t.out.extend_from_slice(word);
                 }
@@ -447,6 +500,8 @@ impl Reader {
 
     fn close(&mut self) -> Step {
         let depth = self.stack.len().wrapping_sub(1);
+        // A light frame's containers hold nothing; the recorded one itself, closed, is empty.
+        let mut light = (false, false);
         if let Some(t) = &mut self.text
             && !t.done
             && depth >= t.base
@@ -457,13 +512,25 @@ impl Reader {
                 Frame::Array(_) => b']',
             });
             t.done = depth == t.base;
+            light = (t.light, t.done);
         }
-        let value = match self.stack.pop() {
-            Some(Frame::Object { map, .. }) => Value::Object(map),
-            Some(Frame::Array(items)) => Value::Array(items),
-            None => return Step::Bail,
+        let value = match (self.stack.pop(), light) {
+            (None, _) => return Step::Bail,
+            (Some(_), (true, false)) => Value::Null,
+            (Some(Frame::Object { .. }), (true, true)) => Value::Object(Map::new()),
+            (Some(Frame::Array(_)), (true, true)) => Value::Array(Vec::new()),
+            (Some(Frame::Object { map, .. }), _) => Value::Object(map),
+            (Some(Frame::Array(items)), _) => Value::Array(items),
         };
         self.deliver(value)
+    }
+
+    /// Whether the value that ends now (a number or literal) is inside a light frame
+    /// ([`Reader::record`]): it is then not kept.
+    fn bare(&self) -> bool {
+        self.text
+            .as_ref()
+            .is_some_and(|t| t.light && !t.done && self.stack.len() > t.base)
     }
 
     /// Puts a finished value in its container (or makes it the whole value).
@@ -501,8 +568,10 @@ impl Reader {
         else {
             return Step::Bail;
         };
-        // What is added to `bytes` is written to the recorded text too.
+        // What is added to `bytes` is written to the recorded text too; a light frame's
+        // string keeps no bytes (only its text).
         let rec = if *rec { self.text.as_mut() } else { None };
+        let light = rec.as_ref().is_some_and(|t| t.light);
         let from = bytes.len();
         match *escape {
             Escape::No => match b {
@@ -512,13 +581,13 @@ impl Reader {
                     return Step::More;
                 }
                 b'"' => {
-                    let Ok(text) = String::from_utf8(std::mem::take(bytes)) else {
-                        return Step::Bail;
-                    };
                     let is_key = *key;
                     if let Some(t) = rec {
                         t.out.push(b'"');
                     }
+                    let Ok(text) = String::from_utf8(std::mem::take(bytes)) else {
+                        return Step::Bail;
+                    };
                     self.lex = Lex::None;
                     if is_key {
                         let Some(Frame::Object { map, key }) = self.stack.last_mut() else {
@@ -538,7 +607,9 @@ impl Reader {
                     return self.deliver(Value::String(text));
                 }
                 _ => {
-                    bytes.push(b);
+                    if !light {
+                        bytes.push(b);
+                    }
                     if let Some(t) = rec {
                         // `"` and `\\` never come here raw.
                         if b >= 0x20 {
@@ -555,14 +626,19 @@ impl Reader {
                 return match b {
                     b' ' | b'\t' | b'\n' | b'\r' => Step::More,
                     b',' | b'}' | b']' => {
-                        let Ok(text) = String::from_utf8(std::mem::take(bytes)) else {
-                            return Step::Bail;
+                        let value = if light {
+                            Value::Null
+                        } else {
+                            let Ok(text) = String::from_utf8(std::mem::take(bytes)) else {
+                                return Step::Bail;
+                            };
+                            Value::String(text)
                         };
                         if let Some(t) = rec {
                             t.out.push(b'"');
                         }
                         self.lex = Lex::None;
-                        match self.deliver(Value::String(text)) {
+                        match self.deliver(value) {
                             Step::More => self.structural(b),
                             other => other,
                         }
@@ -661,6 +737,9 @@ impl Reader {
         {
             escape_into(&mut t.out, &bytes[from..], false);
             t.weight += bytes.len() - from;
+            if light {
+                bytes.truncate(from);
+            }
         }
         Step::More
     }
@@ -718,11 +797,34 @@ impl Reader {
         path
     }
 
+    /// [`pointer`] of [`Reader::open_path`], written without building the path.
+    pub(crate) fn open_pointer(&self, depth: usize) -> String {
+        let mut out = String::new();
+        if depth >= self.stack.len() {
+            return out;
+        }
+        // The open child of each frame, as far as it exists (see `open_path`).
+        let open_frames = self.stack.len() - depth;
+        let open_len = if self.open_string().is_some() {
+            open_frames
+        } else {
+            open_frames - 1
+        };
+        for frame in self.stack[depth..].iter().take(open_len) {
+            match frame {
+                Frame::Object { key: Some(k), .. } => push_key(&mut out, k),
+                Frame::Object { key: None, .. } => break,
+                Frame::Array(items) => push_index(&mut out, items.len()),
+            }
+        }
+        out
+    }
+
     /// The container at `depth` of the stack as it stands, its open descendants included (an
     /// open string as far as it goes; a number or literal not yet ended is left out), and the
     /// path from it to the deepest value still open.
     pub(crate) fn snapshot(&self, depth: usize) -> Option<(Value, Vec<Seg>)> {
-        if depth >= self.stack.len() {
+        if depth >= self.stack.len() || self.light() {
             return None;
         }
         let mut child = self
@@ -848,6 +950,25 @@ mod tests {
         assert_eq!(pointer(&path), "/a/b");
         let (r, _) = read(r#"{"a": "x\u00"#);
         assert_eq!(r.snapshot(0).unwrap().0, serde_json::json!({"a": "x"}));
+    }
+
+    #[test]
+    fn the_open_pointer_is_the_pointer_of_the_open_path() {
+        let text = r#"{"a/b": {"c~d": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, "xy", {"": [[], "é"]}]}, "k": "v"}"#;
+        let mut r = Reader::new();
+        let mut pointers = std::collections::BTreeSet::new();
+        for &b in text.as_bytes() {
+            r.push(b);
+            for depth in 0..=r.stack.len() {
+                let open = r.open_pointer(depth);
+                assert_eq!(open, pointer(&r.open_path(depth)), "at depth {depth}");
+                pointers.insert(open);
+            }
+        }
+        // Escaped keys, indexes of two digits, an empty key, and an open string.
+        for p in ["/a~1b/c~0d/11", "/a~1b/c~0d/12//1", "/k"] {
+            assert!(pointers.contains(p), "{p} in {pointers:?}");
+        }
     }
 
     #[test]

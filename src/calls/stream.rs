@@ -123,8 +123,9 @@ pub enum Event {
         /// The call and why it was rejected.
         rejected: Rejected,
     },
-    /// What was announced at this index is not a call after all (it was inside reasoning, or
-    /// the reply turned out to be in another format).
+    /// What was announced at this index is not a call after all (it was inside reasoning, the
+    /// reply turned out to be in another format, or `calls` reads no call there that keeps
+    /// what [`Event::Arguments`] showed).
     Retracted {
         /// The call's number.
         index: usize,
@@ -393,20 +394,21 @@ impl Markers {
     fn at(&self, rest: &[u8]) -> Result<Option<(usize, Action)>, ()> {
         let mut partial = false;
         for &(m, action) in &self.list {
-            if m[0] != rest[0] {
+            // Compared a byte at a time: markers are short and most differ within a few
+            // bytes (a call to memcmp per marker cost more, with the start of a marker
+            // looked at again at every byte of a small chunk).
+            let common = m.iter().zip(rest).take_while(|(a, b)| a == b).count();
+            if common < m.len().min(rest.len()) {
                 continue;
             }
             if rest.len() >= m.len() {
-                if rest.starts_with(m) {
-                    return if partial {
-                        Err(())
-                    } else {
-                        Ok(Some((m.len(), action)))
-                    };
-                }
-            } else if m.starts_with(rest) {
-                partial = true;
+                return if partial {
+                    Err(())
+                } else {
+                    Ok(Some((m.len(), action)))
+                };
             }
+            partial = true;
         }
         if partial { Err(()) } else { Ok(None) }
     }
@@ -582,11 +584,12 @@ struct Nested {
 }
 
 impl Nested {
-    /// A reader of arguments written as a JSON string; writing, it keeps their text.
-    fn new(written: &Option<Written>) -> Box<Nested> {
+    /// A reader of the arguments of `slot` written as a JSON string; writing, it keeps their
+    /// text.
+    fn new(slot: &Slot, written: &Option<Written>) -> Box<Nested> {
         let mut reader = Reader::new();
         if written.is_some() {
-            reader.record(0);
+            reader.record(0, text_only(slot, written));
         }
         Box::new(Nested { reader, fed: 0 })
     }
@@ -616,7 +619,7 @@ struct CallReader {
     /// The first slot of the calls it reads (with `ctx.args_of`, that one call's slot).
     first_slot: usize,
     /// While `read` is below this, a refresh would show nothing (see [`CallReader::quiet`]);
-    /// set by each refresh, 0 (nothing known) after each byte read by `push`.
+    /// set by each refresh, 0 (nothing known) once `push` opens or closes a frame.
     quiet_until: usize,
 }
 
@@ -655,7 +658,8 @@ pub struct Stream {
     /// Made by [`Stream::writing`]: the parameters' text of the `arguments` events not yet
     /// written.
     written: Option<Written>,
-    /// Whether [`Stream::skim`] may read a chunk (off only in tests, to compare).
+    /// Whether [`Stream::skim`] may read a chunk, and a refresh that would do nothing be
+    /// left out (off only in tests, to compare).
     skims: bool,
 }
 
@@ -874,6 +878,13 @@ impl Stream {
     #[inline(never)]
     fn read_on(&mut self, events: &mut Vec<Event>) {
         self.scan(events);
+        if self.skims
+            && let Mode::Json(reader, _) = &self.mode
+            && reader.quiet(0)
+        {
+            // The refresh would show and change nothing.
+            return;
+        }
         self.refresh(events);
     }
 
@@ -1608,9 +1619,19 @@ impl Stream {
                 [Ending::Cut, Ending::Call, Ending::Bad]
             };
             let pick = order.into_iter().find_map(|ending| {
-                (next[ending as usize]..ending.count(found))
-                    .find(|&k| ending.tool(found, k) == tool)
-                    .map(|k| (ending, k))
+                let mut same = (next[ending as usize]..ending.count(found))
+                    .filter(|&k| ending.tool(found, k) == tool);
+                let first = same.next()?;
+                // A call of the same tool that the stream never announced (it stopped reading
+                // its JSON before its name) may come first: then this call is the next one
+                // that keeps what its `arguments` showed; and with none, `calls` does not read
+                // this call as the stream did.
+                if ending == Ending::Call && !self.agrees(s, &found.calls[first]) {
+                    return same
+                        .find(|&k| self.agrees(s, &found.calls[k]))
+                        .map(|k| (ending, k));
+                }
+                Some((ending, first))
             });
             self.slots[s].ended = true;
             match pick {
@@ -1639,6 +1660,46 @@ impl Stream {
         }
     }
 
+    /// The text that holds the JSON of slot `s`'s arguments: a server call's, or the reply.
+    fn src_of(&self, s: usize) -> &[u8] {
+        self.server_calls
+            .iter()
+            .find(|c| c.slot == Some(s))
+            .map_or(self.buf.as_bytes(), |c| c.arguments.as_bytes())
+    }
+
+    /// Whether `call` can be the call slot `s` showed: it keeps what the `arguments` events
+    /// showed (the same [`weight`] when they showed them whole; else they are read again), or
+    /// a key of it repeats (see [`Stream::revise_at_end`]).
+    fn agrees(&self, s: usize, call: &Call) -> bool {
+        let slot = &self.slots[s];
+        let shown = match slot.shown_at {
+            None => return true,
+            Some(_)
+                if call
+                    .repairs
+                    .iter()
+                    .any(|r| r.kind == RepairKind::DuplicateKey) =>
+            {
+                return true;
+            }
+            Some(Shown::Whole) => return slot.shown == Some(weight(&call.parameters)),
+            Some(Shown::Part(_)) => shown_again(slot, self.src_of(s)),
+        };
+        let Some((shown, open)) = shown else {
+            return true;
+        };
+        let mut unkept = Vec::new();
+        unkept_map(
+            &shown,
+            &call.parameters,
+            open.as_deref(),
+            &mut Vec::new(),
+            &mut unkept,
+        );
+        unkept.is_empty()
+    }
+
     /// Before the `call_end` of slot `s`: when `call` has a repeated key, a `revised` for each
     /// value its `arguments` showed that `call` does not keep (the stream had stopped reading
     /// the call before the repeat). The path named is the repeated key's: the highest one on
@@ -1656,12 +1717,7 @@ impl Stream {
         if repeated.is_empty() || self.slots[s].shown_at.is_none() {
             return;
         }
-        let src = self
-            .server_calls
-            .iter()
-            .find(|c| c.slot == Some(s))
-            .map_or(self.buf.as_bytes(), |c| c.arguments.as_bytes());
-        let Some((shown, open)) = shown_again(&self.slots[s], src) else {
+        let Some((shown, open)) = shown_again(&self.slots[s], self.src_of(s)) else {
             return;
         };
         let mut unkept = Vec::new();
@@ -1830,21 +1886,27 @@ impl CallReader {
         events: &mut Vec<Event>,
         written: &mut Option<Written>,
     ) -> Step {
-        self.quiet_until = 0;
         let before = self.reader.stack.len();
         let quote = b == b'"' && !self.reader.in_string();
         let step = self.reader.push(b);
         if step == Step::Bail {
+            self.quiet_until = 0;
             return step;
         }
         self.read += 1;
         let after = self.reader.stack.len();
+        if after != before {
+            // A frame opened or closed (a call object's member may have been added): what a
+            // refresh would show is not known. A byte that leaves the stack as it was only
+            // adds to the top frame, whose being a call object's makes `quiet_until` 0.
+            self.quiet_until = 0;
+        }
         if after > before {
             let role = self.role(slots);
             if let Role::Args(s) = role {
                 self.args_from.push(self.read);
                 if written.is_some() {
-                    self.reader.record(after - 1);
+                    self.reader.record(after - 1, text_only(&slots[s], written));
                 }
                 self.found_args(&mut slots[s], after - 1, false);
             }
@@ -2005,7 +2067,10 @@ impl CallReader {
                 if !slot.args_done
                     && let Some(Value::String(text)) = args
                 {
-                    let mut nested = slot.nested.take().unwrap_or_else(|| Nested::new(written));
+                    let mut nested = slot
+                        .nested
+                        .take()
+                        .unwrap_or_else(|| Nested::new(slot, written));
                     let ok = feed_nested(&mut nested, text.as_bytes());
                     if let Some(path) = nested.reader.repeated_path() {
                         revise(slot, path, src, events);
@@ -2081,8 +2146,10 @@ impl CallReader {
                             slot.args_key = Some(k.clone());
                         }
                         if slot.args_key.as_deref() == Some(k.as_str()) {
-                            let mut nested =
-                                slot.nested.take().unwrap_or_else(|| Nested::new(written));
+                            let mut nested = slot
+                                .nested
+                                .take()
+                                .unwrap_or_else(|| Nested::new(slot, written));
                             if feed_nested(&mut nested, bytes) {
                                 slot.args_bytes = nested.fed;
                                 if due(slot) {
@@ -2129,8 +2196,9 @@ impl CallReader {
 
     /// Whether a refresh after `n` more bytes of the open string would show nothing: the
     /// string is not a call object's (a name, or arguments as a string, read in refresh),
-    /// and no call's arguments would be due. Known since the last refresh, with nothing read
-    /// by `push` since.
+    /// and no call's arguments would be due. Known since the last refresh, with no frame
+    /// opened or closed by `push` since (and, so, nothing changed in a call object that is not
+    /// on top).
     fn quiet(&self, n: usize) -> bool {
         self.read + n < self.quiet_until
     }
@@ -2340,6 +2408,21 @@ fn due_size(tried: usize) -> usize {
         }
 }
 
+/// The schema that coerces the parameters of the call `slot` reads, if any.
+fn definition(slot: &Slot) -> Option<&crate::tools::Tool> {
+    match (&slot.tools, &slot.tool) {
+        (Some(tools), Some(tool)) => tools.get(tool),
+        _ => None,
+    }
+}
+
+/// Whether only the text of the arguments of `slot` is wanted, so that their reader keeps
+/// no values ([`Reader::record`]): a writing stream, the call announced (its tool known)
+/// and no schema to coerce them. Its `arguments` events are then written from the text.
+fn text_only(slot: &Slot, written: &Option<Written>) -> bool {
+    written.is_some() && slot.index.is_some() && definition(slot).is_none()
+}
+
 /// An `arguments` event, if the call is announced, nothing could contradict it and the value
 /// changed (the final one, `last`, is always sent). How often partial values come is
 /// [`due`]'s rule. `value` builds the parameters and their open path; `text`, the reader
@@ -2359,10 +2442,7 @@ fn show(
     if slot.frozen || slot.ended || slot.args_done {
         return;
     }
-    let definition = match (&slot.tools, &slot.tool) {
-        (Some(tools), Some(tool)) => tools.get(tool),
-        _ => None,
-    };
+    let definition = definition(slot);
     if let Some(w) = written.as_mut()
         && definition.is_none()
         && let Some((reader, depth)) = text
@@ -2376,12 +2456,16 @@ fn show(
         slot.shown_at = Some(shown_at(slot, last));
         reader.close_text(&mut w.text);
         w.ends.push_back(w.text.len());
-        let open = (!last).then(|| pointer(&reader.open_path(depth)));
+        let open = (!last).then(|| reader.open_pointer(depth));
         events.push(Event::Arguments {
             index,
             parameters: Map::new(),
             open,
         });
+        return;
+    }
+    if text.is_some_and(|(reader, _)| reader.light()) {
+        // Its values are not kept, only its text, which shows nothing now.
         return;
     }
     let Some((mut args, open)) = value() else {
@@ -2639,8 +2723,9 @@ mod tests {
         pub(super) static SKIMMED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
-    /// Every `calls` fixture fed a character at a time, with and without [`Stream::skim`]:
-    /// the same events, so the skim reads chunks exactly as the byte-by-byte scan does.
+    /// Every `calls` fixture fed a character at a time, with and without [`Stream::skim`]
+    /// and the refreshes left out when quiet: the same events, so the skim reads chunks
+    /// exactly as the byte-by-byte scan does, and a refresh left out would have done nothing.
     #[test]
     fn skimming_gives_the_events_of_the_scan() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calls");
