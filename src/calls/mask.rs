@@ -34,7 +34,13 @@ pub(crate) fn json_strings(text: &str, ctx: &Ctx<'_>) -> Vec<Range<usize>> {
     areas.push(0..text.len());
     while let Some(area) = areas.pop() {
         budget = budget.saturating_sub(area.len());
-        let found = pass(bytes, area);
+        let found = pass(bytes, area.clone());
+        // An opener that never closes is no value, but values after it may be (a stray `{`
+        // or quote in prose before a call): the rest of the area is looked into on its own.
+        // Within the budget, like every other area looked into.
+        if let Some(opener) = found.unclosed.filter(|&o| area.end - o <= budget) {
+            areas.push(opener + 1..area.end);
+        }
         for value in found.values {
             let inside = found.strings.partition_point(|s| s.start < value.start)
                 ..found.strings.partition_point(|s| s.start < value.end);
@@ -58,11 +64,13 @@ pub(crate) fn json_strings(text: &str, ctx: &Ctx<'_>) -> Vec<Range<usize>> {
     masked
 }
 
-/// What one pass over an area finds: the outermost bracketed values that close, and the
-/// strings inside brackets that could hold a marker.
+/// What one pass over an area finds: the outermost bracketed values that close, the
+/// strings inside brackets that could hold a marker, and the outermost opener still open
+/// where the pass stopped.
 struct Pass {
     values: Vec<Range<usize>>,
     strings: Vec<Range<usize>>,
+    unclosed: Option<usize>,
 }
 
 /// Brackets are matched as [`crate::args::locate::json_extent`] matches them (any closer closes
@@ -71,6 +79,7 @@ fn pass(bytes: &[u8], area: Range<usize>) -> Pass {
     let mut found = Pass {
         values: Vec::new(),
         strings: Vec::new(),
+        unclosed: None,
     };
     let end = area.end;
     let mut open: Vec<usize> = Vec::new();
@@ -107,6 +116,7 @@ fn pass(bytes: &[u8], area: Range<usize>) -> Pass {
         }
         i += 1;
     }
+    found.unclosed = open.first().copied();
     found
 }
 
