@@ -499,7 +499,14 @@ fn many(
     for (part, slots) in parts {
         for slot in slots {
             let part = Arc::clone(&part);
-            records.push(Py::new(py, Record::new(Outcome { part, slot }))?);
+            let record = Py::new(py, Record::new(Outcome { part, slot }))?;
+            // PyO3 makes every class collectable, but a Record reports no references to the
+            // collector (it visits none), so tracking it only makes each collection that the
+            // new records set off walk them all: untracked, as CPython untracks its own
+            // containers of atoms. The collector finds the same cycles either way.
+            // SAFETY: the record was just made and is a live object.
+            unsafe { pyo3::ffi::PyObject_GC_UnTrack(record.as_ptr().cast()) };
+            records.push(record);
         }
     }
     Ok(records)
