@@ -140,7 +140,9 @@ fn parse_options(
 /// it and shared by its records: the serial parts of `mend_many` (making the records, and
 /// freeing them later) then allocate and free one buffer per batch, not several per record.
 struct Part {
-    json: String,
+    // Bytes as the parser wrote them, UTF-8; checked only when a record's text is read, so
+    // that making a batch does not validate every value it wrote.
+    json: Vec<u8>,
     repairs: Vec<toolmend::Repair>,
 }
 
@@ -170,7 +172,7 @@ impl Slot {
         match result {
             Ok(mended) => {
                 let (json, repairs) = (part.json.len(), part.repairs.len());
-                part.json.push_str(&mended.value());
+                mended.write_value(&mut part.json);
                 part.repairs.extend_from_slice(mended.repairs());
                 Slot::Ok {
                     json: json..part.json.len(),
@@ -196,7 +198,7 @@ impl Outcome {
     /// One input on its own, as `Mender.mend` gives it.
     fn new(input: &Input<'_>, result: Result<Mended<'_>, toolmend::Error>) -> Outcome {
         let mut part = Part {
-            json: String::new(),
+            json: Vec::new(),
             repairs: Vec::new(),
         };
         let slot = Slot::new(&mut part, input, result);
@@ -208,7 +210,10 @@ impl Outcome {
 
     fn json(&self) -> Option<&str> {
         match &self.slot {
-            Slot::Ok { json, .. } => Some(&self.part.json[json.clone()]),
+            Slot::Ok { json, .. } => Some(
+                std::str::from_utf8(&self.part.json[json.clone()])
+                    .expect("the parser writes UTF-8"),
+            ),
             Slot::Failed { .. } => None,
         }
     }
@@ -484,7 +489,7 @@ fn many(
             // A value is about as long as its input, so the part is rarely grown.
             let bytes = range.clone().map(size).sum();
             let mut part = Part {
-                json: String::with_capacity(bytes),
+                json: Vec::with_capacity(bytes),
                 repairs: Vec::new(),
             };
             let mut slots = Vec::with_capacity(range.len());
