@@ -221,16 +221,29 @@ def mixed_inputs(n):
         lambda i: "",
         lambda i: '{"big": "' + "y" * 200 + '"}',
         lambda i: '"{\\"q\\": 1}"',
+        lambda i: f'{{"e": "\U0001f600\udc80", "n": {i}}}',
+        lambda i: "{'\u00e9': 1, 'x': '\udfff\u00e9'}",
+        lambda i: '{"big": "' + "\u00e9\u4e16" * 60 + f'", "n": {i}}}',
+        lambda i: '{"big": "' + "\u00e9" * 70 + '"}',
     ]
     return [kinds[i % len(kinds)](i) for i in range(n)]
+
+
+def fresh(x):
+    """A new str equal to x, without the UTF-8 Python keeps once it has made it."""
+    if isinstance(x, str):
+        return x.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
+    return x
 
 
 def test_mend_many_equals_mend_on_every_kind_of_input():
     inputs = mixed_inputs(30_000)
     mender = toolmend.Mender(max_bytes=150)
+    runs = [toolmend.mend_many((fresh(x) for x in inputs), threads=t, max_bytes=150) for t in (1, 3)]
     want = [mender.mend(x) for x in inputs]
-    for threads in (1, 3):
-        got = toolmend.mend_many((x for x in inputs), threads=threads, max_bytes=150)
+    # Again, now that every str holds the UTF-8 Python made of it.
+    runs.append(toolmend.mend_many(inputs, max_bytes=150))
+    for got in runs:
         assert len(got) == len(inputs)
         for x, g, w in zip(inputs, got, want):
             assert (g.ok, g.json, g.code, g.message, g.offset, g.original) == (
