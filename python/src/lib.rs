@@ -6,6 +6,7 @@
 //! its `.pyi` stubs carry the signatures.
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -82,6 +83,8 @@ fn input<'a>(obj: &'a Bound<'_, PyAny>, max_bytes: usize) -> Input<'a> {
     let failed = |error, original: String| Input::Failed(error, Cow::Owned(original));
     if let Ok(s) = obj.cast::<PyString>() {
         match s.to_str() {
+            // A str's UTF-8 is valid already: only its size is checked.
+            Ok(text) if text.len() <= max_bytes => Input::Text(text),
             Ok(text) => Input::from_bytes(text.as_bytes(), max_bytes),
             Err(_) => {
                 let lossy = s.to_string_lossy();
@@ -133,14 +136,24 @@ fn parse_options(
     })
 }
 
-/// One mended input, owned: what a record holds before it becomes a Python object.
-enum Outcome {
+/// The texts and repairs of the records of one batch, written once by the thread that mended
+/// it and shared by its records: the serial parts of `mend_many` (making the records, and
+/// freeing them later) then allocate and free one buffer per batch, not several per record.
+struct Part {
+    // Bytes as the parser wrote them, UTF-8; checked only when a record's text is read, so
+    // that making a batch does not validate every value it wrote.
+    json: Vec<u8>,
+    repairs: Vec<toolmend::Repair>,
+}
+
+/// One mended input, before its record shares its batch's [`Part`].
+enum Slot {
     Ok {
-        json: String,
-        // Written as JSON only when asked for: in `mend_many` the records are made one after
-        // another with the GIL held, after the threads, and inputs with hundreds of repairs
-        // made that serial part outweigh the mending.
-        repairs: Vec<toolmend::Repair>,
+        json: Range<usize>,
+        // Kept as repairs, written as JSON only when asked for: in `mend_many` the records are
+        // made one after another with the GIL held, and inputs with hundreds of repairs would
+        // make that serial part outweigh the mending.
+        repairs: Range<usize>,
         dropped: Vec<String>,
     },
     Failed {
@@ -149,18 +162,66 @@ enum Outcome {
     },
 }
 
-impl Outcome {
-    fn new(input: &Input<'_>, result: Result<Mended<'_>, toolmend::Error>) -> Outcome {
+impl Slot {
+    /// Mends `input` with its text and repairs appended to `part`.
+    fn new(
+        part: &mut Part,
+        input: &Input<'_>,
+        result: Result<Mended<'_>, toolmend::Error>,
+    ) -> Slot {
         match result {
-            Ok(mended) => Outcome::Ok {
-                json: mended.value().into_owned(),
-                repairs: mended.repairs().to_vec(),
-                dropped: mended.dropped().map(str::to_owned).collect(),
-            },
-            Err(error) => Outcome::Failed {
+            Ok(mended) => {
+                let (json, repairs) = (part.json.len(), part.repairs.len());
+                mended.write_value(&mut part.json);
+                part.repairs.extend_from_slice(mended.repairs());
+                Slot::Ok {
+                    json: json..part.json.len(),
+                    repairs: repairs..part.repairs.len(),
+                    dropped: mended.dropped().map(str::to_owned).collect(),
+                }
+            }
+            Err(error) => Slot::Failed {
                 error,
                 original: input.original(),
             },
+        }
+    }
+}
+
+/// One mended input: its slot and the part holding its text.
+struct Outcome {
+    part: Arc<Part>,
+    slot: Slot,
+}
+
+impl Outcome {
+    /// One input on its own, as `Mender.mend` gives it.
+    fn new(input: &Input<'_>, result: Result<Mended<'_>, toolmend::Error>) -> Outcome {
+        let mut part = Part {
+            json: Vec::new(),
+            repairs: Vec::new(),
+        };
+        let slot = Slot::new(&mut part, input, result);
+        Outcome {
+            part: Arc::new(part),
+            slot,
+        }
+    }
+
+    fn json(&self) -> Option<&str> {
+        match &self.slot {
+            Slot::Ok { json, .. } => Some(
+                std::str::from_utf8(&self.part.json[json.clone()])
+                    .expect("the parser writes UTF-8"),
+            ),
+            Slot::Failed { .. } => None,
+        }
+    }
+
+    fn repairs(&self) -> &[toolmend::Repair] {
+        match &self.slot {
+            Slot::Ok { repairs, .. } => &self.part.repairs[repairs.clone()],
+            Slot::Failed { .. } => &[],
         }
     }
 }
@@ -199,18 +260,18 @@ impl Record {
     /// True when the input gave a value.
     #[getter]
     fn ok(&self) -> bool {
-        matches!(self.outcome, Outcome::Ok { .. })
+        matches!(self.outcome.slot, Slot::Ok { .. })
     }
 
     /// The mended value as Python objects (parsed from `json` on first use); None on failure.
     #[getter]
     fn value(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        match &self.outcome {
-            Outcome::Ok { json, .. } => self
+        match self.outcome.json() {
+            Some(json) => self
                 .value
                 .get_or_try_init(py, || json_loads(py, json))
                 .map(|v| v.clone_ref(py)),
-            Outcome::Failed { .. } => Ok(py.None()),
+            None => Ok(py.None()),
         }
     }
 
@@ -218,89 +279,86 @@ impl Record {
     /// failure.
     #[getter]
     fn json(&self) -> Option<&str> {
-        match &self.outcome {
-            Outcome::Ok { json, .. } => Some(json),
-            Outcome::Failed { .. } => None,
-        }
+        self.outcome.json()
     }
 
     /// What was changed to get the value: a list of dicts with `kind` and, where it applies,
     /// `offset`, `layers`, `text` or `key`. Empty when the input was clean JSON or failed.
     #[getter]
     fn repairs(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        match &self.outcome {
-            Outcome::Ok { repairs, .. } => self
+        match &self.outcome.slot {
+            Slot::Ok { .. } => self
                 .repairs
-                .get_or_try_init(py, || json_loads(py, &repairs_json(repairs)))
+                .get_or_try_init(py, || json_loads(py, &repairs_json(self.outcome.repairs())))
                 .map(|v| v.clone_ref(py)),
-            Outcome::Failed { .. } => Ok(PyList::empty(py).into_any().unbind()),
+            Slot::Failed { .. } => Ok(PyList::empty(py).into_any().unbind()),
         }
     }
 
     /// Values that were in the input but are not in the value (concatenated values).
     #[getter]
     fn dropped(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
-        match &self.outcome {
-            Outcome::Ok { dropped, .. } => dropped.iter().map(|d| json_loads(py, d)).collect(),
-            Outcome::Failed { .. } => Ok(Vec::new()),
+        match &self.outcome.slot {
+            Slot::Ok { dropped, .. } => dropped.iter().map(|d| json_loads(py, d)).collect(),
+            Slot::Failed { .. } => Ok(Vec::new()),
         }
     }
 
     /// The stable error code (`invalid_json`, `not_an_object`, ...); None on success.
     #[getter]
     fn code(&self) -> Option<&'static str> {
-        match &self.outcome {
-            Outcome::Failed { error, .. } => Some(error.code.as_str()),
-            Outcome::Ok { .. } => None,
+        match &self.outcome.slot {
+            Slot::Failed { error, .. } => Some(error.code.as_str()),
+            Slot::Ok { .. } => None,
         }
     }
 
     /// What failed and where; None on success.
     #[getter]
     fn message(&self) -> Option<&str> {
-        match &self.outcome {
-            Outcome::Failed { error, .. } => Some(&error.message),
-            Outcome::Ok { .. } => None,
+        match &self.outcome.slot {
+            Slot::Failed { error, .. } => Some(&error.message),
+            Slot::Ok { .. } => None,
         }
     }
 
     /// The byte offset of the failure, where one applies.
     #[getter]
     fn offset(&self) -> Option<usize> {
-        match &self.outcome {
-            Outcome::Failed { error, .. } => error.offset,
-            Outcome::Ok { .. } => None,
+        match &self.outcome.slot {
+            Slot::Failed { error, .. } => error.offset,
+            Slot::Ok { .. } => None,
         }
     }
 
     /// The input cut to its first 100 characters (with `…` when cut); None on success.
     #[getter]
     fn original(&self) -> Option<&str> {
-        match &self.outcome {
-            Outcome::Failed { original, .. } => Some(original),
-            Outcome::Ok { .. } => None,
+        match &self.outcome.slot {
+            Slot::Failed { original, .. } => Some(original),
+            Slot::Ok { .. } => None,
         }
     }
 
     /// The value, or the failure raised as `toolmend.Error`.
     fn unwrap(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        match &self.outcome {
-            Outcome::Ok { .. } => self.value(py),
-            Outcome::Failed { error, .. } => Err(to_py_err(py, error, None)),
+        match &self.outcome.slot {
+            Slot::Ok { .. } => self.value(py),
+            Slot::Failed { error, .. } => Err(to_py_err(py, error, None)),
         }
     }
 
     /// The record as a dict, as `toolmend args --records` writes it (without `line`).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
-        match &self.outcome {
-            Outcome::Ok { .. } => {
+        match &self.outcome.slot {
+            Slot::Ok { .. } => {
                 d.set_item("ok", true)?;
                 d.set_item("value", self.value(py)?)?;
                 d.set_item("repairs", self.repairs(py)?)?;
                 d.set_item("dropped", self.dropped(py)?)?;
             }
-            Outcome::Failed { error, original } => {
+            Slot::Failed { error, original } => {
                 d.set_item("ok", false)?;
                 let e = PyDict::new(py);
                 e.set_item("code", error.code.as_str())?;
@@ -316,15 +374,15 @@ impl Record {
     }
 
     fn __repr__(&self) -> String {
-        match &self.outcome {
-            Outcome::Ok { json, repairs, .. } => {
+        match &self.outcome.slot {
+            Slot::Ok { .. } => {
                 format!(
                     "Record(ok=True, json={}, repairs={})",
-                    short(json),
-                    repairs_json(repairs)
+                    short(self.outcome.json().unwrap_or_default()),
+                    repairs_json(self.outcome.repairs())
                 )
             }
-            Outcome::Failed { error, .. } => format!(
+            Slot::Failed { error, .. } => format!(
                 "Record(ok=False, code={:?}, message={:?})",
                 error.code.as_str(),
                 error.message
@@ -422,15 +480,41 @@ fn many(
     };
     let held = items.collect::<PyResult<Vec<_>>>()?;
     let inputs: Vec<Input<'_>> = held.iter().map(|item| input(item, max_bytes)).collect();
-    let outcomes = py.detach(|| {
-        toolmend::mend_many_with(&inputs, options, threads, |input, result| {
-            Outcome::new(input, result)
+    let size = |i: usize| match &inputs[i] {
+        Input::Text(text) => text.len(),
+        Input::Failed(..) => 0,
+    };
+    let parts = py.detach(|| {
+        toolmend::mend_batches(inputs.len(), size, options, threads, |range, mender| {
+            // A value is about as long as its input, so the part is rarely grown.
+            let bytes = range.clone().map(size).sum();
+            let mut part = Part {
+                json: Vec::with_capacity(bytes),
+                repairs: Vec::new(),
+            };
+            let mut slots = Vec::with_capacity(range.len());
+            for input in &inputs[range] {
+                let result = input.text().and_then(|text| mender.mend(text));
+                slots.push(Slot::new(&mut part, input, result));
+            }
+            (Arc::new(part), slots)
         })
     });
-    outcomes
-        .into_iter()
-        .map(|outcome| Py::new(py, Record::new(outcome)))
-        .collect()
+    let mut records = Vec::with_capacity(inputs.len());
+    for (part, slots) in parts {
+        for slot in slots {
+            let part = Arc::clone(&part);
+            let record = Py::new(py, Record::new(Outcome { part, slot }))?;
+            // PyO3 makes every class collectable, but a Record reports no references to the
+            // collector (it visits none), so tracking it only makes each collection that the
+            // new records set off walk them all: untracked, as CPython untracks its own
+            // containers of atoms. The collector finds the same cycles either way.
+            // SAFETY: the record was just made and is a live object.
+            unsafe { pyo3::ffi::PyObject_GC_UnTrack(record.as_ptr().cast()) };
+            records.push(record);
+        }
+    }
+    Ok(records)
 }
 
 /// Mends tool-call arguments into a dict, as `toolmend args`: unquotes encoded JSON, keeps

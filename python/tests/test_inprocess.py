@@ -1,5 +1,6 @@
 """The in-process API: values, records, errors, and the same results as the CLI."""
 
+import gc
 import json
 import os
 import subprocess
@@ -199,6 +200,82 @@ def test_mend_many_releases_the_gil():
     # few switch intervals at most.
     assert elapsed > 0.05
     assert during > 10_000, (during, elapsed)
+
+
+def mixed_inputs(n):
+    """Every kind of input mend_many takes, many batches' worth: str (ASCII, Latin-1, BMP,
+    astral), bytes, invalid UTF-8, lone surrogates, None, non-text, too large, repairs,
+    concatenated values and failures."""
+    kinds = [
+        lambda i: f'{{"n": {i}, "pad": "{"x" * (i % 300)}",}}',
+        lambda i: f"{{'caf\u00e9': {i}}}",
+        lambda i: f'{{"k": "\u4e16\u754c {i}"}}',
+        lambda i: f'{{"e": "\U0001f600", "n": {i}}}',
+        lambda i: f'{{"b": {i}, }}'.encode(),
+        lambda i: b'{"x": "\xc3"}',
+        lambda i: '{"s": "\udcff"}',
+        lambda i: None,
+        lambda i: i,
+        lambda i: "[1, 2]",
+        lambda i: '{"a": 1}{"b": 2}',
+        lambda i: "",
+        lambda i: '{"big": "' + "y" * 200 + '"}',
+        lambda i: '"{\\"q\\": 1}"',
+        lambda i: f'{{"e": "\U0001f600\udc80", "n": {i}}}',
+        lambda i: "{'\u00e9': 1, 'x': '\udfff\u00e9'}",
+        lambda i: '{"big": "' + "\u00e9\u4e16" * 60 + f'", "n": {i}}}',
+        lambda i: '{"big": "' + "\u00e9" * 70 + '"}',
+    ]
+    return [kinds[i % len(kinds)](i) for i in range(n)]
+
+
+def fresh(x):
+    """A new str equal to x, without the UTF-8 Python keeps once it has made it."""
+    if isinstance(x, str):
+        return x.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
+    return x
+
+
+def test_mend_many_equals_mend_on_every_kind_of_input():
+    inputs = mixed_inputs(30_000)
+    mender = toolmend.Mender(max_bytes=150)
+    runs = [toolmend.mend_many((fresh(x) for x in inputs), threads=t, max_bytes=150) for t in (1, 3)]
+    want = [mender.mend(x) for x in inputs]
+    # Again, now that every str holds the UTF-8 Python made of it.
+    runs.append(toolmend.mend_many(inputs, max_bytes=150))
+    for got in runs:
+        assert len(got) == len(inputs)
+        for x, g, w in zip(inputs, got, want):
+            assert (g.ok, g.json, g.code, g.message, g.offset, g.original) == (
+                w.ok, w.json, w.code, w.message, w.offset, w.original), x
+            assert g.to_dict() == w.to_dict() and repr(g) == repr(w), x
+    codes = {r.code for r in want}
+    assert {None, "invalid_utf8", "empty_input", "invalid_input", "not_an_object", "too_large"} <= codes
+
+
+def test_mend_many_records_outlive_their_list():
+    # The records of a batch share one buffer: one record kept must keep it whole.
+    inputs = mixed_inputs(20_000)
+    records = toolmend.mend_many(inputs)
+    kept = records[12_345], records[-1], records[0]
+    want = [r.to_dict() for r in kept]
+    del records
+    gc.collect()
+    junk = toolmend.mend_many(inputs[::-1])
+    assert [r.to_dict() for r in kept] == want
+    assert kept[2].value == {"n": 0, "pad": ""} and kept[2].repairs
+    assert len(junk) == len(inputs)
+
+
+def test_mend_many_records_are_not_walked_by_the_collector():
+    # They hold no Python references the collector could follow, so it need not track them.
+    records = toolmend.mend_many(['{"a": 1,}', "[1]"])
+    assert not any(gc.is_tracked(r) for r in records)
+    value = records[0].value
+    assert value == {"a": 1} and records[0].value is value
+    del records
+    gc.collect()
+    assert value == {"a": 1}
 
 
 def test_extract_calls():
