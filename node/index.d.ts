@@ -140,6 +140,8 @@ export class CallExtractor {
 export type StreamEvent =
   | { event: 'call_start'; index: number; tool: string; id?: unknown }
   | { event: 'arguments'; index: number; parameters: { [key: string]: unknown }; open: string | null }
+  /** The model wrote the key at `path` (a JSON pointer in the parameters) again after its value was shown: what was shown there may not hold; the call's value comes with call_end. */
+  | { event: 'revised'; index: number; path: string; reason: string }
   | { event: 'call_end'; index: number; call: { tool: string; parameters: { [key: string]: unknown }; [k: string]: unknown } }
   | { event: 'incomplete'; index: number; tool: string | null; id?: unknown; offset: number; message: string }
   | { event: 'invalid'; index: number; tool: string | null; id?: unknown; error: { code: string; message: string } }

@@ -371,8 +371,9 @@ function nativeCalls(Class, options) {
 /**
  * A reply read as it arrives (`toolmend calls --stream`; see docs/streaming.md). Each method
  * returns the events it makes known, objects with an `event` key: `call_start`, `arguments`
- * {index, parameters, open}, `call_end`, `incomplete`, `invalid`, `retracted`, `text`,
- * `reasoning`, and last `end` (a `toolmend calls --records` record).
+ * {index, parameters, open}, `revised` {index, path: a key the model wrote again after its
+ * value was shown}, `call_end`, `incomplete`, `invalid`, `retracted`, `text`, `reasoning`,
+ * and last `end` (a `toolmend calls --records` record).
  */
 class Stream {
   /** The options of CallExtractor (tools, format, requireTerminate, ...). */

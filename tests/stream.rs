@@ -661,6 +661,8 @@ fn a_key_repeated_after_a_repair_is_revised_at_the_end() {
         (r#"{"o": {"k": 1, "x": 'y', "k": 2}}"#, vec![(0, "/o/k")]),
         // The same value again: nothing shown changes.
         (r#"{"a": 1, "b": tru, "a": 1}"#, vec![]),
+        // The arguments key itself, after a slip in the call object: all of the parameters.
+        (r#"{"a": 1}, 'x': 1, "arguments": {"a": 2}"#, vec![(0, "")]),
     ] {
         let reply = tool_call(arguments);
         let (fed, end) = per_char(&options, &reply);
@@ -740,4 +742,109 @@ fn a_repeated_key_in_a_server_call_is_revised() {
             .any(|e| matches!(e, Event::CallEnd { call, .. } if call.parameters["a"] == 3)),
         "{events:#?}"
     );
+}
+
+/// Arguments whose keys come from a few names (so they repeat, at the top and nested), with
+/// values the stream can vouch for and slips it cannot (single quotes, a bare word, a
+/// missing comma), so a repeat is read as it comes or only known at the end.
+fn repeating_arguments() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        (0..20u8).prop_map(|n| n.to_string()),
+        "[a-c]{0,3}".prop_map(|s| format!("\"{s}\"")),
+        Just("true".to_owned()),
+        Just("'q'".to_owned()),
+        Just("tru".to_owned()),
+        Just("\"x\\\"a\\\": 1\"".to_owned()),
+    ];
+    let value = leaf.prop_recursive(2, 12, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(("[abk]", inner.clone()), 0..4).prop_map(|members| {
+                let members: Vec<String> = members
+                    .into_iter()
+                    .map(|(k, v)| format!("\"{k}\": {v}"))
+                    .collect();
+                format!("{{{}}}", members.join(", "))
+            }),
+            prop::collection::vec(inner, 0..3).prop_map(|items| format!("[{}]", items.join(", "))),
+        ]
+    });
+    prop::collection::vec(("[abk]", value, prop::bool::weighted(0.05)), 1..6).prop_map(|members| {
+        let mut out = String::from("{");
+        for (i, (k, v, no_comma)) in members.iter().enumerate() {
+            if i > 0 {
+                out.push_str(if *no_comma { " " } else { ", " });
+            }
+            out.push_str(&format!("\"{k}\": {v}"));
+        }
+        out.push('}');
+        out
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Repeated keys in every position, fed a character at a time and split at random: the
+    /// same checks as the fixtures' (a shown value contradicted only under an earlier
+    /// `revised`, which needs a `duplicate_key` repair).
+    #[test]
+    fn repeated_keys_are_revised_or_kept(
+        arguments in repeating_arguments(),
+        encoded in any::<bool>(),
+        seeds in prop::collection::vec(any::<prop::sample::Index>(), 1..6),
+    ) {
+        let arguments = if encoded { Value::from(arguments).to_string() } else { arguments };
+        let input = tool_call(&arguments);
+        let case = CallsCase { name: "generated".into(), input: input.clone(), options: CallOptions::default() };
+        let expected = extract(&input, &case.options);
+        let bounds = boundaries(&input);
+        let chars: Vec<&str> = bounds.windows(2).map(|w| &input[w[0]..w[1]]).collect();
+        check(&case, "one character at a time", &run(&case.options, &chars), &expected);
+        let mut cuts: Vec<usize> = seeds.iter().map(|s| bounds[s.index(bounds.len())]).collect();
+        cuts.sort_unstable();
+        check(&case, &format!("split at {cuts:?}"), &run(&case.options, &split_at(&input, &cuts)), &expected);
+    }
+}
+
+/// Replies the calls fuzz target found where a call the stream never announced (its JSON
+/// stopped being read before its name) came before one it showed, of the same tool: the
+/// shown call's `call_end` must be the call that keeps what it showed, not the first one of
+/// its tool (each failed before: "the final parameters contradict").
+#[test]
+fn an_unannounced_call_of_the_same_tool_does_not_take_a_shown_calls_end() {
+    for json in [
+        // Command R list: the first get_time call is never announced (its JSON breaks before its arguments close), the second is.
+        r##""<|RT_ACTION|>[\n {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Oslo\"}},\n {\"tool_call_id\": \"1\", \"tool_name\": \"get_time\", \"parameters\": {\"tzallfunctools, \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Oslo\"}},\n {\"tool_call_id\": \"1\", \"tool_name\": \"get_time\", \"parameters\": {\"tz\": \"UTC\"}}\n]<|E\": \"UTC\"}}\n]<|END_ACTION|>""##,
+        // a Responses object with two get_weather calls, the first in a broken item.
+        r##""{\"id\": \"resp_1\", \"object\": \"response\", \"created_at\": 1, \"status\": \"completed\", \"model\": \"gpt-4.1\", \"oc_2\", \"call_id\": \"call_9\", \"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\":\\\"Rome\\\"}\", \"sutput\": [{\"type\": \"reasoning\", \"id\": \"rs_0\", \"summary\":-[{\"type\": \"summary_text\", \"text\": \"The user wants the weather.\"}]}, {\"type\": \"message\", \"id\": \"msg_1\", \"role\": \"assistant\", \"status\": \"completed\", \"content\": [{\"type\": \"output_text\", \"text\": \"On it.\", \"anNotations\": []}]}, {\"type\": \"function_call\", \"id\": \"fc_2\", \"call_id\": \"call_9\", \"name\": \"get_weather\", \"arguments\": \"{\\\"c:ity\\\":\\\"Rome\\\"}\", \"status\": \"completed\"}], \"incomplete_details\": null}""##,
+        // a call in prose that calls repairs before the one the stream shows.
+        r##""<tool_calls>\n<tool_call>get_weather<A ca\tl looks like {\"name\": \"my_tool~\", \"arguments\": {\"x\"J 1}} iTool_sep>\n<arg_key>city</arg_key>\n<arg_von</a</arg_key>\n<arg_value>Lisbon</arg_vaguments\": {\"x\": 1}} iTool_sep>\n<arg_key>city</arg_key>\n<arg_von</a</arg_key>\n<arg_value>Lisbon</arg_value>\n</tool_call{\"itool_clue>\n</tool_call{\"itool_call>get_weather<tool_rg_vn generalalue>.Port<|plugin|>ue>\n</tool_call>\n</tool_caol_calls>\n<tool_call>get_weather<A call looks like {\"name\": \"my_tool~\", \"arguments\": {\"x\": 1}} iTool_sep>\n<arg_key>city</arg_key>\n<arg_von</a</arg_key>\n<arg_value>Lisbon</arg_value>\n</tool_call{\"itool_call>get_weather<tool_rg_vn generalalue>.Port<|plugin|>ue>\n</tool_call>\n</tool_callslls>""##,
+        // two f calls in a string the stream reads as prose; the first one is not announced.
+        r##""m\\\\\\\"e\": \"gtetie_m\", \"par\u000e\u000e\u000eNt\": \"draft\", \"appen\u000e\u000e\u000e\u000e\u000e\u000e\u000e\u000e\u000e{\"tool\":\"f\",\"parameters\":{\"id\":12345678901234567890123\u000e\f\u000e\u000e\u000e\u000e\u000e\u000e\u000e\u000e.5e-3}}\u000e\u000e\u000e\u000e\u000e\u000e\", \"appen\u000e\u000e\u000e\u000e\u000e\u000e\u000e\u000e\u000e{\"tool\":\"f\",\"parameters\":{\"id\": false}""##,
+    ] {
+        let input: String = serde_json::from_str(json).unwrap();
+        let case = CallsCase {
+            name: "fuzz regression".into(),
+            input: input.clone(),
+            options: CallOptions::default(),
+        };
+        let expected = extract(&input, &case.options);
+        let bounds = boundaries(&input);
+        let chars: Vec<&str> = bounds.windows(2).map(|w| &input[w[0]..w[1]]).collect();
+        check(
+            &case,
+            "one character at a time",
+            &run(&case.options, &chars),
+            &expected,
+        );
+        for &cut in &bounds {
+            let chunks = split_at(&input, &[cut]);
+            check(
+                &case,
+                &format!("split at {cut}"),
+                &run(&case.options, &chunks),
+                &expected,
+            );
+        }
+    }
 }

@@ -244,7 +244,7 @@ impl Mender {
             check(unsafe { napi::sys::napi_get_null(env, &mut made) })?;
             return Ok(Made(made));
         }
-        let input = toolmend::Input::from_bytes(self.text.as_bytes(), self.max_bytes);
+        let input = many::text_input(&self.text, self.max_bytes);
         let mended = match input.text().and_then(|t| self.inner.mend(t)) {
             Ok(mended) => mended,
             Err(error) => {

@@ -18,6 +18,7 @@ use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::num::NonZeroUsize;
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread;
 
@@ -501,8 +502,10 @@ impl Writer {
                 narrow_bytes += n;
             }
         }
-        let mut narrow = Vec::with_capacity(narrow_bytes);
-        let mut wide = Vec::with_capacity(wide_bytes);
+        let (mut narrow, mut wide) = {
+            let mut pool = pool();
+            (pool.take_latin1(narrow_bytes), pool.take_utf16(wide_bytes))
+        };
         let mut meta = Vec::with_capacity(self.records.len() * META);
         for r in &self.records {
             let mut bounds = [0.0; 4];
@@ -529,14 +532,12 @@ impl Writer {
         }
         self.utf8.clear();
         self.records.clear();
-        narrow.shrink_to_fit();
-        wide.shrink_to_fit();
         ([Segment::Latin1(narrow), Segment::Utf16(wide)], meta)
     }
 }
 
 /// Text known to be UTF-8 as the library's input (checked for size only).
-fn text_input(text: &str, max_bytes: usize) -> toolmend::Input<'_> {
+pub fn text_input(text: &str, max_bytes: usize) -> toolmend::Input<'_> {
     if text.len() > max_bytes {
         toolmend::Input::from_bytes(text.as_bytes(), max_bytes)
     } else {
@@ -594,49 +595,124 @@ fn external_strings() -> Option<(External<u8>, External<u16>)> {
     })
 }
 
-/// Frees a segment V8 no longer needs (`hint`: its length).
-unsafe extern "C" fn free_segment<T>(
+/// Segment buffers V8 has let go of, kept for the segments of later batches: their pages are
+/// already touched, and on this kind of machine a fresh page costs more than writing it. At
+/// most [`POOL_BYTES`]; a buffer is taken for a segment that fills at least half of it.
+struct Pool {
+    latin1: Vec<Vec<u8>>,
+    utf16: Vec<Vec<u16>>,
+    bytes: usize,
+}
+
+const POOL_BYTES: usize = 128 << 20;
+
+static POOL: Mutex<Pool> = Mutex::new(Pool {
+    latin1: Vec::new(),
+    utf16: Vec::new(),
+    bytes: 0,
+});
+
+fn pool() -> MutexGuard<'static, Pool> {
+    POOL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A buffer of `list` with room for `need` items and at most twice that (or a new one).
+fn take<T>(list: &mut Vec<Vec<T>>, bytes: &mut usize, need: usize) -> Vec<T> {
+    let fits = |b: &Vec<T>| b.capacity() >= need && b.capacity() / 2 <= need.max(1 << 12);
+    match list.iter().rposition(fits) {
+        Some(i) => {
+            let buffer = list.swap_remove(i);
+            *bytes -= buffer.capacity() * size_of::<T>();
+            buffer
+        }
+        None => Vec::with_capacity(need),
+    }
+}
+
+impl Pool {
+    fn take_latin1(&mut self, need: usize) -> Vec<u8> {
+        take(&mut self.latin1, &mut self.bytes, need)
+    }
+
+    fn take_utf16(&mut self, need: usize) -> Vec<u16> {
+        take(&mut self.utf16, &mut self.bytes, need)
+    }
+}
+
+/// Bytes of segments V8 let go of since the batch before reported its own (V8 is told how
+/// much memory its strings hold outside its heap, so that it collects them in time).
+static RELEASED: AtomicUsize = AtomicUsize::new(0);
+
+/// Takes back a segment V8 no longer needs (`hint`: its buffer's capacity).
+unsafe extern "C" fn free_segment<T: Pooled>(
     _env: napi::sys::napi_env,
     data: *mut c_void,
     hint: *mut c_void,
 ) {
-    // SAFETY: `data` and `hint` are the pointer and length of a boxed slice leaked in `segment`.
-    drop(unsafe {
-        Box::from_raw(std::ptr::slice_from_raw_parts_mut(
-            data.cast::<T>(),
-            hint as usize,
-        ))
-    });
+    let capacity = hint as usize;
+    // SAFETY: `data` and `hint` are the pointer and capacity of a vector leaked in `segment`.
+    let buffer = unsafe { Vec::from_raw_parts(data.cast::<T>(), 0, capacity) };
+    let bytes = capacity * size_of::<T>();
+    RELEASED.fetch_add(bytes, Ordering::Relaxed);
+    let mut pool = pool();
+    if pool.bytes + bytes <= POOL_BYTES {
+        pool.bytes += bytes;
+        T::list(&mut pool).push(buffer);
+    }
 }
 
-/// A segment as a JavaScript string: external where Node can, else copied.
-fn segment(env: napi::sys::napi_env, segment: Segment) -> Result<napi::sys::napi_value> {
+/// The two kinds of segment buffers in the [`Pool`].
+trait Pooled: Sized {
+    fn list(pool: &mut Pool) -> &mut Vec<Vec<Self>>;
+}
+
+impl Pooled for u8 {
+    fn list(pool: &mut Pool) -> &mut Vec<Vec<u8>> {
+        &mut pool.latin1
+    }
+}
+
+impl Pooled for u16 {
+    fn list(pool: &mut Pool) -> &mut Vec<Vec<u16>> {
+        &mut pool.utf16
+    }
+}
+
+/// A segment as a JavaScript string: external where Node can (its buffer's bytes are added
+/// to `external`), else copied.
+fn segment(
+    env: napi::sys::napi_env,
+    segment: Segment,
+    external: &mut usize,
+) -> Result<napi::sys::napi_value> {
     let mut string = std::ptr::null_mut();
     let mut copied = false;
-    // SAFETY: the pointers and lengths are those of live vectors; a leaked box is freed by
-    // `free_segment`, which Node calls once (at once when it copies instead).
+    // SAFETY: the pointers and lengths are those of live vectors; a leaked vector is taken
+    // back by `free_segment`, which Node calls once (at once when it copies instead).
     let status = unsafe {
         match (segment, external_strings()) {
             (Segment::Latin1(b), Some((latin1, _))) if !b.is_empty() => {
-                let b = Box::into_raw(b.into_boxed_slice());
+                let (len, capacity) = (b.len(), b.capacity());
+                *external += capacity;
                 latin1(
                     env,
-                    b.cast(),
-                    b.len(),
+                    std::mem::ManuallyDrop::new(b).as_mut_ptr(),
+                    len,
                     Some(free_segment::<u8>),
-                    b.len() as *mut c_void,
+                    capacity as *mut c_void,
                     &mut string,
                     &mut copied,
                 )
             }
             (Segment::Utf16(u), Some((_, utf16))) if !u.is_empty() => {
-                let u = Box::into_raw(u.into_boxed_slice());
+                let (len, capacity) = (u.len(), u.capacity());
+                *external += capacity * 2;
                 utf16(
                     env,
-                    u.cast(),
-                    u.len(),
+                    std::mem::ManuallyDrop::new(u).as_mut_ptr(),
+                    len,
                     Some(free_segment::<u16>),
-                    u.len() as *mut c_void,
+                    capacity as *mut c_void,
                     &mut string,
                     &mut copied,
                 )
@@ -669,11 +745,23 @@ impl ToNapiValue for Records {
         check(unsafe {
             napi::sys::napi_create_array_with_length(env, val.segments.len(), &mut segments)
         })?;
+        let mut external = 0;
         for (i, s) in val.segments.into_iter().enumerate() {
-            let string = segment(env, s)?;
+            let string = segment(env, s, &mut external)?;
             // SAFETY: `segments` was made above with this length.
             check(unsafe { napi::sys::napi_set_element(env, segments, i as u32, string) })?;
         }
+        let released = RELEASED.swap(0, Ordering::Relaxed);
+        let mut total = 0;
+        // SAFETY: an out-pointer; V8 is told of the memory its new strings hold and of what
+        // it let go of since.
+        check(unsafe {
+            napi::sys::napi_adjust_external_memory(
+                env,
+                external as i64 - released as i64,
+                &mut total,
+            )
+        })?;
         // SAFETY: as above.
         let meta = unsafe { Float64Array::to_napi_value(env, Float64Array::new(val.meta))? };
         let mut pair = std::ptr::null_mut();

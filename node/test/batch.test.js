@@ -148,6 +148,33 @@ test('a batch the native module cannot read fails whole, its threads end and the
   assert.equal(out.trim(), 'threw 2');
 });
 
+test('batches after V8 let go of earlier ones write into their reused buffers: the same records', () => {
+  // Segment buffers V8 frees are kept for later batches; a later batch's records must not
+  // show anything of what was in them before (longer records, other widths).
+  const script = `
+    const toolmend = require('toolmend');
+    const mender = new toolmend.Mender();
+    const texts = (k) => Array.from({ length: 20000 }, (_, i) =>
+      '{"i": ' + i + ', "s": "' + ['ab', 'é', '語', '😀'][(i + k) % 4].repeat((i * 7 + k * 13) % 90) + '",}');
+    let bad = 0;
+    (async () => {
+      for (let k = 0; k < 6; k++) {
+        const inputs = texts(k);
+        const records = k % 2 ? await toolmend.mendMany(inputs) : toolmend.mendManySync(inputs);
+        records.forEach((r, i) => {
+          const one = mender.mend(inputs[i]);
+          if (r.json !== one.json || JSON.stringify(r.repairs) !== JSON.stringify(one.repairs)) bad += 1;
+        });
+        global.gc();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      console.log('bad', bad);
+    })();
+  `;
+  const out = execFileSync(process.execPath, ['--expose-gc', '-e', script], { timeout: 60000 }).toString();
+  assert.equal(out.trim(), 'bad 0');
+});
+
 test('a batch is its own copy: changing the array while mendMany runs changes nothing', async () => {
   const inputs = Array.from({ length: 5000 }, (_, i) => `{"n": ${i}}`);
   const pending = toolmend.mendMany(inputs);

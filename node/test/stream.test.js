@@ -73,6 +73,29 @@ test('progress comes before the end and only grows', () => {
   assert.equal(args[args.length - 1].open, null);
 });
 
+test('a key written again is revised', () => {
+  // /a is shown closed, then the model writes "a" again: `revised` names it before call_end,
+  // whose parameters keep the last value (as extractCalls does).
+  const reply = '<tool_call>{"name": "set", "arguments": {"a": 1, "b": 2, "a": 3}}</tool_call>';
+  const events = run(['<tool_call>{"name": "set", "arguments": {"a": 1, ', '"b": 2, "a"', ': 3}}</tool_call>']);
+  check(reply, events);
+  const kinds = events.map((e) => e.event);
+  assert.ok(events.some((e) => e.event === 'arguments' && e.parameters.a === 1 && e.open === ''), JSON.stringify(events));
+  const revised = events.filter((e) => e.event === 'revised');
+  assert.equal(revised.length, 1, JSON.stringify(events));
+  assert.equal(revised[0].index, 0);
+  assert.equal(revised[0].path, '/a');
+  assert.match(revised[0].reason, /again/);
+  assert.ok(kinds.indexOf('revised') < kinds.indexOf('call_end'));
+  assert.ok(!kinds.slice(kinds.indexOf('revised')).includes('arguments'));
+  const call = events.find((e) => e.event === 'call_end').call;
+  assert.deepEqual(call.parameters, { a: 3, b: 2 });
+  assert.deepEqual(call.repairs.map((r) => r.kind), ['duplicate_key']);
+  // A key inside a string's text is no repeat.
+  const quoted = run(['<tool_call>{"name": "set", "arguments": {"a": 1, ', '"b": "\\"a\\": 2"}}</tool_call>']);
+  assert.equal(quoted.filter((e) => e.event === 'revised').length, 0);
+});
+
 test('a cut-off call is never a call', () => {
   const events = run(['<tool_call>{"name": "rm", "arguments": {"path": "/tmp/x", "dry']);
   assert.equal(events.filter((e) => e.event === 'call_end').length, 0);

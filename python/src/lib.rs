@@ -646,7 +646,7 @@ impl CallExtractor {
 
 /// A reply read as it arrives (`toolmend calls --stream`): `feed` it text in chunks of any
 /// size, then `finish` it; each returns the events it makes known, as dicts with an
-/// `"event"` key (`call_start`, `arguments`, `call_end`, `incomplete`, `invalid`,
+/// `"event"` key (`call_start`, `arguments`, `revised`, `call_end`, `incomplete`, `invalid`,
 /// `retracted`, `text`, `reasoning`, `end`). See docs/streaming.md.
 #[pyclass(module = "toolmend", name = "Stream")]
 struct PyStream {

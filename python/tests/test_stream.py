@@ -80,6 +80,27 @@ def test_progress_comes_before_the_end_and_only_grows():
     assert kinds.index("arguments") < kinds.index("call_end")
 
 
+def test_a_key_written_again_is_revised():
+    # /a is shown closed, then the model writes "a" again: `revised` names it before
+    # call_end, whose parameters keep the last value (as extract_calls does).
+    reply = '<tool_call>{"name": "set", "arguments": {"a": 1, "b": 2, "a": 3}}</tool_call>'
+    events = run(['<tool_call>{"name": "set", "arguments": {"a": 1, ', '"b": 2, "a"', ": 3}}</tool_call>"])
+    check(reply, events)
+    kinds = [e["event"] for e in events]
+    assert {"event": "arguments", "index": 0, "parameters": {"a": 1}, "open": ""} in events
+    revised = [e for e in events if e["event"] == "revised"]
+    assert len(revised) == 1, events
+    assert revised[0]["index"] == 0 and revised[0]["path"] == "/a" and "again" in revised[0]["reason"]
+    assert kinds.index("revised") < kinds.index("call_end")
+    assert "arguments" not in kinds[kinds.index("revised"):]
+    call = next(e["call"] for e in events if e["event"] == "call_end")
+    assert call["parameters"] == {"a": 3, "b": 2}
+    assert [r["kind"] for r in call["repairs"]] == ["duplicate_key"]
+    # A key inside a string's text is no repeat.
+    events = run(['<tool_call>{"name": "set", "arguments": {"a": 1, ', '"b": "\\"a\\": 2"}}</tool_call>'])
+    assert not [e for e in events if e["event"] == "revised"]
+
+
 def test_a_cut_off_call_is_never_a_call():
     events = run(['<tool_call>{"name": "rm", "arguments": {"path": "/tmp/x", "dry'])
     assert not [e for e in events if e["event"] == "call_end"]

@@ -123,8 +123,9 @@ pub enum Event {
         /// The call and why it was rejected.
         rejected: Rejected,
     },
-    /// What was announced at this index is not a call after all (it was inside reasoning, or
-    /// the reply turned out to be in another format).
+    /// What was announced at this index is not a call after all (it was inside reasoning, the
+    /// reply turned out to be in another format, or `calls` reads no call there that keeps
+    /// what [`Event::Arguments`] showed).
     Retracted {
         /// The call's number.
         index: usize,
@@ -1702,9 +1703,19 @@ impl Stream {
                 [Ending::Cut, Ending::Call, Ending::Bad]
             };
             let pick = order.into_iter().find_map(|ending| {
-                (next[ending as usize]..ending.count(found))
-                    .find(|&k| ending.tool(found, k) == tool)
-                    .map(|k| (ending, k))
+                let mut same = (next[ending as usize]..ending.count(found))
+                    .filter(|&k| ending.tool(found, k) == tool);
+                let first = same.next()?;
+                // A call of the same tool that the stream never announced (it stopped reading
+                // its JSON before its name) may come first: then this call is the next one
+                // that keeps what its `arguments` showed; and with none, `calls` does not read
+                // this call as the stream did.
+                if ending == Ending::Call && !self.agrees(s, &found.calls[first]) {
+                    return same
+                        .find(|&k| self.agrees(s, &found.calls[k]))
+                        .map(|k| (ending, k));
+                }
+                Some((ending, first))
             });
             self.slots[s].ended = true;
             match pick {
@@ -1733,6 +1744,46 @@ impl Stream {
         }
     }
 
+    /// The text that holds the JSON of slot `s`'s arguments: a server call's, or the reply.
+    fn src_of(&self, s: usize) -> &[u8] {
+        self.server_calls
+            .iter()
+            .find(|c| c.slot == Some(s))
+            .map_or(self.buf.as_bytes(), |c| c.arguments.as_bytes())
+    }
+
+    /// Whether `call` can be the call slot `s` showed: it keeps what the `arguments` events
+    /// showed (the same [`weight`] when they showed them whole; else they are read again), or
+    /// a key of it repeats (see [`Stream::revise_at_end`]).
+    fn agrees(&self, s: usize, call: &Call) -> bool {
+        let slot = &self.slots[s];
+        let shown = match slot.shown_at {
+            None => return true,
+            Some(_)
+                if call
+                    .repairs
+                    .iter()
+                    .any(|r| r.kind == RepairKind::DuplicateKey) =>
+            {
+                return true;
+            }
+            Some(Shown::Whole) => return slot.shown == Some(weight(&call.parameters)),
+            Some(Shown::Part(_)) => shown_again(slot, self.src_of(s)),
+        };
+        let Some((shown, open)) = shown else {
+            return true;
+        };
+        let mut unkept = Vec::new();
+        unkept_map(
+            &shown,
+            &call.parameters,
+            open.as_deref(),
+            &mut Vec::new(),
+            &mut unkept,
+        );
+        unkept.is_empty()
+    }
+
     /// Before the `call_end` of slot `s`: when `call` has a repeated key, a `revised` for each
     /// value its `arguments` showed that `call` does not keep (the stream had stopped reading
     /// the call before the repeat). The path named is the repeated key's: the highest one on
@@ -1750,12 +1801,7 @@ impl Stream {
         if repeated.is_empty() || self.slots[s].shown_at.is_none() {
             return;
         }
-        let src = self
-            .server_calls
-            .iter()
-            .find(|c| c.slot == Some(s))
-            .map_or(self.buf.as_bytes(), |c| c.arguments.as_bytes());
-        let Some((shown, open)) = shown_again(&self.slots[s], src) else {
+        let Some((shown, open)) = shown_again(&self.slots[s], self.src_of(s)) else {
             return;
         };
         let mut unkept = Vec::new();
