@@ -810,8 +810,8 @@ def report(res, args):
     if st.get("rows"):
         w("## The stream (issue 17)\n")
         w("Each reply (bench/work/corpus/stream-*.txt, ~1 MB) is fed to `calls::Stream` %s bytes at "
-          "a time by examples/stream_feed.rs, every event serialized as `calls --stream` writes it, "
-          "against one-shot `calls` (`extract` and its record written) in the same process; the "
+          "a time by examples/stream_feed.rs, every event serialized as `calls --stream` writes it "
+          "(through a 64 KiB buffer, flushed after each chunk that gave events), against one-shot `calls` (`extract` and its record written) in the same process; the "
           "fastest of %d runs each, in wall time and in the thread's CPU time (on a shared machine "
           "the wall time mostly measures the other processes: the load average is in the last "
           "column). The target is 3x. Peak RSS: the driver streaming a byte at a time, the "

@@ -684,6 +684,10 @@ struct CallReader {
     /// While `read` is below this, a refresh would show nothing (see [`CallReader::quiet`]);
     /// set by each refresh, 0 (nothing known) once `push` opens or closes a frame.
     quiet_until: usize,
+    /// The slot whose arguments, written as a JSON string, are the string open on top, read
+    /// to its end by the slot's nested reader: found by the last refresh, forgotten by `push`
+    /// (see [`CallReader::nested_byte`]).
+    nested_at: Option<usize>,
 }
 
 /// A tool call a server parsed and streams in pieces (OpenAI `tool_calls[].function`,
@@ -976,6 +980,16 @@ impl Stream {
             }
             Mode::Json(reader, _) => {
                 let n = bytes.len();
+                if let &[b] = bytes
+                    && reader.nested_at.is_some()
+                {
+                    // Arguments written as a JSON string, a byte at a time.
+                    if !reader.nested_byte(b, &mut self.slots) {
+                        return false;
+                    }
+                    self.pos = self.buf.len();
+                    return true;
+                }
                 if !reader.quiet(n) {
                     return false;
                 }
@@ -1942,6 +1956,7 @@ impl CallReader {
             start,
             first_slot,
             quiet_until: 0,
+            nested_at: None,
         }
     }
 
@@ -1956,6 +1971,7 @@ impl CallReader {
         events: &mut Vec<Event>,
         written: &mut Option<Written>,
     ) -> Step {
+        self.nested_at = None;
         let before = self.reader.stack.len();
         let quote = b == b'"' && !self.reader.in_string();
         let step = self.reader.push(b);
@@ -2183,6 +2199,7 @@ impl CallReader {
         let stack = &self.reader.stack;
         let top = stack.len();
         let mut args_seen = 0;
+        let mut nested_at = None;
         for (depth, role) in self.roles.iter().enumerate() {
             match *role {
                 Role::Call(s) => {
@@ -2221,6 +2238,7 @@ impl CallReader {
                                 .take()
                                 .unwrap_or_else(|| Nested::new(slot, written));
                             if feed_nested(&mut nested, bytes) {
+                                nested_at = Some(s);
                                 slot.args_bytes = nested.fed;
                                 if due(slot) {
                                     show(
@@ -2261,7 +2279,46 @@ impl CallReader {
                 _ => {}
             }
         }
+        self.nested_at = nested_at;
         self.quiet_until = self.quiet_until(slots);
+    }
+
+    /// Reads `b` as `push` and a refresh would, when it only adds to a string inside
+    /// arguments written as a JSON string ([`CallReader::nested_at`]): a plain byte (neither
+    /// a quote nor a backslash, printable), in the plain run of the arguments string, which
+    /// is also that of a string in the JSON it holds, and no arguments event due after it.
+    /// Whether it did.
+    fn nested_byte(&mut self, b: u8, slots: &mut [Slot]) -> bool {
+        let Some(slot) = self.nested_at.and_then(|s| slots.get_mut(s)) else {
+            return false;
+        };
+        let Some(nested) = slot.nested.as_deref() else {
+            return false;
+        };
+        let fed = nested.fed + 1;
+        // A byte before the nested value (its stack empty) may be blank, which is skipped.
+        if slot.frozen
+            || nested.reader.stack.is_empty()
+            || !nested.reader.in_plain_string()
+            || !self.reader.in_plain_string()
+            || due_at(slot, fed)
+            || b < 0x20
+            || b == b'"'
+            || b == b'\\'
+        {
+            return false;
+        }
+        let Some(nested) = slot.nested.as_deref_mut() else {
+            return false;
+        };
+        if !self.reader.string_plain_byte(b) || !nested.reader.string_plain_byte(b) {
+            // Not reached: both strings are plain and so is the byte.
+            return false;
+        }
+        nested.fed = fed;
+        slot.args_bytes = fed;
+        self.read += 1;
+        true
     }
 
     /// Whether a refresh after `n` more bytes of the open string would show nothing: the
