@@ -276,8 +276,23 @@ fn streamed(chunks: &[&str], expected: &Result<Extracted, Failure>) {
                         revised[*index]
                     );
                 }
+                // A revised that excuses a change must come from a repeated key. One given
+                // early (the repeat was read) for a call whose end keeps all that was shown
+                // excuses nothing: `calls` may read the call from an object without the repeat.
+                let excuses_a_change = shown[*index].as_ref().is_none_or(|(before, open)| {
+                    let open = open.as_deref().unwrap_or("");
+                    let segs: Vec<&str> = open.split('/').skip(1).collect();
+                    !kept(
+                        before,
+                        &Value::Object(call.parameters.clone()),
+                        &segs,
+                        "",
+                        &[],
+                    )
+                });
                 assert!(
                     revised.get(*index).is_none_or(Vec::is_empty)
+                        || !excuses_a_change
                         || call
                             .repairs
                             .iter()
