@@ -42,7 +42,7 @@ use serde_json::{Map, Value};
 
 use super::filter::outcome_record;
 use super::formats::{Body, Kind, TABLE};
-use super::partial::{Frame, Reader, Seg, Step, pointer};
+use super::partial::{self, Frame, Reader, Seg, Step, pointer};
 use super::scan::{REASONING, bare_name, find_bytes, is_name_byte};
 use super::{Call, CallOptions, Extracted, Failure, Incomplete, Rejected, Shape, call_value};
 use crate::RepairKind;
@@ -296,23 +296,8 @@ fn write_str<W: Write>(out: &mut W, text: &str) -> io::Result<()> {
         }
         out.write_all(&bytes[run..i - 1])?;
         run = i;
-        let short = match b {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            b'\n' => b'n',
-            b'\r' => b'r',
-            b'\t' => b't',
-            0x08 => b'b',
-            0x0c => b'f',
-            _ => 0,
-        };
-        if short != 0 {
-            out.write_all(&[b'\\', short])?;
-        } else {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            let (hi, lo) = (HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]);
-            out.write_all(&[b'\\', b'u', b'0', b'0', hi, lo])?;
-        }
+        let (escape, len) = partial::escaped(b);
+        out.write_all(&escape[..len])?;
     }
     out.write_all(&bytes[run..])?;
     out.write_all(b"\"")
@@ -1773,15 +1758,7 @@ impl Stream {
         let Some((shown, open)) = shown else {
             return true;
         };
-        let mut unkept = Vec::new();
-        unkept_map(
-            &shown,
-            &call.parameters,
-            open.as_deref(),
-            &mut Vec::new(),
-            &mut unkept,
-        );
-        unkept.is_empty()
+        unkept_paths(&shown, &call.parameters, open.as_deref()).is_empty()
     }
 
     /// Before the `call_end` of slot `s`: when `call` has a repeated key, a `revised` for each
@@ -1804,14 +1781,7 @@ impl Stream {
         let Some((shown, open)) = shown_again(&self.slots[s], self.src_of(s)) else {
             return;
         };
-        let mut unkept = Vec::new();
-        unkept_map(
-            &shown,
-            &call.parameters,
-            open.as_deref(),
-            &mut Vec::new(),
-            &mut unkept,
-        );
+        let unkept = unkept_paths(&shown, &call.parameters, open.as_deref());
         let envelope = repeated
             .iter()
             .any(|k| ARG_KEYS.contains(k) || WRAPPERS.contains(k) || *k == "function");
@@ -2820,6 +2790,18 @@ fn unkept(
             }
         }
     }
+}
+
+/// The paths of the values `shown` (a call's parameters as its `arguments` showed them, `open`
+/// still growing) that `last` does not keep.
+fn unkept_paths(
+    shown: &Map<String, Value>,
+    last: &Map<String, Value>,
+    open: Option<&[Seg]>,
+) -> Vec<Vec<Seg>> {
+    let mut out = Vec::new();
+    unkept_map(shown, last, open, &mut Vec::new(), &mut out);
+    out
 }
 
 /// [`unkept`] for the members of an object.
