@@ -10,17 +10,32 @@
 //   mend_many                   await toolmend.mendMany(lines): one call, off the main thread
 //   cli                         `toolmend args FILE` (the package's binary), output thrown away:
 //                               in the same rounds, so that mendMany's ratio to it is fair
+//   objects_alone               JSON.parse of every line's result text, made before the round:
+//                               what building the objects costs V8 on its own, a floor under
+//                               both per-call objects ways (each parses the JSON text a library
+//                               made); not a way to mend
 //
-// usage: node bindings_driver.mjs FILE ROUNDS   (run from bench/work/, beside node_modules)
+// Every way runs once before the timed rounds, untimed (as `hyperfine --warmup`): a way's
+// first run pays one-time costs (V8 compiling it, the first batch's fresh memory and threads)
+// that no later run does.
+//
+// usage: node bindings_driver.mjs FILE ROUNDS [WARMUP]   (run from bench/work/, beside
+// node_modules)
 import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import toolmend from 'toolmend';
 import { jsonrepair } from 'jsonrepair';
 
-const [file, roundsArg] = process.argv.slice(2);
+const [file, roundsArg, warmupArg = '1'] = process.argv.slice(2);
 const text = readFileSync(file, 'utf8');
 const lines = text.split('\n');
 if (lines[lines.length - 1] === '') lines.pop();
+
+// objects_alone's texts: toolmend's result for each line (null where it fails).
+const results = (() => {
+  const mender = new toolmend.Mender();
+  return lines.map((line) => mender.mend(line).json);
+})();
 
 const ways = {
   per_call_toolmend: async () => {
@@ -64,6 +79,14 @@ const ways = {
     return failed;
   },
   mend_many: async () => (await toolmend.mendMany(lines)).filter((r) => !r.ok).length,
+  objects_alone: async () => {
+    let failed = 0;
+    for (const text of results) {
+      if (text === null) failed += 1;
+      else JSON.parse(text);
+    }
+    return failed;
+  },
   cli: async () => {
     spawnSync(toolmend.binaryPath(), ['args', file], { stdio: 'ignore' });
     return 0;
@@ -74,6 +97,9 @@ const names = Object.keys(ways);
 const times = Object.fromEntries(names.map((n) => [n, []]));
 const failed = {};
 const rounds = Number(roundsArg);
+for (let w = 0; w < Number(warmupArg); w++) {
+  for (const n of names) await ways[n]();
+}
 for (let r = 0; r < rounds; r++) {
   for (const n of [...names.slice(r % names.length), ...names.slice(0, r % names.length)]) {
     const started = process.hrtime.bigint();

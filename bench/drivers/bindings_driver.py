@@ -13,7 +13,11 @@ object: {way: [seconds per round]} and each way's count of failed inputs.
   cli                          `toolmend args FILE` (the wheel's binary), output thrown away:
                                in the same rounds, so that mend_many's ratio to it is fair
 
-usage: python bindings_driver.py FILE ROUNDS"""
+Every way runs once before the timed rounds, untimed (as `hyperfine --warmup`): a way's first
+run pays its one-time costs (Python importing and caching, the first batch's fresh memory and
+threads), which no later run does, and not a steady rate.
+
+usage: python bindings_driver.py FILE ROUNDS [WARMUP]"""
 
 import json
 import subprocess
@@ -73,10 +77,14 @@ WAYS = [per_call_toolmend, per_call_json_repair_objects, per_call_toolmend_text,
 
 def main():
     path, rounds = sys.argv[1], int(sys.argv[2])
+    warmup = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     with open(path, encoding="utf-8", errors="surrogateescape") as f:
         lines = [line.rstrip("\r\n") for line in f]
     times = {w.__name__: [] for w in WAYS}
     failed = {}
+    for _ in range(warmup):
+        for way in WAYS:
+            way(path if way is cli else lines)
     for r in range(rounds):
         for way in WAYS[r % len(WAYS):] + WAYS[: r % len(WAYS)]:
             started = time.perf_counter()
