@@ -557,7 +557,7 @@ def bindings(args, res):
             out["python"] = {"skipped": "bench/work/venv lacks toolmend or json_repair"}
         if shutil.which("node") and os.path.isdir(os.path.join(WORK, "node_modules", "toolmend")) \
                 and os.path.isdir(os.path.join(WORK, "node_modules", "jsonrepair")):
-            drive("node", ["node", NODE_BINDINGS_DRIVER], WORK)
+            drive("node", ["node", "--expose-gc", NODE_BINDINGS_DRIVER], WORK)
         else:
             out["node"] = {"skipped": "node, or toolmend or jsonrepair in bench/work/node_modules, missing"}
     res["bindings"] = out

@@ -10,17 +10,20 @@
 //   mend_many                   await toolmend.mendMany(lines): one call, off the main thread
 //   cli                         `toolmend args FILE` (the package's binary), output thrown away:
 //                               in the same rounds, so that mendMany's ratio to it is fair
-//   objects_alone               JSON.parse of every line's result text, made before the round:
-//                               what building the objects costs V8 on its own, a floor under
-//                               both per-call objects ways (each parses the JSON text a library
-//                               made); not a way to mend
+//   objects_alone               JSON.parse of every line's result text, made untimed just
+//                               before: what building the objects costs V8 on its own, a floor
+//                               under both per-call objects ways (each parses the JSON text a
+//                               library made); not a way to mend
 //
 // Every way runs once before the timed rounds, untimed (as `hyperfine --warmup`): a way's
 // first run pays one-time costs (V8 compiling it, the first batch's fresh memory and threads)
-// that no later run does.
+// that no later run does. Before each run a full GC (with --expose-gc) leaves every way the
+// same heap: without it a way that built objects of the corpus's shapes just before (V8 keeps
+// the hidden classes until a full GC) made the next way's objects cheaper, by the order of the
+// round alone.
 //
-// usage: node bindings_driver.mjs FILE ROUNDS [WARMUP]   (run from bench/work/, beside
-// node_modules)
+// usage: node --expose-gc bindings_driver.mjs FILE ROUNDS [WARMUP]   (run from bench/work/,
+// beside node_modules)
 import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import toolmend from 'toolmend';
@@ -31,11 +34,19 @@ const text = readFileSync(file, 'utf8');
 const lines = text.split('\n');
 if (lines[lines.length - 1] === '') lines.pop();
 
-// objects_alone's texts: toolmend's result for each line (null where it fails).
-const results = (() => {
-  const mender = new toolmend.Mender();
-  return lines.map((line) => mender.mend(line).json);
-})();
+// objects_alone's texts: toolmend's result for each line (null where it fails), made before
+// each of its runs and dropped after, so that other ways do not carry them in their heap.
+let results = null;
+const prepare = {
+  objects_alone: () => {
+    const mender = new toolmend.Mender();
+    results = lines.map((line) => mender.mend(line).json);
+  },
+};
+const cleanUp = () => {
+  results = null;
+  globalThis.gc?.();
+};
 
 const ways = {
   per_call_toolmend: async () => {
@@ -97,14 +108,21 @@ const names = Object.keys(ways);
 const times = Object.fromEntries(names.map((n) => [n, []]));
 const failed = {};
 const rounds = Number(roundsArg);
+const run = async (n) => {
+  prepare[n]?.();
+  globalThis.gc?.();
+  const started = process.hrtime.bigint();
+  failed[n] = await ways[n]();
+  const took = Number(process.hrtime.bigint() - started) / 1e9;
+  cleanUp();
+  return took;
+};
 for (let w = 0; w < Number(warmupArg); w++) {
-  for (const n of names) await ways[n]();
+  for (const n of names) await run(n);
 }
 for (let r = 0; r < rounds; r++) {
   for (const n of [...names.slice(r % names.length), ...names.slice(0, r % names.length)]) {
-    const started = process.hrtime.bigint();
-    failed[n] = await ways[n]();
-    times[n].push(Number(process.hrtime.bigint() - started) / 1e9);
+    times[n].push(await run(n));
     process.stderr.write(`  round ${r + 1}: ${n} ${times[n].at(-1).toFixed(3)}s\n`);
   }
 }

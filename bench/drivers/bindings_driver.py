@@ -15,10 +15,12 @@ object: {way: [seconds per round]} and each way's count of failed inputs.
 
 Every way runs once before the timed rounds, untimed (as `hyperfine --warmup`): a way's first
 run pays its one-time costs (Python importing and caching, the first batch's fresh memory and
-threads), which no later run does, and not a steady rate.
+threads), which no later run does, and not a steady rate. A full collection before each run
+leaves every way the same heap.
 
 usage: python bindings_driver.py FILE ROUNDS [WARMUP]"""
 
+import gc
 import json
 import subprocess
 import sys
@@ -84,9 +86,11 @@ def main():
     failed = {}
     for _ in range(warmup):
         for way in WAYS:
+            gc.collect()
             way(path if way is cli else lines)
     for r in range(rounds):
         for way in WAYS[r % len(WAYS):] + WAYS[: r % len(WAYS)]:
+            gc.collect()
             started = time.perf_counter()
             failed[way.__name__] = way(path if way is cli else lines)
             times[way.__name__].append(time.perf_counter() - started)
