@@ -281,6 +281,20 @@ function records([segments, meta], items) {
   return out;
 }
 
+// The native module keeps the segment buffers V8 lets go of for the next batch's records; once
+// no batch has run for a while (10 s, or TOOLMEND_NODE_POOL_IDLE_MS) it frees them. An unref'd
+// timer: it never keeps the process alive.
+const poolIdle = Number(process.env.TOOLMEND_NODE_POOL_IDLE_MS) || 10000;
+let trimTimer = null;
+function trimLater() {
+  if (trimTimer !== null) clearTimeout(trimTimer);
+  trimTimer = setTimeout(() => {
+    trimTimer = null;
+    native.trimPool();
+  }, poolIdle + 500);
+  trimTimer.unref();
+}
+
 /**
  * Every input's Record, in order: mended off the main thread on the CLI's threads
  * (`threads: 0`, one per core). Resolves to an array; never rejects for bad input.
@@ -297,6 +311,7 @@ async function mendMany(inputs, options) {
         if (!many.feed(items)) return;
         settled = true;
         resolve(records(many.finish(), items));
+        trimLater();
       } catch (e) {
         settled = true;
         many.abort();
@@ -311,7 +326,9 @@ async function mendMany(inputs, options) {
 /** `mendMany` on the calling thread (its worker threads still run in parallel). */
 function mendManySync(inputs, options) {
   const { items, lengths } = batch(inputs);
-  return records(native.mendManySync(items, lengths, nativeOptions(options)), items);
+  const out = records(native.mendManySync(items, lengths, nativeOptions(options)), items);
+  trimLater();
+  return out;
 }
 
 /** `toolmend calls` with one set of options and tools (loaded once). */

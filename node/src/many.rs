@@ -21,6 +21,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread;
+use std::time::{Duration, Instant};
 
 use napi::JsValue;
 use napi::bindgen_prelude::*;
@@ -503,6 +504,7 @@ impl Writer {
         }
         let (mut narrow, mut wide) = {
             let mut pool = pool();
+            pool.used = Some(Instant::now());
             (pool.take_latin1(narrow_bytes), pool.take_utf16(wide_bytes))
         };
         let mut meta = Vec::with_capacity(self.records.len() * META);
@@ -578,10 +580,15 @@ type External<T> = unsafe extern "C" fn(
     *mut bool,
 ) -> napi::sys::napi_status;
 
-/// The two functions, looked up when first needed; None in a Node without them.
+/// The two functions, looked up when first needed; None in a Node without them (or with
+/// `TOOLMEND_NODE_COPY_SEGMENTS` set).
 fn external_strings() -> Option<(External<u8>, External<u16>)> {
     static FOUND: OnceLock<Option<(usize, usize)>> = OnceLock::new();
     let found = FOUND.get_or_init(|| {
+        // The tests' way to take the path of a Node without them (copies into V8's heap).
+        if std::env::var_os("TOOLMEND_NODE_COPY_SEGMENTS").is_some() {
+            return None;
+        }
         // SAFETY: dlsym with the process's own symbols and NUL-terminated names.
         let (latin1, utf16) = unsafe {
             (
@@ -608,20 +615,63 @@ fn external_strings() -> Option<(External<u8>, External<u16>)> {
 
 /// Segment buffers V8 has let go of, kept for the segments of later batches: their pages are
 /// already touched, and on this kind of machine a fresh page costs more than writing it. At
-/// most [`POOL_BYTES`]; a buffer is taken for a segment that fills at least half of it.
+/// most [`POOL_BYTES`]; a buffer is taken for a segment that fills at least half of it. Once
+/// no batch has taken from it for [`pool_idle`], it keeps nothing: `index.js` calls
+/// [`trim_pool`] after a batch, and buffers V8 lets go of later are freed.
 struct Pool {
     latin1: Vec<Vec<u8>>,
     utf16: Vec<Vec<u16>>,
     bytes: usize,
+    /// When a batch last took segment buffers.
+    used: Option<Instant>,
 }
 
 const POOL_BYTES: usize = 128 << 20;
+
+/// How long the pool keeps buffers after a batch: 10 s, as jemalloc keeps freed pages
+/// (`dirty_decay_ms`); `TOOLMEND_NODE_POOL_IDLE_MS` sets it (the tests' way to wait less).
+fn pool_idle() -> Duration {
+    static IDLE: OnceLock<Duration> = OnceLock::new();
+    *IDLE.get_or_init(|| {
+        let ms = std::env::var("TOOLMEND_NODE_POOL_IDLE_MS").ok();
+        Duration::from_millis(ms.and_then(|ms| ms.parse().ok()).unwrap_or(10_000))
+    })
+}
 
 static POOL: Mutex<Pool> = Mutex::new(Pool {
     latin1: Vec::new(),
     utf16: Vec::new(),
     bytes: 0,
+    used: None,
 });
+
+impl Pool {
+    fn idle(&self) -> bool {
+        self.used.is_none_or(|used| used.elapsed() >= pool_idle())
+    }
+}
+
+/// Frees the pool's buffers if no batch has used it for [`pool_idle`]; `index.js` calls it a
+/// little later than that after each batch.
+#[napi]
+pub fn trim_pool() {
+    let mut pool = pool();
+    if pool.idle() {
+        let buffers = (
+            std::mem::take(&mut pool.latin1),
+            std::mem::take(&mut pool.utf16),
+        );
+        pool.bytes = 0;
+        drop(pool);
+        drop(buffers);
+    }
+}
+
+/// The bytes the pool holds (for the tests).
+#[napi]
+pub fn pool_bytes() -> f64 {
+    pool().bytes as f64
+}
 
 fn pool() -> MutexGuard<'static, Pool> {
     POOL.lock().unwrap_or_else(|e| e.into_inner())
@@ -663,10 +713,19 @@ unsafe extern "C" fn free_segment<T: Pooled>(
     let capacity = hint as usize;
     // SAFETY: `data` and `hint` are the pointer and capacity of a vector leaked in `segment`.
     let buffer = unsafe { Vec::from_raw_parts(data.cast::<T>(), 0, capacity) };
-    let bytes = capacity * size_of::<T>();
-    RELEASED.fetch_add(bytes, Ordering::Relaxed);
+    RELEASED.fetch_add(capacity * size_of::<T>(), Ordering::Relaxed);
+    give_back(buffer);
+}
+
+/// Puts a segment buffer in the pool, while the pool is under its size; else frees it.
+fn give_back<T: Pooled>(mut buffer: Vec<T>) {
+    if buffer.capacity() == 0 {
+        return;
+    }
+    buffer.clear();
+    let bytes = buffer.capacity() * size_of::<T>();
     let mut pool = pool();
-    if pool.bytes + bytes <= POOL_BYTES {
+    if !pool.idle() && pool.bytes + bytes <= POOL_BYTES {
         pool.bytes += bytes;
         T::list(&mut pool).push(buffer);
     }
@@ -728,14 +787,26 @@ fn segment(
                     &mut copied,
                 )
             }
-            (Segment::Latin1(b), _) => napi::sys::napi_create_string_latin1(
-                env,
-                b.as_ptr().cast(),
-                b.len() as isize,
-                &mut string,
-            ),
+            // Copied into V8's heap: the buffer is free for the next part at once.
+            (Segment::Latin1(b), _) => {
+                let status = napi::sys::napi_create_string_latin1(
+                    env,
+                    b.as_ptr().cast(),
+                    b.len() as isize,
+                    &mut string,
+                );
+                give_back(b);
+                status
+            }
             (Segment::Utf16(u), _) => {
-                napi::sys::napi_create_string_utf16(env, u.as_ptr(), u.len() as isize, &mut string)
+                let status = napi::sys::napi_create_string_utf16(
+                    env,
+                    u.as_ptr(),
+                    u.len() as isize,
+                    &mut string,
+                );
+                give_back(u);
+                status
             }
         }
     };

@@ -148,31 +148,100 @@ test('a batch the native module cannot read fails whole, its threads end and the
   assert.equal(out.trim(), 'threw 2');
 });
 
-test('batches after V8 let go of earlier ones write into their reused buffers: the same records', () => {
-  // Segment buffers V8 frees are kept for later batches; a later batch's records must not
-  // show anything of what was in them before (longer records, other widths).
+// Batches in a process of their own (--expose-gc, a fresh pool of segment buffers): every
+// record against Mender.mend; the records of two batches are kept while later batches write
+// into the buffers V8 let go of, and checked again at the end (a buffer reused while a string
+// still shows it would change them). Prints the bad records and how much external memory
+// the kept records hold.
+const REUSE = `
+  const toolmend = require('toolmend');
+  const mender = new toolmend.Mender();
+  const texts = (k) => Array.from({ length: 20000 }, (_, i) =>
+    '{"i": ' + i + ', "s": "' + ['ab', 'é', '語', '😀'][(i + k) % 4].repeat((i * 7 + k * 13) % 400) + '",}');
+  const check = (inputs, records) => {
+    let bad = 0;
+    records.forEach((r, i) => {
+      const one = mender.mend(inputs[i]);
+      const same = r.json === one.json && r.code === one.code
+        && JSON.stringify(r.repairs) === JSON.stringify(one.repairs)
+        && JSON.stringify(r.dropped) === JSON.stringify(one.dropped);
+      if (!same) bad += 1;
+    });
+    return bad;
+  };
+  (async () => {
+    global.gc();
+    const before = process.memoryUsage().external;
+    let bad = 0;
+    const kept = [];
+    for (let k = 0; k < 6; k++) {
+      const inputs = texts(k);
+      const records = k % 2 ? await toolmend.mendMany(inputs) : toolmend.mendManySync(inputs);
+      bad += check(inputs, records);
+      if (k === 0 || k === 3) kept.push([inputs, records]);
+      global.gc();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    for (const [inputs, records] of kept) bad += check(inputs, records);
+    global.gc();
+    const mib = (process.memoryUsage().external - before) / 2 ** 20;
+    console.log(JSON.stringify({ bad, keptMiB: Math.round(mib), records: kept[0][1].length + kept[1][1].length }));
+  })();
+`;
+
+test('batches after V8 let go of earlier ones write into their reused buffers: kept records do not change', () => {
+  const out = execFileSync(process.execPath, ['--expose-gc', '-e', REUSE], { timeout: 60000 }).toString();
+  const got = JSON.parse(out);
+  assert.equal(got.bad, 0);
+  assert.equal(got.records, 40000);
+  // The kept records' segments are V8 external strings (the memory V8 is told of).
+  assert.ok(got.keptMiB >= 12, out);
+});
+
+test('a Node without external strings: the segments are copied into V8 strings, the same records', () => {
+  const env = { ...process.env, TOOLMEND_NODE_COPY_SEGMENTS: '1' };
+  const out = execFileSync(process.execPath, ['--expose-gc', '-e', REUSE], { timeout: 60000, env }).toString();
+  const got = JSON.parse(out);
+  assert.equal(got.bad, 0);
+  assert.equal(got.records, 40000);
+  // Copied: nothing outside V8's heap but the records' numbers (2 x 20000 x 7 doubles).
+  assert.ok(got.keptMiB <= 4, out);
+});
+
+test('the segment buffers kept for later batches are freed once no batch has run for a while', () => {
   const script = `
     const toolmend = require('toolmend');
-    const mender = new toolmend.Mender();
-    const texts = (k) => Array.from({ length: 20000 }, (_, i) =>
-      '{"i": ' + i + ', "s": "' + ['ab', 'é', '語', '😀'][(i + k) % 4].repeat((i * 7 + k * 13) % 90) + '",}');
-    let bad = 0;
-    (async () => {
-      for (let k = 0; k < 6; k++) {
-        const inputs = texts(k);
-        const records = k % 2 ? await toolmend.mendMany(inputs) : toolmend.mendManySync(inputs);
-        records.forEach((r, i) => {
-          const one = mender.mend(inputs[i]);
-          if (r.json !== one.json || JSON.stringify(r.repairs) !== JSON.stringify(one.repairs)) bad += 1;
-        });
+    const native = require(${JSON.stringify(require.resolve('toolmend/toolmend.node'))});
+    const inputs = Array.from({ length: 20000 }, (_, i) => '{"i": ' + i + ', "s": "' + 'é語'.repeat(i % 300) + '",}');
+    // V8 lets go of a batch's strings over a few collections.
+    const collect = async () => {
+      for (let i = 0; i < 6; i++) {
         global.gc();
         await new Promise((resolve) => setImmediate(resolve));
       }
-      console.log('bad', bad);
+    };
+    (async () => {
+      let first = await toolmend.mendMany(inputs);
+      let second = toolmend.mendManySync(inputs);
+      first = null;
+      await collect();
+      const pooled = native.poolBytes();
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const trimmed = native.poolBytes();
+      second = null;
+      await collect();
+      console.log(JSON.stringify({ pooled, trimmed, later: native.poolBytes() }));
     })();
   `;
-  const out = execFileSync(process.execPath, ['--expose-gc', '-e', script], { timeout: 60000 }).toString();
-  assert.equal(out.trim(), 'bad 0');
+  // Idle after 1 s here (10 s by default).
+  const env = { ...process.env, TOOLMEND_NODE_POOL_IDLE_MS: '1000' };
+  const out = execFileSync(process.execPath, ['--expose-gc', '-e', script], { timeout: 60000, env }).toString();
+  const got = JSON.parse(out);
+  // V8 let go of the first batch's segments: kept for the next batch…
+  assert.ok(got.pooled > 1 << 20, out);
+  // …freed once idle, and the second batch's, let go of after that, are not kept.
+  assert.equal(got.trimmed, 0, out);
+  assert.equal(got.later, 0, out);
 });
 
 test('a batch is its own copy: changing the array while mendMany runs changes nothing', async () => {
