@@ -18,7 +18,6 @@ use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::num::NonZeroUsize;
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -673,6 +672,15 @@ pub fn pool_bytes() -> f64 {
     pool().bytes as f64
 }
 
+/// The external memory this environment's isolate has been told of (for the tests).
+#[napi]
+pub fn told_external_memory(env: Env) -> Result<f64> {
+    let mut total = 0;
+    // SAFETY: `env` is this call's; a change of 0 only reads the total.
+    check(unsafe { napi::sys::napi_adjust_external_memory(env.raw(), 0, &mut total) })?;
+    Ok(total as f64)
+}
+
 fn pool() -> MutexGuard<'static, Pool> {
     POOL.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -700,20 +708,43 @@ impl Pool {
     }
 }
 
-/// Bytes of segments V8 let go of since the batch before reported its own (V8 is told how
-/// much memory its strings hold outside its heap, so that it collects them in time).
-static RELEASED: AtomicUsize = AtomicUsize::new(0);
+/// Bytes of segments V8 let go of, by the environment whose strings they were (the main
+/// thread's or a worker thread's: each its own isolate), since that environment's last batch
+/// reported its own: V8 is told how much memory an isolate's strings hold outside its heap, so
+/// that it collects them in time, and one isolate must not be told of another's.
+static RELEASED: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+fn note_released(env: napi::sys::napi_env, bytes: usize) {
+    if env.is_null() {
+        // The environment is gone; nothing is left to tell.
+        return;
+    }
+    let mut released = RELEASED.lock().unwrap_or_else(|e| e.into_inner());
+    match released.iter_mut().find(|(e, _)| *e == env as usize) {
+        Some((_, total)) => *total += bytes,
+        None => released.push((env as usize, bytes)),
+    }
+}
+
+/// What `env`'s strings let go of since it was last asked (and forgets it).
+fn take_released(env: napi::sys::napi_env) -> usize {
+    let mut released = RELEASED.lock().unwrap_or_else(|e| e.into_inner());
+    match released.iter().position(|(e, _)| *e == env as usize) {
+        Some(i) => released.swap_remove(i).1,
+        None => 0,
+    }
+}
 
 /// Takes back a segment V8 no longer needs (`hint`: its buffer's capacity).
 unsafe extern "C" fn free_segment<T: Pooled>(
-    _env: napi::sys::napi_env,
+    env: napi::sys::napi_env,
     data: *mut c_void,
     hint: *mut c_void,
 ) {
     let capacity = hint as usize;
     // SAFETY: `data` and `hint` are the pointer and capacity of a vector leaked in `segment`.
     let buffer = unsafe { Vec::from_raw_parts(data.cast::<T>(), 0, capacity) };
-    RELEASED.fetch_add(capacity * size_of::<T>(), Ordering::Relaxed);
+    note_released(env, capacity * size_of::<T>());
     give_back(buffer);
 }
 
@@ -833,7 +864,7 @@ impl ToNapiValue for Records {
             // SAFETY: `segments` was made above with this length.
             check(unsafe { napi::sys::napi_set_element(env, segments, i as u32, string) })?;
         }
-        let released = RELEASED.swap(0, Ordering::Relaxed);
+        let released = take_released(env);
         let mut total = 0;
         // SAFETY: an out-pointer; V8 is told of the memory its new strings hold and of what
         // it let go of since.

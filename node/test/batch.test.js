@@ -244,6 +244,69 @@ test('the segment buffers kept for later batches are freed once no batch has run
   assert.equal(got.later, 0, out);
 });
 
+test('worker threads: each isolate is told of its own strings V8 let go of, not of those of another', () => {
+  // Each isolate is told of the memory its records' strings hold outside its heap, and of what
+  // it let go of when its next batch comes; a worker's frees must not lower what the main
+  // thread's isolate is told while it still holds its records.
+  const script = `
+    const { Worker, isMainThread, parentPort } = require('node:worker_threads');
+    const toolmend = require('toolmend');
+    const native = require(${JSON.stringify(require.resolve('toolmend/toolmend.node'))});
+    const inputs = Array.from({ length: 20000 }, (_, i) => '{"i": ' + i + ', "s": "' + 'é語'.repeat(i % 300) + '",}');
+    const collect = async () => {
+      for (let i = 0; i < 6; i++) {
+        global.gc();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    const told = () => Math.round(native.toldExternalMemory() / 2 ** 20);
+    if (isMainThread) {
+      (async () => {
+        await collect();
+        const base = told();
+        let held = await toolmend.mendMany(inputs);
+        const holding = told();
+        const worker = new Worker(script, { eval: true });
+        const next = () => new Promise((resolve) => worker.once('message', resolve));
+        // The worker's batches are let go of; its isolate has not been told yet.
+        const workerBase = await next();
+        toolmend.mendManySync(['{}']);
+        const afterWorker = told();
+        worker.postMessage('again');
+        const workerTold = await next();
+        await worker.terminate();
+        held = null;
+        await collect();
+        toolmend.mendManySync(['{}']);
+        console.log(JSON.stringify({ base, holding, afterWorker, workerBase, workerTold, released: told() }));
+      })();
+    } else {
+      (async () => {
+        await collect();
+        const base = told();
+        for (let k = 0; k < 3; k++) {
+          let records = await toolmend.mendMany(inputs);
+          records = null;
+          await collect();
+        }
+        parentPort.postMessage(base);
+        parentPort.once('message', () => {
+          toolmend.mendManySync(['{}']);
+          parentPort.postMessage(told());
+        });
+      })();
+    }
+  `;
+  const out = execFileSync(process.execPath, ['--expose-gc', '-e', `const script = ${JSON.stringify(script)};\n${script}`], { timeout: 60000 }).toString();
+  const got = JSON.parse(out);
+  assert.ok(got.holding - got.base >= 10, out);
+  // The worker's three batches (each as large as the one held here) changed nothing here…
+  assert.ok(Math.abs(got.afterWorker - got.holding) <= 2, out);
+  // …the worker was told of its own frees, and this isolate of its own once let go.
+  assert.ok(Math.abs(got.workerTold - got.workerBase) <= 2, out);
+  assert.ok(Math.abs(got.released - got.base) <= 2, out);
+});
+
 test('a batch is its own copy: changing the array while mendMany runs changes nothing', async () => {
   const inputs = Array.from({ length: 5000 }, (_, i) => `{"n": ${i}}`);
   const pending = toolmend.mendMany(inputs);
