@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::num::NonZeroUsize;
 use std::ops::Range;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -967,10 +967,19 @@ pub struct Many {
     lengths: Vec<f64>,
     /// The call back is released (by `finish` or `abort`).
     released: bool,
+    /// The batch's part in its environment's cleanup hooks (until `finish` or `abort`).
+    hook: *const Shared,
 }
 
 /// `index.js`'s function, called from the mending threads with no arguments.
-struct Wake(sys::napi_threadsafe_function);
+struct Wake {
+    function: sys::napi_threadsafe_function,
+    /// False once the environment is torn down (a worker thread that ran the batch ended):
+    /// Node frees the function then, whoever still holds it, and before Node 24.14 a call
+    /// after that aborts the process. So it is used only under this lock, while true; the
+    /// environment's cleanup hook ([`environment_gone`]) takes the lock to set it false.
+    live: RwLock<bool>,
+}
 
 // SAFETY: a thread-safe function is made to be called from any thread.
 unsafe impl Send for Wake {}
@@ -978,26 +987,51 @@ unsafe impl Send for Wake {}
 unsafe impl Sync for Wake {}
 
 impl Wake {
+    fn live(&self) -> RwLockReadGuard<'_, bool> {
+        self.live.read().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn call(&self) {
-        // SAFETY: the calling thread holds the function (acquired) until it ends.
-        unsafe {
-            sys::napi_call_threadsafe_function(
-                self.0,
-                std::ptr::null_mut(),
-                sys::ThreadsafeFunctionCallMode::nonblocking,
-            )
-        };
+        let live = self.live();
+        if *live {
+            // SAFETY: the calling thread holds the function (acquired) until it ends, and
+            // the environment (with the function) lives while `live` is read true.
+            unsafe {
+                sys::napi_call_threadsafe_function(
+                    self.function,
+                    std::ptr::null_mut(),
+                    sys::ThreadsafeFunctionCallMode::nonblocking,
+                )
+            };
+        }
     }
 
     fn release(&self) {
-        // SAFETY: each holder releases once: a thread as it ends, the batch in finish/abort.
-        unsafe {
-            sys::napi_release_threadsafe_function(
-                self.0,
-                sys::ThreadsafeFunctionReleaseMode::release,
-            )
-        };
+        let live = self.live();
+        if *live {
+            // SAFETY: each holder releases once: a thread as it ends, the batch in
+            // finish/abort; the function lives as in `call`.
+            unsafe {
+                sys::napi_release_threadsafe_function(
+                    self.function,
+                    sys::ThreadsafeFunctionReleaseMode::release,
+                )
+            };
+        }
     }
+}
+
+/// The cleanup hook of a batch's environment, run as it is torn down with the batch still
+/// going (a worker thread terminated mid-batch): the mending threads leave after their part
+/// and no longer touch the call back. `arg` is the batch's `Arc<Shared>` given to the hook.
+unsafe extern "C" fn environment_gone(arg: *mut c_void) {
+    // SAFETY: `arg` came from `Arc::into_raw` in `Many::new`, given back here or in
+    // `Many::release`, never both (the hook is removed there).
+    let shared = unsafe { Arc::from_raw(arg.cast::<Shared>()) };
+    if let Some(wake) = &shared.wake {
+        *wake.live.write().unwrap_or_else(|e| e.into_inner()) = false;
+    }
+    shared.stop();
 }
 
 #[napi]
@@ -1042,8 +1076,18 @@ impl Many {
                 &mut function,
             )
         })?;
-        shared.wake = Some(Wake(function));
+        shared.wake = Some(Wake {
+            function,
+            live: RwLock::new(true),
+        });
         let shared = Arc::new(shared);
+        // Registered after the function (hooks run last registered first): the threads are
+        // told before Node frees it.
+        let hook = Arc::into_raw(Arc::clone(&shared));
+        // SAFETY: `env` is this call's; `hook` is given back by the hook or by `release`.
+        check(unsafe {
+            sys::napi_add_env_cleanup_hook(env, Some(environment_gone), hook.cast_mut().cast())
+        })?;
         for _ in 0..threads {
             // SAFETY: the function is live (the batch holds it); the thread releases it.
             unsafe { sys::napi_acquire_threadsafe_function(function) };
@@ -1059,6 +1103,7 @@ impl Many {
             shared,
             lengths: lengths.to_vec(),
             released: false,
+            hook,
         })
     }
 
@@ -1098,28 +1143,38 @@ impl Many {
 
     /// Every input's record, in order (`[segments, meta]`), once `feed` returned true.
     #[napi(ts_return_type = "[string[], Float64Array]")]
-    pub fn finish(&mut self) -> Result<Records> {
+    pub fn finish(&mut self, env: Env) -> Result<Records> {
         if self.shared.lock().finished != self.shared.parts() {
             return Err(invalid_arg("the batch is not mended yet".into()));
         }
-        self.release();
+        self.release(env);
         Ok(self.shared.records())
     }
 
     /// Ends a batch that failed (an input could not be read): its threads leave.
     #[napi]
-    pub fn abort(&mut self) {
+    pub fn abort(&mut self, env: Env) {
         self.shared.stop();
-        self.release();
+        self.release(env);
     }
 
     /// Lets go of the call back; the mending threads let go as they end. Never "abort": a
     /// thread still holding the function must be able to call it (its calls are then no-ops).
-    fn release(&mut self) {
+    fn release(&mut self, env: Env) {
         if !self.released {
             self.released = true;
             if let Some(wake) = &self.shared.wake {
                 wake.release();
+            }
+            // SAFETY: the hook added in `new` with this environment and argument, not run
+            // (the environment is live: this is one of its calls); its Arc is given back.
+            unsafe {
+                sys::napi_remove_env_cleanup_hook(
+                    env.raw(),
+                    Some(environment_gone),
+                    self.hook.cast_mut().cast(),
+                );
+                drop(Arc::from_raw(self.hook));
             }
         }
     }

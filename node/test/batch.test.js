@@ -4,7 +4,7 @@
 // same records, field by field, on inputs that are easy to get wrong.
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { execFileSync } = require('node:child_process');
+const { execFileSync, spawnSync } = require('node:child_process');
 
 const toolmend = require('toolmend');
 
@@ -305,6 +305,42 @@ test('worker threads: each isolate is told of its own strings V8 let go of, not 
   // …the worker was told of its own frees, and this isolate of its own once let go.
   assert.ok(Math.abs(got.workerTold - got.workerBase) <= 2, out);
   assert.ok(Math.abs(got.released - got.base) <= 2, out);
+});
+
+test('a worker thread terminated mid-batch, or a process exiting mid-batch, ends cleanly', () => {
+  // The worker's environment goes while its mending threads still run: they must not call
+  // back into it (Node before 24.14 aborts the whole process on such a call).
+  const worker = `
+    const { parentPort } = require('node:worker_threads');
+    const toolmend = require('toolmend');
+    const inputs = Array.from({ length: 200000 }, (_, i) => '{"i": ' + i + ', "s": "' + 'é語'.repeat(i % 300) + '",}');
+    parentPort.postMessage('started');
+    toolmend.mendMany(inputs).then(() => parentPort.postMessage('done'));
+  `;
+  const script = `
+    const { Worker } = require('node:worker_threads');
+    const toolmend = require('toolmend');
+    (async () => {
+      for (const ms of [0, 5, 20, 50, 100, 200]) {
+        const w = new Worker(${JSON.stringify(worker)}, { eval: true });
+        await new Promise((resolve) => w.once('message', resolve));
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        await w.terminate();
+      }
+      const records = await toolmend.mendMany(Array.from({ length: 1000 }, (_, i) => '{"i": ' + i + ',}'));
+      console.log(records.length, records[999].json);
+    })();
+  `;
+  const out = execFileSync(process.execPath, ['-e', script], { timeout: 120000 }).toString();
+  assert.equal(out.trim(), '1000 {"i":999}');
+  const exiting = `
+    const toolmend = require('toolmend');
+    const inputs = Array.from({ length: 200000 }, (_, i) => '{"i": ' + i + ', "s": "' + 'é'.repeat(i % 300) + '",}');
+    toolmend.mendMany(inputs).then(() => console.log('done'));
+    setTimeout(() => process.exit(3), 20);
+  `;
+  const exited = spawnSync(process.execPath, ['-e', exiting], { timeout: 60000 });
+  assert.equal(exited.status, 3, exited.stderr.toString());
 });
 
 test('a batch is its own copy: changing the array while mendMany runs changes nothing', async () => {
