@@ -8,7 +8,10 @@
 use std::borrow::Cow;
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -139,6 +142,7 @@ fn parse_options(
 /// The texts and repairs of the records of one batch, written once by the thread that mended
 /// it and shared by its records: the serial parts of `mend_many` (making the records, and
 /// freeing them later) then allocate and free one buffer per batch, not several per record.
+#[derive(Default)]
 struct Part {
     // Bytes as the parser wrote them, UTF-8; checked only when a record's text is read, so
     // that making a batch does not validate every value it wrote.
@@ -453,6 +457,10 @@ impl Mender {
     }
 }
 
+/// Batches of at least this many bytes of input are watched for Ctrl-C (about 30 ms of
+/// mending on one thread; below it a batch ends sooner than a person notices).
+const WATCH_FROM: usize = 8 << 20;
+
 /// Reads every input, then mends them with the GIL released. The texts are borrowed, not
 /// copied: `held` keeps each str or bytes alive, and both are immutable, so another thread
 /// changing the iterable meanwhile cannot change or free them. The records' contents are
@@ -484,8 +492,13 @@ fn many(
         Input::Text(text) => text.len(),
         Input::Failed(..) => 0,
     };
-    let parts = py.detach(|| {
+    // Set on Ctrl-C (a KeyboardInterrupt): the parts not begun are skipped.
+    let stop = AtomicBool::new(false);
+    let mend = || {
         toolmend::mend_batches(inputs.len(), size, options, threads, |range, mender| {
+            if stop.load(Ordering::Relaxed) {
+                return (Arc::new(Part::default()), Vec::new());
+            }
             // A value is about as long as its input, so the part is rarely grown.
             let bytes = range.clone().map(size).sum();
             let mut part = Part {
@@ -499,7 +512,36 @@ fn many(
             }
             (Arc::new(part), slots)
         })
-    });
+    };
+    let total: usize = (0..inputs.len()).map(size).sum();
+    let parts = py.detach(|| {
+        if total < WATCH_FROM {
+            return Ok(mend());
+        }
+        // A long batch is mended on a thread of its own while this one looks at Python's
+        // signals (with the GIL, briefly) every 50 ms, so that Ctrl-C stops it.
+        thread::scope(|scope| {
+            let caller = thread::current();
+            let job = scope.spawn(move || {
+                let parts = mend();
+                caller.unpark();
+                parts
+            });
+            loop {
+                if job.is_finished() {
+                    return Ok(job.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+                }
+                thread::park_timeout(Duration::from_millis(50));
+                if !job.is_finished()
+                    && let Err(interrupted) = Python::attach(|py| py.check_signals())
+                {
+                    stop.store(true, Ordering::Relaxed);
+                    drop(job.join());
+                    return Err(interrupted);
+                }
+            }
+        })
+    })?;
     let mut records = Vec::with_capacity(inputs.len());
     for (part, slots) in parts {
         for slot in slots {
@@ -625,7 +667,8 @@ fn value_of(
 }
 
 /// Mends many inputs (an iterable of str or bytes) into a list of Records, in order, with
-/// the GIL released and the CLI's threads (`threads=0`: one per core, at most 8).
+/// the GIL released and the CLI's threads (`threads=0`: one per core, at most 8). Ctrl-C
+/// (a KeyboardInterrupt) stops a long batch.
 #[pyfunction]
 #[pyo3(signature = (inputs, *, target = "object", concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES, threads = 0))]
 #[allow(clippy::too_many_arguments)]

@@ -366,3 +366,29 @@ def test_mend_many_of_a_non_iterable_is_the_error(batch):
         with pytest.raises(toolmend.Error) as e:
             call(batch)
         assert e.value.code == "invalid_input" and "iterable" in e.value.message
+
+
+def test_ctrl_c_stops_a_long_mend_many():
+    # In a process of its own: a batch of about 4 s of mending on one thread (measured first,
+    # so in any build) gets SIGINT 0.2 s in; the KeyboardInterrupt comes then, not at its end.
+    script = r"""
+import os, signal, threading, time
+import toolmend
+# One input object many times: its text is borrowed, not copied, and its value is tiny.
+text = '{"a":' + ' ' * 200_000 + '1}'
+t = time.perf_counter()
+toolmend.mend_many([text] * 50, threads=1)
+n = max(50, int(4.0 / ((time.perf_counter() - t) / 50)))
+threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+t = time.perf_counter()
+try:
+    toolmend.mend_many([text] * n, threads=1)
+    print('finished', time.perf_counter() - t)
+except KeyboardInterrupt:
+    print('interrupted', time.perf_counter() - t)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    how, took = out.stdout.split()
+    assert how == "interrupted", out.stdout
+    assert float(took) < 1.5, out.stdout

@@ -83,7 +83,7 @@ class Mender:
     def mend_many(self, inputs: Iterable[Text], *, threads: int = 0) -> List[Record]:
         """Every input's Record, in order, with the GIL released (threads=0: one per core).
         Raises `Error` (`invalid_input`) only when `inputs` is no iterable of inputs (a str
-        is one input)."""
+        is one input); Ctrl-C stops a long batch (KeyboardInterrupt within about 50 ms)."""
 
 class CallExtractor:
     """`toolmend calls` with one set of options and tools (loaded once)."""
@@ -179,7 +179,8 @@ def mend_many(
     threads: int = 0,
 ) -> List[Record]:
     """Every input's Record, in order, with the GIL released and the CLI's threads. Raises
-    `Error` (`invalid_input`) only when `inputs` is no iterable of inputs (a str is one input)."""
+    `Error` (`invalid_input`) only when `inputs` is no iterable of inputs (a str is one input);
+    Ctrl-C stops a long batch (KeyboardInterrupt within about 50 ms)."""
 
 def extract_calls(
     reply: Union[Text, Dict[str, Any], List[Any]],
