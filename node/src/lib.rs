@@ -14,7 +14,7 @@ use toolmend::schema::Schema;
 use toolmend::tools::Tools;
 use toolmend::{Code, Concat, Options, Target, Truncated};
 
-use crate::text::{push_latin1, push_utf8, push_utf16};
+use crate::text::{push_latin1, push_utf8, push_utf16, wide};
 
 mod many;
 mod text;
@@ -265,7 +265,7 @@ impl Mender {
                     self.value.len() as isize,
                     &mut made,
                 )
-            } else if self.value.iter().all(|&b| b < 0xc4) {
+            } else if !wide(&self.value) {
                 self.narrow.clear();
                 push_latin1(&mut self.narrow, &self.value);
                 napi::sys::napi_create_string_latin1(

@@ -28,7 +28,7 @@ use napi::sys;
 use napi_derive::napi;
 use toolmend::Options;
 
-use crate::text::{push_latin1, push_utf8, push_utf16};
+use crate::text::{push_latin1, push_utf8, push_utf16, wide};
 use crate::{MendOptions, check, invalid_arg};
 
 /// A part holds about this many input units (a string's UTF-16 units, a buffer's bytes)…
@@ -534,18 +534,6 @@ impl Writer {
         self.records.clear();
         ([Segment::Latin1(narrow), Segment::Utf16(wide)], meta)
     }
-}
-
-/// Whether UTF-8 holds a character from U+0100 on (a lead byte from 0xC4): a maximum of 32
-/// bytes at a time, which the compiler turns into vector instructions (a byte-by-byte `any`
-/// it does not; that was a tenth of a part's writing).
-fn wide(utf8: &[u8]) -> bool {
-    let chunks = utf8.chunks_exact(32);
-    let rest = chunks.remainder();
-    chunks
-        .map(|chunk| chunk.iter().copied().fold(0, u8::max))
-        .chain(rest.iter().copied())
-        .any(|b| b >= 0xc4)
 }
 
 /// Text known to be UTF-8 as the library's input (checked for size only).

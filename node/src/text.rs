@@ -13,6 +13,18 @@ pub fn ascii_run<T: Copy + Into<u32>>(units: &[T]) -> usize {
     n + units[n..].iter().take_while(|&&u| u.into() < 0x80).count()
 }
 
+/// Whether UTF-8 holds a character from U+0100 on (a lead byte from 0xC4): a maximum of 32
+/// bytes at a time, which the compiler turns into vector instructions (a byte-by-byte `any`
+/// it does not; that was a tenth of mendMany's writing of a part).
+pub fn wide(utf8: &[u8]) -> bool {
+    let chunks = utf8.chunks_exact(32);
+    let rest = chunks.remainder();
+    chunks
+        .map(|chunk| chunk.iter().copied().fold(0, u8::max))
+        .chain(rest.iter().copied())
+        .any(|b| b >= 0xc4)
+}
+
 /// Appends valid UTF-8 whose characters are all below U+0100 as Latin-1.
 pub fn push_latin1(out: &mut Vec<u8>, utf8: &[u8]) {
     out.reserve(utf8.len());
