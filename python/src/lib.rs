@@ -520,19 +520,19 @@ fn many(
         }
         // A long batch is mended on a thread of its own while this one looks at Python's
         // signals (with the GIL, briefly) every 50 ms, so that Ctrl-C stops it.
+        let done = &AtomicBool::new(false);
         thread::scope(|scope| {
             let caller = thread::current();
             let job = scope.spawn(move || {
                 let parts = mend();
+                // Said before the thread ends: the caller joins at once, not at its next look.
+                done.store(true, Ordering::Release);
                 caller.unpark();
                 parts
             });
-            loop {
-                if job.is_finished() {
-                    return Ok(job.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-                }
+            while !done.load(Ordering::Acquire) {
                 thread::park_timeout(Duration::from_millis(50));
-                if !job.is_finished()
+                if !done.load(Ordering::Acquire)
                     && let Err(interrupted) = Python::attach(|py| py.check_signals())
                 {
                     stop.store(true, Ordering::Relaxed);
@@ -540,6 +540,7 @@ fn many(
                     return Err(interrupted);
                 }
             }
+            Ok(job.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
         })
     })?;
     let mut records = Vec::with_capacity(inputs.len());
