@@ -368,7 +368,7 @@ def test_mend_many_of_a_non_iterable_is_the_error(batch):
         assert e.value.code == "invalid_input" and "iterable" in e.value.message
 
 
-def test_ctrl_c_stops_a_long_mend_many():
+def test_ctrl_c_stops_a_long_mend_many(tmp_path):
     # In a process of its own: a batch of about 4 s of mending on one thread (measured first,
     # so in any build) gets SIGINT 0.2 s in; the KeyboardInterrupt comes then, not at its end.
     script = r"""
@@ -387,7 +387,9 @@ try:
 except KeyboardInterrupt:
     print('interrupted', time.perf_counter() - t)
 """
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    # Run elsewhere than python/: there `import toolmend` would find the sources, not the package.
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     how, took = out.stdout.split()
     assert how == "interrupted", out.stdout
