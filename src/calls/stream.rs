@@ -1738,8 +1738,8 @@ impl Stream {
     }
 
     /// Whether `call` can be the call slot `s` showed: it keeps what the `arguments` events
-    /// showed (the same [`weight`] when they showed them whole; else they are read again), or
-    /// a key of it repeats (see [`Stream::revise_at_end`]).
+    /// showed (read again from their source; the same [`weight`] where that is gone), or a key
+    /// of it repeats (see [`Stream::revise_at_end`]).
     fn agrees(&self, s: usize, call: &Call) -> bool {
         let slot = &self.slots[s];
         let shown = match slot.shown_at {
@@ -1752,7 +1752,12 @@ impl Stream {
             {
                 return true;
             }
-            Some(Shown::Whole) => return slot.shown == Some(weight(&call.parameters)),
+            // Not by weight when the source is there: two calls of one tool can weigh the same
+            // with other values ({"x": 2} and {"x": 1}); the weight tells snapshots of one call.
+            Some(Shown::Whole) => match shown_again(slot, self.src_of(s)) {
+                None => return slot.shown == Some(weight(&call.parameters)),
+                shown => shown,
+            },
             Some(Shown::Part(_)) => shown_again(slot, self.src_of(s)),
         };
         let Some((shown, open)) = shown else {
