@@ -45,10 +45,10 @@ use super::formats::{Body, Kind, TABLE};
 use super::partial::{self, Frame, Reader, Seg, Step, pointer};
 use super::scan::{REASONING, bare_name, find_bytes, is_name_byte};
 use super::{Call, CallOptions, Extracted, Failure, Incomplete, Rejected, Shape, call_value};
-use crate::RepairKind;
 use crate::io::record::original_text;
 use crate::schema::Partial;
 use crate::tools::Tools;
+use crate::{Repair, RepairKind};
 use std::collections::VecDeque;
 use std::io::{self, Write};
 
@@ -1748,7 +1748,7 @@ impl Stream {
                 if call
                     .repairs
                     .iter()
-                    .any(|r| r.kind == RepairKind::DuplicateKey) =>
+                    .any(|r| r.kind == RepairKind::DuplicateKey && repeats_after(slot, r)) =>
             {
                 return true;
             }
@@ -2463,6 +2463,18 @@ fn weight(map: &Map<String, Value>) -> usize {
         }
     }
     map.iter().map(|(k, v)| k.len() + of(v)).sum()
+}
+
+/// Whether the repeated key of `repair` can have changed what `slot` showed: it comes after
+/// the start of the slot's arguments in the reply. A repeat before them is another call's (a
+/// broken call of the same tool that `calls` read whole), and excuses nothing here. Arguments
+/// written as a string may hold the repeat in their decoded text, whose offsets are not the
+/// reply's: there, as where the start is not known, any repeat may.
+fn repeats_after(slot: &Slot, repair: &Repair) -> bool {
+    match (&slot.args_src, repair.offset) {
+        (Some(args), Some(offset)) if !args.string => offset > args.at,
+        _ => true,
+    }
 }
 
 /// Gives new slots the tools whose schemas will coerce their parameters.
