@@ -284,11 +284,7 @@ function records([segments, meta], items) {
 // The native module keeps the segment buffers V8 lets go of for the next batch's records; once
 // no batch has run for a while (10 s, or TOOLMEND_NODE_POOL_IDLE_MS) it frees them. An unref'd
 // timer: it never keeps the process alive.
-const poolIdle = (() => {
-  // As the native module reads it: a whole number of milliseconds, else 10 s.
-  const ms = process.env.TOOLMEND_NODE_POOL_IDLE_MS;
-  return ms !== undefined && /^[0-9]+$/.test(ms) ? Number(ms) : 10000;
-})();
+const poolIdle = native.poolIdleMs();
 let trimTimer = null;
 function trimLater() {
   if (trimTimer !== null) clearTimeout(trimTimer);

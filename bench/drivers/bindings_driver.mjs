@@ -43,10 +43,6 @@ const prepare = {
     results = lines.map((line) => mender.mend(line).json);
   },
 };
-const cleanUp = () => {
-  results = null;
-  globalThis.gc?.();
-};
 
 const ways = {
   per_call_toolmend: async () => {
@@ -114,7 +110,7 @@ const run = async (n) => {
   const started = process.hrtime.bigint();
   failed[n] = await ways[n]();
   const took = Number(process.hrtime.bigint() - started) / 1e9;
-  cleanUp();
+  results = null;
   return took;
 };
 for (let w = 0; w < Number(warmupArg); w++) {

@@ -654,6 +654,13 @@ pub fn trim_pool() {
     }
 }
 
+/// How long the pool keeps buffers after a batch, in milliseconds: `index.js` trims it a
+/// little later than that.
+#[napi]
+pub fn pool_idle_ms() -> f64 {
+    pool_idle().as_millis() as f64
+}
+
 /// The bytes the pool holds (for the tests).
 #[napi]
 pub fn pool_bytes() -> f64 {
