@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/toolmend
 
-.PHONY: all build release test test-python test-spark python-wheel test-node node-package bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
+.PHONY: all build release test test-core-portable test-python test-spark python-wheel test-node node-package bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
 all: build
 
 build:
@@ -15,8 +15,9 @@ release:
 ## Python and Node packages (each built, installed into a fresh venv or project, tested there),
 ## and the Spark example over the same wheel (one make run, so the wheel is built once).
 test:
-	$(CARGO) test --all-targets
-	$(CARGO) test --doc
+	$(CARGO) test --locked -p toolmend -p toolmend-core --all-targets
+	$(CARGO) test --locked -p toolmend-core --doc
+	$(MAKE) test-core-portable
 	$(MAKE) test-python test-spark
 	$(MAKE) test-node
 
@@ -89,8 +90,21 @@ bless: build
 
 lint:
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy --all-targets -- -D warnings
-	$(CARGO) clippy -p toolmend-python -p toolmend-node -- -D warnings
+	$(CARGO) clippy --locked --all-targets -p toolmend -p toolmend-core -- -D warnings
+	$(CARGO) clippy --locked -p toolmend-core --no-default-features -- -D warnings
+	$(CARGO) clippy --locked -p toolmend-python -p toolmend-node -- -D warnings
+
+## The core library (and so both packages) builds for every platform the packages ship to: checked
+## for each target whose standard library rustup has here (`rustup target add` them; .ci/run
+## does), skipped with a note for the others. The binary's unix-only loop is not checked here.
+PORTABLE_TARGETS ?= x86_64-pc-windows-gnu aarch64-apple-darwin
+test-core-portable:
+	@for t in $(PORTABLE_TARGETS); do \
+	  if rustup target list --installed 2>/dev/null | grep -qx "$$t"; then \
+	    echo "== cargo check -p toolmend-core --target $$t"; \
+	    $(CARGO) check --locked -q -p toolmend-core --features toml --target $$t || exit 1; \
+	  else echo "test-core-portable: the $$t standard library is not installed: not checked"; fi; \
+	done
 
 fmt:
 	$(CARGO) fmt

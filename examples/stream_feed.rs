@@ -1,4 +1,4 @@
-//! Feeds a reply to `toolmend::calls::Stream` in chunks of a fixed size and times it against
+//! Feeds a reply to `toolmend_core::calls::Stream` in chunks of a fixed size and times it against
 //! `extract` on the whole reply (the `stream` series of `make bench`).
 //!
 //! ```text
@@ -13,6 +13,8 @@
 //! the thread's CPU time (`cpu_ratio`: what the other processes of a loaded machine add to
 //! least), and the number and total size of the events. With `oneshot` or `stream` only that one runs (for its peak
 //! memory).
+// The thread CPU clock is read through libc.
+#![allow(unsafe_code)]
 
 use std::io::{BufWriter, Write};
 use std::time::Instant;
@@ -43,7 +45,7 @@ fn cpu() -> f64 {
     t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
-use toolmend::calls::{CallOptions, Event, Shape, Stream, extract};
+use toolmend_core::calls::{CallOptions, Event, Shape, Stream, extract};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

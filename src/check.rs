@@ -43,9 +43,9 @@ use serde::de::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::args::{Concat, Mender, Options, Target};
-use crate::bytes::cut;
-use crate::exact::object_members;
+use toolmend_core::cut;
+use toolmend_core::object_members;
+use toolmend_core::{Concat, Mender, Options, Target};
 
 /// Repairs that `--strict` also makes: they change the form of the text, never its grammar.
 const ALLOWED_IN_STRICT: &[&str] = &["unquote", "unescape", "duplicate_key"];

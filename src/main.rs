@@ -1,6 +1,8 @@
 //! The `toolmend` binary: parses the command line, runs one command (`src/cli/`), prints its
 //! error once and ends with its [`ExitCode`](cli::ExitCode).
 
+mod agent;
+mod check;
 mod cli;
 
 use std::io::{self, Write};
@@ -8,7 +10,7 @@ use std::io::{self, Write};
 use clap::Parser;
 use cli::{Cli, Command, ExitCode, Fatal};
 use cli::{args_cmd, calls_cmd, check_cmd, generate_cmd, loop_cmd};
-use toolmend::Target;
+use toolmend_core::Target;
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();

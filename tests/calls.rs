@@ -1078,7 +1078,10 @@ fn list_formats_prints_every_format_format_takes() {
         .lines()
         .map(|l| l.split_whitespace().next().unwrap())
         .collect();
-    assert_eq!(names, toolmend::calls::format_names().collect::<Vec<_>>());
+    assert_eq!(
+        names,
+        toolmend_core::calls::format_names().collect::<Vec<_>>()
+    );
     assert!(names.len() >= 30 && names.contains(&"hermes") && names.contains(&"json"));
     for name in &names {
         toolmend()

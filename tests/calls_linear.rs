@@ -4,6 +4,8 @@
 //!
 //! CPU time (of the child alone, from `wait4`) rather than wall time, so that a loaded machine
 //! does not fail the test; runs too short to judge pass on their own.
+// This test reads what the processes it starts used, or signals them, through libc.
+#![allow(unsafe_code)]
 
 use std::io::Write;
 use std::process::Stdio;

@@ -7,6 +7,8 @@
 //! searched for any process whose argv names the test's directory.
 //!
 //! (Peak memory with a 100 MiB reply is measured in `tests/faults_memory.rs`.)
+// These tests signal the processes they start (kill, pre_exec), which takes libc calls.
+#![allow(unsafe_code)]
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;

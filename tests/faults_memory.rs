@@ -3,6 +3,8 @@
 //! each of stdout and stderr (only `max_output` bytes of each are kept).
 //! (Its own test binary, so the peak RSS of waited-for children is this test's toolmend runs
 //! alone; the fake programs write in 1 MiB pieces and stay small themselves.)
+// This test reads what the processes it starts used, or signals them, through libc.
+#![allow(unsafe_code)]
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

@@ -1,5 +1,6 @@
-//! The module graph has no import circle (docs/architecture.md): per file, and per top-level
-//! module (a folder and its files counted as one).
+//! The module graph of both crates (the core library and the binary) has no import circle
+//! (docs/architecture.md): per file, and per top-level module (a folder and its files counted as
+//! one); and the top-level modules import only those declared below them.
 
 mod common;
 
@@ -30,4 +31,13 @@ fn no_args_stage_imports_a_later_one() {
         "{text}"
     );
     assert!(text.contains("(no stage imports a later one)"), "{text}");
+}
+
+/// The top-level modules of both crates import only modules below them in the order
+/// docs/architecture.md declares (`LAYERS` in tests/import_circles.py), and none is left out.
+#[test]
+fn every_import_points_down_the_declared_layers() {
+    let text = import_circles(&["--layers"]);
+    assert!(text.starts_with("layers in order: "), "{text}");
+    assert!(text.contains("(every import points down)"), "{text}");
 }

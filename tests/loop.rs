@@ -1,5 +1,7 @@
 //! `toolmend loop` end to end: the real binary against scripted programs in `fixtures/bin/`
 //! (a scripted LLM that replays replies and saves its inputs, recording tools, approval hooks).
+// This test reads what the processes it starts used, or signals them, through libc.
+#![allow(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -1,6 +1,8 @@
 //! Memory stays bounded on a huge line (an input over `--max-bytes` is skipped, not kept) and
 //! flat in the number of lines, whatever they hold. (Its own test binary, so the peak RSS of
 //! waited-for children is this binary's children alone.)
+// This test reads what the processes it starts used, or signals them, through libc.
+#![allow(unsafe_code)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;

@@ -15,7 +15,7 @@ use proptest::prelude::*;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use toolmend::{
+use toolmend_core::{
     Concat, Filter, FilterOptions, Framing, Mender, Options, Target, Truncated, truncated,
 };
 
@@ -603,7 +603,7 @@ fn calls_with(args: &str) -> [String; 5] {
 
 /// The one call found in `reply`, its parameters written out.
 fn one_call(reply: &str) -> Result<String, String> {
-    let found = toolmend::calls::extract(reply, &toolmend::calls::CallOptions::default())
+    let found = toolmend_core::calls::extract(reply, &toolmend_core::calls::CallOptions::default())
         .map_err(|f| format!("{reply:?}: {}", f.error))?;
     match found.calls.as_slice() {
         [call] if call.tool == "f" && call.repairs.is_empty() => {

@@ -15,7 +15,7 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
-use toolmend::calls::{CallOptions, Event, Extracted, Failure, Stream, extract};
+use toolmend_core::calls::{CallOptions, Event, Extracted, Failure, Stream, extract};
 
 mod common;
 use common::{CallsCase, calls_cases, split_at};
@@ -228,7 +228,7 @@ fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extra
                     && !call
                         .repairs
                         .iter()
-                        .any(|r| r.kind == toolmend::RepairKind::DuplicateKey)
+                        .any(|r| r.kind == toolmend_core::RepairKind::DuplicateKey)
                 {
                     fail(format!(
                         "call {index}: revised {:?} without a repeated key",
@@ -642,7 +642,7 @@ fn a_repeated_key_is_revised_as_soon_as_it_is_read() {
         assert!(
             call.repairs
                 .iter()
-                .any(|r| r.kind == toolmend::RepairKind::DuplicateKey),
+                .any(|r| r.kind == toolmend_core::RepairKind::DuplicateKey),
             "{reply}: {call:?}"
         );
         let event = serde_json::to_value(&events[at]).unwrap();

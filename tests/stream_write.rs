@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use toolmend::calls::{CallOptions, DeltaFraming, Deltas, Event, Shape, Stream};
+use toolmend_core::calls::{CallOptions, DeltaFraming, Deltas, Event, Shape, Stream};
 
 mod common;
 use common::{CallsCase, calls_cases, split_at};

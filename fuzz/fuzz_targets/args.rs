@@ -11,7 +11,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use toolmend::{Code, Framing, Mender, Options};
+use toolmend_core::{Code, Framing, Mender, Options};
 
 #[path = "common.rs"]
 mod common;

@@ -23,10 +23,10 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use toolmend::calls::{
+use toolmend_core::calls::{
     CallOptions, CallsFilter, CallsFilterOptions, Event, Extracted, Failure, Shape, Stream, extract,
 };
-use toolmend::{Code, Framing, Mender, Options};
+use toolmend_core::{Code, Framing, Mender, Options};
 
 #[path = "common.rs"]
 mod common;
@@ -296,7 +296,7 @@ fn streamed(chunks: &[&str], expected: &Result<Extracted, Failure>) {
                         || call
                             .repairs
                             .iter()
-                            .any(|r| r.kind == toolmend::RepairKind::DuplicateKey),
+                            .any(|r| r.kind == toolmend_core::RepairKind::DuplicateKey),
                     "revised {:?} without a repeated key: {call:?}",
                     revised[*index]
                 );

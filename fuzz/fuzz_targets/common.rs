@@ -6,7 +6,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use toolmend::{Filter, FilterOptions, Framing, Options, Repair};
+use toolmend_core::{Filter, FilterOptions, Framing, Options, Repair};
 
 /// Parses one JSON value with no nesting limit (toolmend allows 1000 levels; serde_json's
 /// default stops at 128). `None` when `text` is not exactly one JSON value.

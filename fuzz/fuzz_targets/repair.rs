@@ -13,7 +13,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use toolmend::{Code, Concat, Framing, Mender, Options, Target};
+use toolmend_core::{Code, Concat, Framing, Mender, Options, Target};
 
 #[path = "common.rs"]
 mod common;

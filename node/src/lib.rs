@@ -9,14 +9,17 @@ use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use toolmend::calls::{CallOptions, Extracted, Failure, Shape};
-use toolmend::schema::Schema;
-use toolmend::tools::Tools;
-use toolmend::{Code, Concat, Options, Target, Truncated};
+use toolmend_core::calls::{CallOptions, Extracted, Failure, Shape};
+use toolmend_core::schema::Schema;
+use toolmend_core::tools::Tools;
+use toolmend_core::{Code, Concat, Options, Target, Truncated};
 
 use crate::text::{push_latin1, push_utf8, push_utf16, wide};
 
+// Node's external strings and napi's raw calls: the unsafe code of the package is in these.
+#[allow(unsafe_code)]
 mod many;
+#[allow(unsafe_code)]
 mod text;
 
 /// The default limit on one input's size, as the CLI's `--max-bytes`.
@@ -89,18 +92,21 @@ fn limit(max_bytes: Option<f64>) -> usize {
 }
 
 /// The value an option's word names (`default` when none is given).
-fn word<T: FromStr<Err = toolmend::UnknownWord>>(given: Option<&str>, default: &str) -> Result<T> {
+fn word<T: FromStr<Err = toolmend_core::UnknownWord>>(
+    given: Option<&str>,
+    default: &str,
+) -> Result<T> {
     given
         .unwrap_or(default)
         .parse()
-        .map_err(|e: toolmend::UnknownWord| invalid_arg(e.to_string()))
+        .map_err(|e: toolmend_core::UnknownWord| invalid_arg(e.to_string()))
 }
 
 fn invalid_arg(message: String) -> napi::Error {
     napi::Error::new(Status::InvalidArg, message)
 }
 
-fn failed(error: &toolmend::Error, original: String) -> RawRecord {
+fn failed(error: &toolmend_core::Error, original: String) -> RawRecord {
     RawRecord {
         ok: false,
         json: None,
@@ -115,13 +121,13 @@ fn failed(error: &toolmend::Error, original: String) -> RawRecord {
 }
 
 fn record(
-    input: &toolmend::Input<'_>,
-    result: std::result::Result<toolmend::MendedValue, toolmend::Error>,
+    input: &toolmend_core::Input<'_>,
+    result: std::result::Result<toolmend_core::MendedValue, toolmend_core::Error>,
 ) -> RawRecord {
     match result {
         Ok(mended) => {
             let mut repairs = Vec::new();
-            toolmend::write_repairs(&mut repairs, &mended.repairs);
+            toolmend_core::write_repairs(&mut repairs, &mended.repairs);
             RawRecord {
                 ok: true,
                 json: Some(mended.value),
@@ -139,18 +145,18 @@ fn record(
 }
 
 /// Text or UTF-8 bytes as the library's input (too large or not UTF-8: an error already).
-fn input<'a>(text: &'a Either<String, Buffer>, max_bytes: usize) -> toolmend::Input<'a> {
+fn input<'a>(text: &'a Either<String, Buffer>, max_bytes: usize) -> toolmend_core::Input<'a> {
     let bytes: &[u8] = match text {
         Either::A(s) => s.as_bytes(),
         Either::B(b) => b,
     };
-    toolmend::Input::from_bytes(bytes, max_bytes)
+    toolmend_core::Input::from_bytes(bytes, max_bytes)
 }
 
 /// The args (or repair) pipeline over one input after another, keeping its buffers.
 #[napi]
 pub struct Mender {
-    inner: toolmend::Mender,
+    inner: toolmend_core::Mender,
     max_bytes: usize,
     schema: Option<Schema>,
     /// `mend_string`'s input as UTF-16 and as UTF-8, and its value as UTF-8 and as the text
@@ -175,6 +181,7 @@ impl TypeName for Made {
     }
 }
 
+#[allow(unsafe_code)]
 impl ToNapiValue for Made {
     unsafe fn to_napi_value(_env: napi::sys::napi_env, val: Self) -> Result<napi::sys::napi_value> {
         Ok(val.0)
@@ -182,6 +189,7 @@ impl ToNapiValue for Made {
 }
 
 #[napi]
+#[allow(unsafe_code)]
 impl Mender {
     #[napi(constructor)]
     pub fn new(options: Option<MendOptions>) -> Result<Mender> {
@@ -192,7 +200,7 @@ impl Mender {
             .transpose()?;
         let (options, max_bytes, _) = self::options(options.as_ref())?;
         Ok(Mender {
-            inner: toolmend::Mender::new(options),
+            inner: toolmend_core::Mender::new(options),
             max_bytes,
             schema,
             units: Vec::new(),
@@ -308,7 +316,7 @@ impl Mender {
         };
         match schema.apply_mended(&mended, coerce) {
             Ok(coerced) => {
-                let mut value = toolmend::MendedValue::from(&mended);
+                let mut value = toolmend_core::MendedValue::from(&mended);
                 if let Some((json, repairs)) = coerced {
                     value.value = json;
                     value.repairs.extend(repairs);
@@ -413,9 +421,9 @@ impl CallExtractor {
         let o = options.as_ref();
         let format = o.and_then(|o| o.format.clone());
         if let Some(name) = &format
-            && !toolmend::calls::format_names().any(|n| n == name)
+            && !toolmend_core::calls::format_names().any(|n| n == name)
         {
-            let names: Vec<_> = toolmend::calls::format_names().collect();
+            let names: Vec<_> = toolmend_core::calls::format_names().collect();
             return Err(invalid_arg(format!(
                 "unknown format {name:?}; one of: {}",
                 names.join(", ")
@@ -458,13 +466,13 @@ impl CallExtractor {
                 extracted: None,
             }),
             Ok(text) if message == Some(true) => match serde_json_value(text) {
-                Ok(value) => toolmend::calls::extract_message(&value, &self.options),
+                Ok(value) => toolmend_core::calls::extract_message(&value, &self.options),
                 Err(error) => Err(Failure {
                     error,
                     extracted: None,
                 }),
             },
-            Ok(text) => toolmend::calls::extract(text, &self.options),
+            Ok(text) => toolmend_core::calls::extract(text, &self.options),
         };
         match result {
             Ok(found) => RawCalls {
@@ -484,7 +492,7 @@ impl CallExtractor {
 /// makes known as a JSON array (index.js parses it).
 #[napi(js_name = "Stream")]
 pub struct NativeStream {
-    inner: toolmend::calls::Stream,
+    inner: toolmend_core::calls::Stream,
 }
 
 #[napi]
@@ -493,7 +501,7 @@ impl NativeStream {
     pub fn new(options: Option<CallsOptions>) -> Result<NativeStream> {
         let extractor = CallExtractor::new(options)?;
         Ok(NativeStream {
-            inner: toolmend::calls::Stream::new(extractor.options),
+            inner: toolmend_core::calls::Stream::new(extractor.options),
         })
     }
 
@@ -533,14 +541,14 @@ impl NativeStream {
     }
 }
 
-fn events_json(events: &[toolmend::calls::Event]) -> String {
+fn events_json(events: &[toolmend_core::calls::Event]) -> String {
     let list: Vec<serde_json::Value> = events.iter().map(|e| e.to_value(Shape::Native)).collect();
     serde_json::Value::Array(list).to_string()
 }
 
-fn serde_json_value(text: &str) -> std::result::Result<serde_json::Value, toolmend::Error> {
+fn serde_json_value(text: &str) -> std::result::Result<serde_json::Value, toolmend_core::Error> {
     serde_json::from_str(text).map_err(|e| {
-        toolmend::Error::whole(Code::InvalidInput, format!("the message is not JSON: {e}"))
+        toolmend_core::Error::whole(Code::InvalidInput, format!("the message is not JSON: {e}"))
     })
 }
 
@@ -572,7 +580,9 @@ fn failure_record(failure: &Failure) -> RawCalls {
 /// The names `format` accepts, most specific first.
 #[napi]
 pub fn call_formats() -> Vec<String> {
-    toolmend::calls::format_names().map(str::to_owned).collect()
+    toolmend_core::calls::format_names()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The version of the toolmend library inside.

@@ -1,6 +1,6 @@
 //! `mendMany`: a batch mended on the CLI's threads while the main thread copies it out of
 //! JavaScript, part after part, into a small ring of buffers that the mending threads hand
-//! back. The parts are those of `toolmend::mend_batches` (about 128 KiB, at most 4096 inputs).
+//! back. The parts are those of `toolmend_core::mend_batches` (about 128 KiB, at most 4096 inputs).
 //!
 //! Only the main thread may read a JavaScript string, so it copies each part's strings (their
 //! UTF-16, which V8 copies without converting) into a free buffer of the ring; a mending thread
@@ -26,14 +26,14 @@ use napi::JsValue;
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
-use toolmend::Options;
+use toolmend_core::Options;
 
 use crate::text::{push_latin1, push_utf8, push_utf16, wide};
 use crate::{MendOptions, check, invalid_arg};
 
 /// A part holds about this many input units (a string's UTF-16 units, a buffer's bytes)…
 const PART_SIZE: usize = 128 << 10;
-/// …and at most this many inputs: those of `toolmend::mend_batches`.
+/// …and at most this many inputs: those of `toolmend_core::mend_batches`.
 const PART_INPUTS: usize = 4096;
 
 /// A batch has no schema: `mendMany` would otherwise silently not apply it.
@@ -65,7 +65,7 @@ fn given(length: f64) -> Given {
     }
 }
 
-/// Where each part starts, and the batch's end: the cuts of `toolmend::mend_batches`.
+/// Where each part starts, and the batch's end: the cuts of `toolmend_core::mend_batches`.
 fn plan(lengths: &[f64]) -> Vec<usize> {
     let mut bounds = vec![0];
     let (mut size, mut start) = (0, 0);
@@ -91,7 +91,7 @@ fn thread_count(threads: usize, parts: usize) -> usize {
         0 => thread::available_parallelism()
             .map_or(1, NonZeroUsize::get)
             .min(8),
-        n => n.min(toolmend::MAX_THREADS),
+        n => n.min(toolmend_core::MAX_THREADS),
     }
     .clamp(1, parts.max(1))
 }
@@ -240,7 +240,7 @@ impl Shared {
 
 /// A mending thread's buffers, kept from part to part.
 struct Hands {
-    mender: toolmend::Mender,
+    mender: toolmend_core::Mender,
     writer: Writer,
     text: String,
 }
@@ -248,7 +248,7 @@ struct Hands {
 impl Hands {
     fn new(options: &Options) -> Hands {
         Hands {
-            mender: toolmend::Mender::new(options.clone()),
+            mender: toolmend_core::Mender::new(options.clone()),
             writer: Writer::new(),
             text: String::new(),
         }
@@ -268,7 +268,7 @@ impl Hands {
                     }
                 }
                 Span::Bytes(a, b) => {
-                    let input = toolmend::Input::from_bytes(&slot.bytes[a..b], max_bytes);
+                    let input = toolmend_core::Input::from_bytes(&slot.bytes[a..b], max_bytes);
                     self.writer.record(&input, &mut self.mender);
                 }
                 Span::Elsewhere => self.writer.elsewhere(),
@@ -438,11 +438,11 @@ impl Writer {
         });
     }
 
-    fn ok(&mut self, mended: &toolmend::Mended<'_>) {
+    fn ok(&mut self, mended: &toolmend_core::Mended<'_>) {
         let start = self.utf8.len();
         mended.write_value(&mut self.utf8);
         let value = self.utf8.len();
-        toolmend::write_repairs(&mut self.utf8, mended.repairs());
+        toolmend_core::write_repairs(&mut self.utf8, mended.repairs());
         let repairs = self.utf8.len();
         self.utf8.push(b'[');
         for (i, dropped) in mended.dropped().enumerate() {
@@ -456,7 +456,7 @@ impl Writer {
         self.put(OK, start, [value, repairs, end], -1.0);
     }
 
-    fn failed(&mut self, error: &toolmend::Error, input: &toolmend::Input<'_>) {
+    fn failed(&mut self, error: &toolmend_core::Error, input: &toolmend_core::Input<'_>) {
         let start = self.utf8.len();
         let mut ends = [0; 3];
         for (k, text) in [error.code.as_str(), &error.message, &input.original()]
@@ -480,7 +480,7 @@ impl Writer {
         });
     }
 
-    fn record(&mut self, input: &toolmend::Input<'_>, mender: &mut toolmend::Mender) {
+    fn record(&mut self, input: &toolmend_core::Input<'_>, mender: &mut toolmend_core::Mender) {
         match input.text().and_then(|text| mender.mend(text)) {
             Ok(mended) => self.ok(&mended),
             Err(error) => self.failed(&error, input),
@@ -537,11 +537,11 @@ impl Writer {
 }
 
 /// Text known to be UTF-8 as the library's input (checked for size only).
-pub fn text_input(text: &str, max_bytes: usize) -> toolmend::Input<'_> {
+pub fn text_input(text: &str, max_bytes: usize) -> toolmend_core::Input<'_> {
     if text.len() > max_bytes {
-        toolmend::Input::from_bytes(text.as_bytes(), max_bytes)
+        toolmend_core::Input::from_bytes(text.as_bytes(), max_bytes)
     } else {
-        toolmend::Input::Text(text)
+        toolmend_core::Input::Text(text)
     }
 }
 

@@ -19,10 +19,10 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use serde_json::Value;
-use toolmend::calls::{CallOptions, Extracted, Failure, Shape};
-use toolmend::schema::Schema;
-use toolmend::tools::Tools;
-use toolmend::{
+use toolmend_core::calls::{CallOptions, Extracted, Failure, Shape};
+use toolmend_core::schema::Schema;
+use toolmend_core::tools::Tools;
+use toolmend_core::{
     Code, Concat, Input, Mended, Mender as LibMender, Options, Target, Truncated, original_text,
 };
 
@@ -58,7 +58,7 @@ fn json_dumps(obj: &Bound<'_, PyAny>) -> PyResult<String> {
 }
 
 /// The Python exception for a library error, with its attributes set.
-fn to_py_err(py: Python<'_>, error: &toolmend::Error, value: Option<Py<PyAny>>) -> PyErr {
+fn to_py_err(py: Python<'_>, error: &toolmend_core::Error, value: Option<Py<PyAny>>) -> PyErr {
     let err = Error::new_err(format!("{}: {}", error.code, error.message));
     let exc = err.value(py);
     let set = || -> PyResult<()> {
@@ -75,8 +75,8 @@ fn to_py_err(py: Python<'_>, error: &toolmend::Error, value: Option<Py<PyAny>>) 
     }
 }
 
-fn usage(message: String) -> toolmend::Error {
-    toolmend::Error::whole(Code::InvalidInput, message)
+fn usage(message: String) -> toolmend_core::Error {
+    toolmend_core::Error::whole(Code::InvalidInput, message)
 }
 
 /// Reads one Python input: `str`, or `bytes` that must be UTF-8 (checked as the CLI checks a
@@ -91,7 +91,7 @@ fn input<'a>(obj: &'a Bound<'_, PyAny>, max_bytes: usize) -> Input<'a> {
             Ok(text) => Input::from_bytes(text.as_bytes(), max_bytes),
             Err(_) => {
                 let lossy = s.to_string_lossy();
-                let error = toolmend::Error::whole(
+                let error = toolmend_core::Error::whole(
                     Code::InvalidUtf8,
                     "text holds a lone surrogate, which is not valid Unicode",
                 );
@@ -102,7 +102,7 @@ fn input<'a>(obj: &'a Bound<'_, PyAny>, max_bytes: usize) -> Input<'a> {
         Input::from_bytes(b.as_bytes(), max_bytes)
     } else if obj.is_none() {
         failed(
-            toolmend::Error::whole(Code::EmptyInput, "input is None"),
+            toolmend_core::Error::whole(Code::EmptyInput, "input is None"),
             String::new(),
         )
     } else {
@@ -125,7 +125,7 @@ fn parse_options(
     max_depth: u32,
     max_nesting: usize,
 ) -> PyResult<Options> {
-    let word = |e: toolmend::UnknownWord| PyValueError::new_err(e.to_string());
+    let word = |e: toolmend_core::UnknownWord| PyValueError::new_err(e.to_string());
     let truncated: Truncated = truncated.parse().map_err(word)?;
     let target: Target = target.parse().map_err(word)?;
     let concat: Concat = concat.parse().map_err(word)?;
@@ -147,7 +147,7 @@ struct Part {
     // Bytes as the parser wrote them, UTF-8; checked only when a record's text is read, so
     // that making a batch does not validate every value it wrote.
     json: Vec<u8>,
-    repairs: Vec<toolmend::Repair>,
+    repairs: Vec<toolmend_core::Repair>,
 }
 
 /// One mended input, before its record shares its batch's [`Part`].
@@ -161,7 +161,7 @@ enum Slot {
         dropped: Vec<String>,
     },
     Failed {
-        error: toolmend::Error,
+        error: toolmend_core::Error,
         original: String,
     },
 }
@@ -171,7 +171,7 @@ impl Slot {
     fn new(
         part: &mut Part,
         input: &Input<'_>,
-        result: Result<Mended<'_>, toolmend::Error>,
+        result: Result<Mended<'_>, toolmend_core::Error>,
     ) -> Slot {
         match result {
             Ok(mended) => {
@@ -200,7 +200,7 @@ struct Outcome {
 
 impl Outcome {
     /// One input on its own, as `Mender.mend` gives it.
-    fn new(input: &Input<'_>, result: Result<Mended<'_>, toolmend::Error>) -> Outcome {
+    fn new(input: &Input<'_>, result: Result<Mended<'_>, toolmend_core::Error>) -> Outcome {
         let mut part = Part {
             json: Vec::new(),
             repairs: Vec::new(),
@@ -222,7 +222,7 @@ impl Outcome {
         }
     }
 
-    fn repairs(&self) -> &[toolmend::Repair] {
+    fn repairs(&self) -> &[toolmend_core::Repair] {
         match &self.slot {
             Slot::Ok { repairs, .. } => &self.part.repairs[repairs.clone()],
             Slot::Failed { .. } => &[],
@@ -231,9 +231,9 @@ impl Outcome {
 }
 
 /// Repairs as the records' JSON list.
-fn repairs_json(repairs: &[toolmend::Repair]) -> String {
+fn repairs_json(repairs: &[toolmend_core::Repair]) -> String {
     let mut out = Vec::new();
-    toolmend::write_repairs(&mut out, repairs);
+    toolmend_core::write_repairs(&mut out, repairs);
     String::from_utf8(out).expect("records are UTF-8")
 }
 
@@ -396,7 +396,7 @@ impl Record {
 }
 
 fn short(text: &str) -> String {
-    format!("{:?}", toolmend::cut(text, 60))
+    format!("{:?}", toolmend_core::cut(text, 60))
 }
 
 /// Runs the args (or repair) pipeline over many inputs, keeping its buffers between them.
@@ -495,7 +495,7 @@ fn many(
     // Set on Ctrl-C (a KeyboardInterrupt): the parts not begun are skipped.
     let stop = AtomicBool::new(false);
     let mend = || {
-        toolmend::mend_batches(inputs.len(), size, options, threads, |range, mender| {
+        toolmend_core::mend_batches(inputs.len(), size, options, threads, |range, mender| {
             if stop.load(Ordering::Relaxed) {
                 return (Arc::new(Part::default()), Vec::new());
             }
@@ -553,7 +553,10 @@ fn many(
             // new records set off walk them all: untracked, as CPython untracks its own
             // containers of atoms. The collector finds the same cycles either way.
             // SAFETY: the record was just made and is a live object.
-            unsafe { pyo3::ffi::PyObject_GC_UnTrack(record.as_ptr().cast()) };
+            #[allow(unsafe_code)]
+            unsafe {
+                pyo3::ffi::PyObject_GC_UnTrack(record.as_ptr().cast())
+            };
             records.push(record);
         }
     }
@@ -715,9 +718,9 @@ impl CallExtractor {
         max_bytes: usize,
     ) -> PyResult<CallExtractor> {
         if let Some(name) = &format
-            && !toolmend::calls::format_names().any(|n| n == name)
+            && !toolmend_core::calls::format_names().any(|n| n == name)
         {
-            let names: Vec<_> = toolmend::calls::format_names().collect();
+            let names: Vec<_> = toolmend_core::calls::format_names().collect();
             return Err(PyValueError::new_err(format!(
                 "unknown format {name:?}; one of: {}",
                 names.join(", ")
@@ -750,7 +753,7 @@ impl CallExtractor {
         let result = if reply.is_instance_of::<PyDict>() || reply.is_instance_of::<PyList>() {
             let text = json_dumps(reply)?;
             match serde_json::from_str::<Value>(&text) {
-                Ok(message) => toolmend::calls::extract_message(&message, &self.options),
+                Ok(message) => toolmend_core::calls::extract_message(&message, &self.options),
                 Err(e) => Err(Failure {
                     error: usage(format!("the message is not JSON: {e}")),
                     extracted: None,
@@ -758,7 +761,7 @@ impl CallExtractor {
             }
         } else {
             match input(reply, self.max_bytes).text() {
-                Ok(text) => toolmend::calls::extract(text, &self.options),
+                Ok(text) => toolmend_core::calls::extract(text, &self.options),
                 Err(error) => Err(Failure {
                     error,
                     extracted: None,
@@ -778,7 +781,7 @@ impl CallExtractor {
 /// `retracted`, `text`, `reasoning`, `end`). See docs/streaming.md.
 #[pyclass(module = "toolmend", name = "Stream")]
 struct PyStream {
-    inner: toolmend::calls::Stream,
+    inner: toolmend_core::calls::Stream,
 }
 
 #[pymethods]
@@ -806,7 +809,7 @@ impl PyStream {
             MAX_BYTES,
         )?;
         Ok(PyStream {
-            inner: toolmend::calls::Stream::new(extractor.options),
+            inner: toolmend_core::calls::Stream::new(extractor.options),
         })
     }
 
@@ -846,7 +849,7 @@ impl PyStream {
     }
 }
 
-fn events_to_py(py: Python<'_>, events: &[toolmend::calls::Event]) -> PyResult<Py<PyAny>> {
+fn events_to_py(py: Python<'_>, events: &[toolmend_core::calls::Event]) -> PyResult<Py<PyAny>> {
     let list: Vec<Value> = events.iter().map(|e| e.to_value(Shape::Native)).collect();
     value_to_py(py, &Value::Array(list))
 }
@@ -929,7 +932,7 @@ fn extract_calls(
 /// The names `format=` accepts, most specific first.
 #[pyfunction]
 fn call_formats() -> Vec<&'static str> {
-    toolmend::calls::format_names().collect()
+    toolmend_core::calls::format_names().collect()
 }
 
 #[pymodule]

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::config::ApprovalConfig;
 use super::process::{self, Cut, Ended, Finished, Group};
-use crate::exact::object_members;
+use toolmend_core::object_members;
 
 /// The longest answer read (64 KiB): enough for any honest one. A longer answer fails closed,
 /// whatever it starts with.
@@ -104,7 +104,7 @@ enum Answer {
 fn read_answer(bytes: &[u8]) -> Result<Answer, String> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| format!("its answer is not UTF-8 (byte {})", e.valid_up_to()))?;
-    let shown = crate::cut(text.trim(), 100);
+    let shown = toolmend_core::cut(text.trim(), 100);
     if shown.is_empty() {
         return Err("it printed no answer; only {\"decision\":\"allow\"} allows".into());
     }
@@ -172,7 +172,7 @@ impl<'de> Deserialize<'de> for Entries {
 /// `: <the last line of stderr>`, or nothing when stderr is empty.
 pub(crate) fn stderr_note(stderr: &str) -> String {
     match stderr.trim().lines().last() {
-        Some(line) => format!(": {}", crate::cut(line.trim(), 200)),
+        Some(line) => format!(": {}", toolmend_core::cut(line.trim(), 200)),
         None => String::new(),
     }
 }

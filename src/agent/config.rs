@@ -42,8 +42,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::tools::{MAX_SECONDS, Tools, seconds};
 use ConfigErrorKind::*;
+use toolmend_core::tools::{MAX_SECONDS, Tools, seconds};
 
 /// Why a configuration cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -368,7 +368,7 @@ fn tools(tables: Vec<toml::Value>) -> Result<Tools, ConfigError> {
     let mut list = Vec::with_capacity(tables.len());
     for (i, table) in tables.into_iter().enumerate() {
         let at = |what: String| ConfigError::new(Tool, format!("[[tools]] tool {}: {what}", i + 1));
-        let mut value = crate::tools::toml_to_json(table).map_err(at)?;
+        let mut value = toolmend_core::tools::toml_to_json(table).map_err(at)?;
         if let Value::Object(map) = &value {
             let inner = map.get("function").and_then(Value::as_object);
             for key in map.keys().chain(inner.into_iter().flat_map(|f| f.keys())) {

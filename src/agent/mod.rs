@@ -4,9 +4,9 @@
 //! One module per concern: [`config`] reads the TOML file; [`conversation`] writes the
 //! conversation for the LLM command; [`process`] runs child commands (process groups,
 //! timeouts, bounded output); [`tool`] runs a tool call; [`approval`] asks the approval hook;
-//! [`events`] writes the transcript; [`run`](mod@run) is the loop itself. Replies are read by [`crate::calls`] with
+//! [`events`] writes the transcript; [`run`](mod@run) is the loop itself. Replies are read by [`toolmend_core::calls`] with
 //! the `{"tool", "parameters", "terminate"}` envelope required, and the system prompt is
-//! [`crate::system_prompt`].
+//! [`toolmend_core::system_prompt`].
 
 pub mod approval;
 pub mod config;
@@ -17,7 +17,7 @@ pub mod run;
 mod sys;
 pub mod tool;
 
-pub use config::{Config, ConfigError, ConfigErrorKind, InputMode};
+pub use config::Config;
 pub use events::Events;
-pub use run::{Outcome, Status, first_messages, render, run};
+pub use run::{Status, first_messages, render, run};
 pub use sys::catch_stop_signals;

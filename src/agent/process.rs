@@ -175,7 +175,9 @@ fn why_not_executable(path: &Path) -> Option<String> {
         return Some("the path holds a NUL byte".to_owned());
     };
     // SAFETY: access reads the NUL-terminated path and touches nothing else.
-    if unsafe { libc::access(c_path.as_ptr(), libc::X_OK) } != 0 {
+    #[allow(unsafe_code)]
+    let not_executable = unsafe { libc::access(c_path.as_ptr(), libc::X_OK) } != 0;
+    if not_executable {
         return Some(format!("{} is not executable", path.display()));
     }
     None

@@ -13,9 +13,9 @@ use super::events::Events;
 use super::process::{self, Cut, Ended, Group, Watch};
 use super::sys;
 use super::tool::{self, ToolResult};
-use crate::args::{Mender, Options, Target};
-use crate::calls::{self, Call, CallOptions, Event, Extracted, Failure, Shape, Stream};
-use crate::error::Code;
+use toolmend_core::Code;
+use toolmend_core::calls::{self, Call, CallOptions, Event, Extracted, Failure, Shape, Stream};
+use toolmend_core::{Mender, Options, Target};
 
 /// The longest reply taken (16 MiB); a model does not write more. A longer one is refused as a
 /// failed call, and no more than this is held in memory while it is read.
@@ -120,7 +120,7 @@ impl Outcome {
 /// user's prompt.
 pub fn first_messages(config: &Config, prompt: &str) -> Vec<Message> {
     vec![
-        Message::new(Role::System, crate::system_prompt(&config.tools)),
+        Message::new(Role::System, toolmend_core::system_prompt(&config.tools)),
         Message::new(Role::User, prompt),
     ]
 }
@@ -525,7 +525,10 @@ impl Run<'_> {
         event.insert("requires_approval".into(), tool.requires_approval.into());
         if !call.repairs.is_empty() {
             // What was mended to get the call (a value coerced to its schema, ...).
-            event.insert("repairs".into(), calls::repairs_value(&call.repairs));
+            event.insert(
+                "repairs".into(),
+                toolmend_core::repairs_value(&call.repairs),
+            );
         }
         self.emit("tool.call", Value::Object(event));
         if tool.requires_approval {
@@ -866,7 +869,7 @@ fn attempted_call(text: &str) -> Option<(&'static str, String)> {
 }
 
 /// Parses `text` as one JSON object, without repairs: `Err` says what breaks and where.
-fn strict_parse(text: &str) -> Result<(), crate::Error> {
+fn strict_parse(text: &str) -> Result<(), toolmend_core::Error> {
     let mut strict = Mender::new(Options {
         target: Target::Object,
         strict: true,

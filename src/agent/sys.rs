@@ -3,6 +3,9 @@
 //! `unsafe` block of the crate is here, but for one call of the parser's SSE2 string scan
 //! (`parse::find_any_sse2`).
 
+// This module is where the loop's operating-system calls are, so unsafe code is allowed here.
+#![allow(unsafe_code)]
+
 use std::io;
 use std::sync::atomic::{AtomicI32, Ordering};
 

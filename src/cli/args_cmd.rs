@@ -1,6 +1,6 @@
 //! The `args` and `repair` commands: options from the command line, files in, exit code out.
 
-use toolmend::{Filter, Target};
+use toolmend_core::{Filter, Target};
 
 use crate::cli::files::each_input;
 use crate::cli::{ExitCode, MendArgs};

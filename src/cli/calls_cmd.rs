@@ -2,8 +2,8 @@
 
 use std::io::{self, Write};
 
-use toolmend::calls::CallsFilter;
-use toolmend::tools::Tools;
+use toolmend_core::calls::CallsFilter;
+use toolmend_core::tools::Tools;
 
 use crate::cli::files::each_input;
 use crate::cli::{CallsArgs, ExitCode, PromptArgs};
@@ -12,7 +12,7 @@ use crate::cli::{CallsArgs, ExitCode, PromptArgs};
 pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
     if args.list_formats {
         let mut out = io::stdout().lock();
-        for (name, models) in toolmend::calls::formats() {
+        for (name, models) in toolmend_core::calls::formats() {
             writeln!(out, "{name:<16} {models}")?;
         }
         out.flush()?;
@@ -31,7 +31,7 @@ pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
 pub fn prompt(args: &PromptArgs) -> anyhow::Result<ExitCode> {
     let tools = Tools::from_path(&args.tools).map_err(|e| anyhow::anyhow!("tools file {e}"))?;
     let mut out = io::stdout().lock();
-    out.write_all(toolmend::system_prompt(&tools).as_bytes())?;
+    out.write_all(toolmend_core::system_prompt(&tools).as_bytes())?;
     out.flush()?;
     Ok(ExitCode::Success)
 }

@@ -3,11 +3,11 @@
 
 use std::io::{self, Write};
 
+use crate::check::{CheckOptions, Run, Runner, check};
 use clap::Parser;
-use toolmend::Filter;
-use toolmend::Target;
-use toolmend::calls::CallsFilter;
-use toolmend::check::{CheckOptions, Run, Runner, check};
+use toolmend_core::Filter;
+use toolmend_core::Target;
+use toolmend_core::calls::CallsFilter;
 
 use crate::cli::hints;
 use crate::cli::{CheckArgs, Cli, Command, ExitCode};

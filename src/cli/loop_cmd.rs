@@ -4,8 +4,8 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 
+use crate::agent::{self, Config, Events, Status};
 use anyhow::{anyhow, bail};
-use toolmend::agent::{self, Config, Events, Status};
 
 use crate::cli::hints;
 use crate::cli::{ExitCode, Fatal, LoopArgs};

@@ -17,10 +17,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use toolmend::calls::{CallOptions, CallsFilterOptions, Shape};
-use toolmend::schema::Schema;
-use toolmend::tools::Tools;
-use toolmend::{Concat, FilterOptions, Framing, MAX_THREADS, Options, Target, Truncated};
+use toolmend_core::calls::{CallOptions, CallsFilterOptions, Shape};
+use toolmend_core::schema::Schema;
+use toolmend_core::tools::Tools;
+use toolmend_core::{Concat, FilterOptions, Framing, MAX_THREADS, Options, Target, Truncated};
 
 const EXIT_CODES: &str = "\
 Exit status:
@@ -203,7 +203,7 @@ Exit status:
 fn calls_help() -> String {
     format!(
         "{CALLS_EXAMPLES}\n\nFormats (--format; auto tries them in this order):\n{}\n{EXIT_CODES}, or bad tools file",
-        toolmend::calls::format_help()
+        toolmend_core::calls::format_help()
     )
 }
 
@@ -297,10 +297,10 @@ pub struct PromptArgs {
 }
 
 fn parse_format(text: &str) -> Result<String, String> {
-    if text == "auto" || toolmend::calls::format_names().any(|f| f == text) {
+    if text == "auto" || toolmend_core::calls::format_names().any(|f| f == text) {
         Ok(text.to_owned())
     } else {
-        let names: Vec<&str> = toolmend::calls::format_names().collect();
+        let names: Vec<&str> = toolmend_core::calls::format_names().collect();
         Err(format!(
             "unknown format {text:?}; expected auto or one of: {}",
             names.join(", ")

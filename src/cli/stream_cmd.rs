@@ -1,10 +1,10 @@
 //! `calls --stream`: each input (stdin or a file) is one reply, read as it arrives; one JSON
-//! event per line is written and flushed as it goes (see `toolmend::calls::Stream`).
+//! event per line is written and flushed as it goes (see `toolmend_core::calls::Stream`).
 
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 
-use toolmend::calls::{CallOptions, DeltaFraming, Deltas, Event, Shape, Stream};
-use toolmend::{Code, Error};
+use toolmend_core::calls::{CallOptions, DeltaFraming, Deltas, Event, Shape, Stream};
+use toolmend_core::{Code, Error};
 
 use crate::cli::files::each_input;
 use crate::cli::{CallsArgs, CallsInputArg, ExitCode};

@@ -118,7 +118,7 @@ pub fn repair_kinds(repairs: &Value) -> Vec<&str> {
 pub struct CallsCase {
     pub name: String,
     pub input: String,
-    pub options: toolmend::calls::CallOptions,
+    pub options: toolmend_core::calls::CallOptions,
 }
 
 /// Every `calls` fixture case with an input, in file order.
@@ -141,7 +141,7 @@ pub fn calls_cases() -> Vec<CallsCase> {
             let Some(input) = case["input"].as_str() else {
                 continue;
             };
-            let mut options = toolmend::calls::CallOptions::default();
+            let mut options = toolmend_core::calls::CallOptions::default();
             let flags: Vec<&str> = case["options"]
                 .as_array()
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
@@ -151,7 +151,7 @@ pub fn calls_cases() -> Vec<CallsCase> {
                 match flag {
                     "--tools" => {
                         let path = dir.join(flags.next().unwrap());
-                        let tools = toolmend::tools::Tools::from_path(&path).unwrap();
+                        let tools = toolmend_core::tools::Tools::from_path(&path).unwrap();
                         options.tools = Some(std::sync::Arc::new(tools));
                     }
                     "--require-terminate" => options.require_terminate = true,

@@ -107,7 +107,7 @@ const BATCH_INPUTS: usize = 4096;
 /// holds up only its own batch.
 ///
 /// ```
-/// use toolmend::{Input, Options, mend_many};
+/// use toolmend_core::{Input, Options, mend_many};
 ///
 /// let inputs = [Input::Text("{'a': 1,}"), Input::Text("[1]"), Input::from_bytes(b"\xff", 100)];
 /// let out = mend_many(&inputs, &Options::default(), 0);
@@ -130,7 +130,7 @@ pub fn mend_many(
 /// afterwards (`keep` also gets the input, for an error's `original`).
 ///
 /// ```
-/// use toolmend::{Input, Options, mend_many_with};
+/// use toolmend_core::{Input, Options, mend_many_with};
 ///
 /// let inputs = [Input::Text("{'a': 1,}"), Input::Text("[1]")];
 /// let out = mend_many_with(&inputs, &Options::default(), 0, |_, r| r.map(|m| m.value().len()));
@@ -169,7 +169,7 @@ where
 /// [`Mender`] (made with `options`), on the thread that takes it. One result per batch, in order.
 ///
 /// ```
-/// use toolmend::{Mender, Options, mend_batches};
+/// use toolmend_core::{Mender, Options, mend_batches};
 ///
 /// let inputs = ["{'a': 1,}", "[1]"];
 /// let out = mend_batches(inputs.len(), |i| inputs[i].len(), &Options::default(), 0, |range, mender: &mut Mender| {

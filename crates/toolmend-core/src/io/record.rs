@@ -305,7 +305,7 @@ pub fn write_repairs(buf: &mut Vec<u8>, repairs: &[Repair]) {
 
 /// `repairs` as the JSON array [`write_repairs`] writes, built as a value (for records that are
 /// built as values: a call's `repairs`, a stream's `end` event, the loop's transcript).
-pub(crate) fn repairs_value(repairs: &[Repair]) -> serde_json::Value {
+pub fn repairs_value(repairs: &[Repair]) -> serde_json::Value {
     use serde_json::{Map, Value};
     let items = repairs
         .iter()

@@ -10,7 +10,7 @@
 //! - MCP's: `name`, `description`, `inputSchema` (and `annotations.readOnlyHint`).
 //!
 //! ```
-//! use toolmend::tools::Tools;
+//! use toolmend_core::tools::Tools;
 //!
 //! let tools = Tools::from_json_str(r#"[
 //!   {"name": "read_file", "description": "Read a file", "read_only": true,
@@ -183,7 +183,7 @@ impl Tools {
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
         let result = if is_toml {
-            Tools::from_toml_str(&text)
+            Tools::from_toml_text(&text)
         } else {
             Tools::from_json_str(&text)
         };
@@ -200,10 +200,24 @@ impl Tools {
         Tools::from_value(value)
     }
 
+    #[cfg(feature = "toml")]
+    fn from_toml_text(text: &str) -> Result<Tools, ToolsError> {
+        Tools::from_toml_str(text)
+    }
+
+    #[cfg(not(feature = "toml"))]
+    fn from_toml_text(_: &str) -> Result<Tools, ToolsError> {
+        Err(ToolsError::new(
+            ToolsErrorKind::Syntax,
+            "TOML tools files need toolmend-core's `toml` feature",
+        ))
+    }
+
     /// Reads tools from TOML text: `[[tools]]` tables.
     ///
     /// # Errors
     /// The text is not TOML or defines a tool badly.
+    #[cfg(feature = "toml")]
     pub fn from_toml_str(text: &str) -> Result<Tools, ToolsError> {
         let table: toml::Table = toml::from_str(text)
             .map_err(|e| ToolsError::new(ToolsErrorKind::Syntax, format!("not valid TOML: {e}")))?;
@@ -285,7 +299,11 @@ impl Tools {
 
 /// A TOML value as JSON. A float JSON cannot hold (`nan`, `inf`) is an error naming its key,
 /// where a plain conversion would turn it into `null` and the key would take its default.
-pub(crate) fn toml_to_json(value: toml::Value) -> Result<Value, String> {
+///
+/// # Errors
+/// The message names the key whose float JSON cannot hold.
+#[cfg(feature = "toml")]
+pub fn toml_to_json(value: toml::Value) -> Result<Value, String> {
     Ok(match value {
         toml::Value::String(s) => Value::String(s),
         toml::Value::Integer(n) => Value::from(n),
@@ -571,11 +589,14 @@ fn type_name(property: &Value) -> String {
 }
 
 /// The longest time a key may give (about 31 years), so that deadlines stay representable.
-pub(crate) const MAX_SECONDS: f64 = 1e9;
+pub const MAX_SECONDS: f64 = 1e9;
 
 /// The rule for every timeout, in `[loop]`, `[llm]`, `[approval]` and a tool's own: a positive
 /// number of seconds, at most [`MAX_SECONDS`]. `Err` is the message naming `key`.
-pub(crate) fn seconds(value: f64, key: &str) -> Result<Duration, String> {
+///
+/// # Errors
+/// The message naming `key` when `value` is not such a number.
+pub fn seconds(value: f64, key: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(value)
         .ok()
         .filter(|d| !d.is_zero() && d.as_secs_f64() <= MAX_SECONDS)
@@ -606,8 +627,11 @@ mod tests {
             Some(ToolsErrorKind::Duplicate)
         );
         assert_eq!(kind("[{\"name\": \"ls\"}]"), None);
-        let toml = Tools::from_toml_str("[[tools]\n").unwrap_err();
-        assert_eq!(toml.kind, ToolsErrorKind::Syntax);
+        #[cfg(feature = "toml")]
+        {
+            let toml = Tools::from_toml_str("[[tools]\n").unwrap_err();
+            assert_eq!(toml.kind, ToolsErrorKind::Syntax);
+        }
         let missing = Tools::from_path(Path::new("no/such/tools.json")).unwrap_err();
         assert_eq!(missing.kind, ToolsErrorKind::Unreadable);
         assert!(
@@ -627,6 +651,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "toml")]
     #[test]
     fn three_forms_and_toml() {
         let tools = Tools::from_json_str(
@@ -702,6 +727,7 @@ mod tests {
         assert!(e.message.contains("leaves nothing"), "{e}");
     }
 
+    #[cfg(feature = "toml")]
     #[test]
     fn bad_definitions_are_named() {
         let e = Tools::from_json_str(r#"[{"name": "x", "command": "rm -rf /"}]"#).unwrap_err();

@@ -18,7 +18,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolmend::schema::Schema;
+//! use toolmend_core::schema::Schema;
 //!
 //! let schema = Schema::new(json!({
 //!     "type": "object",

@@ -18,7 +18,7 @@
 //! [`Extracted::incomplete`] and the reply fails with `incomplete_call`.
 //!
 //! ```
-//! use toolmend::calls::{extract, CallOptions};
+//! use toolmend_core::calls::{extract, CallOptions};
 //!
 //! let reply = "<think>The user wants the weather.</think>Checking.\n\
 //!              <tool_call>\n{\"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\": \\\"Oslo\\\"}\"}\n</tool_call>";

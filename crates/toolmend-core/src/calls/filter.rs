@@ -60,7 +60,7 @@ impl Default for CallsFilterOptions {
 /// reply could be read) also lists the `rejected` calls.
 ///
 /// ```
-/// use toolmend::calls::{CallsFilter, CallsFilterOptions};
+/// use toolmend_core::calls::{CallsFilter, CallsFilterOptions};
 ///
 /// let mut filter = CallsFilter::new(CallsFilterOptions { records: true, ..Default::default() });
 /// let (mut out, mut err) = (Vec::new(), Vec::new());

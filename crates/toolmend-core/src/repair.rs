@@ -216,7 +216,7 @@ impl Repair {
 /// tool call) should refuse it.
 ///
 /// ```
-/// use toolmend::{Mender, Options, truncated};
+/// use toolmend_core::{Mender, Options, truncated};
 ///
 /// let mut mender = Mender::new(Options::default());
 /// let text = r#"{"target": "prod", "dry_run": fal"#;

@@ -42,7 +42,7 @@ pub use options::{Concat, Options, Target, Truncated, UnknownWord};
 /// Runs the pipeline over one input after another, reusing its buffers.
 ///
 /// ```
-/// use toolmend::{Mender, Options};
+/// use toolmend_core::{Mender, Options};
 ///
 /// let mut mender = Mender::new(Options::default());
 /// let mended = mender.mend(r#""{\"command\":\"brew list\"}""#).unwrap();
@@ -382,7 +382,7 @@ fn depth(value: &Value) -> usize {
 /// Mends tool-call arguments with the default options: the object as compact JSON.
 ///
 /// ```
-/// assert_eq!(toolmend::mend_args("{'a': True,}").unwrap(), r#"{"a":true}"#);
+/// assert_eq!(toolmend_core::mend_args("{'a': True,}").unwrap(), r#"{"a":true}"#);
 /// ```
 ///
 /// # Errors
@@ -395,8 +395,8 @@ pub fn mend_args(input: &str) -> Result<String, Error> {
 /// Repairs almost-JSON into any JSON value, as compact JSON.
 ///
 /// ```
-/// assert_eq!(toolmend::repair("[1, 2, 3").unwrap(), "[1,2,3]");
-/// assert_eq!(toolmend::repair("'text'").unwrap(), r#""text""#);
+/// assert_eq!(toolmend_core::repair("[1, 2, 3").unwrap(), "[1,2,3]");
+/// assert_eq!(toolmend_core::repair("'text'").unwrap(), r#""text""#);
 /// ```
 ///
 /// # Errors

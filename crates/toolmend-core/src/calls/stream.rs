@@ -21,7 +21,7 @@
 //! `retracted`; `call_end` events come in the order of `calls`' list.
 //!
 //! ```
-//! use toolmend::calls::{CallOptions, Event, Stream};
+//! use toolmend_core::calls::{CallOptions, Event, Stream};
 //!
 //! let mut stream = Stream::new(CallOptions::default());
 //! let mut events = Vec::new();
@@ -2880,7 +2880,7 @@ mod tests {
     /// exactly as the byte-by-byte scan does, and a refresh left out would have done nothing.
     #[test]
     fn skimming_gives_the_events_of_the_scan() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calls");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/calls");
         let mut replies = 0;
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();

@@ -8,6 +8,8 @@ pub(crate) mod escape;
 /// `src.len()` when there is none. String content is mostly plain, so it is tested eight
 /// bytes at a time (a byte loop here was a quarter of the profile, and memchr's set-up costs
 /// more than it saves on runs this short).
+// The one unsafe of the core library: the SSE2 scan below (x86_64 only).
+#[allow(unsafe_code)]
 #[inline(always)]
 pub(crate) fn find_any(src: &[u8], mut p: usize, bytes: [u8; 3], control: bool) -> usize {
     const LO: u64 = 0x0101_0101_0101_0101;
@@ -44,6 +46,7 @@ pub(crate) fn find_any(src: &[u8], mut p: usize, bytes: [u8; 3], control: bool) 
 /// the scan ended. Strings are most of the bytes of tool arguments, and this is their scan.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[target_feature(enable = "sse2")]
+#[allow(unsafe_code)]
 fn find_any_sse2(
     src: &[u8],
     mut p: usize,

@@ -344,7 +344,7 @@ impl Parser<'_> {
 /// written (serde_json's `Map` keeps only a key's last value). `expecting` names the object in
 /// serde's messages; with `unique`, a key written twice fails (`duplicate field "k"`, to which
 /// serde_json adds where), else each of its values is kept.
-pub(crate) fn object_members<'de, D, V>(
+pub fn object_members<'de, D, V>(
     deserializer: D,
     expecting: &'static str,
     unique: bool,

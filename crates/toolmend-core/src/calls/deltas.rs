@@ -33,7 +33,7 @@ pub enum DeltaFraming {
 /// Reads framed deltas line by line into a [`Stream`].
 ///
 /// ```
-/// use toolmend::calls::{CallOptions, DeltaFraming, Deltas, Event, Stream};
+/// use toolmend_core::calls::{CallOptions, DeltaFraming, Deltas, Event, Stream};
 ///
 /// let mut stream = Stream::new(CallOptions::default());
 /// let mut deltas = Deltas::new(DeltaFraming::Sse);

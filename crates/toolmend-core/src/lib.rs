@@ -9,7 +9,7 @@
 //! every number are kept, and every change is reported as a [`Repair`].
 //!
 //! ```
-//! use toolmend::{Mender, Options};
+//! use toolmend_core::{Mender, Options};
 //!
 //! let mut mender = Mender::new(Options::default());
 //! let mended = mender.mend("```json\n{\"path\": 'a.txt', \"force\": True,}\n```").unwrap();
@@ -23,11 +23,9 @@
 
 #![warn(missing_docs)]
 
-pub mod agent;
 mod args;
 mod bytes;
 pub mod calls;
-pub mod check;
 mod error;
 mod exact;
 mod io;
@@ -40,10 +38,11 @@ pub use args::{
 };
 pub use bytes::cut;
 pub use error::{Code, Error};
+pub use exact::object_members;
 pub use io::batch::{Input, MendedValue, mend_batches, mend_many, mend_many_with};
 pub use io::filter::{Filter, FilterOptions, MAX_THREADS, Summary};
 pub use io::input::Framing;
-pub use io::record::{original_text, write_repairs};
+pub use io::record::{original_text, repairs_value, write_repairs};
 pub use prompt::system_prompt;
 pub use repair::{Repair, RepairKind, truncated};
 /// JSON Schema: coercion and validation (at home in [`tools`], kept here for its users).
@@ -51,10 +50,10 @@ pub use tools::schema;
 
 /// The README's Rust examples run as doc tests.
 #[cfg(doctest)]
-#[doc = include_str!("../README.md")]
+#[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
 /// docs/streaming.md's Rust example runs as a doc test.
 #[cfg(doctest)]
-#[doc = include_str!("../docs/streaming.md")]
+#[doc = include_str!("../../../docs/streaming.md")]
 pub struct StreamingDoctests;

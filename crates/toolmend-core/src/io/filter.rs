@@ -99,7 +99,7 @@ const IN_FLIGHT: usize = 2;
 /// Mends every input of a stream and writes the results.
 ///
 /// ```
-/// use toolmend::{Filter, FilterOptions};
+/// use toolmend_core::{Filter, FilterOptions};
 ///
 /// let mut filter = Filter::new(FilterOptions { records: true, ..FilterOptions::default() });
 /// let (mut out, mut err) = (Vec::new(), Vec::new());

@@ -35,7 +35,7 @@ use crate::error::{Code, Error};
 ///
 /// ```
 /// use serde_json::json;
-/// use toolmend::calls::{extract_message, CallOptions};
+/// use toolmend_core::calls::{extract_message, CallOptions};
 ///
 /// let message = json!({"role": "assistant", "content": null, "tool_calls": [
 ///     {"id": "call_1", "type": "function",

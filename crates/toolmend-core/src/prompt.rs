@@ -12,12 +12,12 @@ use crate::tools::{Tool, Tools};
 /// The system prompt for these tools.
 ///
 /// ```
-/// use toolmend::tools::Tools;
+/// use toolmend_core::tools::Tools;
 ///
 /// let tools = Tools::from_json_str(r#"[{"name": "ls", "description": "List a directory",
 ///     "parameters": [{"name": "dir", "type": "string", "required": true,
 ///                     "description": "The directory"}]}]"#).unwrap();
-/// let prompt = toolmend::system_prompt(&tools);
+/// let prompt = toolmend_core::system_prompt(&tools);
 /// assert!(prompt.contains(r#"{"tool": "ls", "parameters": {"dir": "example"}, "terminate": false}"#));
 /// assert!(prompt.contains("- dir (string, required): The directory"));
 /// ```
