@@ -74,8 +74,12 @@ impl fmt::Display for Code {
 ///
 /// `offset` is a byte offset into the text the failing stage was reading: the input itself,
 /// or, after unquoting, the decoded text of the innermost layer (the message says which).
+///
+/// Non-exhaustive: it is made by the library only, and may gain fields; read it through its
+/// fields or [`Error::code`], [`Error::message`] and [`Error::offset`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {message}")]
+#[non_exhaustive]
 pub struct Error {
     /// The stable error code.
     pub code: Code,
@@ -86,6 +90,21 @@ pub struct Error {
 }
 
 impl Error {
+    /// The stable error code.
+    pub fn code(&self) -> Code {
+        self.code
+    }
+
+    /// What failed and where, in words.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The byte offset of the failure, where one applies.
+    pub fn offset(&self) -> Option<usize> {
+        self.offset
+    }
+
     /// An error with a byte offset; the message gets "at byte N" appended.
     pub fn at(code: Code, offset: usize, what: impl fmt::Display) -> Error {
         Error {

@@ -34,7 +34,7 @@ mod repair;
 pub mod tools;
 
 pub use args::{
-    Concat, Mended, Mender, Options, Target, Truncated, UnknownWord, mend_args, repair,
+    Built, Concat, Mended, Mender, Options, Target, Truncated, UnknownWord, mend_args, repair,
 };
 pub use bytes::cut;
 pub use error::{Code, Error};

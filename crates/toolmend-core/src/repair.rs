@@ -182,7 +182,11 @@ impl RepairKind {
 }
 
 /// One change made to the input, as reported in a record's `repairs`.
+///
+/// Non-exhaustive: it is made by the library only, and may gain fields (a repair kind that
+/// needs more to say); read it through its fields or its accessors.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Repair {
     /// What was changed.
     pub kind: RepairKind,
@@ -197,6 +201,31 @@ pub struct Repair {
 }
 
 impl Repair {
+    /// What was changed.
+    pub fn kind(&self) -> RepairKind {
+        self.kind
+    }
+
+    /// The byte offset of the change in the text it was applied to, where one applies.
+    pub fn offset(&self) -> Option<usize> {
+        self.offset
+    }
+
+    /// For [`RepairKind::Unquote`]: how many string layers were decoded.
+    pub fn layers(&self) -> Option<u32> {
+        self.layers
+    }
+
+    /// The key of a [`RepairKind::DuplicateKey`], or the start of left-out [`RepairKind::Prose`].
+    pub fn text(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+
+    /// For [`RepairKind::SchemaType`]: the JSON pointer of the value that was coerced.
+    pub fn path(&self) -> Option<&str> {
+        self.path.as_deref()
+    }
+
     pub(crate) fn at(kind: RepairKind, offset: usize) -> Repair {
         Repair {
             kind,

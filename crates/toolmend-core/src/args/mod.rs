@@ -149,7 +149,8 @@ impl Mended<'_> {
 
 /// A mended input with its value built as a `serde_json::Value` ([`Mender::mend_value`]).
 #[derive(Debug)]
-pub(crate) struct Built<'m> {
+#[non_exhaustive]
+pub struct Built<'m> {
     /// The value, or why the text written is not one value.
     pub value: Result<Value, Error>,
     /// What was changed to get the value.
@@ -178,20 +179,31 @@ impl Mender {
 
     /// A mender that also builds each value as a `serde_json::Value` in the same pass (see
     /// [`Mender::mend_value`]), for callers that need the value rather than its text (`calls`).
-    pub(crate) fn building_values(mut self) -> Mender {
+    pub fn building_values(mut self) -> Mender {
         self.sink.tree.on = true;
         self
     }
 
     /// [`Mender::mend`], with the value as a `serde_json::Value` built while it was parsed (each
     /// number as written; with [`Concat::All`] the array of the values), not read back from the
-    /// text written. Needs [`Mender::building_values`].
+    /// text written. A mender made with [`Mender::building_values`] builds them from its first
+    /// input; another starts building at its first call of this method.
+    ///
+    /// ```
+    /// use toolmend_core::{Mender, Options, RepairKind};
+    ///
+    /// let mut mender = Mender::new(Options::default());
+    /// let built = mender.mend_value("{'n': 1.50, 'ok': True,}").unwrap();
+    /// assert!(built.repairs.iter().any(|r| r.kind() == RepairKind::TrailingComma));
+    /// // The number as written: `1.50`, not `1.5`.
+    /// assert_eq!(built.value.unwrap().to_string(), r#"{"n":1.50,"ok":true}"#);
+    /// ```
     ///
     /// # Errors
     /// Those of [`Mender::mend`]; [`Built::value`] holds the error of a value that is not one
     /// (`too_deep`, `invalid_json`), as reading the text would have given.
-    pub(crate) fn mend_value(&mut self, input: &str) -> Result<Built<'_>, Error> {
-        debug_assert!(self.sink.tree.on, "a mender building values");
+    pub fn mend_value(&mut self, input: &str) -> Result<Built<'_>, Error> {
+        self.sink.tree.on = true;
         self.mend(input)?;
         let built = self.sink.tree.take().filter(|values| {
             values.len() == self.parts.len()
