@@ -47,6 +47,16 @@ use crate::repair::{Repair, RepairKind};
 /// schema that refers to itself ends there).
 const MAX_HOPS: u32 = 32;
 
+/// How deep one coercion pass may recurse (into the value, through `$ref`, `allOf`, a choice's
+/// branches and the wrapping of one value in an array): a recursive schema such as
+/// `N: anyOf [integer, array of N]` would otherwise wrap `"x"` in arrays without end. Deeper
+/// parts are left as they are, for the violation to name.
+const MAX_WALK_DEPTH: u32 = 256;
+
+/// How many subschemas one coercion pass may visit: choices inside choices would otherwise try
+/// a number of combinations exponential in their depth. Past it nothing more is coerced.
+const MAX_WALK_STEPS: u32 = 20_000;
+
 /// A compiled JSON Schema.
 pub struct Schema {
     document: Value,
@@ -87,6 +97,12 @@ impl Schema {
     /// # Errors
     /// The value is not a valid JSON Schema; the message says why.
     pub fn new(document: Value) -> Result<Schema, String> {
+        if let Some(cycle) = empty_ref_cycle(&document) {
+            return Err(format!(
+                "the $ref cycle {cycle} never reaches a constraint: each schema in it only \
+                 refers to the next"
+            ));
+        }
         let validator = jsonschema::options()
             .build(&document)
             .map_err(|e| e.to_string())?;
@@ -311,11 +327,14 @@ impl Schema {
             return Partial::Unsure;
         };
         let mut repairs = Vec::new();
+        let steps = std::cell::Cell::new(0);
         let mut walk = Walk {
             document: &self.document,
             parts,
             path: String::new(),
             repairs: &mut repairs,
+            depth: 0,
+            steps: &steps,
         };
         walk.partial(value, "#".to_owned(), &segments, 0)
     }
@@ -342,11 +361,14 @@ impl Schema {
         let Some(parts) = parts else {
             return;
         };
+        let steps = std::cell::Cell::new(0);
         let mut walk = Walk {
             document: &self.document,
             parts,
             path: String::new(),
             repairs,
+            depth: 0,
+            steps: &steps,
         };
         walk.value(value, "#".to_owned(), 0);
     }
@@ -370,6 +392,10 @@ struct Walk<'a> {
     /// The JSON pointer of the value being walked.
     path: String,
     repairs: &'a mut Vec<Repair>,
+    /// How deep this pass has recursed (see [`MAX_WALK_DEPTH`]).
+    depth: u32,
+    /// How many subschemas the whole pass, trials included, has visited (see [`MAX_WALK_STEPS`]).
+    steps: &'a std::cell::Cell<u32>,
 }
 
 impl Walk<'_> {
@@ -386,7 +412,20 @@ impl Walk<'_> {
             parts: self.parts,
             path: self.path.clone(),
             repairs,
+            depth: self.depth,
+            steps: self.steps,
         }
+    }
+
+    /// Takes one step deeper, when the pass may: `false` once it is too deep or has visited
+    /// too many subschemas (the caller then leaves the value as it is).
+    fn enter(&mut self) -> bool {
+        if self.depth >= MAX_WALK_DEPTH || self.steps.get() >= MAX_WALK_STEPS {
+            return false;
+        }
+        self.depth += 1;
+        self.steps.set(self.steps.get() + 1);
+        true
     }
 
     fn report(&mut self) {
@@ -402,6 +441,22 @@ impl Walk<'_> {
     /// [`Schema::coerce_partial`] at the subschema `pointer`, for a value whose still open
     /// string is at `open` (relative segments) inside it.
     fn partial(
+        &mut self,
+        value: &mut Value,
+        pointer: String,
+        open: &[String],
+        hops: u32,
+    ) -> Partial {
+        if !self.enter() {
+            return Partial::Unsure;
+        }
+        let found = self.partial_here(value, pointer, open, hops);
+        self.depth -= 1;
+        found
+    }
+
+    /// [`Walk::partial`] once the step is taken.
+    fn partial_here(
         &mut self,
         value: &mut Value,
         pointer: String,
@@ -525,6 +580,14 @@ impl Walk<'_> {
 
     /// Coerces `value` to the subschema at `pointer`.
     fn value(&mut self, value: &mut Value, pointer: String, hops: u32) {
+        if self.enter() {
+            self.value_here(value, pointer, hops);
+            self.depth -= 1;
+        }
+    }
+
+    /// [`Walk::value`] once the step is taken.
+    fn value_here(&mut self, value: &mut Value, pointer: String, hops: u32) {
         if hops > MAX_HOPS || self.accepts(&pointer, value) != Some(false) {
             return;
         }
@@ -812,6 +875,81 @@ fn node<'d>(document: &'d Value, pointer: &str) -> Option<&'d Map<String, Value>
     document.pointer(inner)?.as_object()
 }
 
+/// Keywords that say nothing about a value: a schema made only of them and a `$ref` is the
+/// schema it refers to.
+const NOT_CONSTRAINTS: [&str; 12] = [
+    "$ref",
+    "$defs",
+    "definitions",
+    "$id",
+    "$schema",
+    "$comment",
+    "$anchor",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+];
+
+/// The first `$ref` cycle of `document` in which every schema is only a reference (`x` refers
+/// to `y`, `y` to `x`, neither says anything else), written `#/$defs/x -> #/$defs/y -> …`. A
+/// cycle in which some schema says something of its own (`{"$ref": "#", "type": "integer"}`)
+/// is not one: the walk that follows it ends at [`MAX_HOPS`] and the checker at its own rule.
+fn empty_ref_cycle(document: &Value) -> Option<String> {
+    // Every subschema that holds a local `$ref`, found without recursion.
+    let mut starts: Vec<String> = Vec::new();
+    let mut stack: Vec<(&Value, String)> = vec![(document, "#".to_owned())];
+    while let Some((node, pointer)) = stack.pop() {
+        match node {
+            Value::Object(map) => {
+                if map.get("$ref").and_then(Value::as_str).is_some() {
+                    starts.push(pointer.clone());
+                }
+                for (key, child) in map {
+                    stack.push((child, format!("{pointer}/{}", escape(key))));
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    stack.push((child, format!("{pointer}/{i}")));
+                }
+            }
+            _ => {}
+        }
+    }
+    let only_a_reference =
+        |map: &Map<String, Value>| map.keys().all(|k| NOT_CONSTRAINTS.contains(&k.as_str()));
+    // Schemas already known to lead to no such cycle: each is followed once.
+    let mut settled: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for start in starts {
+        let mut chain: Vec<String> = Vec::new();
+        let mut at = start;
+        loop {
+            if settled.contains(&at) {
+                break;
+            }
+            if let Some(first) = chain.iter().position(|p| *p == at) {
+                let mut cycle = chain.split_off(first);
+                cycle.push(at);
+                return Some(cycle.join(" -> "));
+            }
+            let target = node(document, &at)
+                .filter(|map| only_a_reference(map))
+                .and_then(|map| map.get("$ref"))
+                .and_then(Value::as_str)
+                .and_then(local_ref);
+            chain.push(at);
+            match target {
+                Some(target) => at = target,
+                None => break,
+            }
+        }
+        settled.extend(chain);
+    }
+    None
+}
+
 /// The pointer of the schema for item `i` of an array (`prefixItems`, `items`, or the older
 /// tuple form `items: [...]` with `additionalItems`).
 fn item_schema(node: &Map<String, Value>, pointer: &str, i: usize) -> Option<String> {
@@ -1066,6 +1204,40 @@ mod tests {
         assert_eq!(
             partial(json!({"either": "4"}), None),
             (json!({"either": 4}), Partial::Ready)
+        );
+    }
+
+    #[test]
+    fn recursive_choices_end() {
+        // Three ways to be an array of itself: every wrap of "x" tries each of them.
+        let n = json!({"anyOf": [{"type": "integer"},
+            {"type": "array", "items": {"$ref": "#/$defs/N"}},
+            {"type": "array", "items": {"$ref": "#/$defs/N"}, "minItems": 1},
+            {"type": "array", "items": {"$ref": "#/$defs/N"}, "maxItems": 3}]});
+        let schema = json!({"properties": {"v": {"$ref": "#/$defs/N"}}, "$defs": {"N": n}});
+        let (value, repairs) = coerced(schema, json!({"v": "x"}));
+        assert_eq!(value, json!({"v": "x"}));
+        assert!(repairs.is_empty());
+    }
+
+    #[test]
+    fn ref_cycles_that_say_nothing_are_refused() {
+        let e = Schema::new(
+            json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a", "title": "B"}},
+            "properties": {"v": {"$ref": "#/$defs/a"}}}),
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("#/$defs/a -> #/$defs/b -> #/$defs/a")
+                || e.contains("#/$defs/b -> #/$defs/a -> #/$defs/b"),
+            "{e}"
+        );
+        assert!(Schema::new(json!({"$ref": "#"})).is_err());
+        // A cycle that says something of the value is a schema like any other.
+        assert!(Schema::new(json!({"$ref": "#", "type": "integer"})).is_ok());
+        assert!(
+            Schema::new(json!({"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}}))
+                .is_ok()
         );
     }
 

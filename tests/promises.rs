@@ -1,0 +1,136 @@
+//! Promises that an attack on the guarantees once broke (issue 25), through the binary: a
+//! recursive schema, values nested past any stack, keys written with escapes, and the smaller
+//! ones (a hook's answer, the stream's end record, prefixes of a double-encoded object, glued
+//! parameters).
+
+use serde_json::{Value, json};
+
+mod common;
+use common::{TempDir, code, stderr, stdout, toolmend};
+
+/// Parameters where a value may be an integer or an array of such values, to any depth.
+const RECURSIVE: &str = r##"{"type": "object", "properties": {"v": {"$ref": "#/$defs/N"}},
+  "$defs": {"N": {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"$ref": "#/$defs/N"}}]}}}"##;
+
+/// A schema whose `$ref` cycle never says anything of a value.
+const EMPTY_CYCLE: &str = r##"{"type": "object", "properties": {"v": {"$ref": "#/$defs/x"}},
+  "$defs": {"x": {"$ref": "#/$defs/x"}}}"##;
+
+fn lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// A folder with `schema.json` and `tools.json` (one tool `f` with that schema).
+fn schema_dir(name: &str, schema: &str) -> TempDir {
+    let dir = TempDir::new(name);
+    std::fs::write(dir.join("schema.json"), schema).unwrap();
+    std::fs::write(
+        dir.join("tools.json"),
+        format!(r#"[{{"name": "f", "parameters": {schema}}}]"#),
+    )
+    .unwrap();
+    dir
+}
+
+fn hermes(parameters: &str) -> String {
+    format!(r#"<tool_call>{{"name": "f", "arguments": {parameters}}}</tool_call>"#)
+}
+
+#[test]
+fn a_recursive_schema_gives_a_record_for_every_value_in_args() {
+    let dir = schema_dir("recursive-args", RECURSIVE);
+    let out = toolmend()
+        .args(["args", "--records", "--schema"])
+        .arg(dir.join("schema.json"))
+        .write_stdin("{\"v\": \"x\"}\n{\"v\": [1, [2, [3]]]}\n{\"v\": [[[\"x\"]]]}\n{\"v\": 4}\n")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let records = lines(&stdout(&out));
+    assert_eq!(records.len(), 4, "{}", stdout(&out));
+    assert_eq!(records[0]["error"]["code"], "invalid_parameters");
+    assert_eq!(records[0]["error"]["violations"][0]["path"], "/v");
+    assert_eq!(records[1]["value"], json!({"v": [1, [2, [3]]]}));
+    assert_eq!(records[2]["error"]["code"], "invalid_parameters");
+    assert_eq!(records[3]["value"], json!({"v": 4}));
+}
+
+#[test]
+fn a_recursive_schema_rejects_the_call_in_calls_and_in_the_stream() {
+    let dir = schema_dir("recursive-calls", RECURSIVE);
+    let replies = format!(
+        "{}\n{}\n",
+        hermes(r#"{"v": "x"}"#),
+        hermes(r#"{"v": [1, [2]]}"#)
+    );
+    let out = toolmend()
+        .args(["calls", "--input", "lines", "--records", "--tools"])
+        .arg(dir.join("tools.json"))
+        .write_stdin(replies.clone())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let records = lines(&stdout(&out));
+    assert_eq!(records.len(), 2, "{}", stdout(&out));
+    assert_eq!(records[0]["error"]["code"], "invalid_parameters");
+    assert_eq!(
+        records[1]["value"]["calls"][0]["parameters"],
+        json!({"v": [1, [2]]})
+    );
+    // The stream checks the same call against the same schema.
+    let out = toolmend()
+        .args(["calls", "--stream", "--tools"])
+        .arg(dir.join("tools.json"))
+        .write_stdin(hermes(r#"{"v": "x"}"#))
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let events = lines(&stdout(&out));
+    let end = events.last().unwrap();
+    assert_eq!(end["event"], "end", "{}", stdout(&out));
+    assert_eq!(end["error"]["code"], "invalid_parameters");
+}
+
+#[test]
+fn check_runs_cases_against_a_recursive_schema() {
+    let dir = schema_dir("recursive-check", RECURSIVE);
+    let cases = [
+        json!({"name": "no fit", "command": "calls", "options": ["--tools", "tools.json"],
+               "input": hermes(r#"{"v": "x"}"#), "error": "invalid_parameters"}),
+        json!({"name": "a fit", "options": ["--schema", "schema.json"],
+               "input": r#"{"v": [1, [2]]}"#, "expect": {"v": [1, [2]]}}),
+    ];
+    let text: Vec<String> = cases.iter().map(Value::to_string).collect();
+    std::fs::write(dir.join("cases.jsonl"), text.join("\n") + "\n").unwrap();
+    let out = toolmend()
+        .arg("check")
+        .arg(dir.join("cases.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn a_ref_cycle_that_says_nothing_is_refused_when_the_schema_is_read() {
+    let dir = schema_dir("empty-cycle", EMPTY_CYCLE);
+    for (args, file) in [
+        (&["args", "--schema"][..], "schema.json"),
+        (&["calls", "--tools"][..], "tools.json"),
+        (&["calls", "--stream", "--tools"][..], "tools.json"),
+    ] {
+        let out = toolmend()
+            .args(args)
+            .arg(dir.join(file))
+            .write_stdin("{\"v\": 1}\n")
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("#/$defs/x -> #/$defs/x"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+}
