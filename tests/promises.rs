@@ -134,3 +134,72 @@ fn a_ref_cycle_that_says_nothing_is_refused_when_the_schema_is_read() {
         );
     }
 }
+
+/// `calls` with `--max-nesting` raised past what its values can hold: a `too_deep` record for
+/// the deep reply and the next reply read as usual, never a stack overflow.
+fn deep_replies(reply: &str, max_nesting: &str, stream: bool) {
+    let next = hermes(r#"{"v": 1}"#);
+    let mut cmd = toolmend();
+    cmd.args(["calls", "--max-nesting", max_nesting, "--max-bytes", "64M"]);
+    if stream {
+        cmd.args(["--stream"]).write_stdin(reply.to_owned());
+    } else {
+        cmd.args(["--input", "lines", "--records"])
+            .write_stdin(format!("{reply}\n{next}\n"));
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let records = lines(&stdout(&out));
+    let first = if stream {
+        records.last().unwrap()
+    } else {
+        assert_eq!(records.len(), 2);
+        assert_eq!(
+            records[1]["value"]["calls"][0]["parameters"],
+            json!({"v": 1})
+        );
+        &records[0]
+    };
+    assert_eq!(first["error"]["code"], "too_deep", "{first}");
+    assert!(
+        first["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nested deeper than 1000"),
+        "{first}"
+    );
+}
+
+/// Issue 25.2: `calls` once overflowed the stack on these, where `args` and `repair` did not.
+#[test]
+fn calls_refuses_values_deeper_than_it_can_hold_whatever_max_nesting_says() {
+    let n = 50_000;
+    let arrays = format!(
+        r#"<tool_call>{{"name":"f","arguments":{}{}}}</tool_call>"#,
+        "[".repeat(n),
+        "]".repeat(n)
+    );
+    let n = 1_000_000;
+    let objects = format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
+    for (reply, limit) in [(&arrays, "50010"), (&objects, "2000000")] {
+        deep_replies(reply, limit, false);
+        deep_replies(reply, limit, true);
+    }
+}
+
+#[test]
+fn calls_keeps_values_nested_up_to_its_limit() {
+    // The envelope, the arguments object and 998 arrays: 1000 levels.
+    let n = 998;
+    let reply = hermes(&format!(r#"{{"v": {}{}}}"#, "[".repeat(n), "]".repeat(n)));
+    for stream in [false, true] {
+        let mut cmd = toolmend();
+        cmd.args(["calls", "--max-nesting", "5000"]);
+        if stream {
+            cmd.arg("--stream");
+        }
+        let out = cmd.write_stdin(reply.clone()).output().unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert!(stdout(&out).contains(&"[".repeat(n)));
+    }
+}

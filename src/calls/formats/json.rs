@@ -98,7 +98,7 @@ pub(super) fn json_piece(
             ..crate::args::Options::default()
         })
         .building_values();
-        let max_nesting = ctx.options.max_nesting;
+        let max_nesting = ctx.options.nesting();
         let healed = lenient
             .mend_value(piece)
             .ok()
