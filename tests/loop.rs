@@ -973,6 +973,10 @@ fn only_one_exact_allow_allows_every_other_answer_fails_closed() {
         (br#"{"decision":" allow"}"#, 0, "\" allow\""),
         (br#"{"decision":"allow "}"#, 0, "\"allow \""),
         (br#"{"decision":"ALLOW"}"#, 0, "\"ALLOW\""),
+        // The same string spelled with an escape is not the exact bytes (issue 25.7).
+        (br#"{"decision":"\u0061llow"}"#, 0, "with an escape"),
+        (br#"{"decisio\u006e":"allow"}"#, 0, "with an escape"),
+        (br#"{"decision":"allo\u0077"}"#, 0, "with an escape"),
         (br#"{"decision":true}"#, 0, "not a string"),
         (br#"{"decision":["allow"]}"#, 0, "not a string"),
         (br#"{"decision":null}"#, 0, "not a string"),

@@ -203,3 +203,38 @@ fn calls_keeps_values_nested_up_to_its_limit() {
         assert!(stdout(&out).contains(&"[".repeat(n)));
     }
 }
+
+/// Issue 25.7: the stream's `end` record is the record `calls --records` writes for the same
+/// input (but for `event` and `line`), also for input that is not UTF-8 or starts with a BOM.
+#[test]
+fn the_streams_end_record_is_the_calls_record_for_unreadable_input_and_a_bom() {
+    let long = [&b"x".repeat(500)[..], b"\xff", &b"y".repeat(10)].concat();
+    let inputs: Vec<&[u8]> = vec![
+        b"\xef\xbb\xbf<tool_call>{\"name\":\"f\",\"arguments\":{\"a\":1",
+        b"\xef\xbb\xbf<tool_call>{\"name\":\"f\",\"arguments\":{\"a\":1}}</tool_call>",
+        b"<tool_call>{\"name\":\"f\",\"arguments\":{\"a\":\"\xff\"",
+        b"hi \xff there <tool_call>{\"name\":\"f\",\"arguments\":{\"a\":1",
+        b"\xef\xbb\xbfhi \xff",
+        b"<tool_call>{\"a\":1}\xe2\x82",
+        &long,
+    ];
+    for input in inputs {
+        let records = toolmend()
+            .args(["calls", "--records"])
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        let mut record: Value = serde_json::from_slice(&records.stdout).unwrap();
+        record.as_object_mut().unwrap().remove("line");
+        let streamed = toolmend()
+            .args(["calls", "--stream"])
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        let mut end = lines(&stdout(&streamed)).pop().unwrap();
+        end.as_object_mut().unwrap().remove("event");
+        let shown = String::from_utf8_lossy(input);
+        assert_eq!(end, record, "{shown:?}");
+        assert_eq!(code(&streamed), code(&records), "{shown:?}");
+    }
+}
