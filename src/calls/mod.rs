@@ -152,7 +152,8 @@ pub struct Call {
     /// of arguments given as a string are in that string's text.
     pub repairs: Vec<Repair>,
     /// Argument objects written after the first that this call does not use (concatenated
-    /// arguments to a tool that is not read-only).
+    /// arguments to a tool that is not read-only), and the members of an object glued to the
+    /// arguments inside the call's JSON (`"parameters": {"a": 1}{"b": 2}` drops `{"b": 2}`).
     pub dropped: Vec<Value>,
 }
 
@@ -566,6 +567,8 @@ pub(crate) struct Raw {
     pub offset: usize,
     /// Why the call was cut although its JSON may be whole: the API's stop reason said so.
     pub cut: Option<String>,
+    /// Values written in the call that it does not use (see [`Call::dropped`]).
+    pub dropped: Vec<Value>,
 }
 
 /// A call's arguments as the format wrote them.
@@ -688,6 +691,7 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         mut repairs,
         offset,
         cut,
+        dropped: mut stray,
     } = raw;
     let reject = |tool: Option<String>, id: Option<Value>, error: Error| Rejected {
         tool,
@@ -780,11 +784,11 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
     let rest: Vec<Map<String, Value>> = objects.collect();
     let split = definition.is_some_and(|t| t.read_only);
     let mut calls = vec![(first, id)];
-    let mut dropped = Vec::new();
+    let mut dropped = std::mem::take(&mut stray);
     if split {
         calls.extend(rest.into_iter().map(|o| (o, None)));
     } else {
-        dropped = rest.into_iter().map(Value::Object).collect();
+        dropped.extend(rest.into_iter().map(Value::Object));
     }
     for (i, (mut parameters, id)) in calls.into_iter().enumerate() {
         let mut call_repairs = if i == 0 {
