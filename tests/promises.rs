@@ -238,3 +238,42 @@ fn the_streams_end_record_is_the_calls_record_for_unreadable_input_and_a_bom() {
         assert_eq!(code(&streamed), code(&records), "{shown:?}");
     }
 }
+
+/// Checking a deep value against a recursive schema recursed once per level of the value, and
+/// overflowed a worker thread's stack (`args --threads`) at about 600 levels.
+#[test]
+fn a_value_too_deep_for_a_recursive_schema_is_a_violation_on_any_thread() {
+    let dir = schema_dir("recursive-deep", RECURSIVE);
+    let n = 998;
+    let mut input = String::new();
+    for leaf in ["\"x\"", "1"] {
+        for _ in 0..3 {
+            input.push_str(&format!(
+                "{{\"v\": {}{leaf}{}}}\n",
+                "[".repeat(n),
+                "]".repeat(n)
+            ));
+        }
+    }
+    input.push_str("{\"v\": [[[1]]]}\n");
+    let out = toolmend()
+        .args(["args", "--records", "--threads", "4", "--schema"])
+        .arg(dir.join("schema.json"))
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let records = lines(&stdout(&out));
+    assert_eq!(records.len(), 7);
+    for record in &records[..6] {
+        assert_eq!(record["error"]["code"], "invalid_parameters", "{record}");
+        assert!(
+            record["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("too deep to be checked"),
+            "{record}"
+        );
+    }
+    assert_eq!(records[6]["value"], json!({"v": [[[1]]]}));
+}

@@ -57,9 +57,18 @@ const MAX_WALK_DEPTH: u32 = 256;
 /// a number of combinations exponential in their depth. Past it nothing more is coerced.
 const MAX_WALK_STEPS: u32 = 20_000;
 
+/// How deep a value may nest to be checked against a schema that refers to itself (or to
+/// other parts of itself): the checker recurses once per level of the value there, several
+/// kilobytes of stack each in a debug build, and a deeper value would overflow a thread's
+/// stack. A schema without `$ref` is a tree of bounded depth and checks values of any depth.
+pub const MAX_CHECKED_NESTING: usize = 256;
+
 /// A compiled JSON Schema.
 pub struct Schema {
     document: Value,
+    /// Whether the schema holds a reference (`$ref` and its kin), so that checking may recurse
+    /// as deep as the value (see [`MAX_CHECKED_NESTING`]).
+    refers: bool,
     validator: Validator,
     /// A validator for every subschema, keyed by its `#/…` pointer; built on the first value
     /// that needs coercing.
@@ -107,6 +116,7 @@ impl Schema {
             .build(&document)
             .map_err(|e| e.to_string())?;
         Ok(Schema {
+            refers: has_refs(&document),
             document,
             validator,
             parts: OnceLock::new(),
@@ -131,13 +141,29 @@ impl Schema {
         &self.document
     }
 
-    /// Whether `value` matches the schema.
+    /// Whether `value` matches the schema (a value too deep to be checked does not).
     pub fn is_valid(&self, value: &Value) -> bool {
-        self.validator.is_valid(value)
+        self.too_deep(value).is_none() && self.validator.is_valid(value)
+    }
+
+    /// The violation of a value nested too deep to be checked against this schema (see
+    /// [`MAX_CHECKED_NESTING`]).
+    fn too_deep(&self, value: &Value) -> Option<Violation> {
+        (self.refers && crate::args::depth(value) > MAX_CHECKED_NESTING).then(|| Violation {
+            path: "/".into(),
+            keyword: "$ref".into(),
+            message: format!(
+                "the value nests deeper than {MAX_CHECKED_NESTING} levels, too deep to be \
+                 checked against a schema that refers to itself"
+            ),
+        })
     }
 
     /// Every place `value` breaks the schema, in schema order.
     pub fn violations(&self, value: &Value) -> Vec<Violation> {
+        if let Some(too_deep) = self.too_deep(value) {
+            return vec![too_deep];
+        }
         self.validator
             .iter_errors(value)
             .map(|e| {
@@ -166,6 +192,9 @@ impl Schema {
         coerce: bool,
         repairs: &mut Vec<Repair>,
     ) -> Result<(), Vec<Violation>> {
+        if let Some(too_deep) = self.too_deep(value) {
+            return Err(vec![too_deep]);
+        }
         if self.is_valid(value) {
             return Ok(());
         }
@@ -209,6 +238,9 @@ impl Schema {
                 }]));
             }
         };
+        if let Some(too_deep) = self.too_deep(&value) {
+            return Err(with_prefix(vec![too_deep]));
+        }
         if self.is_valid(&value) {
             return Ok(None);
         }
@@ -311,6 +343,9 @@ impl Schema {
     /// choice (`anyOf`, `oneOf`) that is still open cannot be known yet ([`Partial::Unsure`]);
     /// an open string that its schema may retype is not shown yet ([`Partial::Wait`]).
     pub fn coerce_partial(&self, value: &mut Value, open: Option<&str>) -> Partial {
+        if self.too_deep(value).is_some() {
+            return Partial::Unsure;
+        }
         let Some(open) = open else {
             self.coerce(value, &mut Vec::new());
             return Partial::Ready;
@@ -350,8 +385,9 @@ impl Schema {
     }
 
     /// [`Schema::coerce`], with the whole value's path left empty (as JSON pointers write it).
+    /// A value too deep to be checked is left as it is.
     fn coerce_at_root(&self, value: &mut Value, repairs: &mut Vec<Repair>) {
-        if self.is_valid(value) {
+        if self.too_deep(value).is_some() || self.is_valid(value) {
             return;
         }
         let parts = self.parts.get_or_init(|| {
@@ -873,6 +909,27 @@ fn skip_value(b: &[u8], mut i: usize) -> Option<usize> {
 fn node<'d>(document: &'d Value, pointer: &str) -> Option<&'d Map<String, Value>> {
     let inner = pointer.strip_prefix('#')?;
     document.pointer(inner)?.as_object()
+}
+
+/// Whether a schema holds a reference anywhere (`$ref`, `$dynamicRef`, `$recursiveRef`).
+fn has_refs(document: &Value) -> bool {
+    let mut stack = vec![document];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::Object(map) => {
+                if ["$ref", "$dynamicRef", "$recursiveRef"]
+                    .iter()
+                    .any(|k| map.contains_key(*k))
+                {
+                    return true;
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Keywords that say nothing about a value: a schema made only of them and a `$ref` is the
