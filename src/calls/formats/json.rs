@@ -181,25 +181,45 @@ pub(super) fn json_piece(
 
 /// `{"tool": "f", "parameters": {"a": 1}{"b": 2}}`: the mender reads the object glued after
 /// the arguments as more members of the call's own object (a `{` where a key belongs, a
-/// `missing_comma` and an `extra_bracket` at it), where no call reads them. Those members,
-/// the ones of the call's object that no call key names, are taken out of `value` to be the
-/// call's `dropped`: nothing is left out silently.
+/// `missing_comma` and an `extra_bracket` at it), where no call reads them. The members of
+/// the glued object that no call key names (all the call's object's such members when the
+/// glued object does not close) are taken out of `value` to be the call's `dropped`: nothing
+/// is left out silently.
 pub(super) fn glued_members(
     value: &mut Value,
     piece: &str,
     repairs: &[Repair],
 ) -> Option<Map<String, Value>> {
-    let glued = repairs.iter().any(|r| {
-        r.kind == RepairKind::ExtraBracket
-            && r.offset
-                .is_some_and(|at| piece.as_bytes().get(at) == Some(&b'{'))
-            && repairs
+    let glued: Vec<usize> = repairs
+        .iter()
+        .filter(|r| r.kind == RepairKind::ExtraBracket)
+        .filter_map(|r| r.offset)
+        .filter(|&at| piece.as_bytes().get(at) == Some(&b'{'))
+        .filter(|&at| {
+            repairs
                 .iter()
-                .any(|m| m.kind == RepairKind::MissingComma && m.offset == r.offset)
-    });
-    let map = value.as_object_mut().filter(|_| glued)?;
+                .any(|m| m.kind == RepairKind::MissingComma && m.offset == Some(at))
+        })
+        .collect();
+    let map = value.as_object_mut().filter(|_| !glued.is_empty())?;
     if !NAME_KEYS.iter().any(|k| map.contains_key(*k)) {
         return None;
+    }
+    // The keys each glued object was written with, when it closes.
+    let mut written: Option<Vec<String>> = Some(Vec::new());
+    for at in glued {
+        let keys = json_extent(piece, at)
+            .and_then(|end| {
+                crate::args::repair_value(&piece[at..end], crate::calls::MAX_CALL_NESTING)
+            })
+            .and_then(|v| match v {
+                Value::Object(m) => Some(m.into_iter().map(|(k, _)| k)),
+                _ => None,
+            });
+        match (keys, &mut written) {
+            (Some(keys), Some(all)) => all.extend(keys),
+            _ => written = None,
+        }
     }
     let known = |k: &str| {
         NAME_KEYS.contains(&k)
@@ -207,7 +227,11 @@ pub(super) fn glued_members(
             || ID_KEYS.contains(&k)
             || matches!(k, "terminate" | "type")
     };
-    let stray: Vec<String> = map.keys().filter(|k| !known(k)).cloned().collect();
+    let stray: Vec<String> = map
+        .keys()
+        .filter(|k| !known(k) && written.as_ref().is_none_or(|w| w.contains(k)))
+        .cloned()
+        .collect();
     if stray.is_empty() {
         return None;
     }
