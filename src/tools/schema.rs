@@ -53,9 +53,26 @@ const MAX_HOPS: u32 = 32;
 /// parts are left as they are, for the violation to name.
 const MAX_WALK_DEPTH: u32 = 256;
 
-/// How many subschemas one coercion pass may visit: choices inside choices would otherwise try
-/// a number of combinations exponential in their depth. Past it nothing more is coerced.
-const MAX_WALK_STEPS: u32 = 20_000;
+/// How many subschemas one coercion pass may visit, and how many more per value in the value
+/// (its members and items counted): choices inside choices would otherwise try a number of
+/// combinations exponential in their depth. Past it nothing more is coerced.
+const WALK_STEPS: u64 = 20_000;
+const WALK_STEPS_PER_VALUE: u64 = 64;
+
+/// The subschemas one coercion pass over `value` may visit (see [`WALK_STEPS`]).
+fn walk_budget(value: &Value) -> u64 {
+    let mut values = 0u64;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        values += 1;
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(members) => stack.extend(members.values()),
+            _ => {}
+        }
+    }
+    WALK_STEPS + WALK_STEPS_PER_VALUE * values
+}
 
 /// How deep a value may nest to be checked against a schema that refers to itself (or to
 /// other parts of itself): the checker recurses once per level of the value there, several
@@ -362,7 +379,7 @@ impl Schema {
             return Partial::Unsure;
         };
         let mut repairs = Vec::new();
-        let steps = std::cell::Cell::new(0);
+        let steps = std::cell::Cell::new(walk_budget(value));
         let mut walk = Walk {
             document: &self.document,
             parts,
@@ -397,7 +414,7 @@ impl Schema {
         let Some(parts) = parts else {
             return;
         };
-        let steps = std::cell::Cell::new(0);
+        let steps = std::cell::Cell::new(walk_budget(value));
         let mut walk = Walk {
             document: &self.document,
             parts,
@@ -430,8 +447,9 @@ struct Walk<'a> {
     repairs: &'a mut Vec<Repair>,
     /// How deep this pass has recursed (see [`MAX_WALK_DEPTH`]).
     depth: u32,
-    /// How many subschemas the whole pass, trials included, has visited (see [`MAX_WALK_STEPS`]).
-    steps: &'a std::cell::Cell<u32>,
+    /// How many more subschemas the whole pass, trials included, may visit (see
+    /// [`WALK_STEPS`]).
+    steps: &'a std::cell::Cell<u64>,
 }
 
 impl Walk<'_> {
@@ -456,11 +474,11 @@ impl Walk<'_> {
     /// Takes one step deeper, when the pass may: `false` once it is too deep or has visited
     /// too many subschemas (the caller then leaves the value as it is).
     fn enter(&mut self) -> bool {
-        if self.depth >= MAX_WALK_DEPTH || self.steps.get() >= MAX_WALK_STEPS {
+        if self.depth >= MAX_WALK_DEPTH || self.steps.get() == 0 {
             return false;
         }
         self.depth += 1;
-        self.steps.set(self.steps.get() + 1);
+        self.steps.set(self.steps.get() - 1);
         true
     }
 
@@ -1275,6 +1293,17 @@ mod tests {
         let (value, repairs) = coerced(schema, json!({"v": "x"}));
         assert_eq!(value, json!({"v": "x"}));
         assert!(repairs.is_empty());
+    }
+
+    #[test]
+    fn the_walk_budget_grows_with_the_value() {
+        let items: Vec<Value> = (0..30_000).map(|i| json!(i.to_string())).collect();
+        let (value, repairs) = coerced(
+            json!({"type": "array", "items": {"type": "integer"}}),
+            Value::Array(items),
+        );
+        assert_eq!(repairs.len(), 30_000);
+        assert_eq!(value[29_999], json!(29_999));
     }
 
     #[test]
