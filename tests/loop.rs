@@ -505,6 +505,47 @@ fn values_that_cannot_be_coerced_get_one_correction_naming_each_violation() {
     assert_eq!(note.matches("Your last reply").count(), 1, "{note}");
 }
 
+/// `nest`: a read-only tool whose parameter `v` is an integer or an array of such values, to any
+/// depth (a recursive schema).
+const NEST_TOOL: &str = r##"
+[[tools]]
+name = "nest"
+description = "Nested numbers"
+read_only = true
+command = ["python3", "{bin}/record_tool.py", "{dir}/tool.log"]
+[tools.parameters]
+type = "object"
+properties = { v = { "$ref" = "#/$defs/N" } }
+"$defs" = { N = { anyOf = [{ type = "integer" }, { type = "array", items = { "$ref" = "#/$defs/N" } }] } }
+"##;
+
+/// Issue 25.1: a value that fits no branch of a recursive schema once overflowed the stack.
+#[test]
+fn a_value_that_does_not_fit_a_recursive_schema_gets_a_correction() {
+    let s = Setup::new("recursive-schema");
+    let replies = [
+        call("nest", json!({"v": "x"}), false),
+        call("nest", json!({"v": [1, [2]]}), false),
+        "Done.".into(),
+    ];
+    let config = s.config(&replies, "", NEST_TOOL);
+    let (out, transcript) = s.run_with_transcript(&config);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Done.\n");
+    let ran: Vec<Value> = s
+        .log("tool.log")
+        .iter()
+        .map(|l| serde_json::from_str(l["stdin"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(ran, [json!({"v": [1, [2]]})]);
+    let note = s.messages(1).last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(note.contains("(invalid_parameters)"), "{note}");
+    assert_eq!(events(&transcript).last().unwrap()["type"], "run.finished");
+}
+
 /// `plan`: a read-only tool whose parameters are a JSON Schema with one property per coercion
 /// rule the `count` tool does not cover.
 const PLAN_TOOL: &str = r#"
@@ -934,6 +975,10 @@ fn only_one_exact_allow_allows_every_other_answer_fails_closed() {
         (br#"{"decision":" allow"}"#, 0, "\" allow\""),
         (br#"{"decision":"allow "}"#, 0, "\"allow \""),
         (br#"{"decision":"ALLOW"}"#, 0, "\"ALLOW\""),
+        // The same string spelled with an escape is not the exact bytes (issue 25.7).
+        (br#"{"decision":"\u0061llow"}"#, 0, "with an escape"),
+        (br#"{"decisio\u006e":"allow"}"#, 0, "with an escape"),
+        (br#"{"decision":"allo\u0077"}"#, 0, "with an escape"),
         (br#"{"decision":true}"#, 0, "not a string"),
         (br#"{"decision":["allow"]}"#, 0, "not a string"),
         (br#"{"decision":null}"#, 0, "not a string"),

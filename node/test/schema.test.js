@@ -91,3 +91,32 @@ test('extractCalls coerces parameters to the tools schemas', () => {
     (e) => e.code === 'invalid_parameters' && e.violations[0].path === '/days',
   );
 });
+
+test('a recursive schema is an error, never a crash (issue 25.1)', () => {
+  // A value that fits no branch once killed node (SIGSEGV): the case runs in a child process.
+  const { spawnSync } = require('node:child_process');
+  const child = `
+    const assert = require('node:assert/strict');
+    const toolmend = require('toolmend');
+    const RECURSIVE = {
+      type: 'object',
+      properties: { v: { $ref: '#/$defs/N' } },
+      $defs: { N: { anyOf: [{ type: 'integer' }, { type: 'array', items: { $ref: '#/$defs/N' } }] } },
+    };
+    const tools = [{ name: 'f', parameters: RECURSIVE }];
+    assert.throws(() => toolmend.mendArgs('{"v": "x"}', { schema: RECURSIVE }), { code: 'invalid_parameters' });
+    assert.throws(
+      () => toolmend.extractCalls('<tool_call>{"name": "f", "arguments": {"v": "x"}}</tool_call>', { tools }),
+      { code: 'invalid_parameters' },
+    );
+    assert.deepEqual(toolmend.mendArgs('{"v": [1, [2]]}', { schema: RECURSIVE }), { v: [1, [2]] });
+    assert.throws(
+      () => toolmend.mendArgs('{}', { schema: { $defs: { x: { $ref: '#/$defs/x' } }, $ref: '#/$defs/x' } }),
+      /never reaches a constraint/,
+    );
+    process.stdout.write('ok');
+  `;
+  const out = spawnSync(process.execPath, ['-e', child], { cwd: __dirname, encoding: 'utf8', timeout: 120000 });
+  assert.equal(out.status, 0, `${out.signal} ${out.stderr}`);
+  assert.equal(out.stdout, 'ok');
+});

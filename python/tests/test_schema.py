@@ -133,3 +133,52 @@ def test_extract_calls_coerces_parameters_to_the_tools_schemas():
     with pytest.raises(toolmend.Error) as e:
         toolmend.extract_calls('{"name": "plan", "arguments": {"days": "3"}}', tools=TOOLS, strict=True)
     assert e.value.code == "invalid_parameters"
+
+
+RECURSIVE = {
+    "type": "object",
+    "properties": {"v": {"$ref": "#/$defs/N"}},
+    "$defs": {"N": {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"$ref": "#/$defs/N"}}]}},
+}
+
+RECURSIVE_CASE = """
+import toolmend
+from {module} import RECURSIVE
+tools = [{{"name": "f", "parameters": RECURSIVE}}]
+for call in (
+    lambda: toolmend.mend_args('{{"v": "x"}}', schema=RECURSIVE),
+    lambda: toolmend.extract_calls('<tool_call>{{"name": "f", "arguments": {{"v": "x"}}}}</tool_call>', tools=tools),
+):
+    try:
+        call()
+    except toolmend.Error as e:
+        assert e.code == "invalid_parameters", e.code
+    else:
+        raise AssertionError("no error")
+assert toolmend.mend_args('{{"v": [1, [2]]}}', schema=RECURSIVE) == {{"v": [1, [2]]}}
+try:
+    toolmend.mend_args("{{}}", schema={{"$defs": {{"x": {{"$ref": "#/$defs/x"}}}}, "$ref": "#/$defs/x"}})
+except toolmend.Error as e:
+    assert "never reaches a constraint" in str(e), str(e)
+else:
+    raise AssertionError("a $ref cycle that says nothing was taken")
+print("ok")
+"""
+
+
+def test_a_recursive_schema_is_an_error_not_a_crash():
+    # Issue 25.1: a value that fits no branch once killed the interpreter (SIGSEGV), so the case
+    # runs in a child interpreter whose death the test can see.
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    child = subprocess.run(
+        [sys.executable, "-c", RECURSIVE_CASE.format(module="test_schema")],
+        cwd=here,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, (child.returncode, child.stderr)
+    assert child.stdout == "ok\n"

@@ -3,7 +3,7 @@
 //! The hook gets `{"tool", "parameters", "iteration", "reason"?}` as JSON on stdin (`reason`
 //! is the text the model wrote beside the call, when it wrote any). It allows a call only by
 //! exiting 0 with stdout holding exactly one JSON object `{"decision": "allow"}`: that one key,
-//! once, with that exact string; whitespace around the object is fine. `{"decision": "deny"}`,
+//! once, with that exact string written without escapes; whitespace around the object is fine. `{"decision": "deny"}`,
 //! optionally with a string `"reason"` (each key once), denies it, whatever the exit status.
 //! Anything else is a failure, which rejects the call too: a non-zero exit, a crash, running
 //! past its timeout, no output, output that is not UTF-8 or over 64 KiB, a key given
@@ -134,6 +134,12 @@ fn read_answer(bytes: &[u8]) -> Result<Answer, String> {
     };
     match decision {
         Some(Value::String(d)) if d == "allow" => match extra() {
+            // The exact bytes allow: a key or value spelled with an escape (`"\u0061llow"`)
+            // reads the same but is not what the rule names, so it fails closed. With one key
+            // and that value, any backslash is such an escape.
+            None if text.contains('\\') => {
+                wrong("spells the allow with an escape, not as the exact bytes".into())
+            }
             None => Ok(Answer::Allow),
             Some(key) => wrong(format!("has the key {key:?} beside the decision")),
         },

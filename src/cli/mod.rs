@@ -264,7 +264,8 @@ pub struct CallsArgs {
     #[arg(long, help_heading = "Calls")]
     pub strict: bool,
 
-    /// Refuse arrays and objects nested deeper than this (too_deep)
+    /// Refuse arrays and objects nested deeper than this (too_deep); a call's values nest at most
+    /// 1000 levels whatever this says
     #[arg(long, default_value_t = 1000, help_heading = "Calls")]
     pub max_nesting: usize,
 }

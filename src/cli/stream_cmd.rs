@@ -62,9 +62,12 @@ impl Reading {
         events: &mut Vec<Event>,
         out: &mut W,
     ) -> io::Result<()> {
+        const BOM: &[u8] = b"\xEF\xBB\xBF";
         let mut chunk = vec![0; 64 << 10];
         let mut pending: Vec<u8> = Vec::new();
         let mut total = 0usize;
+        // Whether the start of the input was looked at for a byte order mark.
+        let mut started = false;
         loop {
             let n = match input.read(&mut chunk) {
                 Ok(0) => break,
@@ -73,17 +76,30 @@ impl Reading {
                 Err(e) => return Err(e),
             };
             total += n;
+            pending.extend_from_slice(&chunk[..n]);
+            if !started {
+                // A byte order mark starts the input, not the reply, as `calls` reads it.
+                if pending.len() < BOM.len() && BOM.starts_with(&pending) {
+                    continue;
+                }
+                started = true;
+                if pending.starts_with(BOM) {
+                    pending.drain(..BOM.len());
+                    total -= BOM.len();
+                }
+            }
             if total > self.max_bytes {
                 events.extend(stream.abort(self.too_large(total)));
                 return write(out, stream, events, self.shape);
             }
-            pending.extend_from_slice(&chunk[..n]);
             let valid = match std::str::from_utf8(&pending) {
                 Ok(text) => text.len(),
                 Err(e) if e.error_len().is_none() => e.valid_up_to(),
                 Err(e) => {
-                    let at = total - n + e.valid_up_to() - (pending.len() - n);
-                    events.extend(stream.abort(Error::at(Code::InvalidUtf8, at, "invalid UTF-8")));
+                    let at = stream.reply().len() + e.valid_up_to();
+                    let error = Error::at(Code::InvalidUtf8, at, "invalid UTF-8");
+                    let unread = self.head_of_rest(&mut input, pending);
+                    events.extend(stream.abort_unreadable(error, &unread));
                     return write(out, stream, events, self.shape);
                 }
             };
@@ -94,14 +110,26 @@ impl Reading {
             write(out, stream, events, self.shape)?;
         }
         if !pending.is_empty() {
-            let at = total - pending.len();
-            events.extend(stream.abort(Error::at(
-                Code::InvalidUtf8,
-                at,
-                "invalid UTF-8 (the input ends inside a character)",
-            )));
+            let at = stream.reply().len();
+            // The words of `calls --records`, which reads the whole input.
+            let error = Error::at(Code::InvalidUtf8, at, "invalid UTF-8");
+            events.extend(stream.abort_unreadable(error, &pending));
         }
         Ok(())
+    }
+
+    /// The bytes not fed after invalid UTF-8 (`pending`), with enough of the input after them
+    /// read for the `end` event's `original` to show what `calls --records` shows of the whole
+    /// input (its first 100 characters, at most 404 bytes looked at).
+    fn head_of_rest<R: Read>(&self, input: &mut R, mut pending: Vec<u8>) -> Vec<u8> {
+        let mut more = [0; 512];
+        while pending.len() < 405 {
+            match input.read(&mut more) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => pending.extend_from_slice(&more[..n]),
+            }
+        }
+        pending
     }
 
     /// One delta per line, or server-sent events.

@@ -382,13 +382,21 @@ fn trim(input: &str) -> Result<Range<usize>, Error> {
     Ok(lead..lead + trimmed.len())
 }
 
-/// How deep a value's arrays and objects nest (1 for `{}`, 0 for a scalar).
-fn depth(value: &Value) -> usize {
-    match value {
-        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
-        Value::Object(members) => 1 + members.values().map(depth).max().unwrap_or(0),
-        _ => 0,
+/// How deep a value's arrays and objects nest (1 for `{}`, 0 for a scalar); without recursion,
+/// so that no value is too deep to be measured.
+pub(crate) fn depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0)];
+    while let Some((value, above)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(members) => Box::new(members.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(above + 1);
+        stack.extend(children.map(|child| (child, above + 1)));
     }
+    deepest
 }
 
 /// Mends tool-call arguments with the default options: the object as compact JSON.

@@ -11,19 +11,22 @@ use crate::repair::{Repair, ends_inside_a_value, truncated, truncation};
 
 /// The error for an input an earlier stage failed on (`input` ends at byte `end`): with
 /// `--truncated error`, text a strict reader finds ending inside a value was cut off, whatever
-/// the repairs could not make of it.
+/// the repairs could not make of it: also a string cut before what it encodes (`"`, `"\` of a
+/// double-encoded object), which holds nothing yet.
 pub(crate) fn failed(error: Error, input: &str, end: usize, options: &Options) -> Error {
     if options.truncated == Truncated::Error
         && !options.strict
-        && error.code == Code::InvalidJson
+        && matches!(error.code, Code::InvalidJson | Code::EmptyInput)
         && ends_inside_a_value(input)
     {
+        let what = match error.code {
+            Code::EmptyInput => "it ends inside a JSON string, before what the string holds".into(),
+            _ => format!("it ends inside a JSON value ({})", error.message),
+        };
         return Error {
             code: Code::Truncated,
             message: format!(
-                "the input was cut off before its end: it ends inside a JSON value ({}); \
-                 --truncated error refuses it",
-                error.message
+                "the input was cut off before its end: {what}; --truncated error refuses it"
             ),
             offset: Some(end),
         };

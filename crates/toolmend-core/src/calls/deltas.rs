@@ -133,7 +133,7 @@ impl Deltas {
 
     fn value(&mut self, text: &str, stream: &mut Stream) -> Result<Vec<Event>, Error> {
         // Numbers as the server wrote them (arguments sent whole as an object keep `1E5`).
-        let max_nesting = stream.options().max_nesting;
+        let max_nesting = stream.options().nesting();
         let value = crate::exact::parse(text, max_nesting).map_err(|e| {
             // serde_json's words where it fails too (the messages users know), as `calls` does.
             let why = match serde_json::from_str::<serde::de::IgnoredAny>(text) {

@@ -170,7 +170,7 @@ impl Calls {
         let mut id = None;
         let result = if self.options.framing == Framing::Jsonl {
             // Numbers keep their text and nesting goes to --max-nesting, as in a whole reply.
-            match crate::exact::parse(text, self.options.calls.max_nesting) {
+            match crate::exact::parse(text, self.options.calls.nesting()) {
                 Ok(message) => {
                     id = message.get("id").map(Value::to_string);
                     reply_text = match &message {
@@ -190,7 +190,7 @@ impl Calls {
                             Err(serde) => format!("jsonl line is not JSON: {serde}"),
                             Ok(_) => format!(
                                 "jsonl line is not JSON: {}",
-                                e.into_error(self.options.calls.max_nesting).message
+                                e.into_error(self.options.calls.nesting()).message
                             ),
                         },
                     ),

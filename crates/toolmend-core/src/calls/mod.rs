@@ -85,8 +85,22 @@ pub struct CallOptions {
     pub strict: bool,
     /// See [`Options::max_depth`].
     pub max_depth: u32,
-    /// See [`Options::max_nesting`].
+    /// See [`Options::max_nesting`]. A call's values are held in memory as trees, which
+    /// every reader of them (serializers, destructors, the packages' converters) walks
+    /// recursively: they nest at most [`MAX_CALL_NESTING`] levels, whatever this says.
     pub max_nesting: usize,
+}
+
+/// How deep a call's arrays and objects may nest, whatever [`CallOptions::max_nesting`] asks:
+/// deeper values overflowed the stack of whatever walked them (issue 25.2); they are
+/// `too_deep` errors. The default `--max-nesting` is this limit.
+pub const MAX_CALL_NESTING: usize = 1000;
+
+impl CallOptions {
+    /// The nesting limit in force: [`CallOptions::max_nesting`], at most [`MAX_CALL_NESTING`].
+    pub(crate) fn nesting(&self) -> usize {
+        self.max_nesting.min(MAX_CALL_NESTING)
+    }
 }
 
 impl Default for CallOptions {
@@ -138,7 +152,8 @@ pub struct Call {
     /// of arguments given as a string are in that string's text.
     pub repairs: Vec<Repair>,
     /// Argument objects written after the first that this call does not use (concatenated
-    /// arguments to a tool that is not read-only).
+    /// arguments to a tool that is not read-only), and the members of an object glued to the
+    /// arguments inside the call's JSON (`"parameters": {"a": 1}{"b": 2}` drops `{"b": 2}`).
     pub dropped: Vec<Value>,
 }
 
@@ -360,7 +375,7 @@ pub(crate) fn reply(text: &str, options: &CallOptions) -> Result<Extracted, Fail
         .is_none_or(|f| f == "auto" || f == "json")
         && let Some(range) = scan::whole_brackets(text)
         // One read: what it takes as JSON, serde_json (which checked it first) takes too.
-        && let Ok(value) = crate::exact::parse(&text[range], options.max_nesting)
+        && let Ok(value) = crate::exact::parse(&text[range], options.nesting())
     {
         if message::is_api_shape(&value) {
             return extract_message(&value, options);
@@ -504,8 +519,8 @@ impl<'o> Ctx<'o> {
 
     /// The value of JSON text the mender wrote, each number's text kept (see [`crate::exact`]).
     pub(crate) fn value(&self, text: &str) -> Result<Value, Error> {
-        crate::exact::parse(text, self.options.max_nesting)
-            .map_err(|e| e.into_error(self.options.max_nesting))
+        crate::exact::parse(text, self.options.nesting())
+            .map_err(|e| e.into_error(self.options.nesting()))
     }
 
     pub(crate) fn mender(&self, target: Target, concat: Concat) -> Mender {
@@ -514,7 +529,7 @@ impl<'o> Ctx<'o> {
             concat,
             strict: self.options.strict,
             max_depth: self.options.max_depth,
-            max_nesting: self.options.max_nesting,
+            max_nesting: self.options.nesting(),
             // A cut call is found from the repairs and listed as incomplete, not refused here.
             ..Options::default()
         })
@@ -552,6 +567,8 @@ pub(crate) struct Raw {
     pub offset: usize,
     /// Why the call was cut although its JSON may be whole: the API's stop reason said so.
     pub cut: Option<String>,
+    /// Values written in the call that it does not use (see [`Call::dropped`]).
+    pub dropped: Vec<Value>,
 }
 
 /// A call's arguments as the format wrote them.
@@ -674,6 +691,7 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         mut repairs,
         offset,
         cut,
+        dropped: mut stray,
     } = raw;
     let reject = |tool: Option<String>, id: Option<Value>, error: Error| Rejected {
         tool,
@@ -766,11 +784,11 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
     let rest: Vec<Map<String, Value>> = objects.collect();
     let split = definition.is_some_and(|t| t.read_only);
     let mut calls = vec![(first, id)];
-    let mut dropped = Vec::new();
+    let mut dropped = std::mem::take(&mut stray);
     if split {
         calls.extend(rest.into_iter().map(|o| (o, None)));
     } else {
-        dropped = rest.into_iter().map(Value::Object).collect();
+        dropped.extend(rest.into_iter().map(Value::Object));
     }
     for (i, (mut parameters, id)) in calls.into_iter().enumerate() {
         let mut call_repairs = if i == 0 {
@@ -1007,7 +1025,7 @@ fn typed(
     let (text, json) = match field {
         Field::Value(value) => return value,
         Field::Json(text) => {
-            let value = crate::args::repair_value(&text, ctx.options.max_nesting);
+            let value = crate::args::repair_value(&text, ctx.options.nesting());
             (text, value)
         }
         Field::Text(text) => (text, None),
@@ -1053,7 +1071,7 @@ fn typed(
         };
     }
     for t in &types {
-        if let Some(value) = convert(&text, t, ctx.options.max_nesting) {
+        if let Some(value) = convert(&text, t, ctx.options.nesting()) {
             return coerced(value);
         }
     }

@@ -1163,6 +1163,21 @@ impl Stream {
     /// too large, a stream cut short): every call announced is retracted, and the `end` event
     /// carries the error.
     pub fn abort(&mut self, error: crate::Error) -> Vec<Event> {
+        let original = original_text(self.buf.as_bytes());
+        self.abort_showing(error, original)
+    }
+
+    /// [`Stream::abort`] for a reply that is not text: `unread` is what came after the text fed
+    /// so far (the bytes that are not UTF-8, and as much after them as was read), so that the
+    /// `end` event's `original` shows the reply as an error record of `calls` shows it (U+FFFD
+    /// for what is not UTF-8).
+    pub fn abort_unreadable(&mut self, error: crate::Error, unread: &[u8]) -> Vec<Event> {
+        let mut head = self.buf.as_bytes()[..self.buf.len().min(405)].to_vec();
+        head.extend_from_slice(&unread[..unread.len().min(405)]);
+        self.abort_showing(error, original_text(&head))
+    }
+
+    fn abort_showing(&mut self, error: crate::Error, original: String) -> Vec<Event> {
         let mut events = Vec::new();
         if self.result.is_some() {
             return events;
@@ -1175,7 +1190,7 @@ impl Stream {
         }));
         events.push(Event::End {
             result: result.clone(),
-            original: original_text(self.buf.as_bytes()),
+            original,
         });
         self.result = Some(result);
         events

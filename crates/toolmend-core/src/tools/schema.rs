@@ -47,9 +47,45 @@ use crate::repair::{Repair, RepairKind};
 /// schema that refers to itself ends there).
 const MAX_HOPS: u32 = 32;
 
+/// How deep one coercion pass may recurse (into the value, through `$ref`, `allOf`, a choice's
+/// branches and the wrapping of one value in an array): a recursive schema such as
+/// `N: anyOf [integer, array of N]` would otherwise wrap `"x"` in arrays without end. Deeper
+/// parts are left as they are, for the violation to name.
+const MAX_WALK_DEPTH: u32 = 256;
+
+/// How many subschemas one coercion pass may visit, and how many more per value in the value
+/// (its members and items counted): choices inside choices would otherwise try a number of
+/// combinations exponential in their depth. Past it nothing more is coerced.
+const WALK_STEPS: u64 = 20_000;
+const WALK_STEPS_PER_VALUE: u64 = 64;
+
+/// The subschemas one coercion pass over `value` may visit (see [`WALK_STEPS`]).
+fn walk_budget(value: &Value) -> u64 {
+    let mut values = 0u64;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        values += 1;
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(members) => stack.extend(members.values()),
+            _ => {}
+        }
+    }
+    WALK_STEPS + WALK_STEPS_PER_VALUE * values
+}
+
+/// How deep a value may nest to be checked against a schema that refers to itself (or to
+/// other parts of itself): the checker recurses once per level of the value there, several
+/// kilobytes of stack each in a debug build, and a deeper value would overflow a thread's
+/// stack. A schema without `$ref` is a tree of bounded depth and checks values of any depth.
+pub const MAX_CHECKED_NESTING: usize = 256;
+
 /// A compiled JSON Schema.
 pub struct Schema {
     document: Value,
+    /// Whether the schema holds a reference (`$ref` and its kin), so that checking may recurse
+    /// as deep as the value (see [`MAX_CHECKED_NESTING`]).
+    refers: bool,
     validator: Validator,
     /// A validator for every subschema, keyed by its `#/…` pointer; built on the first value
     /// that needs coercing.
@@ -87,10 +123,17 @@ impl Schema {
     /// # Errors
     /// The value is not a valid JSON Schema; the message says why.
     pub fn new(document: Value) -> Result<Schema, String> {
+        if let Some(cycle) = empty_ref_cycle(&document) {
+            return Err(format!(
+                "the $ref cycle {cycle} never reaches a constraint: each schema in it only \
+                 refers to the next"
+            ));
+        }
         let validator = jsonschema::options()
             .build(&document)
             .map_err(|e| e.to_string())?;
         Ok(Schema {
+            refers: has_refs(&document),
             document,
             validator,
             parts: OnceLock::new(),
@@ -115,13 +158,29 @@ impl Schema {
         &self.document
     }
 
-    /// Whether `value` matches the schema.
+    /// Whether `value` matches the schema (a value too deep to be checked does not).
     pub fn is_valid(&self, value: &Value) -> bool {
-        self.validator.is_valid(value)
+        self.too_deep(value).is_none() && self.validator.is_valid(value)
+    }
+
+    /// The violation of a value nested too deep to be checked against this schema (see
+    /// [`MAX_CHECKED_NESTING`]).
+    fn too_deep(&self, value: &Value) -> Option<Violation> {
+        (self.refers && crate::args::depth(value) > MAX_CHECKED_NESTING).then(|| Violation {
+            path: "/".into(),
+            keyword: "$ref".into(),
+            message: format!(
+                "the value nests deeper than {MAX_CHECKED_NESTING} levels, too deep to be \
+                 checked against a schema that refers to itself"
+            ),
+        })
     }
 
     /// Every place `value` breaks the schema, in schema order.
     pub fn violations(&self, value: &Value) -> Vec<Violation> {
+        if let Some(too_deep) = self.too_deep(value) {
+            return vec![too_deep];
+        }
         self.validator
             .iter_errors(value)
             .map(|e| {
@@ -150,6 +209,9 @@ impl Schema {
         coerce: bool,
         repairs: &mut Vec<Repair>,
     ) -> Result<(), Vec<Violation>> {
+        if let Some(too_deep) = self.too_deep(value) {
+            return Err(vec![too_deep]);
+        }
         if self.is_valid(value) {
             return Ok(());
         }
@@ -193,6 +255,9 @@ impl Schema {
                 }]));
             }
         };
+        if let Some(too_deep) = self.too_deep(&value) {
+            return Err(with_prefix(vec![too_deep]));
+        }
         if self.is_valid(&value) {
             return Ok(None);
         }
@@ -295,6 +360,9 @@ impl Schema {
     /// choice (`anyOf`, `oneOf`) that is still open cannot be known yet ([`Partial::Unsure`]);
     /// an open string that its schema may retype is not shown yet ([`Partial::Wait`]).
     pub fn coerce_partial(&self, value: &mut Value, open: Option<&str>) -> Partial {
+        if self.too_deep(value).is_some() {
+            return Partial::Unsure;
+        }
         let Some(open) = open else {
             self.coerce(value, &mut Vec::new());
             return Partial::Ready;
@@ -311,11 +379,14 @@ impl Schema {
             return Partial::Unsure;
         };
         let mut repairs = Vec::new();
+        let steps = std::cell::Cell::new(walk_budget(value));
         let mut walk = Walk {
             document: &self.document,
             parts,
             path: String::new(),
             repairs: &mut repairs,
+            depth: 0,
+            steps: &steps,
         };
         walk.partial(value, "#".to_owned(), &segments, 0)
     }
@@ -331,8 +402,9 @@ impl Schema {
     }
 
     /// [`Schema::coerce`], with the whole value's path left empty (as JSON pointers write it).
+    /// A value too deep to be checked is left as it is.
     fn coerce_at_root(&self, value: &mut Value, repairs: &mut Vec<Repair>) {
-        if self.is_valid(value) {
+        if self.too_deep(value).is_some() || self.is_valid(value) {
             return;
         }
         let parts = self.parts.get_or_init(|| {
@@ -342,11 +414,14 @@ impl Schema {
         let Some(parts) = parts else {
             return;
         };
+        let steps = std::cell::Cell::new(walk_budget(value));
         let mut walk = Walk {
             document: &self.document,
             parts,
             path: String::new(),
             repairs,
+            depth: 0,
+            steps: &steps,
         };
         walk.value(value, "#".to_owned(), 0);
     }
@@ -370,6 +445,11 @@ struct Walk<'a> {
     /// The JSON pointer of the value being walked.
     path: String,
     repairs: &'a mut Vec<Repair>,
+    /// How deep this pass has recursed (see [`MAX_WALK_DEPTH`]).
+    depth: u32,
+    /// How many more subschemas the whole pass, trials included, may visit (see
+    /// [`WALK_STEPS`]).
+    steps: &'a std::cell::Cell<u64>,
 }
 
 impl Walk<'_> {
@@ -386,7 +466,20 @@ impl Walk<'_> {
             parts: self.parts,
             path: self.path.clone(),
             repairs,
+            depth: self.depth,
+            steps: self.steps,
         }
+    }
+
+    /// Takes one step deeper, when the pass may: `false` once it is too deep or has visited
+    /// too many subschemas (the caller then leaves the value as it is).
+    fn enter(&mut self) -> bool {
+        if self.depth >= MAX_WALK_DEPTH || self.steps.get() == 0 {
+            return false;
+        }
+        self.depth += 1;
+        self.steps.set(self.steps.get() - 1);
+        true
     }
 
     fn report(&mut self) {
@@ -402,6 +495,22 @@ impl Walk<'_> {
     /// [`Schema::coerce_partial`] at the subschema `pointer`, for a value whose still open
     /// string is at `open` (relative segments) inside it.
     fn partial(
+        &mut self,
+        value: &mut Value,
+        pointer: String,
+        open: &[String],
+        hops: u32,
+    ) -> Partial {
+        if !self.enter() {
+            return Partial::Unsure;
+        }
+        let found = self.partial_here(value, pointer, open, hops);
+        self.depth -= 1;
+        found
+    }
+
+    /// [`Walk::partial`] once the step is taken.
+    fn partial_here(
         &mut self,
         value: &mut Value,
         pointer: String,
@@ -525,6 +634,14 @@ impl Walk<'_> {
 
     /// Coerces `value` to the subschema at `pointer`.
     fn value(&mut self, value: &mut Value, pointer: String, hops: u32) {
+        if self.enter() {
+            self.value_here(value, pointer, hops);
+            self.depth -= 1;
+        }
+    }
+
+    /// [`Walk::value`] once the step is taken.
+    fn value_here(&mut self, value: &mut Value, pointer: String, hops: u32) {
         if hops > MAX_HOPS || self.accepts(&pointer, value) != Some(false) {
             return;
         }
@@ -812,6 +929,102 @@ fn node<'d>(document: &'d Value, pointer: &str) -> Option<&'d Map<String, Value>
     document.pointer(inner)?.as_object()
 }
 
+/// Whether a schema holds a reference anywhere (`$ref`, `$dynamicRef`, `$recursiveRef`).
+fn has_refs(document: &Value) -> bool {
+    let mut stack = vec![document];
+    while let Some(node) = stack.pop() {
+        match node {
+            Value::Object(map) => {
+                if ["$ref", "$dynamicRef", "$recursiveRef"]
+                    .iter()
+                    .any(|k| map.contains_key(*k))
+                {
+                    return true;
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Keywords that say nothing about a value: a schema made only of them and a `$ref` is the
+/// schema it refers to.
+const NOT_CONSTRAINTS: [&str; 12] = [
+    "$ref",
+    "$defs",
+    "definitions",
+    "$id",
+    "$schema",
+    "$comment",
+    "$anchor",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+];
+
+/// The first `$ref` cycle of `document` in which every schema is only a reference (`x` refers
+/// to `y`, `y` to `x`, neither says anything else), written `#/$defs/x -> #/$defs/y -> …`. A
+/// cycle in which some schema says something of its own (`{"$ref": "#", "type": "integer"}`)
+/// is not one: the walk that follows it ends at [`MAX_HOPS`] and the checker at its own rule.
+fn empty_ref_cycle(document: &Value) -> Option<String> {
+    // Every subschema that holds a local `$ref`, found without recursion.
+    let mut starts: Vec<String> = Vec::new();
+    let mut stack: Vec<(&Value, String)> = vec![(document, "#".to_owned())];
+    while let Some((node, pointer)) = stack.pop() {
+        match node {
+            Value::Object(map) => {
+                if map.get("$ref").and_then(Value::as_str).is_some() {
+                    starts.push(pointer.clone());
+                }
+                for (key, child) in map {
+                    stack.push((child, format!("{pointer}/{}", escape(key))));
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    stack.push((child, format!("{pointer}/{i}")));
+                }
+            }
+            _ => {}
+        }
+    }
+    let only_a_reference =
+        |map: &Map<String, Value>| map.keys().all(|k| NOT_CONSTRAINTS.contains(&k.as_str()));
+    // Schemas already known to lead to no such cycle: each is followed once.
+    let mut settled: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for start in starts {
+        let mut chain: Vec<String> = Vec::new();
+        let mut at = start;
+        loop {
+            if settled.contains(&at) {
+                break;
+            }
+            if let Some(first) = chain.iter().position(|p| *p == at) {
+                let mut cycle = chain.split_off(first);
+                cycle.push(at);
+                return Some(cycle.join(" -> "));
+            }
+            let target = node(document, &at)
+                .filter(|map| only_a_reference(map))
+                .and_then(|map| map.get("$ref"))
+                .and_then(Value::as_str)
+                .and_then(local_ref);
+            chain.push(at);
+            match target {
+                Some(target) => at = target,
+                None => break,
+            }
+        }
+        settled.extend(chain);
+    }
+    None
+}
+
 /// The pointer of the schema for item `i` of an array (`prefixItems`, `items`, or the older
 /// tuple form `items: [...]` with `additionalItems`).
 fn item_schema(node: &Map<String, Value>, pointer: &str, i: usize) -> Option<String> {
@@ -1066,6 +1279,51 @@ mod tests {
         assert_eq!(
             partial(json!({"either": "4"}), None),
             (json!({"either": 4}), Partial::Ready)
+        );
+    }
+
+    #[test]
+    fn recursive_choices_end() {
+        // Three ways to be an array of itself: every wrap of "x" tries each of them.
+        let n = json!({"anyOf": [{"type": "integer"},
+            {"type": "array", "items": {"$ref": "#/$defs/N"}},
+            {"type": "array", "items": {"$ref": "#/$defs/N"}, "minItems": 1},
+            {"type": "array", "items": {"$ref": "#/$defs/N"}, "maxItems": 3}]});
+        let schema = json!({"properties": {"v": {"$ref": "#/$defs/N"}}, "$defs": {"N": n}});
+        let (value, repairs) = coerced(schema, json!({"v": "x"}));
+        assert_eq!(value, json!({"v": "x"}));
+        assert!(repairs.is_empty());
+    }
+
+    #[test]
+    fn the_walk_budget_grows_with_the_value() {
+        let items: Vec<Value> = (0..30_000).map(|i| json!(i.to_string())).collect();
+        let (value, repairs) = coerced(
+            json!({"type": "array", "items": {"type": "integer"}}),
+            Value::Array(items),
+        );
+        assert_eq!(repairs.len(), 30_000);
+        assert_eq!(value[29_999], json!(29_999));
+    }
+
+    #[test]
+    fn ref_cycles_that_say_nothing_are_refused() {
+        let e = Schema::new(
+            json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a", "title": "B"}},
+            "properties": {"v": {"$ref": "#/$defs/a"}}}),
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("#/$defs/a -> #/$defs/b -> #/$defs/a")
+                || e.contains("#/$defs/b -> #/$defs/a -> #/$defs/b"),
+            "{e}"
+        );
+        assert!(Schema::new(json!({"$ref": "#"})).is_err());
+        // A cycle that says something of the value is a schema like any other.
+        assert!(Schema::new(json!({"$ref": "#", "type": "integer"})).is_ok());
+        assert!(
+            Schema::new(json!({"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}}))
+                .is_ok()
         );
     }
 

@@ -1,11 +1,14 @@
 //! Object keys and their colons, and duplicate keys: each key is tagged by hash so a repeated
 //! key is found without comparing bytes, linearly for small objects, by index for large ones.
+//! Keys are compared as they read, not as they are written: `"a"` and `"\u0061"` are one key
+//! ([`compared`]).
 
 use super::strings::skip_plain;
 use super::{KeyEntry, Parser, Quote};
 use crate::bytes::escape::push_json_string;
 use crate::error::Error;
 use crate::repair::{Repair, RepairKind};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -27,15 +30,18 @@ impl<'a> Parser<'a> {
             entries[i].end + 1..stop
         };
         let out = &self.sink.out;
-        let mut last: HashMap<&[u8], usize> = HashMap::new();
+        let mut last: HashMap<Cow<'_, [u8]>, usize> = HashMap::new();
         for (i, e) in entries.iter().enumerate() {
-            last.insert(&out[e.start..e.end], i);
+            last.insert(compared(&out[e.start..e.end]), i);
         }
         let mut merged = Vec::with_capacity(end - body_start);
         for e in entries {
             let key = &out[e.start..e.end];
-            // Only the first occurrence writes the member; later ones are folded into it.
-            let Some(j) = last.remove(key) else { continue };
+            // Only the first occurrence writes the member (its key as written there); later
+            // ones are folded into it.
+            let Some(j) = last.remove(&compared(key)) else {
+                continue;
+            };
             if !merged.is_empty() {
                 merged.push(b',');
             }
@@ -209,20 +215,24 @@ impl<'a> Parser<'a> {
         let scratch = &mut self.sink.scratch;
         let level = scratch.nesting.top().expect("an open object");
         let keys_base = scratch.nesting.keys_base();
-        let key = &self.sink.out[start..end];
+        let written = &self.sink.out[start..end];
+        let read = compared(written);
+        let key: &[u8] = &read;
         let tag = key_tag(key);
         let entries = &scratch.keys[keys_base..];
+        let out = &self.sink.out;
+        let same = |e: &KeyEntry| *compared(&out[e.start..e.end]) == *key;
         // The key's first entry in this object, if it has one.
         let first = if entries.len() < LINEAR_KEYS {
             entries
                 .iter()
-                .position(|e| e.tag & !REPORTED == tag && &self.sink.out[e.start..e.end] == key)
+                .position(|e| e.tag & !REPORTED == tag && same(e))
                 .map(|i| keys_base + i)
         } else {
             if !level.indexed() {
                 scratch.nesting.mark_indexed();
                 for (i, e) in entries.iter().enumerate() {
-                    let hash = fnv(&self.sink.out[e.start..e.end]);
+                    let hash = fnv(&compared(&out[e.start..e.end]));
                     scratch
                         .key_index
                         .entry((depth, hash))
@@ -232,15 +242,11 @@ impl<'a> Parser<'a> {
             let hash = fnv(key);
             match scratch.key_index.get(&(depth, hash)) {
                 Some(&i) => {
-                    let e = &scratch.keys[i];
                     // A hash collision between different keys falls back to a scan.
-                    if &self.sink.out[e.start..e.end] == key {
+                    if same(&scratch.keys[i]) {
                         Some(i)
                     } else {
-                        entries
-                            .iter()
-                            .position(|e| &self.sink.out[e.start..e.end] == key)
-                            .map(|i| keys_base + i)
+                        entries.iter().position(same).map(|i| keys_base + i)
                     }
                 }
                 None => {
@@ -259,8 +265,8 @@ impl<'a> Parser<'a> {
                 scratch.keys[first].tag |= REPORTED;
                 self.key_reported = true;
                 let mut repair = Repair::at(RepairKind::DuplicateKey, at);
-                let text = serde_json::from_slice::<String>(key)
-                    .unwrap_or_else(|_| String::from_utf8_lossy(key).into_owned());
+                let text = serde_json::from_slice::<String>(written)
+                    .unwrap_or_else(|_| String::from_utf8_lossy(written).into_owned());
                 repair.text = Some(text);
                 self.sink.repairs.push(repair);
             }
@@ -313,6 +319,79 @@ pub(super) fn is_bare_key_byte(b: u8) -> bool {
     )
 }
 
+/// A key written as a JSON string (quotes included) as it reads: each escape decoded, so that
+/// `"a"` and `"\u0061"` compare equal. Half a surrogate
+/// pair is kept as its WTF-8 bytes, which no decoded text holds. Most keys hold no backslash
+/// and are compared as written.
+fn compared(key: &[u8]) -> Cow<'_, [u8]> {
+    if memchr::memchr(b'\\', key).is_none() {
+        return Cow::Borrowed(key);
+    }
+    let hex4 = |at: usize| -> Option<u32> {
+        let digits = std::str::from_utf8(key.get(at..at + 4)?).ok()?;
+        u32::from_str_radix(digits, 16).ok()
+    };
+    let mut out = Vec::with_capacity(key.len());
+    let mut i = 0;
+    while i < key.len() {
+        let b = key[i];
+        if b != b'\\' {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let decoded = match key.get(i + 1) {
+            Some(b'u') => match hex4(i + 2) {
+                Some(high @ 0xD800..0xDC00)
+                    if key.get(i + 6..i + 8) == Some(b"\\u")
+                        && let Some(low @ 0xDC00..0xE000) = hex4(i + 8) =>
+                {
+                    let c = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                    push_char(&mut out, c);
+                    i += 12;
+                    continue;
+                }
+                Some(unit) => {
+                    push_char(&mut out, unit);
+                    i += 6;
+                    continue;
+                }
+                None => None,
+            },
+            Some(b'n') => Some(b'\n'),
+            Some(b't') => Some(b'\t'),
+            Some(b'r') => Some(b'\r'),
+            Some(b'b') => Some(0x08),
+            Some(b'f') => Some(0x0c),
+            Some(&c @ (b'/' | b'"' | b'\\')) => Some(c),
+            _ => None,
+        };
+        match decoded {
+            Some(d) => {
+                out.push(d);
+                i += 2;
+            }
+            None => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Appends code point `c` as UTF-8, or as WTF-8 for half a surrogate pair.
+fn push_char(out: &mut Vec<u8>, c: u32) {
+    match char::from_u32(c) {
+        Some(ch) => out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes()),
+        None => out.extend_from_slice(&[
+            0xE0 | (c >> 12) as u8,
+            0x80 | ((c >> 6) & 0x3F) as u8,
+            0x80 | (c & 0x3F) as u8,
+        ]),
+    }
+}
+
 /// A cheap fingerprint of a key (with its quotes): its length and its first and last eight
 /// bytes. Equal keys have equal tags; different keys rarely do.
 fn key_tag(key: &[u8]) -> u64 {
@@ -338,6 +417,27 @@ pub(super) fn fnv(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_compare_as_they_read() {
+        for (a, b) in [
+            (r#""a""#, r#""\u0061""#),
+            (r#""é""#, r#""\u00e9""#),
+            (r#""😀""#, r#""\ud83d\ude00""#),
+            (r#""a/b""#, r#""a\/b""#),
+            ("\"\\n\"", r#""\u000a""#),
+            (r#""\ud800""#, r#""\uD800""#),
+        ] {
+            assert_eq!(compared(a.as_bytes()), compared(b.as_bytes()), "{a} {b}");
+        }
+        for (a, b) in [
+            (r#""\\u0061""#, r#""a""#),
+            (r#""\\ud800""#, r#""\ud800""#),
+            (r#""a""#, r#""b""#),
+        ] {
+            assert_ne!(compared(a.as_bytes()), compared(b.as_bytes()), "{a} {b}");
+        }
+    }
 
     #[test]
     fn key_tags_of_equal_keys_are_equal() {

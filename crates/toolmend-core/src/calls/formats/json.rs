@@ -9,7 +9,7 @@ use crate::args::{Concat, Target};
 use crate::calls::scan::{bare_name, json_extent, skip_ws};
 use crate::calls::{Args, Ctx, EnvelopeCheck, Incomplete, Item, Out, Raw, truncated};
 use crate::error::{Code, Error};
-use crate::repair::Repair;
+use crate::repair::{Repair, RepairKind};
 
 /// Where the first JSON value in `range` that holds calls starts, when stray words come
 /// before it (`[TOOL_CALLS] Sure: [{…}]`): a value that is cut off counts (it is a cut-off
@@ -98,7 +98,7 @@ pub(super) fn json_piece(
             ..crate::args::Options::default()
         })
         .building_values();
-        let max_nesting = ctx.options.max_nesting;
+        let max_nesting = ctx.options.nesting();
         let healed = lenient
             .mend_value(piece)
             .ok()
@@ -148,8 +148,13 @@ pub(super) fn json_piece(
             return;
         }
     };
+    let mut value = value;
+    let glued = glued_members(&mut value, piece, mended.repairs);
     let mut raws = Vec::new();
     let shaped = collect(value, name_is_key, false, &mut raws);
+    if let (Some(glued), [raw]) = (glued, raws.as_mut_slice()) {
+        raw.dropped.push(Value::Object(glued));
+    }
     if !shaped || raws.is_empty() {
         if marked {
             out.items.push(Item::failed(
@@ -172,6 +177,70 @@ pub(super) fn json_piece(
         raw.offset = range.start;
         out.items.push(Item::Call(raw));
     }
+}
+
+/// `{"tool": "f", "parameters": {"a": 1}{"b": 2}}`: the mender reads the object glued after
+/// the arguments as more members of the call's own object (a `{` where a key belongs, a
+/// `missing_comma` and an `extra_bracket` at it), where no call reads them. The members of
+/// the glued object that no call key names (all the call's object's such members when the
+/// glued object does not close) are taken out of `value` to be the call's `dropped`: nothing
+/// is left out silently.
+pub(super) fn glued_members(
+    value: &mut Value,
+    piece: &str,
+    repairs: &[Repair],
+) -> Option<Map<String, Value>> {
+    let glued: Vec<usize> = repairs
+        .iter()
+        .filter(|r| r.kind == RepairKind::ExtraBracket)
+        .filter_map(|r| r.offset)
+        .filter(|&at| piece.as_bytes().get(at) == Some(&b'{'))
+        .filter(|&at| {
+            repairs
+                .iter()
+                .any(|m| m.kind == RepairKind::MissingComma && m.offset == Some(at))
+        })
+        .collect();
+    let map = value.as_object_mut().filter(|_| !glued.is_empty())?;
+    if !NAME_KEYS.iter().any(|k| map.contains_key(*k)) {
+        return None;
+    }
+    // The keys each glued object was written with, when it closes.
+    let mut written: Option<Vec<String>> = Some(Vec::new());
+    for at in glued {
+        let keys = json_extent(piece, at)
+            .and_then(|end| {
+                crate::args::repair_value(&piece[at..end], crate::calls::MAX_CALL_NESTING)
+            })
+            .and_then(|v| match v {
+                Value::Object(m) => Some(m.into_iter().map(|(k, _)| k)),
+                _ => None,
+            });
+        match (keys, &mut written) {
+            (Some(keys), Some(all)) => all.extend(keys),
+            _ => written = None,
+        }
+    }
+    let known = |k: &str| {
+        NAME_KEYS.contains(&k)
+            || ARG_KEYS.contains(&k)
+            || ID_KEYS.contains(&k)
+            || matches!(k, "terminate" | "type")
+    };
+    let stray: Vec<String> = map
+        .keys()
+        .filter(|k| !known(k) && written.as_ref().is_none_or(|w| w.contains(k)))
+        .cloned()
+        .collect();
+    if stray.is_empty() {
+        return None;
+    }
+    Some(
+        stray
+            .into_iter()
+            .filter_map(|k| map.shift_remove_entry(&k))
+            .collect(),
+    )
 }
 
 /// The deepest nesting serde_json reads (its recursion limit of 128 fails the 128th level).

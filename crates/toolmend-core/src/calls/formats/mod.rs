@@ -506,10 +506,11 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
         };
         let cut_off = !complete || truncated(mended.repairs, piece);
         let repairs = mended.repairs.to_vec();
-        let Ok(value) = mended.value else {
+        let Ok(mut value) = mended.value else {
             i = unreadable(start, end, complete);
             continue;
         };
+        let glued = json::glued_members(&mut value, piece, &repairs);
         let mut raws = Vec::new();
         let shaped = match bare_known_call(&value, ctx) {
             Some(raw) => {
@@ -518,6 +519,9 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             }
             None => collect(value, false, true, &mut raws) && !raws.is_empty(),
         };
+        if let (Some(glued), [raw]) = (glued, raws.as_mut_slice()) {
+            raw.dropped.push(serde_json::Value::Object(glued));
+        }
         if !shaped {
             // A complete value that is not a call: skip it whole (a call is never inside one
             // that is not a call wrapper, and wrappers were looked into).
