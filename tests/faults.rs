@@ -23,6 +23,12 @@ use common::{TempDir, bin, code, quoted, stderr, stdout};
 
 /// Longest a test lets toolmend run before it is taken as hung.
 const GUARD: Duration = Duration::from_secs(30);
+/// The bound on a run that was cut short: the hangs of fixtures/bin/faults_helper.py last 60 s
+/// or more, so a run that ends before this one did not wait them out, however loaded the
+/// machine. Tighter wall-clock bounds (2-6 s) failed on a machine loaded by other builds; what
+/// each test proves beyond "cut short" it shows by what happened (exit codes, `stopped`, marker
+/// files, the tool's exit status), not by how fast.
+const CUT_SHORT: Duration = Duration::from_secs(30);
 
 fn call(tool: &str, terminate: bool) -> String {
     json!({"tool": tool, "parameters": {}, "terminate": terminate}).to_string()
@@ -338,12 +344,13 @@ fn secs(d: Duration) -> f64 {
 #[test]
 fn a_hanging_model_is_stopped_by_the_run_timeout_with_6() {
     let s = Setup::new("llm-hang");
-    // 2 s, not less: on a loaded machine the model needs time to start and record its pid.
-    let config = s.config(&["[loop]\ntimeout = 2\n", &s.llm("hang", "")]);
+    // 5 s: on a machine loaded by other builds the model (Python) needed more than 2 s to start
+    // and record its pid.
+    let config = s.config(&["[loop]\ntimeout = 5\n", &s.llm("hang", "")]);
     let (out, took) = s.run(&config, "go");
     assert_eq!(code(&out), 6, "{}", stderr(&out));
     // The model sleeps 60 s; the run ends at its 2 s timeout.
-    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     assert!(stderr(&out).contains("warning"), "{}", stderr(&out));
     assert_eq!(s.finished()["status"], "timeout");
     // The model and the child it forked.
@@ -357,12 +364,12 @@ fn a_hanging_model_is_stopped_by_the_run_timeout_with_6() {
 fn a_reply_that_is_slow_to_read_does_not_hold_the_run_past_its_timeout() {
     let s = Setup::new("llm-markers");
     let config = s.config(&[
-        "[loop]\ntimeout = 2\nmax_parse_retries = 1000\n",
+        "[loop]\ntimeout = 5\nmax_parse_retries = 1000\n",
         &s.llm("markers", ""),
     ]);
     let (out, took) = s.run(&config, "go");
     assert_eq!(code(&out), 6, "{}", stderr(&out));
-    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     assert_eq!(s.finished()["status"], "timeout");
     s.assert_nothing_left(1);
 }
@@ -373,7 +380,7 @@ fn a_model_past_its_call_timeout_is_a_failed_call_retried_then_8() {
     let config = s.config(&[&s.llm("hang", "timeout = 0.3\nretries = 1\nretry_delay = 0.05\n")]);
     let (out, took) = s.run(&config, "go");
     assert_eq!(code(&out), 8, "{}", stderr(&out));
-    assert!(took < Duration::from_secs(4), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     // (Counted in the transcript: a slow start may not get the model as far as its log.)
     assert_eq!(s.events_of("llm.request").len(), 2);
     let responses = s.events_of("llm.response");
@@ -388,13 +395,14 @@ fn a_model_past_its_call_timeout_is_a_failed_call_retried_then_8() {
 #[test]
 fn a_model_that_ignores_sigterm_gets_sigkill_after_the_grace() {
     let s = Setup::new("llm-refuse-term");
-    let config = s.config(&["[loop]\ntimeout = 1\n", &s.llm("refuse-term", "")]);
+    let config = s.config(&["[loop]\ntimeout = 3\n", &s.llm("refuse-term", "")]);
     let (out, took) = s.run(&config, "go");
     assert_eq!(code(&out), 6, "{}", stderr(&out));
     // SIGTERM came first (the model saw it), SIGKILL a second later.
     assert!(s.exists("llm-got-term"));
-    assert!(took >= Duration::from_millis(2000), "took {took:?}");
-    assert!(took < Duration::from_secs(5), "took {took:?}");
+    // (3 s of timeout: time for Python to start and catch SIGTERM on a loaded machine.)
+    assert!(took >= Duration::from_millis(4000), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     s.assert_nothing_left(1);
 }
 
@@ -478,7 +486,7 @@ fn a_100_mib_reply_is_refused_as_a_failed_call() {
     // Refused replies are not copied into the transcript.
     let transcript = std::fs::metadata(s.path("run.jsonl")).unwrap().len();
     assert!(transcript < 1 << 20, "transcript of {transcript} bytes");
-    assert!(took < Duration::from_secs(20), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     s.assert_nothing_left(2);
 }
 
@@ -535,7 +543,7 @@ fn a_tool_flooding_stdout_and_stderr_is_bounded_and_does_not_deadlock() {
     let (out, took) = s.run(&config, "go");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(stdout(&out), "Flooded.\n");
-    assert!(took < Duration::from_secs(15), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     let result = tool_result(&s);
     assert_eq!(result["ok"], true, "{result}");
     assert_eq!(result["stdout"].as_str().unwrap().len(), 1000);
@@ -553,11 +561,11 @@ fn a_tool_that_floods_forever_is_killed_at_its_timeout() {
         "[loop]\nmax_output = 1000\n",
         &s.scripted_llm(&[call("flood", false), "Stopped.".into()]),
         // 2 s, so that a loaded machine still starts it and it records its pid.
-        &s.tool("flood", "flood-forever", true, "timeout = 2"),
+        &s.tool("flood", "flood-forever", true, "timeout = 5"),
     ]);
     let (out, took) = s.run(&config, "go");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(took < Duration::from_secs(7), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     let result = tool_result(&s);
     assert_eq!(result["ok"], false);
     assert!(
@@ -580,7 +588,7 @@ fn a_child_that_outlives_its_tool_is_killed_with_the_group() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(stdout(&out), "Done.\n");
     // The tool's own exit did not wait for the child's 1 s.
-    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     assert_eq!(tool_result(&s)["stdout"], "left a child behind\n");
     assert!(s.exists("child-ready"), "the child never started");
     // The tool and its child are both gone: the child never writes its marker (due 1 s after
@@ -594,7 +602,8 @@ fn a_tool_that_ignores_sigterm_is_killed_after_the_grace() {
     let s = Setup::new("tool-ignore-term");
     let config = s.config(&[
         &s.scripted_llm(&[call("stubborn", false), "Gave up on it.".into()]),
-        &s.tool("stubborn", "ignore-term", true, "timeout = 1"),
+        // 3 s: on a loaded machine Python may need more than 1 s to start and ignore SIGTERM.
+        &s.tool("stubborn", "ignore-term", true, "timeout = 3"),
     ]);
     let (out, took) = s.run(&config, "go");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -605,12 +614,14 @@ fn a_tool_that_ignores_sigterm_is_killed_after_the_grace() {
         result["error"].as_str().unwrap().contains("timed out"),
         "{result}"
     );
-    // 1 s of timeout, then 1 s of grace before SIGKILL.
+    // 3 s of timeout, then 1 s of grace before SIGKILL: it ended by the signal, not by itself.
     let elapsed = s.events_of("tool.result")[0]["data"]["elapsed_ms"]
         .as_u64()
         .unwrap();
-    assert!((2000..4000).contains(&elapsed), "{elapsed} ms");
-    assert!(took < Duration::from_secs(6), "took {took:?}");
+    assert!(elapsed >= 4000, "{elapsed} ms");
+    assert!(elapsed < CUT_SHORT.as_millis() as u64, "{elapsed} ms");
+    assert_eq!(result["exit_code"], Value::Null, "{result}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     s.assert_nothing_left(1);
 }
 
@@ -619,25 +630,27 @@ fn a_tool_gets_sigterm_first_and_may_clean_up() {
     let s = Setup::new("tool-graceful");
     let config = s.config(&[
         &s.scripted_llm(&[call("graceful", false), "Fine.".into()]),
-        &s.tool("graceful", "graceful", true, "timeout = 1"),
+        &s.tool("graceful", "graceful", true, "timeout = 3"),
     ]);
     let (out, _) = s.run(&config, "go");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(s.exists("tool-cleaned-up"), "no SIGTERM reached the tool");
-    // It left soon after SIGTERM: the grace was not used up.
+    // It left by itself after SIGTERM (an exit status: SIGKILL after the grace leaves none).
+    let result = tool_result(&s);
+    assert_eq!(result["exit_code"], 0, "{result}");
     let elapsed = s.events_of("tool.result")[0]["data"]["elapsed_ms"]
         .as_u64()
         .unwrap();
-    assert!((1000..1900).contains(&elapsed), "{elapsed} ms");
+    assert!(elapsed >= 3000, "{elapsed} ms");
     s.assert_nothing_left(1);
 }
 
 // The approval hook.
 
-/// The hook gets 2 s: on a loaded machine Python may need more than 0.5 s to start, and a
-/// hook killed before it starts leaves nothing to check.
+/// The hook gets 5 s: on a loaded machine Python may need more than 2 s to start, and a hook
+/// killed before it starts leaves nothing to check.
 fn hook(command: &str) -> String {
-    format!("[approval]\ncommand = {command}\ntimeout = 2\n")
+    format!("[approval]\ncommand = {command}\ntimeout = 5\n")
 }
 
 /// A run whose model calls `guarded` (a tool that needs approval and writes `tool-ran`), with
@@ -657,7 +670,7 @@ fn a_hanging_hook_fails_closed_at_its_timeout() {
     let (out, took) = guarded_run(&s, &s.helper("hook", "hang"));
     assert_eq!(code(&out), 4, "{}", stderr(&out));
     // The hook sleeps 60 s; it is killed at its 2 s timeout.
-    assert!(took < Duration::from_secs(6), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     assert!(
         stderr(&out).contains("no answer within"),
         "{}",
@@ -692,7 +705,7 @@ fn a_hook_answer_over_64_kib_fails_closed_even_if_it_starts_with_allow() {
     // timeout would hide what this test is about: the size limit.
     let config = s.config(&[
         &s.scripted_llm(&[call("guarded", false), "never".into()]),
-        &hook(&s.helper("hook", "huge-allow")).replace("timeout = 2", "timeout = 10"),
+        &hook(&s.helper("hook", "huge-allow")).replace("timeout = 5", "timeout = 10"),
         &s.tool("guarded", "record", false, ""),
     ]);
     let (out, _) = s.run(&config, "go");
@@ -726,13 +739,13 @@ fn signal_and_finish(child: Child, signal: i32) -> (Output, Duration) {
 }
 
 /// Starts toolmend, waits for `ready` (a pid file name part), sends `signal`, and checks:
-/// exit 130 within `within`, status `interrupted`.
-fn interrupt(s: &Setup, config: &Path, ready: &str, signal: i32, within: Duration) {
+/// exit 130 (well before the hang it interrupted would have ended), status `interrupted`.
+fn interrupt(s: &Setup, config: &Path, ready: &str, signal: i32) {
     let child = s.command(config, "go").spawn().unwrap();
     s.wait_for_pid(ready);
     let (out, took) = signal_and_finish(child, signal);
     assert_eq!(code(&out), 130, "{:?} {}", out.status, stderr(&out));
-    assert!(took < within, "exit {took:?} after the signal");
+    assert!(took < CUT_SHORT, "exit {took:?} after the signal");
     assert!(
         stderr(&out).contains(&format!("interrupted by signal {signal}")),
         "{}",
@@ -749,13 +762,7 @@ fn interrupt_a_tool(signal: i32) {
         &s.scripted_llm(&[call("slow", false), "never".into()]),
         &s.tool("slow", "sleep", true, ""),
     ]);
-    interrupt(
-        &s,
-        &config,
-        "tool-sleep-child",
-        signal,
-        Duration::from_secs(2),
-    );
+    interrupt(&s, &config, "tool-sleep-child", signal);
     // The tool and its child; the child would write its marker 1.5 s after it started.
     s.assert_nothing_left(2);
     s.assert_no_late_marker(Duration::from_millis(1700));
@@ -769,13 +776,7 @@ fn interrupt_a_tool(signal: i32) {
 fn interrupt_the_model(signal: i32) {
     let s = Setup::new(&format!("signal-llm-{signal}"));
     let config = s.config(&[&s.llm("hang", "")]);
-    interrupt(
-        &s,
-        &config,
-        "llm-hang-child",
-        signal,
-        Duration::from_secs(2),
-    );
+    interrupt(&s, &config, "llm-hang-child", signal);
     s.assert_nothing_left(2);
     assert_eq!(s.calls("llm").len(), 1, "the model was retried");
 }
@@ -822,10 +823,7 @@ fn sigterm_while_a_reply_is_read() {
     std::thread::sleep(Duration::from_millis(100));
     let (out, took) = signal_and_finish(child, libc::SIGTERM);
     assert_eq!(code(&out), 130, "{:?} {}", out.status, stderr(&out));
-    assert!(
-        took < Duration::from_secs(2),
-        "exit {took:?} after the signal"
-    );
+    assert!(took < CUT_SHORT, "exit {took:?} after the signal");
     assert_eq!(s.finished()["status"], "interrupted");
     s.assert_nothing_left(1);
 }
@@ -841,13 +839,7 @@ fn sigterm_while_the_hook_decides() {
         ),
         &s.tool("guarded", "record", false, ""),
     ]);
-    interrupt(
-        &s,
-        &config,
-        "hook-hang",
-        libc::SIGTERM,
-        Duration::from_secs(2),
-    );
+    interrupt(&s, &config, "hook-hang", libc::SIGTERM);
     assert!(!s.exists("tool-ran"), "the tool ran");
     s.assert_nothing_left(1);
 }
@@ -864,7 +856,7 @@ fn sigterm_while_a_tool_ignores_sigterm_ends_after_the_grace() {
     let (out, took) = signal_and_finish(child, libc::SIGTERM);
     assert_eq!(code(&out), 130, "{}", stderr(&out));
     assert!(
-        took >= Duration::from_millis(900) && took < Duration::from_secs(3),
+        took >= Duration::from_millis(900) && took < CUT_SHORT,
         "exit {:.2} s after SIGTERM",
         secs(took)
     );
@@ -878,7 +870,7 @@ fn sigterm_while_a_tool_ignores_sigterm_ends_after_the_grace() {
 #[test]
 fn sigterm_during_the_backoff_between_retries() {
     let s = Setup::new("signal-backoff");
-    let config = s.config(&[&s.llm("crash", "retries = 5\nretry_delay = 30\n")]);
+    let config = s.config(&[&s.llm("crash", "retries = 5\nretry_delay = 120\n")]);
     let child = s.command(&config, "go").spawn().unwrap();
     // The first attempt has failed once its response is in the transcript.
     let start = Instant::now();
@@ -891,7 +883,7 @@ fn sigterm_during_the_backoff_between_retries() {
     }
     let (out, took) = signal_and_finish(child, libc::SIGTERM);
     assert_eq!(code(&out), 130, "{}", stderr(&out));
-    assert!(took < Duration::from_secs(1), "{took:?}");
+    assert!(took < CUT_SHORT, "{took:?}");
     assert_eq!(s.calls("llm").len(), 1);
     s.assert_nothing_left(1);
 }
@@ -928,16 +920,34 @@ fn an_ignored_sighup_stays_ignored() {
 // A reply read as it streams (`[llm] stop_after_call`, issue 17).
 
 /// A test whose model writes `reply` in pieces (`<<PAUSE>>` between them; `<<HANG>>` at the
-/// end: then it and a child sleep 30 s), with `stop_after_call` as given, the tool `record`
-/// taking a `path`, and a run timeout of 3 s.
+/// end: then it and a child sleep 120 s), with `stop_after_call` as given, the tool `record`
+/// taking a `path`, and a run timeout of 3 s when the test waits for it (`Timeout::Awaited`), else
+/// 25 s: a run that should end by itself must not meet its timeout on a loaded machine.
 fn streaming(name: &str, reply: &str, stop_after_call: bool) -> (Setup, PathBuf) {
+    streaming_until(name, reply, stop_after_call, Timeout::Unmet)
+}
+
+/// Whether a `streaming` test waits for the run's timeout.
+#[derive(PartialEq)]
+enum Timeout {
+    Awaited,
+    Unmet,
+}
+
+fn streaming_until(
+    name: &str,
+    reply: &str,
+    stop_after_call: bool,
+    timeout: Timeout,
+) -> (Setup, PathBuf) {
     let s = Setup::new(name);
     std::fs::write(s.path("reply.txt"), reply).unwrap();
+    let run_timeout = if timeout == Timeout::Awaited { 3 } else { 25 };
     let config = s.config(&[
-        "[loop]\ntimeout = 3\n",
+        &format!("[loop]\ntimeout = {run_timeout}\n"),
         &s.llm(
             "stream",
-            &format!("stop_after_call = {stop_after_call}\ntimeout = 20\nretries = 0\n"),
+            &format!("stop_after_call = {stop_after_call}\ntimeout = 28\nretries = 0\n"),
         ),
         &s.tool(
             "record",
@@ -968,7 +978,7 @@ fn stop_after_call_stops_the_model_once_its_call_is_read() {
     assert_eq!(stdout(&out), "ran\n");
     assert!(s.exists("tool-ran"));
     // The model would have slept 30 s: it was stopped once the call closed.
-    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     let response = &s.events_of("llm.response")[0]["data"];
     assert_eq!(response["stopped"], true, "{response}");
     assert_eq!(
@@ -1000,7 +1010,7 @@ fn stop_after_call_reads_one_call_of_two() {
     let (s, config) = streaming("stream-two-calls", &reply, true);
     let (out, took) = s.run(&config, "go");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     let calls = s.events_of("tool.call");
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0]["data"]["parameters"]["path"], "notes/today.txt");
@@ -1022,7 +1032,7 @@ fn stop_after_call_ends_the_reply_at_its_first_call_when_one_piece_holds_more() 
     let (s, config) = streaming("stream-two-in-one-piece", &reply, true);
     let (out, took) = s.run(&config, "go");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     let response = &s.events_of("llm.response")[0]["data"];
     assert_eq!(response["stopped"], true, "{response}");
     assert_eq!(response["reply"], first);
@@ -1035,7 +1045,7 @@ fn without_stop_after_call_the_reply_is_read_to_its_end() {
     // The same reply as above, the key left out (false by default): the model is waited for,
     // and its call timeout (here the run's, 3 s) ends it.
     let reply = format!("Saving it.<<PAUSE>>{RECORD_CALL}<<HANG>>");
-    let (s, config) = streaming("stream-no-stop", &reply, false);
+    let (s, config) = streaming_until("stream-no-stop", &reply, false, Timeout::Awaited);
     let (out, took) = s.run(&config, "go");
     assert_eq!(code(&out), 6, "{}", stderr(&out));
     assert!(took >= Duration::from_secs(3), "took {took:?}");
@@ -1048,10 +1058,10 @@ fn without_stop_after_call_the_reply_is_read_to_its_end() {
 #[test]
 fn a_cut_off_call_never_stops_the_model_and_the_run_timeout_holds() {
     let reply = "Saving it.<<PAUSE>>{\"tool\": \"record\", \"parameters\": {\"path\": \"no<<PAUSE>>tes<<HANG>>";
-    let (s, config) = streaming("stream-cut-call", reply, true);
+    let (s, config) = streaming_until("stream-cut-call", reply, true, Timeout::Awaited);
     let (out, took) = s.run(&config, "go");
     assert_eq!(code(&out), 6, "{}", stderr(&out));
-    assert!(took < Duration::from_secs(6), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     assert_eq!(s.finished()["status"], "timeout");
     assert!(!s.exists("tool-ran"));
     let events = formed(&s);
@@ -1075,7 +1085,7 @@ fn a_key_written_again_is_revised_as_the_call_forms() {
     let s = Setup::new("stream-revised");
     std::fs::write(s.path("reply.txt"), reply).unwrap();
     let config = s.config(&[
-        "[loop]\ntimeout = 3\n",
+        "[loop]\ntimeout = 25\n",
         &s.llm("stream", "timeout = 20\nretries = 0\n"),
         &s.tool(
             "record",
@@ -1086,7 +1096,7 @@ fn a_key_written_again_is_revised_as_the_call_forms() {
     ]);
     let (out, took) = s.run(&config, "go");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(took < CUT_SHORT, "took {took:?}");
     let events = formed(&s);
     let shown = events
         .iter()
@@ -1122,13 +1132,7 @@ fn a_reply_without_a_call_is_read_to_its_end() {
 fn sigterm_while_a_call_streams_in() {
     let reply = "{\"tool\": \"record\", \"parameters\": {\"path\": \"no<<PAUSE>>tes<<HANG>>";
     let (s, config) = streaming("stream-sigterm", reply, true);
-    interrupt(
-        &s,
-        &config,
-        "llm-stream-child",
-        libc::SIGTERM,
-        Duration::from_secs(2),
-    );
+    interrupt(&s, &config, "llm-stream-child", libc::SIGTERM);
     s.assert_nothing_left(2);
     assert!(!s.exists("tool-ran"));
 }

@@ -145,9 +145,11 @@ test('mendMany keeps order over threads and runs off the main thread', async () 
   assert.equal(many[10].value.n, 10);
   assert.equal(many[777].code, 'empty_input');
   assert.equal(many[5000].code, 'invalid_utf8');
-  // The event loop kept turning while the batches were mended.
+  // The event loop kept turning while the batches were mended: a batch mended on the main
+  // thread would let no timer fire until it was done. (Counted, not timed against the clock:
+  // a rate of ticks per millisecond failed on a machine loaded by other work.)
   assert.ok(elapsed > 50, `${elapsed} ms`);
-  assert.ok(ticks > elapsed / 20, `${ticks} ticks in ${elapsed} ms`);
+  assert.ok(ticks >= 2, `${ticks} ticks in ${elapsed} ms`);
   assert.deepEqual(await toolmend.mendMany([]), []);
 });
 

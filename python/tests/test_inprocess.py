@@ -370,7 +370,8 @@ def test_mend_many_of_a_non_iterable_is_the_error(batch):
 
 def test_ctrl_c_stops_a_long_mend_many(tmp_path):
     # In a process of its own: a batch of about 4 s of mending on one thread (measured first,
-    # so in any build) gets SIGINT 0.2 s in; the KeyboardInterrupt comes then, not at its end.
+    # so in any build) gets SIGINT 0.2 s in; the KeyboardInterrupt comes then, not at its end
+    # (before the previous fix it came at 3.6 s: at the end).
     script = r"""
 import os, signal, threading, time
 import toolmend
@@ -378,19 +379,22 @@ import toolmend
 text = '{"a":' + ' ' * 200_000 + '1}'
 t = time.perf_counter()
 toolmend.mend_many([text] * 50, threads=1)
-n = max(50, int(4.0 / ((time.perf_counter() - t) / 50)))
+per_input = (time.perf_counter() - t) / 50
+n = max(50, int(4.0 / per_input))
 threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 t = time.perf_counter()
 try:
     toolmend.mend_many([text] * n, threads=1)
-    print('finished', time.perf_counter() - t)
+    print('finished', time.perf_counter() - t, n * per_input)
 except KeyboardInterrupt:
-    print('interrupted', time.perf_counter() - t)
+    print('interrupted', time.perf_counter() - t, n * per_input)
 """
     # Run elsewhere than python/: there `import toolmend` would find the sources, not the package.
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                          cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    how, took = out.stdout.split()
+    how, took, whole = out.stdout.split()
     assert how == "interrupted", out.stdout
-    assert float(took) < 1.5, out.stdout
+    # Well before the whole batch would have taken, both timed in the same process, so a machine
+    # loaded by other work slows both alike (a bound in seconds failed under such load).
+    assert float(took) < 0.5 * float(whole), out.stdout
