@@ -4,6 +4,7 @@
 pub(crate) mod args_cmd;
 pub(crate) mod calls_cmd;
 pub(crate) mod check_cmd;
+mod closed_stderr;
 mod exit;
 mod files;
 pub(crate) mod generate_cmd;
