@@ -113,8 +113,10 @@ demo: release
 
 LOOP_PROMPT := Count the words of: the quick brown fox jumps over the lazy dog. Save the answer as a note.
 
-## toolmend loop offline: a scripted model (fixtures/demo/loop), one malformed reply, a read-only
-## tool, then a tool that needs approval and ends the run (terminate: true).
+## toolmend loop offline: a scripted model (fixtures/demo/loop/replies.txt). Its first call writes
+## its parameters as an encoded JSON string (mended: an `unquote` repair in the transcript); the
+## read-only tool (word_count) runs for it and for the clean call that follows; then a tool that
+## needs approval (save_note, allowed by approve.py) runs and ends the run (terminate: true).
 demo-loop: release
 	@rm -rf target/demo-loop && mkdir -p target/demo-loop
 	@echo '== toolmend loop: answer on stdout ($(LOOP_PROMPT))'

@@ -10,7 +10,8 @@ const toolmend = require('toolmend');
 
 /** Every field and getter of a record, and its own keys in order. */
 function fields(record) {
-  assert.ok(record instanceof toolmend.Record);
+  assert.ok(record instanceof toolmend.MendRecord);
+  assert.strictEqual(toolmend.Record, toolmend.MendRecord);
   return {
     keys: Object.keys(record),
     ok: record.ok,

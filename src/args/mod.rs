@@ -379,16 +379,21 @@ fn depth(value: &Value) -> usize {
     }
 }
 
-/// Mends tool-call arguments with the default options: the object as compact JSON.
+/// Mends tool-call arguments ([`Options::for_tool_arguments`]): the object as compact JSON.
+/// Arguments cut off before their end are refused with [`Code::Truncated`], never healed into
+/// a call that would run; [`repair`] and a [`Mender`] with [`Truncated::Heal`] heal them, and
+/// their [`Mended::repairs`] say so.
 ///
 /// ```
 /// assert_eq!(toolmend::mend_args("{'a': True,}").unwrap(), r#"{"a":true}"#);
+/// let cut = toolmend::mend_args(r#"{"cmd": "rm -rf build/x"#).unwrap_err();
+/// assert_eq!(cut.code, toolmend::Code::Truncated);
 /// ```
 ///
 /// # Errors
 /// See [`Mender::mend`].
 pub fn mend_args(input: &str) -> Result<String, Error> {
-    let mut mender = Mender::new(Options::default());
+    let mut mender = Mender::new(Options::for_tool_arguments());
     mender.mend(input).map(|m| m.value().into_owned())
 }
 
