@@ -891,7 +891,10 @@ fn a_multi_line_document_read_by_lines_gets_one_hint() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let hints: Vec<&str> = stderr.lines().filter(|l| l.contains("--input whole")).collect();
+    let hints: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("--input whole"))
+        .collect();
     assert_eq!(hints.len(), 1, "{stderr}");
     assert!(hints[0].starts_with("toolmend: hint: "), "{stderr}");
     // Records unchanged: line 1 is `{` healed to `{}`.
@@ -925,7 +928,10 @@ fn every_error_has_one_prefix() {
     for args in cases {
         let out = toolmend().args(args).write_stdin("{}").output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.starts_with("toolmend: error: "), "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("toolmend: error: "),
+            "{args:?}: {stderr}"
+        );
     }
 }
 
@@ -943,10 +949,7 @@ fn stream_with_records_is_refused() {
 /// Shell completions offer the format names for `--format`.
 #[test]
 fn format_completes_to_the_format_names() {
-    let out = toolmend()
-        .args(["completions", "bash"])
-        .output()
-        .unwrap();
+    let out = toolmend().args(["completions", "bash"]).output().unwrap();
     let script = String::from_utf8_lossy(&out.stdout);
     let line = script
         .lines()
@@ -976,7 +979,10 @@ fn an_unknown_tool_gets_did_you_mean() {
 #[test]
 fn library_errors_quote_no_flags() {
     for (args, input) in [
-        (&["args", "--records", "--truncated", "error"][..], "{\"cmd\": \"rm -rf build/x"),
+        (
+            &["args", "--records", "--truncated", "error"][..],
+            "{\"cmd\": \"rm -rf build/x",
+        ),
         (&["args", "--records", "--max-bytes", "4"][..], "{\"a\": 1}"),
     ] {
         let out = toolmend().args(args).write_stdin(input).output().unwrap();

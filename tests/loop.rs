@@ -1722,7 +1722,10 @@ fn verbose_with_stderr_closed_runs_nothing_and_exits_2() {
             .current_dir(env!("CARGO_MANIFEST_DIR"));
         let out = cmd.output().unwrap();
         assert_eq!(code(&out), 2, "{extra:?}: {}", stdout(&out));
-        assert!(s.log("tool.log").is_empty(), "the approval-gated tool must not run");
+        assert!(
+            s.log("tool.log").is_empty(),
+            "the approval-gated tool must not run"
+        );
         assert!(s.inputs().is_empty(), "the model is not called");
         if !extra.is_empty() {
             let record: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
@@ -1752,7 +1755,10 @@ fn verbose_into_a_pipe_without_reader_exits_2() {
     assert_eq!(code(&out), 2, "{}", stdout(&out));
     let record: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(record["status"], "output_failed");
-    assert!(s.log("tool.log").is_empty(), "the approval-gated tool must not run");
+    assert!(
+        s.log("tool.log").is_empty(),
+        "the approval-gated tool must not run"
+    );
 }
 
 #[test]

@@ -32,7 +32,7 @@ create_exception!(
     PyValueError,
     "An input toolmend could not mend, or a call it could not use.\n\n\
      `code` is the stable error code of the CLI's records (`invalid_json`, `not_an_object`, \
-     `incomplete_call`, ...), `message` says what failed and where, `offset` is the byte \
+     `incomplete_call`, ...), `message` (also `str(error)`) says what failed and where, `offset` is the byte \
      offset of the failure or None. From `extract_calls`, `value` holds what the reply held \
      (`calls`, `text`, `reasoning`, `incomplete`, `rejected`) and `violations` the schema \
      violations of an `invalid_parameters` call."
@@ -62,7 +62,9 @@ fn json_dumps(obj: &Bound<'_, PyAny>) -> PyResult<String> {
 
 /// The Python exception for a library error, with its attributes set.
 fn to_py_err(py: Python<'_>, error: &toolmend::Error, value: Option<Py<PyAny>>) -> PyErr {
-    let err = Error::new_err(format!("{}: {}", error.code, error.message));
+    // The text is the message alone, as the Node package's `ToolmendError.message`: the code
+    // is `code` in both.
+    let err = Error::new_err(error.message.clone());
     let exc = err.value(py);
     let set = || -> PyResult<()> {
         exc.setattr("code", error.code.as_str())?;

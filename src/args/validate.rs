@@ -81,9 +81,7 @@ fn cut_off(repairs: &[Repair], input: &str, end: usize, layers: u32) -> Error {
     };
     Error {
         code: Code::Truncated,
-        message: format!(
-            "the input was cut off before its end: {what}; refused, not healed"
-        ),
+        message: format!("the input was cut off before its end: {what}; refused, not healed"),
         offset: Some(end),
     }
 }

@@ -28,7 +28,9 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
             .find(|path| path.display().to_string() == problem.location)
             .and_then(|path| hints::command_like(path));
         match command {
-            Some(command) => writeln!(err, "toolmend: error: {problem}; did you mean `{command}`?")?,
+            Some(command) => {
+                writeln!(err, "toolmend: error: {problem}; did you mean `{command}`?")?
+            }
             None => writeln!(err, "toolmend: error: {problem}")?,
         }
     }

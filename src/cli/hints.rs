@@ -30,7 +30,10 @@ pub fn command_like(path: &Path) -> Option<String> {
 pub fn unreadable(err: &mut impl Write, path: &Path, error: &io::Error) -> io::Result<()> {
     let name = path.to_string_lossy();
     match command_like(path).filter(|_| error.kind() == io::ErrorKind::NotFound) {
-        Some(command) => writeln!(err, "toolmend: error: {name}: {error}; did you mean `{command}`?"),
+        Some(command) => writeln!(
+            err,
+            "toolmend: error: {name}: {error}; did you mean `{command}`?"
+        ),
         None => writeln!(err, "toolmend: error: {name}: {error}"),
     }
 }

@@ -7,8 +7,8 @@ use std::io::{self, BufWriter, Read, Write};
 use anyhow::{anyhow, bail};
 use toolmend::agent::{self, Config, Events, Status};
 
-use crate::cli::{closed_stderr, hints};
 use crate::cli::{ExitCode, Fatal, LoopArgs};
+use crate::cli::{closed_stderr, hints};
 
 /// Runs the agent loop once.
 pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {

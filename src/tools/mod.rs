@@ -644,7 +644,10 @@ mod tests {
         assert_eq!(edit_distance("calls", "calls"), 0);
         assert_eq!(edit_distance("", "man"), 3);
         let names = ["get_weather", "read_file", "ls"];
-        assert_eq!(closest("get_wether", names.into_iter()), Some("get_weather"));
+        assert_eq!(
+            closest("get_wether", names.into_iter()),
+            Some("get_weather")
+        );
         assert_eq!(closest("Read_File", names.into_iter()), Some("read_file"));
         assert_eq!(closest("rm", names.into_iter()), None);
         assert_eq!(closest("ls", names.into_iter()), None);
