@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/toolmend
 
-.PHONY: all build release test test-core-portable test-python test-spark python-wheel test-node node-package bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
+.PHONY: all build release test test-core-portable test-python test-spark test-cluster python-wheel test-node node-package bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
 all: build
 
 build:
@@ -62,6 +62,21 @@ test-spark: python-wheel
 	$(SPARK_VENV)/bin/pip install -q --disable-pip-version-check --force-reinstall --no-deps $(WHEELS)/toolmend-*.whl
 	cd examples/spark && ../../$(SPARK_VENV)/bin/pytest -q -rs -p no:cacheprovider --durations=3 test_spark.py
 
+## Opt-in, not part of `make test`: docs/scale.md's cluster commands on a Spark standalone
+## cluster (a master and a worker started with spark-class on this machine), the example run
+## both ways through `spark-submit --archives` in client mode (a venv packed with venv-pack, and
+## the binary in an archive), every row checked against the CLI (examples/spark/test_cluster.py).
+## Uses test-spark's venv (pyspark from PyPI) plus venv-pack; the packed venv gets the wheel,
+## pyarrow and pandas from pip.
+CLUSTER_ROWS ?= 20000
+test-cluster: python-wheel
+	test -x $(SPARK_VENV)/bin/python || $(PYTHON) -m venv $(SPARK_VENV)
+	$(SPARK_VENV)/bin/pip install -q --disable-pip-version-check pytest venv-pack $(SPARK_DEPS)
+	$(SPARK_VENV)/bin/pip install -q --disable-pip-version-check --force-reinstall --no-deps $(WHEELS)/toolmend-*.whl
+	cd examples/spark && TOOLMEND_CLUSTER=1 TOOLMEND_SPARK_ROWS=$(CLUSTER_ROWS) \
+	  TOOLMEND_WHEEL="$$(ls $(CURDIR)/$(WHEELS)/toolmend-*.whl)" TOOLMEND_BINARY=$(CURDIR)/target/$(PROFILE)/toolmend \
+	  ../../$(SPARK_VENV)/bin/pytest -q -rs -p no:cacheprovider test_cluster.py
+
 ## The npm package (node/): the native module as toolmend.node and the toolmend binary as
 ## bin/toolmend-cli (run by `npx toolmend`), packed into target/npm/$(PROFILE).
 NPM_OUT := target/npm/$(PROFILE)
@@ -79,6 +94,8 @@ node-package:
 test-node: node-package
 	rm -rf target/node-project && mkdir -p target/node-project
 	cd target/node-project && npm init -y >/dev/null && npm install --silent --no-audit --no-fund ../npm/$(PROFILE)/toolmend-*.tgz
+	# The TypeScript compiler (npm), for test/types.test.js: index.d.ts checked on a strict consumer.
+	cd target/node-project && npm install --silent --no-audit --no-fund 'typescript@5' '@types/node@20'
 	cp -r node/test target/node-project/test
 	cd target/node-project && TOOLMEND_ROOT=$(CURDIR) node --test test/
 	# The Node examples of README.md and docs/cookbook.md, against the installed package.
@@ -127,8 +144,10 @@ demo: release
 
 LOOP_PROMPT := Count the words of: the quick brown fox jumps over the lazy dog. Save the answer as a note.
 
-## toolmend loop offline: a scripted model (fixtures/demo/loop), one malformed reply, a read-only
-## tool, then a tool that needs approval and ends the run (terminate: true).
+## toolmend loop offline: a scripted model (fixtures/demo/loop/replies.txt). Its first call writes
+## its parameters as an encoded JSON string (mended: an `unquote` repair in the transcript); the
+## read-only tool (word_count) runs for it and for the clean call that follows; then a tool that
+## needs approval (save_note, allowed by approve.py) runs and ends the run (terminate: true).
 demo-loop: release
 	@rm -rf target/demo-loop && mkdir -p target/demo-loop
 	@echo '== toolmend loop: answer on stdout ($(LOOP_PROMPT))'

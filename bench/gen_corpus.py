@@ -498,6 +498,9 @@ def _stream_replies():
         "one-call-many-keys": lambda: "<tool_call>\n" + d({"name": "f", "arguments": big_keys}) + "\n</tool_call>",
         "one-call-long-string": lambda: "<tool_call>\n" + d(
             {"name": "f", "arguments": {"text": "word " * (STREAM_BYTES // 5)}}) + "\n</tool_call>",
+        # JSON objects that are no call, a million of them (issue 25: the stream kept a slot
+        # per object, about 120 bytes a byte of reply).
+        "many-objects": lambda: "{}" * (STREAM_BYTES // 2),
         "one-call-encoded": lambda: "<tool_call>\n" + d(
             {"name": "f", "arguments": json.dumps(big_keys, separators=(",", ":"))}) + "\n</tool_call>",
     }
@@ -518,7 +521,7 @@ STREAM = sorted(_stream_replies())
 def write_stream(out, force=False):
     """The replies of the streaming series, stream-NAME.txt (one reply per file)."""
     stamp = os.path.join(out, "stream.json")
-    want = {"bytes": STREAM_BYTES, "series": STREAM, "version": 1}
+    want = {"bytes": STREAM_BYTES, "series": STREAM, "version": 2}
     names = ["stream-%s.txt" % n for n in STREAM]
     if not force and os.path.exists(stamp) and all(os.path.exists(os.path.join(out, n)) for n in names):
         with open(stamp) as f:

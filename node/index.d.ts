@@ -11,7 +11,8 @@ export interface MendOptions {
   target?: 'object' | 'any';
   /** Several values written one after another: keep the 'first' (default), 'all', or 'error'. */
   concat?: 'first' | 'all' | 'error';
-  /** Input cut off before its end: 'heal' it (default, reported as repairs) or 'error' (code truncated). */
+  /** Input cut off before its end: 'heal' it (reported as repairs) or 'error' (code truncated).
+   * The default is 'heal', but 'error' for mendArgs (tool arguments about to be run). */
   truncated?: 'heal' | 'error';
   /** Make no repairs: input that needs one fails with invalid_json. */
   strict?: boolean;
@@ -93,8 +94,9 @@ export class ToolmendError extends Error {
   violations: Array<{ path: string; keyword?: string; message: string }>;
 }
 
-/** One input's result, with the fields of a `toolmend args --records` record. */
-export class Record {
+/** One input's result, with the fields of a `toolmend args --records` record. (Not named
+ * `Record`, which would hide TypeScript's `Record<K, V>` in this file and its users'.) */
+export class MendRecord {
   readonly ok: boolean;
   /** The value as compact JSON text, every number as the input wrote it (null on failure). */
   readonly json: string | null;
@@ -116,18 +118,23 @@ export class Record {
 /** The args or repair pipeline for many inputs; keeps its buffers between them. */
 export class Mender {
   constructor(options?: MendOptions);
-  /** One input's Record; never throws for bad input. */
-  mend(text: Text): Record;
+  /** One input's MendRecord; never throws for bad input. */
+  mend(text: Text): MendRecord;
 }
 
-/** Tool-call arguments mended into an object, as `toolmend args`. Throws ToolmendError. */
+/**
+ * Tool-call arguments mended into an object, as `toolmend args`. Throws ToolmendError.
+ * Arguments cut off before their end are about to be run, so they are refused (code
+ * `truncated`) unless `truncated: 'heal'` is given; `repair` heals them, and a Mender's
+ * records show every repair.
+ */
 export function mendArgs(text: Text, options?: MendOptions): Record<string, any>;
 /** Almost-JSON repaired into any JSON value, as `toolmend repair`. Throws ToolmendError. */
 export function repair(text: Text, options?: MendOptions): any;
-/** Every input's Record, in order, mended off the main thread on the CLI's threads. */
-export function mendMany(inputs: Iterable<Text>, options?: MendOptions): Promise<Record[]>;
+/** Every input's MendRecord, in order, mended off the main thread on the CLI's threads. */
+export function mendMany(inputs: Iterable<Text>, options?: MendOptions): Promise<MendRecord[]>;
 /** mendMany on the calling thread. */
-export function mendManySync(inputs: Iterable<Text>, options?: MendOptions): Record[];
+export function mendManySync(inputs: Iterable<Text>, options?: MendOptions): MendRecord[];
 
 /** `toolmend calls` with one set of options and tools (loaded once). */
 export class CallExtractor {

@@ -71,7 +71,7 @@ function checkInput(text) {
 }
 
 /** One input's result, with the fields of a `toolmend args --records` record. */
-class Record {
+class MendRecord {
   // Private fields, not defineProperty: V8 keeps the object's shape fast. A record of a batch
   // keeps its segment (a string the native module wrote every record of a part of the batch
   // into) and where its repairs and dropped values are in it; they are parsed only when read.
@@ -163,7 +163,7 @@ class Record {
 }
 
 function failedRecord(error) {
-  return new Record({ ok: false, ...error });
+  return new MendRecord({ ok: false, ...error });
 }
 
 function nativeOptions(options) {
@@ -194,7 +194,7 @@ class Mender {
   mend(text) {
     const input = checkInput(text);
     if (input.error) return failedRecord(input.error);
-    return new Record(this._native.mend(input.text));
+    return new MendRecord(this._native.mend(input.text));
   }
 
   /** The value, or the failure thrown as a ToolmendError: `mend(text).unwrap()` without the
@@ -217,7 +217,7 @@ class Mender {
 // Menders of the one-call functions, by their options: their buffers are kept between calls.
 const menders = new Map();
 // Without options (the common call) no key is built.
-const defaultMenders = { object: null, any: null };
+const defaultMenders = { object: null, any: null, args: null };
 function menderFor(options, target) {
   if (options === undefined || options === null) {
     return (defaultMenders[target] ??= new Mender({ target }));
@@ -233,9 +233,18 @@ function menderFor(options, target) {
   return mender;
 }
 
-/** Tool-call arguments mended into an object, as `toolmend args`. Throws ToolmendError. */
+// What mendArgs does with arguments cut off before their end when no `truncated` is given:
+// the library's rule for tool arguments about to be run (refused: code truncated).
+const ARGS_TRUNCATED = native.toolArgumentsTruncated();
+
+/** Tool-call arguments mended into an object, as `toolmend args`. Throws ToolmendError.
+ * Arguments cut off before their end are refused unless `truncated: 'heal'` is given. */
 function mendArgs(text, options) {
-  return menderFor(options, 'object').value(text);
+  if (options === undefined || options === null) {
+    defaultMenders.args ??= new Mender({ target: 'object', truncated: ARGS_TRUNCATED });
+    return defaultMenders.args.value(text);
+  }
+  return menderFor({ ...options, truncated: options.truncated ?? ARGS_TRUNCATED }, 'object').value(text);
 }
 
 /** Almost-JSON repaired into any JSON value, as `toolmend repair`. Throws ToolmendError. */
@@ -271,7 +280,7 @@ function records([segments, meta], items) {
   const out = [];
   for (let i = 0, k = 0; i < items.length; i++, k += 7) {
     if (meta[k] !== 2) {
-      out.push(new Record(null, segments[meta[k + 1]], meta, k));
+      out.push(new MendRecord(null, segments[meta[k + 1]], meta, k));
     } else {
       // Without isWellFormed (Node 18) checkInput passes a string the native module refused.
       const item = items[i];
@@ -655,8 +664,11 @@ function decodeUtf8(buffer) {
 module.exports = {
   CallExtractor,
   Mender,
+  MendRecord,
   Process,
-  Record,
+  // The old name, for code written before MendRecord (index.d.ts declares only MendRecord:
+  // a `Record` there hid TypeScript's Record<K, V>).
+  Record: MendRecord,
   Stream,
   ToolmendError,
   binaryPath,

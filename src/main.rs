@@ -13,7 +13,16 @@ use cli::{args_cmd, calls_cmd, check_cmd, generate_cmd, loop_cmd};
 use toolmend_core::Target;
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // One prefix for every error toolmend writes: clap's own `error: …` becomes
+        // `toolmend: error: …`. Help and version go out as clap writes them.
+        Err(e) if e.use_stderr() => {
+            let _ = write!(io::stderr(), "toolmend: {}", e.render());
+            return std::process::ExitCode::from(e.exit_code() as u8);
+        }
+        Err(e) => e.exit(),
+    };
     match run(cli) {
         Ok(code) => code.into(),
         Err(err) => {
@@ -21,7 +30,7 @@ fn main() -> std::process::ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::Success.into();
             }
-            let _ = writeln!(io::stderr(), "toolmend: {err:#}");
+            let _ = writeln!(io::stderr(), "toolmend: error: {err:#}");
             err.downcast_ref::<Fatal>()
                 .map_or(ExitCode::Usage, |fatal| fatal.code)
                 .into()

@@ -370,8 +370,8 @@ fn missing_paths_and_empty_folders_exit_2() {
 #[test]
 fn calls_cases_compare_the_whole_error_and_its_value() {
     let dir = scratch("calls-errors");
-    let rejected = r#"{"calls":[],"text":null,"reasoning":null,"incomplete":[],"rejected":[{"tool":"ls","code":"missing_field","message":"tool call has no \"terminate\" (--require-terminate)"}]}"#;
-    let error = r#"{"code":"missing_field","message":"tool call has no \"terminate\" (--require-terminate)","original":"{\"tool\": \"ls\", \"parameters\": {}}"}"#;
+    let rejected = r#"{"calls":[],"text":null,"reasoning":null,"incomplete":[],"rejected":[{"tool":"ls","code":"missing_field","message":"tool call has no \"terminate\" (the envelope requires it)"}]}"#;
+    let error = r#"{"code":"missing_field","message":"tool call has no \"terminate\" (the envelope requires it)","original":"{\"tool\": \"ls\", \"parameters\": {}}"}"#;
     let wrong_message = error.replace("has no", "lacks");
     let message = r#"{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{'dir': '/'}"}}]}"#;
     let path = write(

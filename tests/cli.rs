@@ -877,3 +877,117 @@ fn schema_file_problems_exit_2_and_threads_change_nothing() {
         assert!(one == run(threads), "--threads {threads} differs");
     }
 }
+
+// Issue 25, first contact.
+
+/// A pretty-printed document read line by line (the default) gets a hint on stderr, once,
+/// naming `--input whole`; the records are what they were.
+#[test]
+fn a_multi_line_document_read_by_lines_gets_one_hint() {
+    let pretty = "{\n  \"a\": 1,\n  \"b\": [1, 2]\n}\n";
+    let out = toolmend()
+        .args(["repair"])
+        .write_stdin(pretty)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let hints: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("--input whole"))
+        .collect();
+    assert_eq!(hints.len(), 1, "{stderr}");
+    assert!(hints[0].starts_with("toolmend: hint: "), "{stderr}");
+    // Records unchanged: line 1 is `{` healed to `{}`.
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("{}\n"));
+    // One document per line: no hint.
+    toolmend()
+        .args(["repair"])
+        .write_stdin("{\"a\": 1}\n[1]\n")
+        .assert()
+        .success()
+        .stderr("");
+    // Read whole: no hint, one value.
+    toolmend()
+        .args(["repair", "--input", "whole"])
+        .write_stdin(pretty)
+        .assert()
+        .success()
+        .stdout("{\"a\":1,\"b\":[1,2]}\n")
+        .stderr("");
+}
+
+/// Every error toolmend writes starts `toolmend: error: `, clap's usage errors included.
+#[test]
+fn every_error_has_one_prefix() {
+    let cases: [&[&str]; 4] = [
+        &["args", "--bogus"],
+        &["args", "/no/such/file"],
+        &["calls", "--format", "nope"],
+        &["calls", "--tools", "/no/such/tools.json"],
+    ];
+    for args in cases {
+        let out = toolmend().args(args).write_stdin("{}").output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with("toolmend: error: "),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// `--stream` with `--records` is refused (the `end` event is that record), not ignored.
+#[test]
+fn stream_with_records_is_refused() {
+    toolmend()
+        .args(["calls", "--stream", "--records"])
+        .write_stdin("hi")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with"));
+}
+
+/// Shell completions offer the format names for `--format`.
+#[test]
+fn format_completes_to_the_format_names() {
+    let out = toolmend().args(["completions", "bash"]).output().unwrap();
+    let script = String::from_utf8_lossy(&out.stdout);
+    let line = script
+        .lines()
+        .find(|l| l.contains("hermes") && l.contains("mistral"))
+        .unwrap_or_else(|| panic!("no line offers the formats"));
+    assert!(line.contains("auto"), "{line}");
+}
+
+/// A call to a tool the tools file lacks names the nearest tool when it looks like a slip.
+#[test]
+fn an_unknown_tool_gets_did_you_mean() {
+    let out = toolmend()
+        .args(["calls", "--records", "--tools", "fixtures/calls/tools.json"])
+        .write_stdin("<tool_call>{\"name\": \"get_wether\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>")
+        .output()
+        .unwrap();
+    let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(record["error"]["code"], "unknown_tool");
+    let message = record["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("unknown tool \"get_wether\" (did you mean \"get_weather\"?)"),
+        "{message}"
+    );
+}
+
+/// Library errors name no CLI flag: the packages print them too.
+#[test]
+fn library_errors_quote_no_flags() {
+    for (args, input) in [
+        (
+            &["args", "--records", "--truncated", "error"][..],
+            "{\"cmd\": \"rm -rf build/x",
+        ),
+        (&["args", "--records", "--max-bytes", "4"][..], "{\"a\": 1}"),
+    ] {
+        let out = toolmend().args(args).write_stdin(input).output().unwrap();
+        let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let message = record["error"]["message"].as_str().unwrap();
+        assert!(!message.contains("--"), "{args:?}: {message}");
+    }
+}

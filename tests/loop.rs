@@ -1747,6 +1747,67 @@ fn verbose_writes_events_to_stderr() {
     assert_eq!(events.last().unwrap()["type"], "run.finished");
 }
 
+/// Issue 25, item 6: `--verbose` promises the events on stderr. With stderr closed (`2>&-`)
+/// they cannot be shown: the run fails closed with 2 before anything runs (no model call, no
+/// approval-gated tool), and `--json` says `output_failed`.
+#[test]
+fn verbose_with_stderr_closed_runs_nothing_and_exits_2() {
+    let s = Setup::new("verbose-closed");
+    let replies = [echo("hi", false), "Done.".into()];
+    let config = s.config(&replies, "", &approved_echo("allow"));
+    for extra in [&[][..], &["--json"][..]] {
+        let mut cmd = Command::new("sh");
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .arg("-c")
+            .arg("exec \"$0\" \"$@\" 2>&-")
+            .arg(env!("CARGO_BIN_EXE_toolmend"))
+            .args(["loop", "--config"])
+            .arg(&config)
+            .args(["go", "--verbose"])
+            .args(extra)
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        let out = cmd.output().unwrap();
+        assert_eq!(code(&out), 2, "{extra:?}: {}", stdout(&out));
+        assert!(
+            s.log("tool.log").is_empty(),
+            "the approval-gated tool must not run"
+        );
+        assert!(s.inputs().is_empty(), "the model is not called");
+        if !extra.is_empty() {
+            let record: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+            assert_eq!(record["status"], "output_failed");
+        }
+    }
+}
+
+/// Issue 25, item 6: `--verbose` with stderr a pipe whose reader has gone: `output_failed`,
+/// and the exit code says so (2), not 0.
+#[test]
+fn verbose_into_a_pipe_without_reader_exits_2() {
+    let s = Setup::new("verbose-epipe");
+    let replies = [echo("hi", false), "Done.".into()];
+    let config = s.config(&replies, "", &approved_echo("allow"));
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = common::command()
+        .arg("loop")
+        .arg("--config")
+        .arg(&config)
+        .args(["go", "--verbose", "--json"])
+        .stderr(writer)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    let record: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(record["status"], "output_failed");
+    assert!(
+        s.log("tool.log").is_empty(),
+        "the approval-gated tool must not run"
+    );
+}
+
 #[test]
 fn json_prints_one_final_record() {
     let s = Setup::new("json");

@@ -590,3 +590,10 @@ pub fn call_formats() -> Vec<String> {
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_owned()
 }
+
+/// What `mendArgs` does with input cut off before its end when no `truncated` is given: the
+/// library's rule for tool arguments about to be run (`Options::for_tool_arguments`).
+#[napi]
+pub fn tool_arguments_truncated() -> String {
+    Options::for_tool_arguments().truncated.as_str().to_owned()
+}

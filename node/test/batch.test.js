@@ -10,7 +10,8 @@ const toolmend = require('toolmend');
 
 /** Every field and getter of a record, and its own keys in order. */
 function fields(record) {
-  assert.ok(record instanceof toolmend.Record);
+  assert.ok(record instanceof toolmend.MendRecord);
+  assert.strictEqual(toolmend.Record, toolmend.MendRecord);
   return {
     keys: Object.keys(record),
     ok: record.ok,
@@ -377,7 +378,8 @@ function outcome(f) {
 }
 
 test('mendArgs and repair take strings their own way and give what a record unwraps to', () => {
-  for (const [options, one] of [[undefined, toolmend.mendArgs], [{ target: 'any' }, toolmend.repair], [{ strict: true }, (t) => toolmend.mendArgs(t, { strict: true })]]) {
+  // mendArgs refuses cut-off arguments (truncated: 'error' unless told): its Mender does too.
+  for (const [options, one] of [[{ truncated: 'error' }, toolmend.mendArgs], [{ target: 'any' }, toolmend.repair], [{ strict: true, truncated: 'error' }, (t) => toolmend.mendArgs(t, { strict: true })]]) {
     const mender = new toolmend.Mender(options);
     for (const text of TRICKY) {
       assert.deepEqual(outcome(() => one(text)), outcome(() => mender.mend(text).unwrap()), String(typeof text === "string" ? text.slice(0, 80) : text));

@@ -24,10 +24,18 @@ test('options', () => {
   assert.throws(() => toolmend.mendArgs("{'a': 1}", { strict: true }), { code: 'invalid_json', offset: 1 });
   assert.throws(() => toolmend.mendArgs('['.repeat(50), { maxNesting: 10 }), { code: 'too_deep' });
   assert.throws(() => toolmend.mendArgs('{}', { concat: 'sometimes' }), /concat must be/);
-  // A caller about to act on the arguments refuses cut-off ones.
-  const cut = '{"target": "prod", "dry_run": fal';
-  assert.equal(typeof toolmend.mendArgs(cut), 'object');
-  assert.throws(() => toolmend.mendArgs(cut, { truncated: 'error' }), { code: 'truncated' });
+  // Tool arguments are about to be run: cut-off ones are refused unless asked to heal (issue
+  // 25); repair heals as jsonrepair does, and a record shows the repair.
+  for (const cut of ['{"target": "prod", "dry_run": fal', '{"cmd": "rm -rf build/x']) {
+    assert.throws(() => toolmend.mendArgs(cut), (e) => e.code === 'truncated' && !e.message.includes('--'));
+    assert.throws(() => toolmend.mendArgs(cut, {}), { code: 'truncated' });
+    assert.throws(() => toolmend.mendArgs(cut, { truncated: 'error' }), { code: 'truncated' });
+  }
+  const cut = '{"cmd": "rm -rf build/x';
+  assert.deepEqual(toolmend.mendArgs(cut, { truncated: 'heal' }), { cmd: 'rm -rf build/x' });
+  assert.deepEqual(toolmend.repair(cut), { cmd: 'rm -rf build/x' });
+  const record = new toolmend.Mender().mend(cut);
+  assert.ok(record.ok && record.repairs.some((r) => r.kind === 'unterminated_string'));
 });
 
 const BAD = [

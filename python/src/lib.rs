@@ -32,7 +32,7 @@ create_exception!(
     PyValueError,
     "An input toolmend could not mend, or a call it could not use.\n\n\
      `code` is the stable error code of the CLI's records (`invalid_json`, `not_an_object`, \
-     `incomplete_call`, ...), `message` says what failed and where, `offset` is the byte \
+     `incomplete_call`, ...), `message` (also `str(error)`) says what failed and where, `offset` is the byte \
      offset of the failure or None. From `extract_calls`, `value` holds what the reply held \
      (`calls`, `text`, `reasoning`, `incomplete`, `rejected`) and `violations` the schema \
      violations of an `invalid_parameters` call."
@@ -40,6 +40,9 @@ create_exception!(
 
 /// The default limit on one input's size, as the CLI's `--max-bytes`.
 const MAX_BYTES: usize = 64 << 20;
+// The signatures write it as a literal: `help()` shows a literal default (a constant's name
+// shows as `Ellipsis`).
+const _: () = assert!(MAX_BYTES == 67108864);
 
 fn json_loads(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
     static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -59,7 +62,9 @@ fn json_dumps(obj: &Bound<'_, PyAny>) -> PyResult<String> {
 
 /// The Python exception for a library error, with its attributes set.
 fn to_py_err(py: Python<'_>, error: &toolmend_core::Error, value: Option<Py<PyAny>>) -> PyErr {
-    let err = Error::new_err(format!("{}: {}", error.code, error.message));
+    // The text is the message alone, as the Node package's `ToolmendError.message`: the code
+    // is `code` in both.
+    let err = Error::new_err(error.message.clone());
     let exc = err.value(py);
     let set = || -> PyResult<()> {
         exc.setattr("code", error.code.as_str())?;
@@ -414,7 +419,7 @@ struct Mender {
 impl Mender {
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (*, target = "object", concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+    #[pyo3(signature = (*, target = "object", concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = 67108864))]
     fn new(
         target: &str,
         concat: &str,
@@ -564,19 +569,21 @@ fn many(
 }
 
 /// Mends tool-call arguments into a dict, as `toolmend args`: unquotes encoded JSON, keeps
-/// the first of concatenated objects, repairs what is almost JSON. With `schema` (a JSON
+/// the first of concatenated objects, repairs what is almost JSON. Arguments cut off before
+/// their end are about to be run: they raise `toolmend.Error` with code `truncated` unless
+/// `truncated="heal"` is given (`repair` heals them; a `Mender`'s records show each repair). With `schema` (a JSON
 /// Schema as a dict, or a Pydantic model class), as `toolmend args --schema`: the value is
 /// coerced to it where the intent is unambiguous (not under `strict`), and what still breaks
 /// it raises `toolmend.Error` with code `invalid_parameters` and `violations`.
 #[pyfunction]
-#[pyo3(signature = (text, *, schema = None, concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+#[pyo3(signature = (text, *, schema = None, concat = "first", truncated = None, strict = false, max_depth = 10, max_nesting = 1000, max_bytes = 67108864))]
 #[allow(clippy::too_many_arguments)]
 fn mend_args(
     py: Python<'_>,
     text: &Bound<'_, PyAny>,
     schema: Option<&Bound<'_, PyAny>>,
     concat: &str,
-    truncated: &str,
+    truncated: Option<&str>,
     strict: bool,
     max_depth: u32,
     max_nesting: usize,
@@ -586,6 +593,8 @@ fn mend_args(
         Some(s) if !s.is_none() => Some(load_schema(py, s)?),
         _ => None,
     };
+    // Tool arguments are about to be run: cut off, they are refused unless asked to heal.
+    let truncated = truncated.unwrap_or(Options::for_tool_arguments().truncated.as_str());
     let options = parse_options("object", concat, truncated, strict, max_depth, max_nesting)?;
     let text = input(text, max_bytes)
         .text()
@@ -639,7 +648,7 @@ fn load_schema(py: Python<'_>, schema: &Bound<'_, PyAny>) -> PyResult<Schema> {
 
 /// Repairs almost-JSON into any JSON value, as `toolmend repair`. Raises `toolmend.Error`.
 #[pyfunction]
-#[pyo3(signature = (text, *, concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+#[pyo3(signature = (text, *, concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = 67108864))]
 #[allow(clippy::too_many_arguments)]
 fn repair(
     py: Python<'_>,
@@ -674,7 +683,7 @@ fn value_of(
 /// the GIL released and the CLI's threads (`threads=0`: one per core, at most 8). Ctrl-C
 /// (a KeyboardInterrupt) stops a long batch.
 #[pyfunction]
-#[pyo3(signature = (inputs, *, target = "object", concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES, threads = 0))]
+#[pyo3(signature = (inputs, *, target = "object", concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = 67108864, threads = 0))]
 #[allow(clippy::too_many_arguments)]
 fn mend_many(
     py: Python<'_>,
@@ -705,7 +714,7 @@ struct CallExtractor {
 #[pymethods]
 impl CallExtractor {
     #[new]
-    #[pyo3(signature = (*, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+    #[pyo3(signature = (*, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000, max_bytes = 67108864))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -903,7 +912,7 @@ fn found_value(py: Python<'_>, found: &Extracted) -> PyResult<Py<PyAny>> {
 
 /// Finds the tool calls in one model reply, as `toolmend calls`. See `CallExtractor`.
 #[pyfunction]
-#[pyo3(signature = (reply, *, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+#[pyo3(signature = (reply, *, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000, max_bytes = 67108864))]
 #[allow(clippy::too_many_arguments)]
 fn extract_calls(
     py: Python<'_>,

@@ -39,12 +39,30 @@ def test_options():
     assert e.value.code == "too_deep"
     with pytest.raises(ValueError):
         toolmend.mend_args("{}", concat="sometimes")
-    # A caller about to act on the arguments refuses cut-off ones; healing is reported.
-    cut = '{"target": "prod", "dry_run": fal'
-    assert toolmend.mend_args(cut)["target"] == "prod"
-    with pytest.raises(toolmend.Error) as e:
-        toolmend.mend_args(cut, truncated="error")
-    assert e.value.code == "truncated"
+    # Tool arguments are about to be run: cut-off ones are refused unless asked to heal
+    # (issue 25); repair() heals as json_repair does, and a record shows the repair.
+    for cut in ('{"target": "prod", "dry_run": fal', '{"cmd": "rm -rf build/x'):
+        with pytest.raises(toolmend.Error) as e:
+            toolmend.mend_args(cut)
+        assert e.value.code == "truncated"
+        assert "--" not in str(e.value)
+        with pytest.raises(toolmend.Error) as e:
+            toolmend.mend_args(cut, truncated="error")
+        assert e.value.code == "truncated"
+    cut = '{"cmd": "rm -rf build/x'
+    assert toolmend.mend_args(cut, truncated="heal") == {"cmd": "rm -rf build/x"}
+    assert toolmend.repair(cut) == {"cmd": "rm -rf build/x"}
+    record = toolmend.Mender().mend(cut)
+    assert record.ok and "unterminated_string" in [r["kind"] for r in record.repairs]
+
+
+def test_signatures_show_their_defaults():
+    # help() shows each default as written, not `max_bytes=Ellipsis` (issue 25).
+    for fn in (toolmend.extract_calls, toolmend.mend_args, toolmend.repair, toolmend.mend_many):
+        text = fn.__text_signature__
+        assert "..." not in text and "Ellipsis" not in text, text
+        assert "max_bytes=67108864" in text, text
+    assert "truncated=None" in toolmend.mend_args.__text_signature__
 
 
 def test_repair_accepts_any_value():
@@ -74,7 +92,8 @@ def test_every_bad_input_is_one_error_type(bad, code):
     assert e.value.code == code
     assert e.value.message
     assert isinstance(e.value, ValueError)
-    assert str(e.value).startswith(code + ": ")
+    # The text is the message alone, as Node's ToolmendError.message (issue 25: one way).
+    assert str(e.value) == e.value.message
     # The Mender gives the same as a record, without raising.
     record = toolmend.Mender().mend(bad)
     assert (record.ok, record.code) == (False, code)

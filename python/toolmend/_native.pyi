@@ -140,13 +140,17 @@ def mend_args(
     *,
     schema: Optional[Union[Dict[str, Any], type]] = None,
     concat: Concat = "first",
-    truncated: Truncated = "heal",
+    truncated: Optional[Truncated] = None,
     strict: bool = False,
     max_depth: int = 10,
     max_nesting: int = 1000,
     max_bytes: int = 67108864,
 ) -> Dict[str, Any]:
     """Tool-call arguments mended into a dict, as `toolmend args`. Raises `Error`.
+
+    Arguments cut off before their end are about to be run: they raise `Error` with code
+    `truncated` unless `truncated="heal"` is given (`repair` heals them, and a `Mender`'s
+    records show every repair).
 
     `schema`: a JSON Schema (a dict) or a Pydantic model class (its `model_json_schema()`),
     as `toolmend args --schema`: the value is coerced to it where the intent is unambiguous

@@ -53,6 +53,12 @@ impl Events {
         self.sinks = kept;
     }
 
+    /// Notes that events cannot be shown where they were promised (`--verbose` with stderr
+    /// closed): the run stops before anything runs, as when a sink fails.
+    pub fn fail(&mut self, why: &str) {
+        self.failed.get_or_insert_with(|| why.to_owned());
+    }
+
     /// Why writing events failed, if it did.
     pub fn failure(&self) -> Option<&str> {
         self.failed.as_deref()

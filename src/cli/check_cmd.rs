@@ -28,8 +28,10 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
             .find(|path| path.display().to_string() == problem.location)
             .and_then(|path| hints::command_like(path));
         match command {
-            Some(command) => writeln!(err, "toolmend: {problem}; did you mean `{command}`?")?,
-            None => writeln!(err, "toolmend: {problem}")?,
+            Some(command) => {
+                writeln!(err, "toolmend: error: {problem}; did you mean `{command}`?")?
+            }
+            None => writeln!(err, "toolmend: error: {problem}")?,
         }
     }
     Ok(ExitCode::of_inputs(

@@ -63,7 +63,7 @@ impl From<ExitCode> for std::process::ExitCode {
 pub struct Fatal {
     /// The exit status.
     pub code: ExitCode,
-    /// What `main` prints after `toolmend: `.
+    /// What `main` prints after `toolmend: error: `.
     pub message: String,
 }
 

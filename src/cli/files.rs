@@ -89,7 +89,7 @@ pub fn each_input(
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Err(e.into()),
             Err(e) => {
                 out.flush().ok();
-                writeln!(err, "toolmend: {name}: {e}")?;
+                writeln!(err, "toolmend: error: {name}: {e}")?;
                 unreadable = true;
             }
         }

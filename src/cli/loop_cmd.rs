@@ -7,8 +7,8 @@ use std::io::{self, BufWriter, Read, Write};
 use crate::agent::{self, Config, Events, Status};
 use anyhow::{anyhow, bail};
 
-use crate::cli::hints;
 use crate::cli::{ExitCode, Fatal, LoopArgs};
+use crate::cli::{closed_stderr, hints};
 
 /// Runs the agent loop once.
 pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
@@ -62,6 +62,10 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
         sinks.push(Box::new(io::stderr()));
     }
     let mut events = Events::new(sinks);
+    // Events promised on stderr that cannot be shown there: fail closed, nothing runs.
+    if args.verbose && closed_stderr::closed_at_start() {
+        events.fail("stderr is closed, so --verbose cannot show the events");
+    }
     // Installed only now: while the prompt was read, a Ctrl-C should simply end us.
     if let Err(e) = agent::catch_stop_signals() {
         return Err(Fatal {
@@ -95,16 +99,18 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
             Status::IterationLimit | Status::Timeout | Status::Terminated => "warning",
             _ => "error",
         };
-        writeln!(stderr, "toolmend: {level}: {error}")?;
+        // Best effort: stderr may be the very output that failed (a pipe whose reader is
+        // gone), and the run's status, not that write, decides the exit code.
+        let _ = writeln!(stderr, "toolmend: {level}: {error}");
     }
     // An output that cannot be written is a failure, even when the run itself succeeded (the
     // transcript failed at `run.finished`, say).
     match events.failure() {
         Some(failure) if outcome.status != Status::OutputFailed => {
-            writeln!(
+            let _ = writeln!(
                 stderr,
                 "toolmend: error: writing the transcript failed: {failure}"
-            )?;
+            );
             if outcome.status.succeeded() {
                 return Ok(ExitCode::Loop(Status::OutputFailed));
             }

@@ -4,6 +4,7 @@
 pub(crate) mod args_cmd;
 pub(crate) mod calls_cmd;
 pub(crate) mod check_cmd;
+mod closed_stderr;
 mod exit;
 mod files;
 pub(crate) mod generate_cmd;
@@ -226,8 +227,8 @@ pub struct CallsArgs {
     /// `calls --records` writes for the whole reply). The input is raw text (`whole`, the
     /// default), one delta per line (`jsonl`), or server-sent events (`sse`) of an OpenAI- or
     /// Anthropic-compatible server. The exit status is that of `calls` on the whole reply.
-    /// See docs/streaming.md.
-    #[arg(long, help_heading = "Input")]
+    /// See docs/streaming.md. Not with --records: the `end` event is that record.
+    #[arg(long, help_heading = "Input", conflicts_with = "records")]
     pub stream: bool,
 
     #[command(flatten)]
@@ -238,7 +239,7 @@ pub struct CallsArgs {
     pub shape: ShapeArg,
 
     /// The call format (`auto` detects it by its markers)
-    #[arg(long, default_value = "auto", value_parser = parse_format, help_heading = "Calls")]
+    #[arg(long, default_value = "auto", value_parser = FormatParser, help_heading = "Calls")]
     pub format: String,
 
     /// Print the formats --format takes (in the order auto tries them) and exit
@@ -295,6 +296,39 @@ pub struct PromptArgs {
     /// The tools file (JSON, or TOML by extension)
     #[arg(long, value_name = "FILE")]
     pub tools: PathBuf,
+}
+
+/// `--format`: `auto` or a format's name, which shell completions offer (clap's possible
+/// values), with an error that lists them all.
+#[derive(Clone)]
+struct FormatParser;
+
+impl clap::builder::TypedValueParser for FormatParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let text = value.to_string_lossy();
+        parse_format(&text).map_err(|why| {
+            let arg = arg.map_or_else(|| "--format".to_owned(), ToString::to_string);
+            clap::Error::raw(
+                clap::error::ErrorKind::InvalidValue,
+                format!("invalid value '{text}' for '{arg}': {why}\n"),
+            )
+            .with_cmd(cmd)
+        })
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let names = std::iter::once("auto").chain(toolmend_core::calls::format_names());
+        Some(Box::new(names.map(clap::builder::PossibleValue::new)))
+    }
 }
 
 fn parse_format(text: &str) -> Result<String, String> {
@@ -372,7 +406,7 @@ pub struct MendArgs {
     #[arg(long, default_value_t = 1000, help_heading = "Pipeline")]
     pub max_nesting: usize,
 
-    /// Threads that mend inputs (0: one per core, at most 8; at most 256); output order is kept
+    /// Threads that mend inputs (0, the default: one per core, at most 8; N: at most 256); output order is kept
     #[arg(long, default_value_t = 0, value_name = "N", value_parser = parse_threads, help_heading = "Pipeline")]
     pub threads: usize,
 

@@ -399,16 +399,21 @@ pub(crate) fn depth(value: &Value) -> usize {
     deepest
 }
 
-/// Mends tool-call arguments with the default options: the object as compact JSON.
+/// Mends tool-call arguments ([`Options::for_tool_arguments`]): the object as compact JSON.
+/// Arguments cut off before their end are refused with [`Code::Truncated`], never healed into
+/// a call that would run; [`repair`] and a [`Mender`] with [`Truncated::Heal`] heal them, and
+/// their [`Mended::repairs`] say so.
 ///
 /// ```
 /// assert_eq!(toolmend_core::mend_args("{'a': True,}").unwrap(), r#"{"a":true}"#);
+/// let cut = toolmend_core::mend_args(r#"{"cmd": "rm -rf build/x"#).unwrap_err();
+/// assert_eq!(cut.code, toolmend_core::Code::Truncated);
 /// ```
 ///
 /// # Errors
 /// See [`Mender::mend`].
 pub fn mend_args(input: &str) -> Result<String, Error> {
-    let mut mender = Mender::new(Options::default());
+    let mut mender = Mender::new(Options::for_tool_arguments());
     mender.mend(input).map(|m| m.value().into_owned())
 }
 

@@ -66,6 +66,30 @@ impl Default for Options {
     }
 }
 
+impl Options {
+    /// The settings of [`mend_args`](crate::mend_args), and of the packages' `mend_args` and
+    /// `mendArgs` when no `truncated` is given: tool arguments are about to be run, so input cut
+    /// off before its end is refused ([`Truncated::Error`], code `truncated`) rather than healed
+    /// into a runnable call (`{"cmd": "rm -rf build/x` is not `{"cmd":"rm -rf build/x"}`).
+    /// Everything else is [`Options::default`].
+    pub fn for_tool_arguments() -> Options {
+        Options {
+            truncated: Truncated::Error,
+            ..Options::default()
+        }
+    }
+}
+
+impl Truncated {
+    /// The word that names it (`heal`, `error`), as the packages take it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Truncated::Heal => "heal",
+            Truncated::Error => "error",
+        }
+    }
+}
+
 /// A word that names none of an option's values, as the Python and Node packages take the
 /// options (`target="object"`): `concat must be "first", "all" or "error", not "sometimes"`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -143,7 +143,7 @@ pub(crate) fn unquote(
             return Err(Error::whole(
                 Code::DepthExceeded,
                 format!(
-                    "still a JSON string after {} unquote layers (--max-depth)",
+                    "still a JSON string after {} unquote layers (the max_depth limit)",
                     options.max_depth
                 ),
             ));

@@ -10,7 +10,7 @@ use crate::error::{Code, Error};
 use crate::repair::{Repair, ends_inside_a_value, truncated, truncation};
 
 /// The error for an input an earlier stage failed on (`input` ends at byte `end`): with
-/// `--truncated error`, text a strict reader finds ending inside a value was cut off, whatever
+/// [`Truncated::Error`], text a strict reader finds ending inside a value was cut off, whatever
 /// the repairs could not make of it: also a string cut before what it encodes (`"`, `"\` of a
 /// double-encoded object), which holds nothing yet.
 pub(crate) fn failed(error: Error, input: &str, end: usize, options: &Options) -> Error {
@@ -25,9 +25,7 @@ pub(crate) fn failed(error: Error, input: &str, end: usize, options: &Options) -
         };
         return Error {
             code: Code::Truncated,
-            message: format!(
-                "the input was cut off before its end: {what}; --truncated error refuses it"
-            ),
+            message: format!("the input was cut off before its end: {what}; refused, not healed"),
             offset: Some(end),
         };
     }
@@ -84,9 +82,7 @@ fn cut_off(repairs: &[Repair], input: &str, end: usize, layers: u32) -> Error {
     };
     Error {
         code: Code::Truncated,
-        message: format!(
-            "the input was cut off before its end: {what}; --truncated error refuses it"
-        ),
+        message: format!("the input was cut off before its end: {what}; refused, not healed"),
         offset: Some(end),
     }
 }

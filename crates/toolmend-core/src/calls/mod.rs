@@ -332,6 +332,15 @@ fn call_value(call: &Call, shape: Shape) -> Value {
     Value::Object(m)
 }
 
+/// The message of a call to a tool the tools list lacks, naming the nearest tool if one is
+/// near enough to be a slip (`unknown tool "get_wether" (did you mean "get_weather"?)`).
+fn unknown_tool(tool: &str, tools: Option<&Tools>) -> String {
+    match tools.and_then(|tools| tools.nearest(tool)) {
+        Some(near) => format!("unknown tool {tool:?} (did you mean {near:?}?)"),
+        None => format!("unknown tool {tool:?}"),
+    }
+}
+
 /// Repairs as the JSON array records carry.
 pub(crate) use crate::io::record::repairs_value;
 
@@ -706,7 +715,7 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
             Some(check) => check.strict.clone(),
             None => Some(Error::whole(
                 Code::MissingField,
-                "--require-terminate: the call is not a {\"tool\", \"parameters\", \"terminate\"} JSON object, so it has no \"terminate\"",
+                "the call is not a {\"tool\", \"parameters\", \"terminate\"} JSON object, so it has no \"terminate\" (the envelope requires it)",
             )),
         };
         if let Some(error) = problem {
@@ -756,7 +765,7 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         found.rejected.push(reject(
             Some(tool.clone()),
             id,
-            Error::at(Code::UnknownTool, offset, format!("unknown tool {tool:?}")),
+            Error::at(Code::UnknownTool, offset, unknown_tool(&tool, ctx.tools)),
         ));
         return;
     }

@@ -1990,6 +1990,16 @@ impl CallReader {
         } else if after < before {
             let role = self.roles.pop().unwrap_or(Role::Other);
             self.closed(role, src, slots, next_index, events, written);
+            // An object read to its end that named no call: nothing refers to its slot any
+            // more (its frame is gone, and objects inside it closed before it). Dropped, so
+            // that a reply of many objects (`{}{}…`) keeps no slot per object.
+            if let Role::Call(s) = role
+                && s + 1 == slots.len()
+                && slots[s].index.is_none()
+                && self.ctx.args_of != Some(s)
+            {
+                slots.pop();
+            }
         } else if quote
             && let Some(&Role::Call(s)) = self.roles.last()
             && self.reader.open_string().is_some()

@@ -153,7 +153,7 @@ impl<R: BufRead> InputReader<R> {
 pub(crate) fn too_large(len: u64, max_bytes: usize) -> Error {
     Error::whole(
         Code::TooLarge,
-        format!("input is {len} bytes, more than --max-bytes {max_bytes}"),
+        format!("input is {len} bytes, more than the limit of {max_bytes} bytes"),
     )
 }
 

@@ -281,6 +281,15 @@ impl Tools {
         self.tools.iter().find(|t| lookup_key(&t.name) == key)
     }
 
+    /// The tool whose name is nearest to `name`, for a call to a tool that does not exist
+    /// (`get_wether` → `get_weather`): see [`closest`].
+    pub fn nearest(&self, name: &str) -> Option<&str> {
+        closest(
+            lookup_key(name),
+            self.tools.iter().map(|t| lookup_key(&t.name)),
+        )
+    }
+
     /// Every tool, in file order.
     pub fn iter(&self) -> impl Iterator<Item = &Tool> {
         self.tools.iter()
@@ -328,6 +337,44 @@ pub fn toml_to_json(value: toml::Value) -> Result<Value, String> {
             Value::Object(map)
         }
     })
+}
+
+/// The name among `names` that `word` was most likely meant to be: within a small edit
+/// distance (a third of the name's length, at least 1; case aside; a swap of two neighbours
+/// counts 1), and not `word` itself. What "did you mean" suggests, for tools and commands.
+pub fn closest<'a>(word: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = word.to_lowercase();
+    names
+        .filter(|name| *name != word)
+        .map(|name| (edit_distance(&lower, &name.to_lowercase()), name))
+        .filter(|(distance, name)| *distance <= (name.chars().count() / 3).max(1))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, name)| name)
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions and swaps of two
+/// neighbours (`repiar` is one swap from `repair`) each count 1.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let width = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * width];
+    for i in 0..=a.len() {
+        for j in 0..=b.len() {
+            d[i * width + j] = if i == 0 || j == 0 {
+                i + j
+            } else {
+                let cost = usize::from(a[i - 1] != b[j - 1]);
+                let mut best = (d[(i - 1) * width + j] + 1)
+                    .min(d[i * width + j - 1] + 1)
+                    .min(d[(i - 1) * width + j - 1] + cost);
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    best = best.min(d[(i - 2) * width + j - 2] + 1);
+                }
+                best
+            };
+        }
+    }
+    d[a.len() * width + b.len()]
 }
 
 /// The name by which a call reaches a tool: the name without surrounding whitespace, a
@@ -611,6 +658,21 @@ pub(crate) fn seconds_rule(key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn distances_and_the_closest_name() {
+        assert_eq!(edit_distance("repiar", "repair"), 1);
+        assert_eq!(edit_distance("calls", "calls"), 0);
+        assert_eq!(edit_distance("", "man"), 3);
+        let names = ["get_weather", "read_file", "ls"];
+        assert_eq!(
+            closest("get_wether", names.into_iter()),
+            Some("get_weather")
+        );
+        assert_eq!(closest("Read_File", names.into_iter()), Some("read_file"));
+        assert_eq!(closest("rm", names.into_iter()), None);
+        assert_eq!(closest("ls", names.into_iter()), None);
+    }
 
     #[test]
     fn every_tools_error_has_its_kind() {

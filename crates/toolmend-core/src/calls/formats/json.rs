@@ -401,7 +401,7 @@ pub(super) fn envelope_problem(map: &Map<String, Value>) -> Option<Error> {
             None => {
                 return Some(Error::whole(
                     Code::MissingField,
-                    format!("tool call has no \"{field}\" (--require-terminate)"),
+                    format!("tool call has no \"{field}\" (the envelope requires it)"),
                 ));
             }
             Some(v) if !check(v) => {
