@@ -373,11 +373,18 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
     } else {
         reasoning(text)
     };
-    let visible = blank(text, &thinking.spans);
+    let mut visible = blank(text, &thinking.spans);
     mask.also(&visible);
-    let mut chosen = (None, Out::default());
-    // The first format whose markers were there but held nothing readable, if none finds calls.
-    let mut unread = None;
+    // Every format is tried, each on the text the formats before it left: a reply may mix
+    // them (a Hermes call, then `[TOOL_CALLS]…`), and none of its calls may fall into the
+    // text. The format named is the first (most specific) that found a call.
+    let mut format = None;
+    let mut out = Out::default();
+    // Markers no call could be read from, each with the format that found it.
+    let mut unread = Vec::new();
+    // Blanked copies of the text, kept alive while the mask scope knows them.
+    let mut copies = Vec::new();
+    let mut sources = 0;
     for spec in forced.map_or(TABLE, std::slice::from_ref) {
         // `hermes` already tells `<tool_call>` bodies apart; these two are for --format.
         let forced_only = matches!(spec.name, "qwen3_coder" | "glm45");
@@ -387,22 +394,45 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
         {
             continue;
         }
-        let out = run_spec(spec, &visible, ctx);
-        if !out.items.is_empty() {
-            chosen = (Some(spec.name), out);
-            break;
+        let mut found = run_spec(spec, &visible, ctx);
+        unread.extend(
+            std::mem::take(&mut found.unread)
+                .into_iter()
+                .map(|u| (spec.name, u)),
+        );
+        if found.items.is_empty() {
+            continue;
         }
-        if unread.is_none() && !out.unread.is_empty() {
-            unread = Some((Some(spec.name), out));
+        format.get_or_insert(spec.name);
+        sources += 1;
+        // What this format read is no longer there for the formats after it.
+        let next = blank(&visible, &found.cut);
+        copies.push(std::mem::replace(&mut visible, next));
+        mask.also(&visible);
+        out.items.append(&mut found.items);
+        out.cut.append(&mut found.cut);
+        out.repairs.append(&mut found.repairs);
+    }
+    drop(copies);
+    // A marker no call could be read from is an error, never silent text; one inside what
+    // another format read is that format's markup.
+    let mut errors = Vec::new();
+    for (name, (item, span)) in unread {
+        let inside = out
+            .cut
+            .iter()
+            .any(|c| c.start <= span.start && span.start < c.end);
+        let again = errors
+            .iter()
+            .any(|(_, s): &(Item, Range<usize>)| s.start < span.end && span.start < s.end);
+        if !inside && !again {
+            format.get_or_insert(name);
+            errors.push((item, span));
         }
     }
-    let (format, mut out) = match (chosen, unread) {
-        ((None, _), Some(unread)) => unread,
-        (chosen, _) => chosen,
-    };
-    if !out.unread.is_empty() {
-        // A marker no call could be read from is an error, never silent text.
-        for (item, span) in std::mem::take(&mut out.unread) {
+    // Items of one format come in the reply's order; those of several are merged into it.
+    if sources > 1 || !errors.is_empty() {
+        for (item, span) in errors {
             out.items.push(item);
             out.cut.push(span);
         }
@@ -441,7 +471,7 @@ fn run_spec(spec: &Spec, text: &str, ctx: &Ctx<'_>) -> Out {
         Kind::Hunyuan => hunyuan(text, ctx, &mut out),
         Kind::Mistral => mistral(text, ctx, &mut out),
         Kind::Functionary32 => functionary32(text, ctx, &mut out),
-        Kind::BarePythonic => bare_pythonic(text, &mut out),
+        Kind::BarePythonic => bare_pythonic(text, ctx, &mut out),
         Kind::Json => markerless(text, ctx, &mut out),
         Kind::Harmony => {}
     }
