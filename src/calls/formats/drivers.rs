@@ -64,8 +64,13 @@ pub(super) fn blocks(
             (_, Some((o, _))) => (o, o, false),
             (_, None) => (text.len(), text.len(), false),
         };
-        // `<function=` is itself the start of the body.
-        let from = if opens == ["<function="] {
+        // A marker quoted in backticks, its block never closed, is a mention
+        // (`` `<function=x>` `` in prose), not a call cut off.
+        if !closed && text[..start].ends_with('`') {
+            return body_start;
+        }
+        // `<function=` (`<function name=`) is itself the start of the body.
+        let from = if opens.iter().all(|o| FUNCTION_OPENS.contains(o)) {
             start
         } else {
             body_start
@@ -108,6 +113,7 @@ pub(super) const PLAIN_MARKERS: &[&str] = &[
     "<function_calls>",
     "<function_call>",
     "<function=",
+    "<function name=",
     "functools",
     "[TOOL_CALLS]",
 ];
@@ -259,6 +265,16 @@ pub(super) fn decode(
 ) -> Option<usize> {
     let at = skip_ws(text, range.start).min(range.end);
     let rest = &text[at..range.end];
+    // XML function tags in a block of another encoding (`<tool_call><function=…>`, MiniCPM's
+    // `<function name=…>` in any wrapper) are read as what they are.
+    if FUNCTION_OPENS.iter().any(|o| rest.starts_with(o))
+        && matches!(
+            body,
+            Body::Json { .. } | Body::ToolCall | Body::Pythonic | Body::PythonicOrJson
+        )
+    {
+        return function_tags(text, range, closed, out);
+    }
     match body {
         Body::Json { name_is_key } => json_seq(text, ctx, range, name_is_key, true, out),
         Body::ToolCall => {

@@ -271,6 +271,11 @@ pub(crate) const TABLE: &[Spec] = &[
         },
     },
     Spec {
+        name: "minicpm",
+        models: "MiniCPM (<function name=\"NAME\"><param name=\"K\">V</param></function>), bare or in a wrapper",
+        kind: block(&["<function name="], &["</function>"], Body::FunctionTags),
+    },
+    Spec {
         name: "functionary",
         models: "Functionary v3.1 (<function=NAME>JSON</function>), bare Qwen3-Coder <function=…>",
         kind: block(&["<function="], &["</function>"], Body::FunctionTags),
@@ -385,6 +390,8 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
     // Blanked copies of the text, kept alive while the mask scope knows them.
     let mut copies = Vec::new();
     let mut sources = 0;
+    // The spans each format read.
+    let mut read_by: Vec<(&str, Range<usize>)> = Vec::new();
     for spec in forced.map_or(TABLE, std::slice::from_ref) {
         // `hermes` already tells `<tool_call>` bodies apart; these two are for --format.
         let forced_only = matches!(spec.name, "qwen3_coder" | "glm45");
@@ -410,18 +417,20 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
         copies.push(std::mem::replace(&mut visible, next));
         mask.also(&visible);
         out.items.append(&mut found.items);
+        read_by.extend(found.cut.iter().map(|c| (spec.name, c.clone())));
         out.cut.append(&mut found.cut);
         out.repairs.append(&mut found.repairs);
     }
     drop(copies);
     // A marker no call could be read from is an error, never silent text; one inside what
-    // another format read is that format's markup.
+    // another format read is that format's markup, and a wrapper around another format's
+    // calls held them.
     let mut errors = Vec::new();
     for (name, (item, span)) in unread {
-        let inside = out
-            .cut
-            .iter()
-            .any(|c| c.start <= span.start && span.start < c.end);
+        let inside = read_by.iter().any(|(by, c)| {
+            (c.start <= span.start && span.start < c.end)
+                || (*by != name && span.start <= c.start && c.end <= span.end)
+        });
         let again = errors
             .iter()
             .any(|(_, s): &(Item, Range<usize>)| s.start < span.end && span.start < s.end);

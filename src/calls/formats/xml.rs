@@ -147,6 +147,27 @@ pub(super) fn gemma_args(text: &str, brace: usize, quote: &str) -> Option<(Strin
     None
 }
 
+/// The tags that open an XML-style call: `<function=NAME>` (Qwen3-Coder, Functionary) and
+/// `<function name="NAME">` (MiniCPM).
+pub(super) const FUNCTION_OPENS: &[&str] = &["<function=", "<function name="];
+/// The tags that open a value in such a call: `<parameter=KEY>`, and the attribute forms
+/// `<parameter name="KEY">`, `<param name="KEY">`.
+const PARAM_OPENS: &[&str] = &["<parameter=", "<parameter name=", "<param name="];
+const PARAM_CLOSES: &[&str] = &["</parameter>", "</param>"];
+
+/// The name a tag opened by `open` gives, its text to `gt` (the `>`): what follows `=`, or
+/// the `name` attribute of the attribute forms.
+fn tag_name<'t>(text: &'t str, open_at: usize, open: &str, gt: usize) -> std::borrow::Cow<'t, str> {
+    if open.ends_with(" name=") {
+        let tag = &text[open_at + open.len() - "name=".len()..gt];
+        return attr(tag, "name").unwrap_or_default().into();
+    }
+    text[open_at + open.len()..gt]
+        .trim()
+        .trim_matches(['"', '\''])
+        .into()
+}
+
 pub(super) fn function_tags(
     text: &str,
     range: Range<usize>,
@@ -156,16 +177,14 @@ pub(super) fn function_tags(
     let mut find = Finder::new(text);
     let mut pos = range.start;
     let mut any = false;
-    while let Some(i) = find_str(&text[pos..range.end], "<function=") {
-        let start = pos + i;
-        let name_start = start + "<function=".len();
+    while let Some((start, len)) = find.find_any(pos, range.end, FUNCTION_OPENS) {
+        let open = &text[start..start + len];
+        let name_start = start + len;
         let Some(gt) = text[name_start..range.end].find('>') else {
-            out.cut_off(None, start, "it ends inside its <function=…> tag");
+            out.cut_off(None, start, format!("it ends inside its {open}… tag"));
             return Some(range.end);
         };
-        let name = text[name_start..name_start + gt]
-            .trim()
-            .trim_matches(['"', '\'']);
+        let name = tag_name(text, start, open, name_start + gt);
         if name.is_empty() || !name.bytes().all(is_name_byte) {
             pos = name_start;
             continue;
@@ -174,7 +193,14 @@ pub(super) fn function_tags(
         let content_start = name_start + gt + 1;
         let (content_end, after) = until(&mut find, content_start, range.end, &["</function>"]);
         let complete = after.is_some() || closed;
-        function_body(text, name, start, content_start..content_end, complete, out);
+        function_body(
+            text,
+            &name,
+            start,
+            content_start..content_end,
+            complete,
+            out,
+        );
         pos = after.unwrap_or(range.end);
     }
     any.then_some(range.end)
@@ -215,26 +241,30 @@ pub(super) fn function_body(
     let mut find = Finder::new(text);
     let mut fields = Vec::new();
     let mut pos = range.start;
-    while let Some(i) = find_str(&text[pos..range.end], "<parameter=") {
-        let key_start = pos + i + "<parameter=".len();
+    let ends: Vec<&str> = PARAM_CLOSES
+        .iter()
+        .chain(PARAM_OPENS)
+        .chain(&["</function>"])
+        .copied()
+        .collect();
+    while let Some((open_at, len)) = find.find_any(pos, range.end, PARAM_OPENS) {
+        let open = &text[open_at..open_at + len];
+        let key_start = open_at + len;
         let Some(gt) = text[key_start..range.end].find('>') else {
             out.items
-                .push(incomplete("it ends inside a <parameter=…> tag"));
+                .push(incomplete(&format!("it ends inside a {open}… tag")));
             return;
         };
-        let key = text[key_start..key_start + gt]
-            .trim()
-            .trim_matches(['"', '\'']);
+        let key = tag_name(text, open_at, open, key_start + gt);
         let value_start = key_start + gt + 1;
-        let (value_end, after) = until(
-            &mut find,
-            value_start,
-            range.end,
-            &["</parameter>", "<parameter=", "</function>"],
-        );
-        let closed_tag = after.is_some_and(|a| text[value_end..a].starts_with("</parameter>"));
+        let (value_end, after) = until(&mut find, value_start, range.end, &ends);
+        let closed_tag = after.is_some_and(|a| {
+            PARAM_CLOSES
+                .iter()
+                .any(|c| text[value_end..a].starts_with(c))
+        });
         fields.push((
-            key.to_owned(),
+            key.into_owned(),
             Field::Text(xml_value(&text[value_start..value_end])),
         ));
         pos = if closed_tag {
