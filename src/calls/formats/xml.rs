@@ -421,9 +421,17 @@ pub(super) fn invokes(
             ));
             p = after.unwrap_or(content_end);
         }
+        // No parameter elements, one JSON object (DeepSeek V3.2 / V4 write that too): the
+        // object is the arguments.
+        let body = text[content_start..content_end].trim();
+        let args = if fields.is_empty() && body.starts_with('{') {
+            Args::Text(body.to_owned())
+        } else {
+            Args::Fields(fields)
+        };
         out.items.push(Item::Call(Raw {
             name: Some(name),
-            args: Args::Fields(fields),
+            args,
             offset: start,
             ..Raw::default()
         }));
