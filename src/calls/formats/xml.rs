@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::text::*;
 use crate::calls::scan::{Finder, bare_name, find_str, is_name_byte, skip_ws};
 use crate::calls::{Args, Field, Incomplete, Item, Out, Raw};
+use crate::repair::{Repair, RepairKind};
 
 /// GLM writes the name right after `<tool_call>`, then a newline, `<arg_key>` or the close;
 /// `<tool_call> tags` in prose is a mention.
@@ -307,6 +308,8 @@ pub(super) fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) 
     }
     let mut find = Finder::new(text);
     let mut fields = Vec::new();
+    // Where each value starts, for the repair that decodes it.
+    let mut spans = Vec::new();
     let mut pos = at + n;
     while let Some(i) = find_str(&text[pos..range.end], "<arg_key>") {
         let key_start = pos + i + "<arg_key>".len();
@@ -322,6 +325,7 @@ pub(super) fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) 
         let key = text[key_start..key_end].trim().to_owned();
         match value {
             Some((span, after)) => {
+                spans.push(span.start);
                 fields.push((key, Field::TextOrJson(text[span].to_owned())));
                 pos = after;
             }
@@ -331,13 +335,91 @@ pub(super) fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) 
             }
         }
     }
+    let repairs = decode_over_escaped(&mut fields, &spans);
     out.items.push(Item::Call(Raw {
         name: Some(name.to_owned()),
         args: Args::Fields(fields),
         offset: range.start,
+        repairs,
         ..Raw::default()
     }));
     Some(range.end)
+}
+
+/// GLM values that arrive escaped one level too many (the reply was JSON-encoded once more on
+/// its way): `line one\nline \"two\"`, `[{\"id\": 1}]`. A value is such when it holds an
+/// escaped quote and no bare one, and reads as the inside of a JSON string; then it, and every
+/// other value of the call that reads so and holds an escape, is decoded once, each with an
+/// `unescape` repair at the value. A Windows path (`C:\new`) alone is left as written.
+fn decode_over_escaped(fields: &mut [(String, Field)], starts: &[usize]) -> Vec<Repair> {
+    let mut repairs = Vec::new();
+    let over = fields.iter().any(|(_, f)| match f {
+        Field::TextOrJson(v) => v.contains("\\\"") && !has_bare_quote(v) && unescape_once(v).is_some(),
+        _ => false,
+    });
+    if !over {
+        return repairs;
+    }
+    let mut values = fields.iter_mut().filter_map(|(_, f)| match f {
+        Field::TextOrJson(v) => Some(v),
+        _ => None,
+    });
+    for &start in starts {
+        let Some(value) = values.next() else { break };
+        if !value.contains('\\') || has_bare_quote(value) {
+            continue;
+        }
+        if let Some(decoded) = unescape_once(value) {
+            *value = decoded;
+            repairs.push(Repair::at(RepairKind::Unescape, start));
+        }
+    }
+    repairs
+}
+
+/// Whether `value` holds a `"` that no backslash escapes.
+fn has_bare_quote(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    let mut escaped = false;
+    for &b in bytes {
+        match b {
+            b'\\' => escaped = !escaped,
+            b'"' if !escaped => return true,
+            _ => escaped = false,
+        }
+    }
+    false
+}
+
+/// `value` read as the inside of a JSON string (its escapes decoded once; raw characters kept
+/// as they are), or `None` when an escape is not JSON's.
+fn unescape_once(value: &str) -> Option<String> {
+    let mut out = String::with_capacity(value.len());
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        out.push(match chars.next()? {
+            '"' => '"',
+            '\\' => '\\',
+            '/' => '/',
+            'n' => '\n',
+            't' => '\t',
+            'r' => '\r',
+            'b' => '\u{8}',
+            'f' => '\u{c}',
+            'u' => {
+                let hex: String = chars.by_ref().take(4).collect();
+                let unit = u32::from_str_radix(&hex, 16).ok().filter(|_| hex.len() == 4)?;
+                // A surrogate pair stays as written: not worth decoding by hand here.
+                char::from_u32(unit)?
+            }
+            _ => return None,
+        });
+    }
+    Some(out)
 }
 
 /// The value of attribute `key` in a tag's text (`name="x"`, `name='x'` or `name=x`).
