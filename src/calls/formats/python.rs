@@ -7,6 +7,7 @@ use crate::calls::pythonic::{Py, PyCall, PyError};
 use crate::calls::scan::{ident_len, skip_ws};
 use crate::calls::{Args, Field, Item, Out, Raw};
 use crate::error::{Code, Error};
+use crate::repair::{Repair, RepairKind};
 
 /// Python calls: a `[…]` list, or one call per line.
 pub(super) fn pythonic(text: &str, range: Range<usize>, out: &mut Out) -> Option<usize> {
@@ -78,6 +79,11 @@ pub(super) fn push_py_calls(calls: Vec<PyCall>, out: &mut Out) {
                     .collect(),
             ),
             offset: call.start,
+            repairs: call
+                .sets
+                .iter()
+                .map(|&at| Repair::at(RepairKind::SetLiteral, at))
+                .collect(),
             ..Raw::default()
         }));
     }

@@ -354,7 +354,9 @@ pub(super) fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) 
 fn decode_over_escaped(fields: &mut [(String, Field)], starts: &[usize]) -> Vec<Repair> {
     let mut repairs = Vec::new();
     let over = fields.iter().any(|(_, f)| match f {
-        Field::TextOrJson(v) => v.contains("\\\"") && !has_bare_quote(v) && unescape_once(v).is_some(),
+        Field::TextOrJson(v) => {
+            v.contains("\\\"") && !has_bare_quote(v) && unescape_once(v).is_some()
+        }
         _ => false,
     });
     if !over {
@@ -412,7 +414,9 @@ fn unescape_once(value: &str) -> Option<String> {
             'f' => '\u{c}',
             'u' => {
                 let hex: String = chars.by_ref().take(4).collect();
-                let unit = u32::from_str_radix(&hex, 16).ok().filter(|_| hex.len() == 4)?;
+                let unit = u32::from_str_radix(&hex, 16)
+                    .ok()
+                    .filter(|_| hex.len() == 4)?;
                 // A surrogate pair stays as written: not worth decoding by hand here.
                 char::from_u32(unit)?
             }
