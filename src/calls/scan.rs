@@ -312,7 +312,8 @@ pub(crate) struct Reasoning {
 }
 
 /// Finds reasoning blocks. A closing marker with no opening one means the reply started in
-/// reasoning (the template opened it); an opening marker with no closing one runs to the end.
+/// reasoning (the template opened it); an opening marker with no closing one runs to the end,
+/// or to the first call token after it.
 pub(crate) fn reasoning(text: &str) -> Reasoning {
     let mut found = Reasoning::default();
     // A close before any open: everything before it is reasoning.
@@ -345,8 +346,14 @@ pub(crate) fn reasoning(text: &str) -> Reasoning {
                 pos = end + open.1.len();
             }
             None => {
-                found.parts.push(body..text.len());
-                found.spans.push(start..text.len());
+                // Never closed: it runs to the end, or to a call format's section or call
+                // marker (a special token, never a plain tag a thought may mention): Kimi K2
+                // starts its calls with no `</think>` before them.
+                let end = find
+                    .find_any(body, text.len(), super::formats::call_tokens())
+                    .map_or(text.len(), |(at, _)| at);
+                found.parts.push(body..end);
+                found.spans.push(start..end);
                 break;
             }
         }

@@ -329,6 +329,37 @@ pub(crate) const TABLE: &[Spec] = &[
     },
 ];
 
+/// The markers that open calls or call sections and are special tokens, never plain tags or
+/// words a model may write in prose or thought (`<|tool_calls_section_begin|>`,
+/// `<｜DSML｜function_calls>`, `<minimax:tool_call>`, not `<tool_call>` or `functools`).
+pub(crate) fn call_tokens() -> &'static [&'static str] {
+    static TOKENS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    TOKENS.get_or_init(|| {
+        let mut tokens: Vec<&'static str> = Vec::new();
+        for spec in TABLE {
+            let opens: Vec<&'static str> = match spec.kind {
+                Kind::Block { open, .. } | Kind::Prefix { open, .. } => open.to_vec(),
+                Kind::Tagged { open, section, .. } => section
+                    .iter()
+                    .copied()
+                    .filter(|m| !m.contains("end"))
+                    .chain([open])
+                    .collect(),
+                _ => Vec::new(),
+            };
+            for marker in opens {
+                let special = marker.starts_with("<|")
+                    || marker.starts_with("<｜")
+                    || marker.contains(":tool_call>");
+                if special && !PLAIN_MARKERS.contains(&marker) && !tokens.contains(&marker) {
+                    tokens.push(marker);
+                }
+            }
+        }
+        tokens
+    })
+}
+
 /// What scanning a reply found.
 #[derive(Debug, Default)]
 pub(crate) struct Scanned {
