@@ -40,11 +40,19 @@ pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> Out {
         };
         let m = pos + i;
         let segment = &text[pos..m];
-        let header_start = ["<|start|>", "<|channel|>"]
+        let mut header_start = ["<|start|>", "<|channel|>"]
             .iter()
             .filter_map(|k| find_str(segment, k))
             .min()
             .unwrap_or(0);
+        // A reply that starts inside the header (the prompt ended with `<|start|>assistant`):
+        // ` to=functions.NAME<|channel|>commentary …`; the recipient before the channel is
+        // the header's, not text.
+        let before = segment[..header_start].trim_start();
+        let before = before.strip_prefix("assistant").unwrap_or(before).trim_start();
+        if before.starts_with("to=") && !before.contains('\n') {
+            header_start = segment.len() - segment.trim_start().len();
+        }
         let orphan = strip_markers(&segment[..header_start]);
         if !orphan.trim().is_empty() {
             texts.push(orphan);
