@@ -49,7 +49,10 @@ pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> Out {
         // ` to=functions.NAME<|channel|>commentary …`; the recipient before the channel is
         // the header's, not text.
         let before = segment[..header_start].trim_start();
-        let before = before.strip_prefix("assistant").unwrap_or(before).trim_start();
+        let before = before
+            .strip_prefix("assistant")
+            .unwrap_or(before)
+            .trim_start();
         if before.starts_with("to=") && !before.contains('\n') {
             header_start = segment.len() - segment.trim_start().len();
         }

@@ -319,7 +319,7 @@ pub(crate) const TABLE: &[Spec] = &[
     },
     Spec {
         name: "pythonic",
-        models: "Llama 3.2 pythonic, ToolACE ([f(a=1), g(b=2)] as the whole reply)",
+        models: "Llama 3.2 pythonic, ToolACE ([f(a=1), g(b=2)] as the whole reply, list after list); after prose when --tools names every function (LFM2 without its markers)",
         kind: Kind::BarePythonic,
     },
     Spec {
@@ -547,6 +547,19 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             None if unclosed == 8 => break,
             None => {
                 unclosed += 1;
+                // A broken call, then a whole one on a later line: the broken one is an
+                // error when it is a call, and the whole one is read.
+                // A stray `{` in prose before it is text.
+                if let Some(next) = whole_call_after(text, ctx, start, text.len()) {
+                    if call_shaped(&text[start..next], ctx) {
+                        broken_call(text, ctx, start..next, out);
+                        out.cut.push(start..next);
+                        i = next;
+                    } else {
+                        i = start + 1;
+                    }
+                    continue;
+                }
                 (text.len(), false)
             }
         };
@@ -629,6 +642,29 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             .push(span.start..closing_markers_after(text, span.end));
         i = end;
     }
+}
+
+/// Whether `piece` (JSON that does not close) reads, healed, as a call with a name: a stray
+/// `{` in prose is none.
+fn call_shaped(piece: &str, ctx: &Ctx<'_>) -> bool {
+    let mut lenient = crate::args::Mender::new(crate::args::Options {
+        target: Target::Any,
+        ..crate::args::Options::default()
+    })
+    .building_values();
+    let Some(value) = lenient
+        .mend_value(piece)
+        .ok()
+        .filter(|built| built.deepest <= ctx.options.max_nesting)
+        .and_then(|built| built.value.ok())
+    else {
+        return false;
+    };
+    let mut raws = Vec::new();
+    collect(value, false, true, &mut raws)
+        && raws
+            .iter()
+            .any(|r| r.name.as_deref().is_some_and(|n| ctx.knows(n)))
 }
 
 /// The end of the closing call markers (`</tool_call>`, …) right after `end`, whitespace
