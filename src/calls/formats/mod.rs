@@ -91,12 +91,12 @@ const DEEPSEEK_SECTION: &[&str] = &[
 pub(crate) const TABLE: &[Spec] = &[
     Spec {
         name: "harmony",
-        models: "gpt-oss (<|channel|>commentary to=functions.NAME … <|call|>)",
+        models: "gpt-oss (<|channel|>commentary to=functions.NAME … <|call|>), also a reply that starts inside the header ( to=functions.NAME<|channel|>…)",
         kind: Kind::Harmony,
     },
     Spec {
         name: "deepseek_dsml",
-        models: "DeepSeek V3.2 (<｜DSML｜function_calls> <｜DSML｜invoke>)",
+        models: "DeepSeek V3.2 / V4 (<｜DSML｜function_calls> or <｜DSML｜tool_calls>, <｜DSML｜invoke> with parameter elements or one JSON object)",
         kind: block(
             &["<｜DSML｜function_calls>", "<｜DSML｜tool_calls>"],
             &["</｜DSML｜function_calls>", "</｜DSML｜tool_calls>"],
@@ -179,7 +179,7 @@ pub(crate) const TABLE: &[Spec] = &[
     },
     Spec {
         name: "glm45",
-        models: "GLM-4.5 / 4.6 / 4.7 (<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>)",
+        models: "GLM-4.5 / 4.6 / 4.7 (<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>); values escaped once too often are decoded (unescape)",
         kind: block(TOOL_CALL, TOOL_CALL_END, Body::Glm),
     },
     Spec {
