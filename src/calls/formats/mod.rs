@@ -407,7 +407,7 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
     let thinking = if whole_json {
         Reasoning::default()
     } else {
-        reasoning(text)
+        reasoning(text, call_tokens())
     };
     let mut visible = blank(text, &thinking.spans);
     mask.also(&visible);
