@@ -418,7 +418,7 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
     let mut out = Out::default();
     // Markers no call could be read from, each with the format that found it.
     let mut unread = Vec::new();
-    // Blanked copies of the text, kept alive while the mask scope knows them.
+    // Blanked copies of the text, kept alive as long as the mask scope knows them.
     let mut copies = Vec::new();
     let mut sources = 0;
     // The spans each format read.
@@ -452,7 +452,6 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
         out.cut.append(&mut found.cut);
         out.repairs.append(&mut found.repairs);
     }
-    drop(copies);
     // A marker no call could be read from is an error, never silent text; one inside what
     // another format read is that format's markup, and a wrapper around another format's
     // calls held them.
