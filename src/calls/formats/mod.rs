@@ -395,14 +395,35 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
         None => !whole_json && harmony::detect(text),
     };
     if harmony_first {
-        let out = harmony::scan(text, ctx);
-        return Scanned {
+        let (out, text_at) = harmony::scan(text, ctx);
+        let mut scanned = Scanned {
             items: out.items,
-            text: super::scan::join_parts(out.text.iter().flatten().map(String::as_str)),
+            text: None,
             reasoning: out.reasoning,
             repairs: out.repairs,
             format: Some("harmony"),
         };
+        let mut parts = Vec::new();
+        for (part, at) in out.text.into_iter().flatten().zip(text_at) {
+            // A message's text may hold calls of another format: they are calls too.
+            match at {
+                Some(at) if forced.is_none() && !harmony::detect(&part) => {
+                    let inner = scan(&part, ctx, false);
+                    parts.extend(inner.text);
+                    scanned.reasoning.extend(inner.reasoning);
+                    scanned
+                        .repairs
+                        .extend(inner.repairs.into_iter().map(|r| shifted(r, at)));
+                    scanned
+                        .items
+                        .extend(inner.items.into_iter().map(|item| item.shifted(at)));
+                }
+                _ => parts.push(part),
+            }
+        }
+        scanned.items.sort_by_key(Item::offset);
+        scanned.text = super::scan::join_parts(parts.iter().map(String::as_str));
+        return scanned;
     }
     let thinking = if whole_json {
         Reasoning::default()
@@ -490,6 +511,12 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
         repairs: out.repairs,
         format,
     }
+}
+
+/// `repair` with its offset moved by `by` bytes.
+fn shifted(mut repair: Repair, by: usize) -> Repair {
+    repair.offset = repair.offset.map(|o| o + by);
+    repair
 }
 
 fn run_spec(spec: &Spec, text: &str, ctx: &Ctx<'_>) -> Out {
