@@ -2012,3 +2012,24 @@ fn a_call_the_old_parser_refused_is_no_longer_dropped_beside_a_safe_one() {
         );
     }
 }
+
+/// Issue 25 item 4: a reply that mixes call formats is not reduced to the first format's
+/// calls (the other one fell into the text and the first ran alone); the loop sees both, as
+/// for any two calls in one reply.
+#[test]
+fn a_reply_mixing_call_formats_is_not_reduced_to_one_call() {
+    let s = Setup::new("mixed-formats");
+    let reply = format!(
+        "<tool_call>{}</tool_call>\nthen [TOOL_CALLS][{}]",
+        echo("one", false),
+        echo("two", false)
+    );
+    let config = s.config(&[reply, "Done.".into()], "", ECHO_TOOL);
+    let (out, transcript) = s.run_with_transcript(&config);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Done.\n");
+    assert!(s.log("tool.log").is_empty(), "neither call ran alone");
+    let events = events(&transcript);
+    let error = events.iter().find(|e| e["type"] == "parse.error").unwrap();
+    assert_eq!(error["data"]["code"], "concatenated", "{error}");
+}

@@ -76,6 +76,8 @@ pub enum RepairKind {
     ExtraBracket,
     /// A Python tuple `(1, 2)` was written as an array.
     Parentheses,
+    /// A Python set `{1, 2}` (braces whose members have no colon) was written as an array.
+    SetLiteral,
     /// A string's closing quote was missing before the text that follows it (a comma and the
     /// next member, or the closing brackets at the end); it was closed there. Unlike
     /// `unterminated_string`, the input was not cut off.
@@ -134,6 +136,7 @@ impl RepairKind {
             MismatchedBracket => "mismatched_bracket",
             ExtraBracket => "extra_bracket",
             Parentheses => "parentheses",
+            SetLiteral => "set_literal",
             MissingQuote => "missing_quote",
             UnicodeSpace => "unicode_space",
             MissingBracket => "missing_bracket",
@@ -172,6 +175,7 @@ impl RepairKind {
             MismatchedBracket => "mismatched closing bracket",
             ExtraBracket => "unexpected closing bracket",
             Parentheses => "expected a value, found '('",
+            SetLiteral => "expected ':' after an object key",
             MissingQuote => "unterminated string",
             UnicodeSpace => "expected a value, found a Unicode space",
             MissingBracket => "expected ',' or a closing bracket",

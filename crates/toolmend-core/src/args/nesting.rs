@@ -40,8 +40,15 @@ impl Level {
         }
     }
 
+    /// An array opened by `{` (a Python set): `}` closes it. No bit is free, so it is
+    /// [`Level::PAREN`] with an object's [`Level::DUPLICATE`], which no tuple has.
+    pub(crate) fn brace(self) -> bool {
+        const BRACE: u8 = Level::PAREN | Level::DUPLICATE;
+        self.0 & (Level::OBJECT | BRACE) == BRACE
+    }
+
     pub(crate) fn paren(self) -> bool {
-        self.0 & Level::PAREN != 0
+        self.0 & Level::PAREN != 0 && !self.brace()
     }
 
     pub(crate) fn has_duplicate(self) -> bool {
@@ -203,6 +210,11 @@ impl Nesting {
 
     pub(crate) fn mark_paren(&mut self) {
         self.set(Level::PAREN);
+    }
+
+    /// Marks the open array as opened by `{` (see [`Level::brace`]).
+    pub(crate) fn mark_brace(&mut self) {
+        self.set(Level::PAREN | Level::DUPLICATE);
     }
 
     pub(crate) fn mark_duplicate(&mut self) {

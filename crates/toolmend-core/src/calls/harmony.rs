@@ -25,9 +25,12 @@ pub(crate) fn detect(text: &str) -> bool {
     has("<|channel|>") || (has(MESSAGE) && (has("<|start|>") || has("to=functions.")))
 }
 
-pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> Out {
+/// The messages of a Harmony reply, and for each part of `out.text` where its content starts
+/// in the reply when it is a message's content as written (`None` for text between messages).
+pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> (Out, Vec<Option<usize>>) {
     let mut out = Out::default();
     let mut texts = Vec::new();
+    let mut text_at = Vec::new();
     let mut find = Finder::new(text);
     let mut pos = 0;
     loop {
@@ -35,19 +38,32 @@ pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> Out {
             let rest = strip_markers(&text[pos..]);
             if !rest.trim().is_empty() {
                 texts.push(rest);
+                text_at.push(None);
             }
             break;
         };
         let m = pos + i;
         let segment = &text[pos..m];
-        let header_start = ["<|start|>", "<|channel|>"]
+        let mut header_start = ["<|start|>", "<|channel|>"]
             .iter()
             .filter_map(|k| find_str(segment, k))
             .min()
             .unwrap_or(0);
+        // A reply that starts inside the header (the prompt ended with `<|start|>assistant`):
+        // ` to=functions.NAME<|channel|>commentary …`; the recipient before the channel is
+        // the header's, not text.
+        let before = segment[..header_start].trim_start();
+        let before = before
+            .strip_prefix("assistant")
+            .unwrap_or(before)
+            .trim_start();
+        if before.starts_with("to=") && !before.contains('\n') {
+            header_start = segment.len() - segment.trim_start().len();
+        }
         let orphan = strip_markers(&segment[..header_start]);
         if !orphan.trim().is_empty() {
             texts.push(orphan);
+            text_at.push(None);
         }
         let header = &segment[header_start..];
         let content_start = m + MESSAGE.len();
@@ -76,7 +92,12 @@ pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> Out {
                 }
             }
             None if channel == Some("analysis") => out.reasoning.push(content.trim().to_owned()),
-            None => texts.push(content.trim().to_owned()),
+            None => {
+                texts.push(content.trim().to_owned());
+                text_at.push(Some(
+                    content_start + content.len() - content.trim_start().len(),
+                ));
+            }
         }
         // `<|start|>` and `<|channel|>` open the next header; the others end this message.
         pos = match terminator {
@@ -85,7 +106,7 @@ pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> Out {
         };
     }
     out.text = Some(texts);
-    out
+    (out, text_at)
 }
 
 /// The word after `key` in a header (`<|channel|>commentary`, `to=functions.x`).

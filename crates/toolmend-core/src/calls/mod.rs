@@ -673,6 +673,33 @@ impl Item {
         }
     }
 
+    /// The item of a part of the reply that starts `by` bytes into it, its offsets moved
+    /// there.
+    pub(crate) fn shifted(mut self, by: usize) -> Item {
+        match &mut self {
+            Item::Call(raw) => {
+                raw.offset += by;
+                for repair in &mut raw.repairs {
+                    repair.offset = repair.offset.map(|o| o + by);
+                }
+            }
+            Item::Incomplete(cut) => cut.offset += by,
+            Item::Failed(rejected) => {
+                let error = &mut rejected.error;
+                if let Some(old) = error.offset {
+                    // The message names the offset too (`… at byte 3`).
+                    let at = format!(" at byte {old}");
+                    if error.message.ends_with(&at) {
+                        error.message.truncate(error.message.len() - at.len());
+                        error.message.push_str(&format!(" at byte {}", old + by));
+                    }
+                    error.offset = Some(old + by);
+                }
+            }
+        }
+        self
+    }
+
     pub(crate) fn failed(name: Option<String>, error: Error) -> Item {
         Item::Failed(Rejected {
             tool: name,

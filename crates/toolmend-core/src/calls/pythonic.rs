@@ -11,6 +11,8 @@ pub(crate) struct PyCall {
     pub name: String,
     pub args: Map<String, Value>,
     pub start: usize,
+    /// Where the set literals read as arrays (`{1, 2}`) opened.
+    pub sets: Vec<usize>,
 }
 
 /// Why the text is not (or not all) Python calls.
@@ -28,6 +30,8 @@ pub(crate) struct Py<'a> {
     pub pos: usize,
     end: usize,
     depth: usize,
+    /// Where each set literal read (as an array) opened.
+    pub sets: Vec<usize>,
 }
 
 impl<'a> Py<'a> {
@@ -38,6 +42,7 @@ impl<'a> Py<'a> {
             pos: start,
             end,
             depth: 0,
+            sets: Vec::new(),
         }
     }
 
@@ -149,10 +154,12 @@ impl<'a> Py<'a> {
             py.pos += 1;
             Ok((key.to_owned(), py.literal()?))
         })?;
+        let first_set = self.sets.partition_point(|&at| at < start);
         Ok(PyCall {
             name,
             args: args.into_iter().collect(),
             start,
+            sets: self.sets[first_set..].to_vec(),
         })
     }
 
@@ -196,7 +203,46 @@ impl<'a> Py<'a> {
         )
     }
 
+    /// Whether the `{` at the current position opens a set (`{1, 2}`, `{"a"}`): its first
+    /// member, a string or a bare word, is followed by `,` or `}`, not `:`.
+    fn at_set(&self) -> bool {
+        let bytes = &self.bytes[..self.end];
+        let mut i = self.pos + 1;
+        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        match bytes.get(i) {
+            Some(&q @ (b'"' | b'\'')) => {
+                i += 1;
+                while let Some(&b) = bytes.get(i) {
+                    if b == q {
+                        break;
+                    }
+                    i += if b == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            Some(b) if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.' | b'_') => {
+                while bytes.get(i).is_some_and(|b| {
+                    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.' | b'_')
+                }) {
+                    i += 1;
+                }
+            }
+            _ => return false,
+        }
+        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        matches!(bytes.get(i), Some(b',' | b'}'))
+    }
+
     fn dict(&mut self) -> Result<Value, PyError> {
+        if self.at_set() {
+            // A Python set is an array.
+            self.sets.push(self.pos);
+            return Ok(Value::Array(self.seq(b'{', b'}')?));
+        }
         let members = self.items(b'{', b'}', "expected ',' or '}'", |py| {
             let key = match py.literal()? {
                 Value::String(s) => s,

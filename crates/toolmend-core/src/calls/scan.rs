@@ -312,8 +312,9 @@ pub(crate) struct Reasoning {
 }
 
 /// Finds reasoning blocks. A closing marker with no opening one means the reply started in
-/// reasoning (the template opened it); an opening marker with no closing one runs to the end.
-pub(crate) fn reasoning(text: &str) -> Reasoning {
+/// reasoning (the template opened it); an opening marker with no closing one runs to the end,
+/// or to the first of `call_tokens` after it.
+pub(crate) fn reasoning(text: &str, call_tokens: &[&str]) -> Reasoning {
     let mut found = Reasoning::default();
     // A close before any open: everything before it is reasoning.
     let first_open = REASONING
@@ -345,8 +346,14 @@ pub(crate) fn reasoning(text: &str) -> Reasoning {
                 pos = end + open.1.len();
             }
             None => {
-                found.parts.push(body..text.len());
-                found.spans.push(start..text.len());
+                // Never closed: it runs to the end, or to a call format's section or call
+                // marker (a special token, never a plain tag a thought may mention): Kimi K2
+                // starts its calls with no `</think>` before them.
+                let end = find
+                    .find_any(body, text.len(), call_tokens)
+                    .map_or(text.len(), |(at, _)| at);
+                found.parts.push(body..end);
+                found.spans.push(start..end);
                 break;
             }
         }
@@ -519,11 +526,11 @@ mod tests {
 
     #[test]
     fn reasoning_blocks() {
-        let r = reasoning("a<think>b</think>c");
+        let r = reasoning("a<think>b</think>c", &[]);
         assert_eq!((r.parts.len(), r.parts[0].clone()), (1, 8..9));
-        let r = reasoning("plan</think>go");
+        let r = reasoning("plan</think>go", &[]);
         assert_eq!((r.parts.len(), r.parts[0].clone()), (1, 0..4));
-        let r = reasoning("x<think>cut off");
+        let r = reasoning("x<think>cut off", &[]);
         assert_eq!((r.spans.len(), r.spans[0].clone()), (1, 1..15));
     }
 }

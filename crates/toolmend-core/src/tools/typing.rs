@@ -85,6 +85,14 @@ pub(crate) fn convert(text: &str, t: &str, max_nesting: usize) -> Option<Value> 
             _ => None,
         },
         "null" => matches!(trimmed, "null" | "None").then_some(Value::Null),
+        "array" if trimmed.starts_with('{') => {
+            // A Python set (`{1, 2, 3}`) is read as one where a value is: inside a list.
+            let wrapped = crate::args::repair_value(&format!("[{trimmed}]"), max_nesting)?;
+            match wrapped {
+                Value::Array(mut items) if items.len() == 1 && items[0].is_array() => items.pop(),
+                _ => None,
+            }
+        }
         "object" | "array" => {
             let value = crate::args::repair_value(trimmed, max_nesting)?;
             let fits = if t == "object" {

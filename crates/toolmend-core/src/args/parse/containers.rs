@@ -395,6 +395,20 @@ impl<'a> Parser<'a> {
     /// Handles a closing bracket `c` at `at`. Returns `true` when it closed the open
     /// container, `false` when it was a stray bracket that was skipped.
     fn closer(&mut self, c: u8, at: usize) -> Result<bool, Error> {
+        // `}` ends a Python set read as an array.
+        if c == b'}'
+            && self.top() == Container::Array
+            && self
+                .sink
+                .scratch
+                .nesting
+                .top()
+                .is_some_and(|level| level.brace())
+        {
+            self.pos += 1;
+            self.close_frame();
+            return Ok(true);
+        }
         let wanted = if c == b'}' {
             Container::Object
         } else {
@@ -426,6 +440,74 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             Ok(false)
         }
+    }
+
+    /// Whether the `{` at `at`, a value inside a container, opens a Python set literal
+    /// (`{1, 2, 3}`, `{"a", "b"}`, `{3}`): members of one token each (a string or a bare
+    /// word), separated by commas, no colon, nothing nested, closed by `}` within a few KiB; a
+    /// lone string (`{"x"}`) is a key missing its value, as two tokens with no comma between
+    /// (`{"x" 1}`) are a missing colon, and a first string with other values after it
+    /// (`{"a", 1}`) is a pair with a comma for its colon. Only the set's own bytes are looked at, so reading
+    /// stays linear.
+    pub(super) fn set_literal(&self, at: usize) -> bool {
+        if self.strict || self.sink.scratch.nesting.depth() == 0 {
+            return false;
+        }
+        let src = self.src;
+        let limit = src.len().min(at + 4096);
+        let (mut members, mut strings) = (0, 0);
+        let mut first_string = false;
+        // Whether a member was read since the last comma.
+        let mut after_member = false;
+        let mut i = at + 1;
+        while i < limit {
+            match src[i] {
+                b' ' | b'\t' | b'\n' | b'\r' => i += 1,
+                b',' if after_member => {
+                    after_member = false;
+                    i += 1;
+                }
+                // Strings with other values after a first string are pairs written with
+                // commas for colons (`{"a", 1, "b", 2}`), not a set.
+                b'}' => {
+                    let pairs = first_string && strings < members;
+                    return !pairs && (members > 1 || (members == 1 && strings == 0));
+                }
+                _ if after_member => return false,
+                q @ (b'"' | b'\'') => {
+                    i += 1;
+                    while i < limit && src[i] != q {
+                        i += if src[i] == b'\\' { 2 } else { 1 };
+                    }
+                    if i >= limit {
+                        return false;
+                    }
+                    i += 1;
+                    first_string |= members == 0;
+                    (members, strings, after_member) = (members + 1, strings + 1, true);
+                }
+                b if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.' | b'_') => {
+                    let word = i;
+                    while i < limit
+                        && (src[i].is_ascii_alphanumeric()
+                            || matches!(src[i], b'-' | b'+' | b'.' | b'_'))
+                    {
+                        i += 1;
+                    }
+                    // A number or a literal: a bare name is no value of a set.
+                    let literal = matches!(
+                        &src[word..i],
+                        b"true" | b"false" | b"null" | b"True" | b"False" | b"None"
+                    );
+                    if !(literal || matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.')) {
+                        return false;
+                    }
+                    (members, after_member) = (members + 1, true);
+                }
+                _ => return false,
+            }
+        }
+        false
     }
 
     /// `)` closing the open array: the end of a tuple, or (`[1, 2)`) a mismatched bracket.

@@ -415,6 +415,15 @@ impl<'a> Parser<'a> {
             };
         };
         match b {
+            b'{' if self.set_literal(at) => {
+                // `{"ids": {1, 2, 3}}`: a Python set is an array, not an object of keys
+                // with missing values.
+                self.fix(RepairKind::SetLiteral, at)?;
+                self.pos += 1;
+                self.open(Container::Array, at)?;
+                self.sink.scratch.nesting.mark_brace();
+                self.begin_element(None)
+            }
             b'{' => {
                 self.pos += 1;
                 self.open(Container::Object, at)?;

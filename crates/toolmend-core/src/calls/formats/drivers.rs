@@ -11,7 +11,7 @@ use super::text::*;
 use super::xml::*;
 use crate::calls::pythonic::Py;
 use crate::calls::scan::{
-    Finder, bare_name, ident_len, is_name_byte, is_valid_json, json_extent, skip_ws,
+    Finder, bare_name, find_str, ident_len, is_name_byte, is_valid_json, json_extent, skip_ws,
 };
 use crate::calls::{Args, Ctx, Incomplete, Item, Out, Raw, Rejected};
 use crate::error::{Code, Error};
@@ -64,8 +64,13 @@ pub(super) fn blocks(
             (_, Some((o, _))) => (o, o, false),
             (_, None) => (text.len(), text.len(), false),
         };
-        // `<function=` is itself the start of the body.
-        let from = if opens == ["<function="] {
+        // A marker quoted in backticks, its block never closed, is a mention
+        // (`` `<function=x>` `` in prose), not a call cut off.
+        if !closed && text[..start].ends_with('`') {
+            return body_start;
+        }
+        // `<function=` (`<function name=`) is itself the start of the body.
+        let from = if opens.iter().all(|o| FUNCTION_OPENS.contains(o)) {
             start
         } else {
             body_start
@@ -79,7 +84,13 @@ pub(super) fn blocks(
             // The markers and the calls are cut; the stray words around the calls stay text.
             out.cut.extend([start..body_start, calls, body_end..after]);
             after.max(body_start)
-        } else if let Some(item) = unread(text, &text[start..body_start], start, body_end, closed) {
+        } else if let Some(item) = unread(
+            text,
+            &text[start..body_start],
+            start,
+            body_end,
+            Opened::Block(closed),
+        ) {
             out.unread.push((item, start..after));
             after.max(body_start)
         } else {
@@ -102,6 +113,7 @@ pub(super) const PLAIN_MARKERS: &[&str] = &[
     "<function_calls>",
     "<function_call>",
     "<function=",
+    "<function name=",
     "functools",
     "[TOOL_CALLS]",
 ];
@@ -118,13 +130,17 @@ pub(super) fn mentioned(text: &str, marker: &str, start: usize) -> bool {
 /// The error for a call marker at `start` whose body (to `body_end`) no decoder could read,
 /// or `None` when the marker is only mentioned: in backticks, or a plain marker in the middle
 /// of prose. A body that is empty to the end of the reply is a call cut off after its marker.
+/// `Block(closed)`: the marker opens a block, closed or not; a plain opener in prose is a
+/// mention only when its closer follows (`Use <tool_call> and </tool_call>`): left open
+/// (`hi <tool_call> there`) it starts a call that could not be read.
 pub(super) fn unread(
     text: &str,
     marker: &str,
     start: usize,
     body_end: usize,
-    closed: bool,
+    opened: Opened,
 ) -> Option<Item> {
+    let closed = matches!(opened, Opened::Block(true) | Opened::Section(true));
     let body = text[start + marker.len()..body_end].trim();
     let at_end = body.is_empty() && !closed && body_end == text.len();
     if body.is_empty() && !closed && !at_end {
@@ -132,7 +148,13 @@ pub(super) fn unread(
         return None;
     }
     let call_like = body.starts_with(['{', '[', '<']) || body.starts_with("```");
-    if (mentioned(text, marker, start) && !(call_like || at_end)) || marker == "functools" {
+    let left_open = opened == Opened::Block(false)
+        && marker.starts_with('<')
+        && !text[..start].ends_with('`')
+        && !quoted_before(text, marker, start);
+    if (mentioned(text, marker, start) && !(call_like || at_end || left_open))
+        || marker == "functools"
+    {
         return None;
     }
     if at_end {
@@ -151,6 +173,29 @@ pub(super) fn unread(
             format!("{marker} starts a tool call, but no call can be read from what follows it"),
         ),
     ))
+}
+
+/// Whether `marker` is quoted in backticks shortly before `start` (`Wrap calls in
+/// `<tool_call>` tags, like <tool_call> this`): the reply talks about the markup. Only a
+/// bounded stretch is looked at, so that many markers stay linear.
+fn quoted_before(text: &str, marker: &str, start: usize) -> bool {
+    let mut from = start.saturating_sub(512);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    let quoted = format!("`{marker}`");
+    find_str(&text[from..start], &quoted).is_some()
+}
+
+/// How the marker given to [`unread`] opens its call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Opened {
+    /// A block marker, and whether its closer came.
+    Block(bool),
+    /// A prefix, whose call has no closer.
+    Prefix,
+    /// A section of tagged calls, and whether it closed.
+    Section(bool),
 }
 
 pub(super) fn prefixes(
@@ -182,7 +227,7 @@ pub(super) fn prefixes(
                 out.cut.extend([start..body_start, calls.clone()]);
                 calls.end.max(body_start)
             }
-            None => match unread(text, open, at, body_end, false) {
+            None => match unread(text, open, at, body_end, Opened::Prefix) {
                 Some(item) => {
                     out.unread.push((item, start..body_end));
                     body_end.max(body_start)
@@ -220,6 +265,16 @@ pub(super) fn decode(
 ) -> Option<usize> {
     let at = skip_ws(text, range.start).min(range.end);
     let rest = &text[at..range.end];
+    // XML function tags in a block of another encoding (`<tool_call><function=…>`, MiniCPM's
+    // `<function name=…>` in any wrapper) are read as what they are.
+    if FUNCTION_OPENS.iter().any(|o| rest.starts_with(o))
+        && matches!(
+            body,
+            Body::Json { .. } | Body::ToolCall | Body::Pythonic | Body::PythonicOrJson
+        )
+    {
+        return function_tags(text, range, closed, out);
+    }
     match body {
         Body::Json { name_is_key } => json_seq(text, ctx, range, name_is_key, true, out),
         Body::ToolCall => {
@@ -394,7 +449,13 @@ pub(super) fn tagged(
             let body_end = next.map_or(text.len(), |(e, _)| e);
             let end = next.map_or(text.len(), |(e, l)| e + l);
             let marker = &text[start..start + len];
-            if let Some(item) = unread(text, marker, start, body_end, next.is_some()) {
+            if let Some(item) = unread(
+                text,
+                marker,
+                start,
+                body_end,
+                Opened::Section(next.is_some()),
+            ) {
                 out.unread.push((item, start..end));
             }
         }

@@ -38,6 +38,68 @@ pub(super) fn call_json(text: &str, ctx: &Ctx<'_>, range: Range<usize>) -> Optio
     None
 }
 
+/// Where a whole, valid call object starts after the call JSON at `start` that never
+/// closes: at the start of a later line or after a `;` (Llama 3 writes one call per line).
+/// The call at `start` is then broken, not cut off at the end of the reply. A few places are
+/// looked at, and none past an object that does not close either.
+pub(super) fn whole_call_after(
+    text: &str,
+    ctx: &Ctx<'_>,
+    start: usize,
+    end: usize,
+) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut from = start + 1;
+    for _ in 0..16 {
+        let j = from + memchr::memchr2(b'\n', b';', &bytes[from..end])?;
+        from = j + 1;
+        let p = skip_ws(text, j + 1);
+        if p >= end || bytes[p] != b'{' {
+            continue;
+        }
+        let close = ctx.json_extent(text, p, end)?;
+        let Ok(object) = serde_json::from_str::<Map<String, Value>>(&text[p..close]) else {
+            continue;
+        };
+        if ["name", "tool"]
+            .iter()
+            .any(|k| object.get(*k).is_some_and(Value::is_string))
+        {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// The error for the call JSON in `range` that does not close before the whole call at
+/// `range.end`, named from what was written when that can be read.
+pub(super) fn broken_call(text: &str, ctx: &Ctx<'_>, range: Range<usize>, out: &mut Out) {
+    let mut lenient = crate::args::Mender::new(crate::args::Options {
+        target: Target::Any,
+        ..crate::args::Options::default()
+    })
+    .building_values();
+    let written = text[range.clone()].trim_end().trim_end_matches([';', ',']);
+    let name = lenient
+        .mend_value(written)
+        .ok()
+        .filter(|built| built.deepest <= ctx.options.max_nesting)
+        .and_then(|built| built.value.ok())
+        .and_then(|v| {
+            let mut raws = Vec::new();
+            collect(v, false, false, &mut raws);
+            raws.into_iter().next().and_then(|r| r.name)
+        });
+    out.items.push(Item::failed(
+        name.map(|n| bare_name(&n).0),
+        Error::at(
+            Code::InvalidJson,
+            range.start,
+            "tool call JSON is not closed before the whole call after it",
+        ),
+    ));
+}
+
 /// One or more JSON calls, separated by whitespace, `;` or `,` (or glued `}{`), possibly in
 /// code fences. `marked`: the text is inside call markers, so a JSON value that is not a call
 /// is an error rather than text.
@@ -68,7 +130,17 @@ pub(super) fn json_seq(
         }
         let (piece_end, complete) = match ctx.json_extent(text, i, range.end) {
             Some(e) => (e, true),
-            None => (range.end, false),
+            None => match whole_call_after(text, ctx, i, range.end) {
+                // A broken call, then a whole one: the broken one is an error, and the
+                // whole one is read.
+                Some(next) => {
+                    broken_call(text, ctx, i..next, out);
+                    i = next;
+                    end = Some(i);
+                    continue;
+                }
+                None => (range.end, false),
+            },
         };
         json_piece(text, ctx, i..piece_end, complete, name_is_key, marked, out);
         i = piece_end;

@@ -99,7 +99,7 @@ pub(super) fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             pos = end.max(after);
             continue;
         }
-        if let Some(item) = unread(text, MARK, start, segment_end, false) {
+        if let Some(item) = unread(text, MARK, start, segment_end, Opened::Prefix) {
             out.unread.push((item, start..segment_end));
             pos = segment_end.max(after);
         }

@@ -91,12 +91,12 @@ const DEEPSEEK_SECTION: &[&str] = &[
 pub(crate) const TABLE: &[Spec] = &[
     Spec {
         name: "harmony",
-        models: "gpt-oss (<|channel|>commentary to=functions.NAME … <|call|>)",
+        models: "gpt-oss (<|channel|>commentary to=functions.NAME … <|call|>), also a reply that starts inside the header ( to=functions.NAME<|channel|>…)",
         kind: Kind::Harmony,
     },
     Spec {
         name: "deepseek_dsml",
-        models: "DeepSeek V3.2 (<｜DSML｜function_calls> <｜DSML｜invoke>)",
+        models: "DeepSeek V3.2 / V4 (<｜DSML｜function_calls> or <｜DSML｜tool_calls>, <｜DSML｜invoke> with parameter elements or one JSON object)",
         kind: block(
             &["<｜DSML｜function_calls>", "<｜DSML｜tool_calls>"],
             &["</｜DSML｜function_calls>", "</｜DSML｜tool_calls>"],
@@ -179,7 +179,7 @@ pub(crate) const TABLE: &[Spec] = &[
     },
     Spec {
         name: "glm45",
-        models: "GLM-4.5 / 4.6 / 4.7 (<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>)",
+        models: "GLM-4.5 / 4.6 / 4.7 (<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>); values escaped once too often are decoded (unescape)",
         kind: block(TOOL_CALL, TOOL_CALL_END, Body::Glm),
     },
     Spec {
@@ -271,6 +271,11 @@ pub(crate) const TABLE: &[Spec] = &[
         },
     },
     Spec {
+        name: "minicpm",
+        models: "MiniCPM (<function name=\"NAME\"><param name=\"K\">V</param></function>), bare or in a wrapper",
+        kind: block(&["<function name="], &["</function>"], Body::FunctionTags),
+    },
+    Spec {
         name: "functionary",
         models: "Functionary v3.1 (<function=NAME>JSON</function>), bare Qwen3-Coder <function=…>",
         kind: block(&["<function="], &["</function>"], Body::FunctionTags),
@@ -314,7 +319,7 @@ pub(crate) const TABLE: &[Spec] = &[
     },
     Spec {
         name: "pythonic",
-        models: "Llama 3.2 pythonic, ToolACE ([f(a=1), g(b=2)] as the whole reply)",
+        models: "Llama 3.2 pythonic, ToolACE ([f(a=1), g(b=2)] as the whole reply, list after list); after prose when --tools names every function (LFM2 without its markers)",
         kind: Kind::BarePythonic,
     },
     Spec {
@@ -323,6 +328,37 @@ pub(crate) const TABLE: &[Spec] = &[
         kind: Kind::Json,
     },
 ];
+
+/// The markers that open calls or call sections and are special tokens, never plain tags or
+/// words a model may write in prose or thought (`<|tool_calls_section_begin|>`,
+/// `<｜DSML｜function_calls>`, `<minimax:tool_call>`, not `<tool_call>` or `functools`).
+pub(crate) fn call_tokens() -> &'static [&'static str] {
+    static TOKENS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    TOKENS.get_or_init(|| {
+        let mut tokens: Vec<&'static str> = Vec::new();
+        for spec in TABLE {
+            let opens: Vec<&'static str> = match spec.kind {
+                Kind::Block { open, .. } | Kind::Prefix { open, .. } => open.to_vec(),
+                Kind::Tagged { open, section, .. } => section
+                    .iter()
+                    .copied()
+                    .filter(|m| !m.contains("end"))
+                    .chain([open])
+                    .collect(),
+                _ => Vec::new(),
+            };
+            for marker in opens {
+                let special = marker.starts_with("<|")
+                    || marker.starts_with("<｜")
+                    || marker.contains(":tool_call>");
+                if special && !PLAIN_MARKERS.contains(&marker) && !tokens.contains(&marker) {
+                    tokens.push(marker);
+                }
+            }
+        }
+        tokens
+    })
+}
 
 /// What scanning a reply found.
 #[derive(Debug, Default)]
@@ -359,25 +395,55 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
         None => !whole_json && harmony::detect(text),
     };
     if harmony_first {
-        let out = harmony::scan(text, ctx);
-        return Scanned {
+        let (out, text_at) = harmony::scan(text, ctx);
+        let mut scanned = Scanned {
             items: out.items,
-            text: super::scan::join_parts(out.text.iter().flatten().map(String::as_str)),
+            text: None,
             reasoning: out.reasoning,
             repairs: out.repairs,
             format: Some("harmony"),
         };
+        let mut parts = Vec::new();
+        for (part, at) in out.text.into_iter().flatten().zip(text_at) {
+            // A message's text may hold calls of another format: they are calls too.
+            match at {
+                Some(at) if forced.is_none() && !harmony::detect(&part) => {
+                    let inner = scan(&part, ctx, false);
+                    parts.extend(inner.text);
+                    scanned.reasoning.extend(inner.reasoning);
+                    scanned
+                        .repairs
+                        .extend(inner.repairs.into_iter().map(|r| shifted(r, at)));
+                    scanned
+                        .items
+                        .extend(inner.items.into_iter().map(|item| item.shifted(at)));
+                }
+                _ => parts.push(part),
+            }
+        }
+        scanned.items.sort_by_key(Item::offset);
+        scanned.text = super::scan::join_parts(parts.iter().map(String::as_str));
+        return scanned;
     }
     let thinking = if whole_json {
         Reasoning::default()
     } else {
-        reasoning(text)
+        reasoning(text, call_tokens())
     };
-    let visible = blank(text, &thinking.spans);
+    let mut visible = blank(text, &thinking.spans);
     mask.also(&visible);
-    let mut chosen = (None, Out::default());
-    // The first format whose markers were there but held nothing readable, if none finds calls.
-    let mut unread = None;
+    // Every format is tried, each on the text the formats before it left: a reply may mix
+    // them (a Hermes call, then `[TOOL_CALLS]…`), and none of its calls may fall into the
+    // text. The format named is the first (most specific) that found a call.
+    let mut format = None;
+    let mut out = Out::default();
+    // Markers no call could be read from, each with the format that found it.
+    let mut unread = Vec::new();
+    // Blanked copies of the text, kept alive as long as the mask scope knows them.
+    let mut copies = Vec::new();
+    let mut sources = 0;
+    // The spans each format read.
+    let mut read_by: Vec<(&str, Range<usize>)> = Vec::new();
     for spec in forced.map_or(TABLE, std::slice::from_ref) {
         // `hermes` already tells `<tool_call>` bodies apart; these two are for --format.
         let forced_only = matches!(spec.name, "qwen3_coder" | "glm45");
@@ -387,22 +453,46 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
         {
             continue;
         }
-        let out = run_spec(spec, &visible, ctx);
-        if !out.items.is_empty() {
-            chosen = (Some(spec.name), out);
-            break;
+        let mut found = run_spec(spec, &visible, ctx);
+        unread.extend(
+            std::mem::take(&mut found.unread)
+                .into_iter()
+                .map(|u| (spec.name, u)),
+        );
+        if found.items.is_empty() {
+            continue;
         }
-        if unread.is_none() && !out.unread.is_empty() {
-            unread = Some((Some(spec.name), out));
+        format.get_or_insert(spec.name);
+        sources += 1;
+        // What this format read is no longer there for the formats after it.
+        let next = blank(&visible, &found.cut);
+        copies.push(std::mem::replace(&mut visible, next));
+        mask.also(&visible);
+        out.items.append(&mut found.items);
+        read_by.extend(found.cut.iter().map(|c| (spec.name, c.clone())));
+        out.cut.append(&mut found.cut);
+        out.repairs.append(&mut found.repairs);
+    }
+    // A marker no call could be read from is an error, never silent text; one inside what
+    // another format read is that format's markup, and a wrapper around another format's
+    // calls held them.
+    let mut errors = Vec::new();
+    for (name, (item, span)) in unread {
+        let inside = read_by.iter().any(|(by, c)| {
+            (c.start <= span.start && span.start < c.end)
+                || (*by != name && span.start <= c.start && c.end <= span.end)
+        });
+        let again = errors
+            .iter()
+            .any(|(_, s): &(Item, Range<usize>)| s.start < span.end && span.start < s.end);
+        if !inside && !again {
+            format.get_or_insert(name);
+            errors.push((item, span));
         }
     }
-    let (format, mut out) = match (chosen, unread) {
-        ((None, _), Some(unread)) => unread,
-        (chosen, _) => chosen,
-    };
-    if !out.unread.is_empty() {
-        // A marker no call could be read from is an error, never silent text.
-        for (item, span) in std::mem::take(&mut out.unread) {
+    // Items of one format come in the reply's order; those of several are merged into it.
+    if sources > 1 || !errors.is_empty() {
+        for (item, span) in errors {
             out.items.push(item);
             out.cut.push(span);
         }
@@ -423,6 +513,12 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
     }
 }
 
+/// `repair` with its offset moved by `by` bytes.
+fn shifted(mut repair: Repair, by: usize) -> Repair {
+    repair.offset = repair.offset.map(|o| o + by);
+    repair
+}
+
 fn run_spec(spec: &Spec, text: &str, ctx: &Ctx<'_>) -> Out {
     let mut out = Out::default();
     match spec.kind {
@@ -441,7 +537,7 @@ fn run_spec(spec: &Spec, text: &str, ctx: &Ctx<'_>) -> Out {
         Kind::Hunyuan => hunyuan(text, ctx, &mut out),
         Kind::Mistral => mistral(text, ctx, &mut out),
         Kind::Functionary32 => functionary32(text, ctx, &mut out),
-        Kind::BarePythonic => bare_pythonic(text, &mut out),
+        Kind::BarePythonic => bare_pythonic(text, ctx, &mut out),
         Kind::Json => markerless(text, ctx, &mut out),
         Kind::Harmony => {}
     }
@@ -477,6 +573,19 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             None if unclosed == 8 => break,
             None => {
                 unclosed += 1;
+                // A broken call, then a whole one on a later line: the broken one is an
+                // error when it is a call, and the whole one is read.
+                // A stray `{` in prose before it is text.
+                if let Some(next) = whole_call_after(text, ctx, start, text.len()) {
+                    if call_shaped(&text[start..next], ctx) {
+                        broken_call(text, ctx, start..next, out);
+                        out.cut.push(start..next);
+                        i = next;
+                    } else {
+                        i = start + 1;
+                    }
+                    continue;
+                }
                 (text.len(), false)
             }
         };
@@ -563,6 +672,29 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             .push(span.start..closing_markers_after(text, span.end));
         i = end;
     }
+}
+
+/// Whether `piece` (JSON that does not close) reads, healed, as a call with a name: a stray
+/// `{` in prose is none.
+fn call_shaped(piece: &str, ctx: &Ctx<'_>) -> bool {
+    let mut lenient = crate::args::Mender::new(crate::args::Options {
+        target: Target::Any,
+        ..crate::args::Options::default()
+    })
+    .building_values();
+    let Some(value) = lenient
+        .mend_value(piece)
+        .ok()
+        .filter(|built| built.deepest <= ctx.options.max_nesting)
+        .and_then(|built| built.value.ok())
+    else {
+        return false;
+    };
+    let mut raws = Vec::new();
+    collect(value, false, true, &mut raws)
+        && raws
+            .iter()
+            .any(|r| r.name.as_deref().is_some_and(|n| ctx.knows(n)))
 }
 
 /// The end of the closing call markers (`</tool_call>`, …) right after `end`, whitespace

@@ -2,10 +2,12 @@
 
 use std::ops::Range;
 
+use crate::calls::Ctx;
 use crate::calls::pythonic::{Py, PyCall, PyError};
 use crate::calls::scan::{ident_len, skip_ws};
 use crate::calls::{Args, Field, Item, Out, Raw};
 use crate::error::{Code, Error};
+use crate::repair::{Repair, RepairKind};
 
 /// Python calls: a `[…]` list, or one call per line.
 pub(super) fn pythonic(text: &str, range: Range<usize>, out: &mut Out) -> Option<usize> {
@@ -77,33 +79,76 @@ pub(super) fn push_py_calls(calls: Vec<PyCall>, out: &mut Out) {
                     .collect(),
             ),
             offset: call.start,
+            repairs: call
+                .sets
+                .iter()
+                .map(|&at| Repair::at(RepairKind::SetLiteral, at))
+                .collect(),
             ..Raw::default()
         }));
     }
 }
 
-/// `[f(a=1), …]` as the whole reply (after reasoning); text after the list stays text.
-pub(super) fn bare_pythonic(text: &str, out: &mut Out) {
-    let at = skip_ws(text, 0);
-    if !Py::looks_like_list(text, at) {
-        return;
-    }
-    let mut py = Py::new(text, at, text.len());
-    match py.list() {
-        Ok(calls) => {
-            push_py_calls(calls, out);
-            out.cut.push(at..py.pos);
+/// `[f(a=1), …]` lists: at the start of the reply (after reasoning), each list right after
+/// one read (`[f(a=1)] [g(b=2)]`), and, when a tools list names every function called, a
+/// list after prose (`Let me check.[get_time(city="Paris")]`, as LFM2 writes without its
+/// markers). Text around the lists stays text.
+pub(super) fn bare_pythonic(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
+    let known = |calls: &[PyCall]| ctx.tools.is_some() && calls.iter().all(|c| ctx.knows(&c.name));
+    // The bytes parsed from a list that is not read: a few times the reply, so a text of
+    // many `[f(` stays linear.
+    let mut budget = 2 * text.len() + (64 << 10);
+    // Where a list may start without prose before it: the start, or right after a list.
+    let mut lead = skip_ws(text, 0);
+    let mut pos = lead;
+    while pos < text.len() {
+        let at = if Py::looks_like_list(text, lead) {
+            lead
+        } else if ctx.tools.is_some() {
+            match memchr::memchr(b'[', &text.as_bytes()[pos..]) {
+                Some(j) if Py::looks_like_list(text, pos + j) => pos + j,
+                Some(j) => {
+                    pos += j + 1;
+                    continue;
+                }
+                None => return,
+            }
+        } else {
+            return;
+        };
+        let after_prose = at != lead;
+        let mut py = Py::new(text, at, text.len());
+        match py.list() {
+            Ok(calls) if !after_prose || known(&calls) => {
+                push_py_calls(calls, out);
+                out.cut.push(at..py.pos);
+                lead = skip_ws(text, py.pos);
+                pos = lead;
+            }
+            Err(PyError::Truncated) => {
+                let name_at = skip_ws(text, at + 1);
+                let n = ident_len(text, name_at);
+                let name = &text[name_at..name_at + n];
+                if after_prose && !ctx.tools.is_some_and(|_| ctx.knows(name)) {
+                    return;
+                }
+                out.cut_off(
+                    Some(name.to_owned()),
+                    at,
+                    "its Python call ends before it is closed",
+                );
+                out.cut.push(at..text.len());
+                return;
+            }
+            _ => {
+                let spent = py.pos.max(at + 1) - at;
+                if budget < spent {
+                    return;
+                }
+                budget -= spent;
+                lead = usize::MAX;
+                pos = at + 1;
+            }
         }
-        Err(PyError::Truncated) => {
-            let name_at = skip_ws(text, at + 1);
-            let n = ident_len(text, name_at);
-            out.cut_off(
-                Some(text[name_at..name_at + n].to_owned()),
-                at,
-                "its Python call ends before it is closed",
-            );
-            out.cut.push(at..text.len());
-        }
-        Err(PyError::Syntax(..)) => {}
     }
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::text::*;
 use crate::calls::scan::{Finder, bare_name, find_str, is_name_byte, skip_ws};
 use crate::calls::{Args, Field, Incomplete, Item, Out, Raw};
+use crate::repair::{Repair, RepairKind};
 
 /// GLM writes the name right after `<tool_call>`, then a newline, `<arg_key>` or the close;
 /// `<tool_call> tags` in prose is a mention.
@@ -147,6 +148,27 @@ pub(super) fn gemma_args(text: &str, brace: usize, quote: &str) -> Option<(Strin
     None
 }
 
+/// The tags that open an XML-style call: `<function=NAME>` (Qwen3-Coder, Functionary) and
+/// `<function name="NAME">` (MiniCPM).
+pub(super) const FUNCTION_OPENS: &[&str] = &["<function=", "<function name="];
+/// The tags that open a value in such a call: `<parameter=KEY>`, and the attribute forms
+/// `<parameter name="KEY">`, `<param name="KEY">`.
+const PARAM_OPENS: &[&str] = &["<parameter=", "<parameter name=", "<param name="];
+const PARAM_CLOSES: &[&str] = &["</parameter>", "</param>"];
+
+/// The name a tag opened by `open` gives, its text to `gt` (the `>`): what follows `=`, or
+/// the `name` attribute of the attribute forms.
+fn tag_name<'t>(text: &'t str, open_at: usize, open: &str, gt: usize) -> std::borrow::Cow<'t, str> {
+    if open.ends_with(" name=") {
+        let tag = &text[open_at + open.len() - "name=".len()..gt];
+        return attr(tag, "name").unwrap_or_default().into();
+    }
+    text[open_at + open.len()..gt]
+        .trim()
+        .trim_matches(['"', '\''])
+        .into()
+}
+
 pub(super) fn function_tags(
     text: &str,
     range: Range<usize>,
@@ -156,16 +178,14 @@ pub(super) fn function_tags(
     let mut find = Finder::new(text);
     let mut pos = range.start;
     let mut any = false;
-    while let Some(i) = find_str(&text[pos..range.end], "<function=") {
-        let start = pos + i;
-        let name_start = start + "<function=".len();
+    while let Some((start, len)) = find.find_any(pos, range.end, FUNCTION_OPENS) {
+        let open = &text[start..start + len];
+        let name_start = start + len;
         let Some(gt) = text[name_start..range.end].find('>') else {
-            out.cut_off(None, start, "it ends inside its <function=…> tag");
+            out.cut_off(None, start, format!("it ends inside its {open}… tag"));
             return Some(range.end);
         };
-        let name = text[name_start..name_start + gt]
-            .trim()
-            .trim_matches(['"', '\'']);
+        let name = tag_name(text, start, open, name_start + gt);
         if name.is_empty() || !name.bytes().all(is_name_byte) {
             pos = name_start;
             continue;
@@ -174,7 +194,14 @@ pub(super) fn function_tags(
         let content_start = name_start + gt + 1;
         let (content_end, after) = until(&mut find, content_start, range.end, &["</function>"]);
         let complete = after.is_some() || closed;
-        function_body(text, name, start, content_start..content_end, complete, out);
+        function_body(
+            text,
+            &name,
+            start,
+            content_start..content_end,
+            complete,
+            out,
+        );
         pos = after.unwrap_or(range.end);
     }
     any.then_some(range.end)
@@ -215,26 +242,30 @@ pub(super) fn function_body(
     let mut find = Finder::new(text);
     let mut fields = Vec::new();
     let mut pos = range.start;
-    while let Some(i) = find_str(&text[pos..range.end], "<parameter=") {
-        let key_start = pos + i + "<parameter=".len();
+    let ends: Vec<&str> = PARAM_CLOSES
+        .iter()
+        .chain(PARAM_OPENS)
+        .chain(&["</function>"])
+        .copied()
+        .collect();
+    while let Some((open_at, len)) = find.find_any(pos, range.end, PARAM_OPENS) {
+        let open = &text[open_at..open_at + len];
+        let key_start = open_at + len;
         let Some(gt) = text[key_start..range.end].find('>') else {
             out.items
-                .push(incomplete("it ends inside a <parameter=…> tag"));
+                .push(incomplete(&format!("it ends inside a {open}… tag")));
             return;
         };
-        let key = text[key_start..key_start + gt]
-            .trim()
-            .trim_matches(['"', '\'']);
+        let key = tag_name(text, open_at, open, key_start + gt);
         let value_start = key_start + gt + 1;
-        let (value_end, after) = until(
-            &mut find,
-            value_start,
-            range.end,
-            &["</parameter>", "<parameter=", "</function>"],
-        );
-        let closed_tag = after.is_some_and(|a| text[value_end..a].starts_with("</parameter>"));
+        let (value_end, after) = until(&mut find, value_start, range.end, &ends);
+        let closed_tag = after.is_some_and(|a| {
+            PARAM_CLOSES
+                .iter()
+                .any(|c| text[value_end..a].starts_with(c))
+        });
         fields.push((
-            key.to_owned(),
+            key.into_owned(),
             Field::Text(xml_value(&text[value_start..value_end])),
         ));
         pos = if closed_tag {
@@ -277,6 +308,8 @@ pub(super) fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) 
     }
     let mut find = Finder::new(text);
     let mut fields = Vec::new();
+    // Where each value starts, for the repair that decodes it.
+    let mut spans = Vec::new();
     let mut pos = at + n;
     while let Some(i) = find_str(&text[pos..range.end], "<arg_key>") {
         let key_start = pos + i + "<arg_key>".len();
@@ -292,6 +325,7 @@ pub(super) fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) 
         let key = text[key_start..key_end].trim().to_owned();
         match value {
             Some((span, after)) => {
+                spans.push(span.start);
                 fields.push((key, Field::TextOrJson(text[span].to_owned())));
                 pos = after;
             }
@@ -301,13 +335,95 @@ pub(super) fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) 
             }
         }
     }
+    let repairs = decode_over_escaped(&mut fields, &spans);
     out.items.push(Item::Call(Raw {
         name: Some(name.to_owned()),
         args: Args::Fields(fields),
         offset: range.start,
+        repairs,
         ..Raw::default()
     }));
     Some(range.end)
+}
+
+/// GLM values that arrive escaped one level too many (the reply was JSON-encoded once more on
+/// its way): `line one\nline \"two\"`, `[{\"id\": 1}]`. A value is such when it holds an
+/// escaped quote and no bare one, and reads as the inside of a JSON string; then it, and every
+/// other value of the call that reads so and holds an escape, is decoded once, each with an
+/// `unescape` repair at the value. A Windows path (`C:\new`) alone is left as written.
+fn decode_over_escaped(fields: &mut [(String, Field)], starts: &[usize]) -> Vec<Repair> {
+    let mut repairs = Vec::new();
+    let over = fields.iter().any(|(_, f)| match f {
+        Field::TextOrJson(v) => {
+            v.contains("\\\"") && !has_bare_quote(v) && unescape_once(v).is_some()
+        }
+        _ => false,
+    });
+    if !over {
+        return repairs;
+    }
+    let mut values = fields.iter_mut().filter_map(|(_, f)| match f {
+        Field::TextOrJson(v) => Some(v),
+        _ => None,
+    });
+    for &start in starts {
+        let Some(value) = values.next() else { break };
+        if !value.contains('\\') || has_bare_quote(value) {
+            continue;
+        }
+        if let Some(decoded) = unescape_once(value) {
+            *value = decoded;
+            repairs.push(Repair::at(RepairKind::Unescape, start));
+        }
+    }
+    repairs
+}
+
+/// Whether `value` holds a `"` that no backslash escapes.
+fn has_bare_quote(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    let mut escaped = false;
+    for &b in bytes {
+        match b {
+            b'\\' => escaped = !escaped,
+            b'"' if !escaped => return true,
+            _ => escaped = false,
+        }
+    }
+    false
+}
+
+/// `value` read as the inside of a JSON string (its escapes decoded once; raw characters kept
+/// as they are), or `None` when an escape is not JSON's.
+fn unescape_once(value: &str) -> Option<String> {
+    let mut out = String::with_capacity(value.len());
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        out.push(match chars.next()? {
+            '"' => '"',
+            '\\' => '\\',
+            '/' => '/',
+            'n' => '\n',
+            't' => '\t',
+            'r' => '\r',
+            'b' => '\u{8}',
+            'f' => '\u{c}',
+            'u' => {
+                let hex: String = chars.by_ref().take(4).collect();
+                let unit = u32::from_str_radix(&hex, 16)
+                    .ok()
+                    .filter(|_| hex.len() == 4)?;
+                // A surrogate pair stays as written: not worth decoding by hand here.
+                char::from_u32(unit)?
+            }
+            _ => return None,
+        });
+    }
+    Some(out)
 }
 
 /// The value of attribute `key` in a tag's text (`name="x"`, `name='x'` or `name=x`).
@@ -391,9 +507,17 @@ pub(super) fn invokes(
             ));
             p = after.unwrap_or(content_end);
         }
+        // No parameter elements, one JSON object (DeepSeek V3.2 / V4 write that too): the
+        // object is the arguments.
+        let body = text[content_start..content_end].trim();
+        let args = if fields.is_empty() && body.starts_with('{') {
+            Args::Text(body.to_owned())
+        } else {
+            Args::Fields(fields)
+        };
         out.items.push(Item::Call(Raw {
             name: Some(name),
-            args: Args::Fields(fields),
+            args,
             offset: start,
             ..Raw::default()
         }));
