@@ -28,6 +28,25 @@ use super::formats::{collect, encoded_arguments};
 use super::{CallOptions, Extracted, Failure, Raw, run};
 use crate::error::{Code, Error};
 
+/// The stop reasons that say an API cut the output (`field` as the API names it).
+const CUT_REASONS: &[(&str, &str)] = &[
+    ("finish_reason", "length"),
+    ("stop_reason", "max_tokens"),
+    ("done_reason", "length"),
+    ("finishReason", "MAX_TOKENS"),
+    ("incomplete_details.reason", "max_output_tokens"),
+];
+
+/// Why the output was cut, when an API's stop reason (`field`: `finish_reason`,
+/// `stop_reason`, `done_reason`, `finishReason`, `incomplete_details.reason`) says it was:
+/// the message a call made incomplete by it carries. The one rule for whole replies and
+/// streams.
+pub fn cut_by(field: &str, reason: &str) -> Option<String> {
+    CUT_REASONS
+        .contains(&(field, reason))
+        .then(|| format!("the API's stop reason says the output was cut: {field} {reason:?}"))
+}
+
 /// Finds and normalizes the tool calls of a reply given as a JSON message or API response.
 ///
 /// The message's text parts go through [`super::extract`]'s scan too (a model served without a
@@ -55,15 +74,29 @@ use crate::error::{Code, Error};
 /// # Errors
 /// As [`super::extract`]; `invalid_input` for a value that is none of the shapes above.
 pub fn extract_message(message: &Value, options: &CallOptions) -> Result<Extracted, Failure> {
+    extract_message_cut(message, None, options)
+}
+
+/// [`extract_message`] for a message whose stop reason came apart from it (a stream's last
+/// chunk): `cut` is what [`cut_by`] said, if it said the output was cut.
+pub(crate) fn extract_message_cut(
+    message: &Value,
+    cut: Option<&str>,
+    options: &CallOptions,
+) -> Result<Extracted, Failure> {
+    let parts = |cut: Option<&str>| Parts {
+        cut: cut.map(str::to_owned),
+        ..Parts::default()
+    };
     match message {
         Value::String(text) => super::reply(text, options),
         Value::Array(items) => {
-            let mut parts = Parts::default();
+            let mut parts = parts(cut);
             parts.items(items)?;
             parts.run(options)
         }
         Value::Object(map) => {
-            let mut parts = Parts::default();
+            let mut parts = parts(cut);
             parts.object(map)?;
             parts.run(options)
         }
@@ -167,13 +200,9 @@ impl Parts {
         self.last_is_call = false;
     }
 
-    fn cut_when(&mut self, field: &str, value: Option<&Value>, cut: &[&str]) {
-        if let Some(reason) = value.and_then(Value::as_str)
-            && cut.contains(&reason)
-        {
-            self.cut = Some(format!(
-                "the API's stop reason says the output was cut: {field} {reason:?}"
-            ));
+    fn cut_when(&mut self, field: &str, value: Option<&Value>) {
+        if let Some(why) = value.and_then(Value::as_str).and_then(|r| cut_by(field, r)) {
+            self.cut = Some(why);
         }
     }
 
@@ -195,7 +224,7 @@ impl Parts {
                         }
                     }
                 }
-                self.cut_when("finish_reason", choice.get("finish_reason"), &["length"]);
+                self.cut_when("finish_reason", choice.get("finish_reason"));
             }
             return Ok(());
         }
@@ -207,11 +236,7 @@ impl Parts {
                 {
                     self.items(parts)?;
                 }
-                self.cut_when(
-                    "finishReason",
-                    candidate.get("finishReason"),
-                    &["MAX_TOKENS"],
-                );
+                self.cut_when("finishReason", candidate.get("finishReason"));
             }
             return Ok(());
         }
@@ -224,7 +249,6 @@ impl Parts {
                 self.cut_when(
                     "incomplete_details.reason",
                     map.get("incomplete_details").and_then(|d| d.get("reason")),
-                    &["max_output_tokens"],
                 );
             }
             return Ok(());
@@ -232,8 +256,8 @@ impl Parts {
         // Ollama /api/chat, or a choice given alone.
         if let Some(Value::Object(message)) = map.get("message") {
             self.message(message)?;
-            self.cut_when("done_reason", map.get("done_reason"), &["length"]);
-            self.cut_when("finish_reason", map.get("finish_reason"), &["length"]);
+            self.cut_when("done_reason", map.get("done_reason"));
+            self.cut_when("finish_reason", map.get("finish_reason"));
             return Ok(());
         }
         self.message(map)
@@ -269,7 +293,17 @@ impl Parts {
             self.items(parts)?;
             read = true;
         }
+        // Servers that fill the legacy `function_call` with the call also given in
+        // `tool_calls` (for old clients) wrote one call, not two.
+        let has_tool_calls = match map.get("tool_calls") {
+            Some(Value::Array(items)) => !items.is_empty(),
+            Some(Value::Object(_)) => true,
+            _ => false,
+        };
         for key in calls {
+            if key == "function_call" && has_tool_calls {
+                continue;
+            }
             match map.get(key) {
                 None | Some(Value::Null) => {}
                 Some(found @ (Value::Array(_) | Value::Object(_))) => self.structured(found),
@@ -294,7 +328,7 @@ impl Parts {
                 }
             }
         }
-        self.cut_when("stop_reason", map.get("stop_reason"), &["max_tokens"]);
+        self.cut_when("stop_reason", map.get("stop_reason"));
         Ok(())
     }
 

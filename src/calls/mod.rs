@@ -61,7 +61,7 @@ use crate::tools::{Tool, Tools};
 
 pub use deltas::{DeltaFraming, Deltas};
 pub use filter::{CallsFilter, CallsFilterOptions, Shape};
-pub use message::extract_message;
+pub use message::{cut_by, extract_message};
 pub use stream::{Event, Stream};
 
 /// Settings of the extractor.
