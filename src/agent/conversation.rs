@@ -1,7 +1,8 @@
 //! The conversation sent to the LLM command, in the two forms it can read on stdin.
 //!
 //! `messages`: `{"messages": [{"role": "system"|"user"|"assistant"|"tool", "content": "…"}]}`
-//! (a `tool` message also has `name`, the tool's name). `text`: the same turns flattened to
+//! (a `tool` message also has `name`, the tool's name, and `tool_call_id` when the call it
+//! answers had an id, as an API's `tool_calls` do). `text`: the same turns flattened to
 //! plain text under `System:`, `User:`, `Assistant:` and `Tool result (NAME):` headings, ending
 //! with `Assistant:` for the reply.
 
@@ -40,6 +41,9 @@ pub struct Message {
     pub content: String,
     /// For a tool result, the tool's name.
     pub name: Option<String>,
+    /// For a tool result, the id of the call it answers when the call had one (an API's
+    /// `tool_calls[].id`): sent as `tool_call_id`, as the API's `tool` messages carry it.
+    pub call_id: Option<String>,
 }
 
 impl Message {
@@ -49,6 +53,7 @@ impl Message {
             role,
             content: content.into(),
             name: None,
+            call_id: None,
         }
     }
 
@@ -58,6 +63,7 @@ impl Message {
             role: Role::Tool,
             content: content.into(),
             name: Some(name.to_owned()),
+            call_id: None,
         }
     }
 }
@@ -71,6 +77,9 @@ pub fn to_messages_json(messages: &[Message]) -> Vec<u8> {
             map.insert("role".into(), m.role.as_str().into());
             if let Some(name) = &m.name {
                 map.insert("name".into(), name.clone().into());
+            }
+            if let Some(id) = &m.call_id {
+                map.insert("tool_call_id".into(), id.clone().into());
             }
             map.insert("content".into(), m.content.clone().into());
             Value::Object(map)

@@ -262,8 +262,12 @@ impl Run<'_> {
                         });
                         return Ok((Status::Terminated, result.stdout, warning));
                     }
-                    self.messages
-                        .push(Message::tool(&call.tool, result.value.to_string()));
+                    let mut message = Message::tool(&call.tool, result.value.to_string());
+                    message.call_id = call.id.as_ref().and_then(|id| match id {
+                        Value::String(s) => Some(s.clone()),
+                        _ => None,
+                    });
+                    self.messages.push(message);
                 }
             }
         }

@@ -107,6 +107,134 @@ pub(crate) fn extract_message_cut(
     }
 }
 
+/// The API a response comes from, for [`extract_response`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// An OpenAI chat completion (`choices[].message`, `finish_reason`), or one of its
+    /// assistant messages.
+    OpenAiChat,
+    /// An Anthropic Messages response (`content` blocks, `stop_reason`), or its content list.
+    Anthropic,
+}
+
+/// The tool calls of one API response, as [`extract_message`] reads it, for a caller who
+/// knows which API it came from (the packages' `calls_from_openai` and `calls_from_anthropic`):
+/// a response of another API is refused (`invalid_input`) rather than read by its rules. Of an
+/// OpenAI completion, `choice` picks the choice (by position) whose message and
+/// `finish_reason` are read; a stop reason that says the output was cut makes the call
+/// written last incomplete.
+///
+/// ```
+/// use serde_json::json;
+/// use toolmend::calls::{extract_response, Api, CallOptions};
+///
+/// let completion = json!({"choices": [{"index": 0, "finish_reason": "length", "message": {
+///     "role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+///     "function": {"name": "deploy", "arguments": "{\"target\": \"prod\"}"}}]}}]});
+/// let failure = extract_response(&completion, Api::OpenAiChat, 0, &CallOptions::default()).unwrap_err();
+/// assert_eq!(failure.error.code.as_str(), "incomplete_call");
+/// let refused = extract_response(&completion, Api::Anthropic, 0, &CallOptions::default()).unwrap_err();
+/// assert_eq!(refused.error.code.as_str(), "invalid_input");
+/// ```
+///
+/// # Errors
+/// As [`extract_message`]; `invalid_input` for a response of the other API, or a `choice` it
+/// does not have.
+pub fn extract_response(
+    response: &Value,
+    api: Api,
+    choice: usize,
+    options: &CallOptions,
+) -> Result<Extracted, Failure> {
+    let Value::Object(map) = response else {
+        return match (api, response) {
+            (Api::Anthropic, Value::Array(items)) => {
+                let mut parts = Parts::default();
+                parts.items(items)?;
+                parts.run(options)
+            }
+            _ => Err(invalid(format!(
+                "expected {}, found {}",
+                api.what(),
+                super::kind_of(response)
+            ))),
+        };
+    };
+    let mut parts = Parts::default();
+    match api {
+        Api::OpenAiChat => {
+            if let Some(Value::Array(choices)) = map.get("choices") {
+                let picked = choices.get(choice).ok_or_else(|| {
+                    invalid(format!(
+                        "the completion has no choice {choice} (it has {})",
+                        choices.len()
+                    ))
+                })?;
+                let mut one = Map::new();
+                one.insert("choices".into(), Value::Array(vec![picked.clone()]));
+                parts.object(&one)?;
+            } else if is_anthropic(map)
+                || map.contains_key("candidates")
+                || map.contains_key("output")
+            {
+                return Err(invalid(format!(
+                    "expected {}, found another API's response",
+                    api.what()
+                )));
+            } else {
+                parts.message(map)?;
+            }
+        }
+        Api::Anthropic => {
+            if [
+                "choices",
+                "tool_calls",
+                "function_call",
+                "candidates",
+                "output",
+            ]
+            .iter()
+            .any(|k| map.contains_key(*k))
+                || !map.get("content").is_some_and(Value::is_array)
+            {
+                return Err(invalid(format!(
+                    "expected {}, found another shape",
+                    api.what()
+                )));
+            }
+            parts.message(map)?;
+        }
+    }
+    parts.run(options)
+}
+
+impl Api {
+    fn what(self) -> &'static str {
+        match self {
+            Api::OpenAiChat => "an OpenAI chat completion or one of its messages",
+            Api::Anthropic => "an Anthropic message (with a \"content\" list) or its content list",
+        }
+    }
+}
+
+/// An Anthropic message rather than an OpenAI one: its type, its stop reason, or blocks only
+/// Anthropic writes.
+fn is_anthropic(map: &Map<String, Value>) -> bool {
+    map.get("type").and_then(Value::as_str) == Some("message")
+        || map.contains_key("stop_reason")
+        || map
+            .get("content")
+            .and_then(Value::as_array)
+            .is_some_and(|items| {
+                items.iter().any(|i| {
+                    matches!(
+                        i.get("type").and_then(Value::as_str),
+                        Some("tool_use" | "thinking" | "redacted_thinking")
+                    )
+                })
+            })
+}
+
 /// Whether a reply that is one JSON value is an API response or a message (read as one)
 /// rather than a call (`{"tool_calls": […]}`, `{"type": "tool_use", …}` alone stay calls).
 pub(crate) fn is_api_shape(value: &Value) -> bool {
