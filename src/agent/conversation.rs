@@ -68,8 +68,10 @@ impl Message {
     }
 }
 
-/// The conversation as `{"messages": [...]}` JSON.
-pub fn to_messages_json(messages: &[Message]) -> Vec<u8> {
+/// The conversation as `{"messages": [...], "tools": [...]}` JSON: `tools` are the API's tool
+/// definitions (`{"type": "function", "function": {name, description, parameters}}`), for an
+/// LLM command that sends them as the API's `tools` (a model's native calls).
+pub fn to_messages_json(messages: &[Message], tools: &[Value]) -> Vec<u8> {
     let list: Vec<Value> = messages
         .iter()
         .map(|m| {
@@ -85,7 +87,8 @@ pub fn to_messages_json(messages: &[Message]) -> Vec<u8> {
             Value::Object(map)
         })
         .collect();
-    let mut bytes = serde_json::to_vec(&json!({ "messages": list })).unwrap_or_default();
+    let mut bytes =
+        serde_json::to_vec(&json!({ "messages": list, "tools": tools })).unwrap_or_default();
     bytes.push(b'\n');
     bytes
 }
@@ -122,7 +125,7 @@ mod tests {
             Message::new(Role::Assistant, "{\"tool\": \"t\"}"),
             Message::tool("t", "{\"ok\":true}"),
         ];
-        let json: Value = serde_json::from_slice(&to_messages_json(&turns)).unwrap();
+        let json: Value = serde_json::from_slice(&to_messages_json(&turns, &[])).unwrap();
         assert_eq!(
             json["messages"][0],
             json!({"role": "system", "content": "Be brief."})

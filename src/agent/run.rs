@@ -128,7 +128,17 @@ pub fn first_messages(config: &Config, prompt: &str) -> Vec<Message> {
 /// The conversation as the LLM command reads it on stdin.
 pub fn render(config: &Config, messages: &[Message]) -> Vec<u8> {
     match config.llm.input {
-        InputMode::Messages => conversation::to_messages_json(messages),
+        InputMode::Messages => {
+            let tools: Vec<Value> = config
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.schema}})
+                })
+                .collect();
+            conversation::to_messages_json(messages, &tools)
+        }
         InputMode::Text => conversation::to_text(messages),
     }
 }
