@@ -466,17 +466,48 @@ impl CallExtractor {
             },
             Ok(text) => toolmend::calls::extract(text, &self.options),
         };
-        match result {
-            Ok(found) => RawCalls {
-                ok: true,
-                json: Some(found.to_value_with_repairs(Shape::Native).to_string()),
-                code: None,
-                message: None,
-                offset: None,
-                violations: None,
-            },
-            Err(failure) => failure_record(&failure),
-        }
+        raw_calls(result)
+    }
+
+    /// The calls of one API response given as JSON text: `api` is `openai` (a chat completion
+    /// or one of its messages; `choice` picks the choice) or `anthropic` (a message or its
+    /// content list). Another API's response is `invalid_input`; a stop reason that says the
+    /// output was cut makes the call written last `incomplete_call`.
+    #[napi]
+    pub fn extract_response(&self, response: String, api: String, choice: u32) -> Result<RawCalls> {
+        let api = match api.as_str() {
+            "openai" => toolmend::calls::Api::OpenAiChat,
+            "anthropic" => toolmend::calls::Api::Anthropic,
+            other => {
+                return Err(invalid_arg(format!(
+                    "unknown api {other:?}; one of: openai, anthropic"
+                )));
+            }
+        };
+        let result = match serde_json_value(&response) {
+            Ok(value) => {
+                toolmend::calls::extract_response(&value, api, choice as usize, &self.options)
+            }
+            Err(error) => Err(Failure {
+                error,
+                extracted: None,
+            }),
+        };
+        Ok(raw_calls(result))
+    }
+}
+
+fn raw_calls(result: std::result::Result<Extracted, Failure>) -> RawCalls {
+    match result {
+        Ok(found) => RawCalls {
+            ok: true,
+            json: Some(found.to_value_with_repairs(Shape::Native).to_string()),
+            code: None,
+            message: None,
+            offset: None,
+            violations: None,
+        },
+        Err(failure) => failure_record(&failure),
     }
 }
 
@@ -485,6 +516,8 @@ impl CallExtractor {
 #[napi(js_name = "Stream")]
 pub struct NativeStream {
     inner: toolmend::calls::Stream,
+    /// Reads the chunks given to `feedChunk` (the library's rules for servers' chunks).
+    deltas: toolmend::calls::Deltas,
 }
 
 #[napi]
@@ -494,6 +527,7 @@ impl NativeStream {
         let extractor = CallExtractor::new(options)?;
         Ok(NativeStream {
             inner: toolmend::calls::Stream::new(extractor.options),
+            deltas: toolmend::calls::Deltas::new(toolmend::calls::DeltaFraming::Jsonl),
         })
     }
 
@@ -524,6 +558,21 @@ impl NativeStream {
             name.as_deref(),
             arguments.as_deref().unwrap_or(""),
         ))
+    }
+
+    /// One chunk of a server's stream as JSON text (an OpenAI chat-completions chunk, an
+    /// Anthropic event, an Ollama line, a Gemini or Responses event), read by the library's
+    /// rules. A chunk that is an error ends the reply with it.
+    #[napi]
+    pub fn feed_chunk(&mut self, chunk: String) -> String {
+        let events = match serde_json::from_str::<serde_json::Value>(&chunk) {
+            Ok(chunk) => self.deltas.chunk(&chunk, &mut self.inner),
+            Err(e) => self.inner.abort(toolmend::Error::whole(
+                Code::InvalidInput,
+                format!("the chunk is not JSON: {e}"),
+            )),
+        };
+        events_json(&events)
     }
 
     /// Ends the reply: the results and the `end` event.

@@ -765,10 +765,47 @@ impl CallExtractor {
                 }),
             }
         };
-        match result {
-            Ok(found) => value_to_py(py, &found.to_value_with_repairs(Shape::Native)),
-            Err(failure) => Err(failure_to_py(py, &failure)),
-        }
+        found_to_py(py, result)
+    }
+
+    /// The calls of one API response (a dict): `api` is `"openai"` (a chat completion, or one
+    /// of its messages; `choice` picks the choice) or `"anthropic"` (a message, or its content
+    /// list). A response of the other API raises `invalid_input`; a stop reason that says the
+    /// output was cut makes the call written last `incomplete_call`, as `toolmend calls` does.
+    #[pyo3(signature = (response, *, api, choice = 0))]
+    fn extract_response(
+        &self,
+        py: Python<'_>,
+        response: &Bound<'_, PyAny>,
+        api: &str,
+        choice: usize,
+    ) -> PyResult<Py<PyAny>> {
+        let api = match api {
+            "openai" => toolmend::calls::Api::OpenAiChat,
+            "anthropic" => toolmend::calls::Api::Anthropic,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown api {other:?}; one of: openai, anthropic"
+                )));
+            }
+        };
+        let result = match serde_json::from_str::<Value>(&json_dumps(response)?) {
+            Ok(response) => {
+                toolmend::calls::extract_response(&response, api, choice, &self.options)
+            }
+            Err(e) => Err(Failure {
+                error: usage(format!("the response is not JSON: {e}")),
+                extracted: None,
+            }),
+        };
+        found_to_py(py, result)
+    }
+}
+
+fn found_to_py(py: Python<'_>, result: Result<Extracted, Failure>) -> PyResult<Py<PyAny>> {
+    match result {
+        Ok(found) => value_to_py(py, &found.to_value_with_repairs(Shape::Native)),
+        Err(failure) => Err(failure_to_py(py, &failure)),
     }
 }
 
@@ -779,6 +816,8 @@ impl CallExtractor {
 #[pyclass(module = "toolmend", name = "Stream")]
 struct PyStream {
     inner: toolmend::calls::Stream,
+    /// Reads the chunks given to `feed_chunk` (the library's rules for servers' chunks).
+    deltas: toolmend::calls::Deltas,
 }
 
 #[pymethods]
@@ -807,6 +846,7 @@ impl PyStream {
         )?;
         Ok(PyStream {
             inner: toolmend::calls::Stream::new(extractor.options),
+            deltas: toolmend::calls::Deltas::new(toolmend::calls::DeltaFraming::Jsonl),
         })
     }
 
@@ -834,6 +874,20 @@ impl PyStream {
         arguments: &str,
     ) -> PyResult<Py<PyAny>> {
         let events = self.inner.feed_call(key, id, name, arguments);
+        events_to_py(py, &events)
+    }
+
+    /// One chunk of a server's stream as a dict (an OpenAI chat-completions chunk, an Anthropic
+    /// event, an Ollama line, a Gemini or Responses event: what `calls --stream --input jsonl`
+    /// reads a line as). A chunk that is an error ends the reply with it.
+    fn feed_chunk(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let events = match serde_json::from_str::<Value>(&json_dumps(chunk)?) {
+            Ok(chunk) => self.deltas.chunk(&chunk, &mut self.inner),
+            Err(e) => self.inner.abort(toolmend::Error::whole(
+                Code::InvalidInput,
+                format!("the chunk is not JSON: {e}"),
+            )),
+        };
         events_to_py(py, &events)
     }
 
