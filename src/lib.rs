@@ -36,7 +36,8 @@ mod repair;
 pub mod tools;
 
 pub use args::{
-    Concat, Mended, Mender, Options, Target, Truncated, UnknownWord, mend_args, repair,
+    Concat, DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_NESTING, Mended, Mender, Options,
+    Target, Truncated, UnknownWord, mend_args, repair,
 };
 pub use bytes::cut;
 pub use error::{Code, Error};

@@ -20,7 +20,7 @@ mod many;
 mod text;
 
 /// The default limit on one input's size, as the CLI's `--max-bytes`.
-const MAX_BYTES: f64 = (64 << 20) as f64;
+const MAX_BYTES: f64 = toolmend::DEFAULT_MAX_BYTES as f64;
 
 /// Settings of the args and repair pipelines (all optional).
 #[napi(object)]

@@ -38,8 +38,10 @@ create_exception!(
      violations of an `invalid_parameters` call."
 );
 
-/// The default limit on one input's size, as the CLI's `--max-bytes`.
-const MAX_BYTES: usize = 64 << 20;
+/// The library's defaults (the CLI's too), as the signatures' defaults.
+const MAX_BYTES: usize = toolmend::DEFAULT_MAX_BYTES;
+const MAX_DEPTH: u32 = toolmend::DEFAULT_MAX_DEPTH;
+const MAX_NESTING: usize = toolmend::DEFAULT_MAX_NESTING;
 
 fn json_loads(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
     static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -414,7 +416,7 @@ struct Mender {
 impl Mender {
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (*, target = "object", concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+    #[pyo3(signature = (*, target = "object", concat = "first", truncated = "heal", strict = false, max_depth = MAX_DEPTH, max_nesting = MAX_NESTING, max_bytes = MAX_BYTES))]
     fn new(
         target: &str,
         concat: &str,
@@ -566,7 +568,7 @@ fn many(
 /// coerced to it where the intent is unambiguous (not under `strict`), and what still breaks
 /// it raises `toolmend.Error` with code `invalid_parameters` and `violations`.
 #[pyfunction]
-#[pyo3(signature = (text, *, schema = None, concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+#[pyo3(signature = (text, *, schema = None, concat = "first", truncated = "heal", strict = false, max_depth = MAX_DEPTH, max_nesting = MAX_NESTING, max_bytes = MAX_BYTES))]
 #[allow(clippy::too_many_arguments)]
 fn mend_args(
     py: Python<'_>,
@@ -636,7 +638,7 @@ fn load_schema(py: Python<'_>, schema: &Bound<'_, PyAny>) -> PyResult<Schema> {
 
 /// Repairs almost-JSON into any JSON value, as `toolmend repair`. Raises `toolmend.Error`.
 #[pyfunction]
-#[pyo3(signature = (text, *, concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+#[pyo3(signature = (text, *, concat = "first", truncated = "heal", strict = false, max_depth = MAX_DEPTH, max_nesting = MAX_NESTING, max_bytes = MAX_BYTES))]
 #[allow(clippy::too_many_arguments)]
 fn repair(
     py: Python<'_>,
@@ -671,7 +673,7 @@ fn value_of(
 /// the GIL released and the CLI's threads (`threads=0`: one per core, at most 8). Ctrl-C
 /// (a KeyboardInterrupt) stops a long batch.
 #[pyfunction]
-#[pyo3(signature = (inputs, *, target = "object", concat = "first", truncated = "heal", strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES, threads = 0))]
+#[pyo3(signature = (inputs, *, target = "object", concat = "first", truncated = "heal", strict = false, max_depth = MAX_DEPTH, max_nesting = MAX_NESTING, max_bytes = MAX_BYTES, threads = 0))]
 #[allow(clippy::too_many_arguments)]
 fn mend_many(
     py: Python<'_>,
@@ -702,7 +704,7 @@ struct CallExtractor {
 #[pymethods]
 impl CallExtractor {
     #[new]
-    #[pyo3(signature = (*, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+    #[pyo3(signature = (*, tools = None, format = None, require_terminate = false, strict = false, max_depth = MAX_DEPTH, max_nesting = MAX_NESTING, max_bytes = MAX_BYTES))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -823,7 +825,7 @@ struct PyStream {
 #[pymethods]
 impl PyStream {
     #[new]
-    #[pyo3(signature = (*, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000))]
+    #[pyo3(signature = (*, tools = None, format = None, require_terminate = false, strict = false, max_depth = MAX_DEPTH, max_nesting = MAX_NESTING))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -954,7 +956,7 @@ fn found_value(py: Python<'_>, found: &Extracted) -> PyResult<Py<PyAny>> {
 
 /// Finds the tool calls in one model reply, as `toolmend calls`. See `CallExtractor`.
 #[pyfunction]
-#[pyo3(signature = (reply, *, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000, max_bytes = MAX_BYTES))]
+#[pyo3(signature = (reply, *, tools = None, format = None, require_terminate = false, strict = false, max_depth = MAX_DEPTH, max_nesting = MAX_NESTING, max_bytes = MAX_BYTES))]
 #[allow(clippy::too_many_arguments)]
 fn extract_calls(
     py: Python<'_>,

@@ -265,7 +265,7 @@ pub struct CallsArgs {
     pub strict: bool,
 
     /// Refuse arrays and objects nested deeper than this (too_deep)
-    #[arg(long, default_value_t = 1000, help_heading = "Calls")]
+    #[arg(long, default_value_t = toolmend::DEFAULT_MAX_NESTING, help_heading = "Calls")]
     pub max_nesting: usize,
 }
 
@@ -364,11 +364,11 @@ pub struct MendArgs {
     pub truncated: TruncatedArg,
 
     /// Unquote at most this many string layers
-    #[arg(long, default_value_t = 10, help_heading = "Pipeline")]
+    #[arg(long, default_value_t = toolmend::DEFAULT_MAX_DEPTH, help_heading = "Pipeline")]
     pub max_depth: u32,
 
     /// Refuse arrays and objects nested deeper than this
-    #[arg(long, default_value_t = 1000, help_heading = "Pipeline")]
+    #[arg(long, default_value_t = toolmend::DEFAULT_MAX_NESTING, help_heading = "Pipeline")]
     pub max_nesting: usize,
 
     /// Threads that mend inputs (0: one per core, at most 8; at most 256); output order is kept
@@ -595,6 +595,8 @@ mod tests {
     #[test]
     fn sizes() {
         assert_eq!(parse_size("64M"), Ok(64 << 20));
+        // `--max-bytes`' default, written "64M" for its help, is the library's.
+        assert_eq!(parse_size("64M"), Ok(toolmend::DEFAULT_MAX_BYTES));
         assert_eq!(parse_size("64MiB"), Ok(64 << 20));
         assert_eq!(parse_size("100"), Ok(100));
         assert_eq!(parse_size("2k"), Ok(2048));

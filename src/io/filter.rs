@@ -51,7 +51,7 @@ impl Default for FilterOptions {
             framing: Framing::Lines,
             records: false,
             line_buffered: false,
-            max_bytes: 64 << 20,
+            max_bytes: crate::DEFAULT_MAX_BYTES,
             threads: 1,
             schema: None,
         }
