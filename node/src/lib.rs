@@ -306,21 +306,15 @@ impl Mender {
             Ok(mended) => mended,
             Err(error) => return failed(&error, input.original()),
         };
-        match schema.apply_mended(&mended, coerce) {
-            Ok(coerced) => {
-                let mut value = toolmend::MendedValue::from(&mended);
-                if let Some((json, repairs)) = coerced {
-                    value.value = json;
-                    value.repairs.extend(repairs);
-                }
-                record(&input, Ok(value))
-            }
-            Err(violations) => {
-                let listed: Vec<serde_json::Value> = violations
+        match toolmend::MendedValue::with_schema(&mended, schema, coerce) {
+            Ok(checked) => record(&input, Ok(checked)),
+            Err(mismatch) => {
+                let listed: Vec<serde_json::Value> = mismatch
+                    .violations
                     .iter()
                     .map(|v| serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message}))
                     .collect();
-                let mut raw = failed(&Schema::mismatch(&violations), input.original());
+                let mut raw = failed(&mismatch.error, input.original());
                 raw.violations = Some(serde_json::Value::Array(listed).to_string());
                 raw
             }

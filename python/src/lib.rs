@@ -596,12 +596,12 @@ fn mend_args(
     let Some(schema) = schema else {
         return json_loads(py, &mended.value());
     };
-    match schema.apply_mended(&mended, !strict) {
-        Ok(Some((coerced, _))) => json_loads(py, &coerced),
-        Ok(None) => json_loads(py, &mended.value()),
-        Err(violations) => {
-            let err = to_py_err(py, &Schema::mismatch(&violations), None);
-            let listed: Vec<Value> = violations
+    match toolmend::MendedValue::with_schema(&mended, &schema, !strict) {
+        Ok(checked) => json_loads(py, &checked.value),
+        Err(mismatch) => {
+            let err = to_py_err(py, &mismatch.error, None);
+            let listed: Vec<Value> = mismatch
+                .violations
                 .iter()
                 .map(|v| serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message}))
                 .collect();

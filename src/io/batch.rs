@@ -96,6 +96,44 @@ impl From<&Mended<'_>> for MendedValue {
     }
 }
 
+/// A value that breaks its schema: the `invalid_parameters` error, and each violation.
+#[derive(Debug, Clone)]
+pub struct SchemaMismatch {
+    /// `invalid_parameters`, naming every violation.
+    pub error: Error,
+    /// Each violation, with its JSON pointer and keyword.
+    pub violations: Vec<crate::schema::Violation>,
+}
+
+impl MendedValue {
+    /// "Mend, then apply the schema", as `args --schema` does it and the packages' `schema`
+    /// option: the mended value checked against `schema` and coerced to it unless `coerce` is
+    /// false; its repairs are the mend's, then the coercions (`schema_type`). The one place
+    /// the two steps are put together.
+    ///
+    /// # Errors
+    /// The violations left, with their `invalid_parameters` error.
+    pub fn with_schema(
+        mended: &Mended<'_>,
+        schema: &crate::schema::Schema,
+        coerce: bool,
+    ) -> Result<MendedValue, SchemaMismatch> {
+        let mut value = MendedValue::from(mended);
+        match schema.apply_mended(mended, coerce) {
+            Ok(Some((coerced, coercions))) => {
+                value.value = coerced;
+                value.repairs.extend(coercions);
+                Ok(value)
+            }
+            Ok(None) => Ok(value),
+            Err(violations) => Err(SchemaMismatch {
+                error: crate::schema::Schema::mismatch(&violations),
+                violations,
+            }),
+        }
+    }
+}
+
 /// A batch of [`mend_many`] holds about this many input bytes, as the CLI's filter.
 const BATCH_BYTES: usize = 128 << 10;
 /// …and at most this many inputs.

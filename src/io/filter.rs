@@ -644,16 +644,18 @@ impl Mend {
         match self.mender.mend(&decoded.text) {
             Ok(mended) => {
                 if let Some(schema) = &self.options.schema {
-                    let checked = schema.apply_mended(&mended, !self.options.mend.strict);
-                    let (value, coerced) = match checked {
-                        Ok(Some(coerced)) => coerced,
-                        Ok(None) => (mended.value().into_owned(), Vec::new()),
-                        Err(violations) => {
-                            let error = Schema::mismatch(&violations);
+                    let checked = crate::io::batch::MendedValue::with_schema(
+                        &mended,
+                        schema,
+                        !self.options.mend.strict,
+                    );
+                    let checked = match checked {
+                        Ok(checked) => checked,
+                        Err(mismatch) => {
                             let outcome = Outcome::Err {
-                                error: &error,
+                                error: &mismatch.error,
                                 original: decoded.text.as_bytes(),
-                                violations: &violations,
+                                violations: &mismatch.violations,
                                 value: None,
                             };
                             let origin = Some(&origin);
@@ -669,15 +671,15 @@ impl Mend {
                     };
                     if self.options.records {
                         let outcome = Outcome::Ok {
-                            value: Written::Text(value.as_bytes()),
-                            repairs: mended.repairs(),
-                            more: &coerced,
+                            value: Written::Text(checked.value.as_bytes()),
+                            repairs: &checked.repairs,
+                            more: &[],
                             dropped: Some(&mended),
                         };
                         let origin = Some(&origin);
                         Record { origin, outcome }.write(target);
                     } else {
-                        target.extend_from_slice(value.as_bytes());
+                        target.extend_from_slice(checked.value.as_bytes());
                         target.push(b'\n');
                     }
                     if let Some(out) = direct {
