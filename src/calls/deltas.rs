@@ -7,14 +7,19 @@
 //!   `function_call`), as OpenAI, vLLM, llama.cpp, SGLang, LM Studio and Ollama's `/v1` send;
 //! - an Anthropic Messages event (`content_block_start` with a `text`, `thinking` or
 //!   `tool_use` block; `content_block_delta` with `text_delta`, `thinking_delta` or
-//!   `input_json_delta`; `error`);
-//! - an Ollama `/api/chat` line (`message.{content, thinking, tool_calls}`);
+//!   `input_json_delta`; `message_delta` with its `stop_reason`; `error`);
+//! - an Ollama `/api/chat` line (`message.{content, thinking, tool_calls}`, `done_reason`);
+//! - a Gemini `streamGenerateContent` chunk (`candidates[0].content.parts[]`: `text`, `thought`
+//!   text, `functionCall {name, args}`; `finishReason`);
+//! - an OpenAI Responses event (`response.output_text.delta`, `response.reasoning_*.delta`,
+//!   `response.output_item.added` with a `function_call` item,
+//!   `response.function_call_arguments.delta`, `response.incomplete`, `response.failed`);
 //! - a JSON string, or an object with a `text`, `content` or `delta` string (text), or a
 //!   `reasoning` / `reasoning_content` / `thinking` string.
 //!
-//! `data: [DONE]`, comments, pings, usage-only chunks and the other Anthropic events carry
-//! no reply text and are skipped. A line that is not JSON, or an `error` event, ends the reply
-//! with `invalid_input`.
+//! `data: [DONE]`, comments, pings, usage-only chunks and the other events carry no reply
+//! text and are skipped. A line that is not JSON, or an `error` event, ends the reply with
+//! `invalid_input`.
 
 use serde_json::Value;
 
