@@ -41,7 +41,8 @@ pub use args::{
 };
 pub use bytes::cut;
 pub use error::{Code, Error};
-pub use io::batch::{Input, MendedValue, SchemaMismatch, mend_batches, mend_many, mend_many_with};
+pub use io::batch::{Input, MendedValue, mend_batches, mend_many, mend_many_with};
+pub use io::checked::SchemaMismatch;
 pub use io::filter::{Filter, FilterOptions, MAX_THREADS, Summary};
 pub use io::input::Framing;
 pub use io::record::{original_text, write_repairs};

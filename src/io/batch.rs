@@ -11,6 +11,7 @@ use std::thread;
 
 use crate::args::{Mended, Mender, Options};
 use crate::error::{Code, Error};
+use crate::io::checked::{SchemaMismatch, apply_schema};
 use crate::io::record::original_text;
 use crate::repair::Repair;
 
@@ -96,20 +97,10 @@ impl From<&Mended<'_>> for MendedValue {
     }
 }
 
-/// A value that breaks its schema: the `invalid_parameters` error, and each violation.
-#[derive(Debug, Clone)]
-pub struct SchemaMismatch {
-    /// `invalid_parameters`, naming every violation.
-    pub error: Error,
-    /// Each violation, with its JSON pointer and keyword.
-    pub violations: Vec<crate::schema::Violation>,
-}
-
 impl MendedValue {
-    /// "Mend, then apply the schema", as `args --schema` does it and the packages' `schema`
-    /// option: the mended value checked against `schema` and coerced to it unless `coerce` is
-    /// false; its repairs are the mend's, then the coercions (`schema_type`). The one place
-    /// the two steps are put together.
+    /// "Mend, then apply the schema" ([`crate::io::checked::apply_schema`]), owned: the value
+    /// coerced to `schema` unless `coerce` is false; its repairs are the mend's, then the
+    /// coercions (`schema_type`).
     ///
     /// # Errors
     /// The violations left, with their `invalid_parameters` error.
@@ -118,19 +109,12 @@ impl MendedValue {
         schema: &crate::schema::Schema,
         coerce: bool,
     ) -> Result<MendedValue, SchemaMismatch> {
-        let mut value = MendedValue::from(mended);
-        match schema.apply_mended(mended, coerce) {
-            Ok(Some((coerced, coercions))) => {
-                value.value = coerced;
-                value.repairs.extend(coercions);
-                Ok(value)
-            }
-            Ok(None) => Ok(value),
-            Err(violations) => Err(SchemaMismatch {
-                error: crate::schema::Schema::mismatch(&violations),
-                violations,
-            }),
-        }
+        let (value, repairs) = apply_schema(mended, schema, coerce)?;
+        Ok(MendedValue {
+            value,
+            repairs,
+            dropped: mended.dropped().map(str::to_owned).collect(),
+        })
     }
 }
 

@@ -644,12 +644,12 @@ impl Mend {
         match self.mender.mend(&decoded.text) {
             Ok(mended) => {
                 if let Some(schema) = &self.options.schema {
-                    let checked = crate::io::batch::MendedValue::with_schema(
+                    let checked = crate::io::checked::apply_schema(
                         &mended,
                         schema,
                         !self.options.mend.strict,
                     );
-                    let checked = match checked {
+                    let (value, repairs) = match checked {
                         Ok(checked) => checked,
                         Err(mismatch) => {
                             let outcome = Outcome::Err {
@@ -671,15 +671,15 @@ impl Mend {
                     };
                     if self.options.records {
                         let outcome = Outcome::Ok {
-                            value: Written::Text(checked.value.as_bytes()),
-                            repairs: &checked.repairs,
+                            value: Written::Text(value.as_bytes()),
+                            repairs: &repairs,
                             more: &[],
                             dropped: Some(&mended),
                         };
                         let origin = Some(&origin);
                         Record { origin, outcome }.write(target);
                     } else {
-                        target.extend_from_slice(checked.value.as_bytes());
+                        target.extend_from_slice(value.as_bytes());
                         target.push(b'\n');
                     }
                     if let Some(out) = direct {
