@@ -8,7 +8,8 @@ stdin:  {"messages": [{"role": "system"|"user"|"assistant"|"tool", "content": ".
 stdout: the model's reply text; with --native-tools, the whole response (JSON)
 exit:   0 on a reply; 1 on an HTTP or network error (toolmend retries with backoff)
 
-usage: openai_chat.py --model MODEL [--base-url URL] [--api-key-env VAR] [--native-tools]
+usage: openai_chat.py --model MODEL [--base-url URL] [--api-key-env VAR]
+                      [--native-tools [--tool-choice auto|required|TOOL]]
                       [--temperature T] [--max-tokens N] [--timeout SECONDS]
 
 The base URL defaults to $OPENAI_BASE_URL, else http://localhost:8080/v1 (llama-server;
@@ -53,8 +54,10 @@ def to_native_messages(messages):
         if role == "assistant":
             try:
                 message = json.loads(content)["choices"][0]["message"]
-                out.append({k: v for k, v in message.items()
-                            if k in ("role", "content", "tool_calls") and v is not None})
+                back = {"role": "assistant", "content": message.get("content") or ""}
+                if message.get("tool_calls"):
+                    back["tool_calls"] = message["tool_calls"]
+                out.append(back)
                 continue
             except (ValueError, KeyError, IndexError, TypeError):
                 pass
@@ -80,6 +83,8 @@ def main():
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--native-tools", action="store_true",
                         help="send the tools as the API's tools and print the whole response")
+    parser.add_argument("--tool-choice", default=None,
+                        help="with --native-tools: auto, required, or the name of the tool to call")
     args = parser.parse_args()
 
     try:
@@ -92,6 +97,10 @@ def main():
     body = {"model": args.model, "messages": messages, "temperature": args.temperature}
     if args.native_tools and conversation.get("tools"):
         body["tools"] = conversation["tools"]
+        if args.tool_choice in ("auto", "required", "none"):
+            body["tool_choice"] = args.tool_choice
+        elif args.tool_choice:
+            body["tool_choice"] = {"type": "function", "function": {"name": args.tool_choice}}
     if args.max_tokens:
         body["max_tokens"] = args.max_tokens
     headers = {"Content-Type": "application/json"}
