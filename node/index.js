@@ -355,6 +355,16 @@ class CallExtractor {
    * `{calls, text, reasoning, incomplete}`. Throws ToolmendError when a call was cut off
    * (`incomplete_call`) or cannot be used, with what was found in `error.value`.
    */
+  /**
+   * The calls of one API response: `api` is `'openai'` (a chat completion or one of its
+   * messages; `choice` picks the choice) or `'anthropic'` (a message or its content array).
+   * Another API's response throws `invalid_input`; a stop reason that says the output was cut
+   * makes the call written last `incomplete_call`.
+   */
+  extractResponse(response, api, choice = 0) {
+    return thrown(this._native.extractResponse(JSON.stringify(response ?? null), api, choice));
+  }
+
   extract(reply) {
     let raw;
     if (reply !== null && typeof reply === 'object' && !(reply instanceof Uint8Array)) {
@@ -364,13 +374,18 @@ class CallExtractor {
       if (input.error) throw new ToolmendError(input.error.code, input.error.message);
       raw = this._native.extract(input.text, false);
     }
-    if (raw.ok) return JSON.parse(raw.json);
-    throw new ToolmendError(raw.code, raw.message, {
-      offset: raw.offset ?? null,
-      value: raw.json ? JSON.parse(raw.json) : null,
-      violations: raw.violations ? JSON.parse(raw.violations) : [],
-    });
+    return thrown(raw);
   }
+}
+
+/** A native RawCalls as the value it holds, or thrown as a ToolmendError. */
+function thrown(raw) {
+  if (raw.ok) return JSON.parse(raw.json);
+  throw new ToolmendError(raw.code, raw.message, {
+    offset: raw.offset ?? null,
+    value: raw.json ? JSON.parse(raw.json) : null,
+    violations: raw.violations ? JSON.parse(raw.violations) : [],
+  });
 }
 
 /** A native CallExtractor or Stream with these options (tools given as data or a path). */
@@ -424,22 +439,13 @@ class Stream {
   }
 
   /**
-   * One chunk: a string, or an OpenAI chat-completions chunk (its first choice's
-   * `delta.content`, `delta.reasoning_content` and `delta.tool_calls` fragments).
+   * One chunk: a string (text), or a server's chunk as an object (an OpenAI chat-completions
+   * chunk, an Anthropic event, an Ollama line, a Gemini or Responses event), read by the
+   * library's rules (as `calls --stream --input jsonl` reads a line).
    */
   feedChunk(chunk) {
     if (typeof chunk === 'string') return this.feed(chunk);
-    const delta = chunk && chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
-    if (!delta) return [];
-    let events = [];
-    const reasoning = delta.reasoning_content ?? delta.reasoning;
-    if (typeof reasoning === 'string' && reasoning) events = events.concat(this.feedReasoning(reasoning));
-    if (typeof delta.content === 'string' && delta.content) events = events.concat(this.feed(delta.content));
-    for (const call of delta.tool_calls || []) {
-      const f = call.function || {};
-      events = events.concat(this.feedCall(Number.isInteger(call.index) ? call.index : 0, call.id, f.name, f.arguments));
-    }
-    return events;
+    return JSON.parse(this._native.feedChunk(JSON.stringify(chunk)));
   }
 
   /** Ends the reply: the results and the `end` event (nothing on a second call). */
@@ -463,48 +469,24 @@ function extractCalls(reply, options) {
   return new CallExtractor(options).extract(reply);
 }
 
-function cutOff(found, why) {
-  const incomplete = found.incomplete.concat(
-    found.calls.map((c) => {
-      const cut = { tool: c.tool };
-      if (c.id !== undefined) cut.id = c.id;
-      return { ...cut, offset: 0, message: why };
-    }),
-  );
-  const message = `call to ${JSON.stringify(found.calls[0].tool)} was cut off (${why}); it is not healed into a call`;
-  return new ToolmendError('incomplete_call', message, {
-    value: { ...found, calls: [], incomplete, rejected: [] },
-  });
-}
-
 /**
- * The tool calls of an OpenAI chat completion (or one of its messages). A call cut off in its
- * arguments, or by `finish_reason: "length"`, is never a call: it throws `incomplete_call`.
+ * The tool calls of an OpenAI chat completion (or one of its messages), by the library's rules
+ * (`extractResponse`). A call cut off in its arguments, or written last before
+ * `finish_reason: "length"`, is never a call: it throws `incomplete_call`. An Anthropic message
+ * throws `invalid_input`.
  */
 function callsFromOpenAI(response, options = {}) {
   const { choice = 0, ...rest } = options;
-  let message = response;
-  let finish = null;
-  if (response && Array.isArray(response.choices)) {
-    const picked = response.choices[choice] || {};
-    message = picked.message || {};
-    finish = picked.finish_reason ?? null;
-  }
-  const found = extractCalls(message, rest);
-  if (finish === 'length' && found.calls.length) throw cutOff(found, 'finish_reason "length": the output was cut');
-  return found;
+  return new CallExtractor(rest).extractResponse(response, 'openai', choice);
 }
 
 /**
  * The tool calls of an Anthropic message (or its content array). `stop_reason:
- * "max_tokens"` means the output was cut: its calls throw `incomplete_call`.
+ * "max_tokens"` means the output was cut: the call written last throws `incomplete_call`. An
+ * OpenAI completion throws `invalid_input`.
  */
 function callsFromAnthropic(response, options = {}) {
-  const found = extractCalls(response, options);
-  if (response && response.stop_reason === 'max_tokens' && found.calls.length) {
-    throw cutOff(found, 'stop_reason "max_tokens": the output was cut');
-  }
-  return found;
+  return new CallExtractor(options).extractResponse(response, 'anthropic', 0);
 }
 
 /** The names `format` accepts, most specific first. */

@@ -358,11 +358,8 @@ fn a_malformed_reply_gets_an_error_naming_the_problem_then_a_good_reply_works() 
             r#"{"tool": "echo", "parameters": [{"text": "hi"}], "terminate": false}"#.to_owned(),
             "\"parameters\" must be an object, found an array",
         ),
-        (
-            "name and arguments without terminate",
-            r#"{"name": "echo", "arguments": {"text": "hi"}}"#.to_owned(),
-            "tool call has no \"terminate\"",
-        ),
+        // `{"name", "arguments"}` without terminate is a model's native call (issue 26): see
+        // a_native_call_without_terminate_is_called_then_the_loop_goes_on.
         (
             "unknown tool",
             call("rm_rf", json!({}), false),
@@ -725,6 +722,44 @@ fn shapes_calls_normalises_are_calls_with_the_mend_in_the_transcript() {
         match repair {
             Some(kind) => assert!(kinds.contains(&kind), "{name}: {call}"),
             None => assert!(kinds.is_empty(), "{name}: {call}"),
+        }
+    }
+}
+
+/// A model's native call (Qwen's `<tool_call>` with `name` and `arguments`, the bare object, an
+/// API response's `tool_calls`) needs no `terminate`: it is called, then the loop goes on; a
+/// reply with no call is the answer (issue 26).
+#[test]
+fn a_native_call_without_terminate_is_called_then_the_loop_goes_on() {
+    let completion = json!({"id": "chatcmpl-1", "object": "chat.completion", "choices": [{
+        "index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+        "tool_calls": [{"id": "call_7", "type": "function",
+                        "function": {"name": "echo", "arguments": "{\"text\": \"hi\"}"}}]}}]});
+    let cases = [
+        (
+            "Qwen's native format",
+            "<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"text\": \"hi\"}}\n</tool_call>"
+                .to_owned(),
+        ),
+        (
+            "the bare object",
+            r#"{"name": "echo", "arguments": {"text": "hi"}}"#.to_owned(),
+        ),
+        ("an API response's tool_calls", completion.to_string()),
+    ];
+    for (name, reply) in cases {
+        let s = Setup::new("native");
+        let config = s.config(&[reply, "Done.".into()], "", ECHO_TOOL);
+        let out = s.run(&config, &["say hi"]);
+        assert_eq!(code(&out), 0, "{name}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "Done.\n", "{name}");
+        assert_eq!(s.log("tool.log").len(), 1, "{name}: the tool ran once");
+        assert_eq!(s.inputs().len(), 2, "{name}");
+        let messages = s.messages(1);
+        assert_eq!(messages[3]["role"], "tool", "{name}");
+        if name.starts_with("an API") {
+            // The result names the call it answers, as the API's `tool` messages do.
+            assert_eq!(messages[3]["tool_call_id"], "call_7", "{name}");
         }
     }
 }

@@ -3,20 +3,28 @@
 chat-completions endpoint (llama.cpp's llama-server, Ollama, vLLM, LM Studio, or a hosted API)
 and prints the reply. Python standard library only.
 
-stdin:  {"messages": [{"role": "system"|"user"|"assistant"|"tool", "content": "...", "name"?}]}
-stdout: the model's reply text
+stdin:  {"messages": [{"role": "system"|"user"|"assistant"|"tool", "content": "...", "name"?,
+                      "tool_call_id"?}], "tools": [API tool definitions]}
+stdout: the model's reply text; with --native-tools, the whole response (JSON)
 exit:   0 on a reply; 1 on an HTTP or network error (toolmend retries with backoff)
 
 usage: openai_chat.py --model MODEL [--base-url URL] [--api-key-env VAR]
+                      [--native-tools [--tool-choice auto|required|TOOL]]
                       [--temperature T] [--max-tokens N] [--timeout SECONDS]
 
 The base URL defaults to $OPENAI_BASE_URL, else http://localhost:8080/v1 (llama-server;
 Ollama is http://localhost:11434/v1). The API key is read from the environment variable named
 by --api-key-env (default OPENAI_API_KEY); local servers need none.
 
-toolmend's `tool` messages carry no tool_call_id (the calling convention is plain JSON in the
-reply, not the API's tools feature), which many servers refuse, so they are sent as `user`
-messages that say which tool the result is from.
+By default the calling convention is plain JSON in the reply, not the API's tools feature:
+toolmend's `tool` messages then carry no tool_call_id, which many servers refuse, so they are
+sent as `user` messages that say which tool the result is from.
+
+--native-tools uses the API's tools feature instead (for a model's native calls): the tools
+go as the request's `tools`, the whole response is printed (toolmend reads it as `calls`
+reads an API response: its `tool_calls`, or calls in its text), an earlier reply that was a
+whole response goes back as its assistant message (with its `tool_calls`), and each tool
+result as a `tool` message with its `tool_call_id`.
 """
 import argparse
 import json
@@ -37,6 +45,32 @@ def to_api_messages(messages):
     return out
 
 
+def to_native_messages(messages):
+    """The conversation for the API's tools feature: replies that were whole responses become
+    their assistant messages again; results are `tool` messages with their call's id."""
+    out = []
+    for m in messages:
+        role, content = m.get("role"), m.get("content", "")
+        if role == "assistant":
+            try:
+                message = json.loads(content)["choices"][0]["message"]
+                back = {"role": "assistant", "content": message.get("content") or ""}
+                if message.get("tool_calls"):
+                    back["tool_calls"] = message["tool_calls"]
+                out.append(back)
+                continue
+            except (ValueError, KeyError, IndexError, TypeError):
+                pass
+        if role == "tool" and m.get("tool_call_id"):
+            out.append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": content})
+            continue
+        if role == "tool":
+            role = "user"
+            content = "Result of the tool %s:\n%s" % (m.get("name", "?"), content)
+        out.append({"role": role, "content": content})
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True)
@@ -47,15 +81,26 @@ def main():
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--max-tokens", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--native-tools", action="store_true",
+                        help="send the tools as the API's tools and print the whole response")
+    parser.add_argument("--tool-choice", default=None,
+                        help="with --native-tools: auto, required, or the name of the tool to call")
     args = parser.parse_args()
 
     try:
         conversation = json.load(sys.stdin)
-        messages = to_api_messages(conversation["messages"])
+        convert = to_native_messages if args.native_tools else to_api_messages
+        messages = convert(conversation["messages"])
     except (ValueError, KeyError, TypeError) as e:
         sys.stderr.write("openai_chat: stdin is not {\"messages\": [...]}: %s\n" % e)
         return 2
     body = {"model": args.model, "messages": messages, "temperature": args.temperature}
+    if args.native_tools and conversation.get("tools"):
+        body["tools"] = conversation["tools"]
+        if args.tool_choice in ("auto", "required", "none"):
+            body["tool_choice"] = args.tool_choice
+        elif args.tool_choice:
+            body["tool_choice"] = {"type": "function", "function": {"name": args.tool_choice}}
     if args.max_tokens:
         body["max_tokens"] = args.max_tokens
     headers = {"Content-Type": "application/json"}
@@ -78,6 +123,9 @@ def main():
     except (urllib.error.URLError, OSError, ValueError) as e:
         sys.stderr.write("openai_chat: %s: %s\n" % (args.base_url, e))
         return 1
+    if args.native_tools:
+        sys.stdout.write(json.dumps(reply))
+        return 0
     try:
         content = reply["choices"][0]["message"].get("content") or ""
     except (KeyError, IndexError, TypeError, AttributeError):

@@ -23,7 +23,7 @@ mod many;
 mod text;
 
 /// The default limit on one input's size, as the CLI's `--max-bytes`.
-const MAX_BYTES: f64 = (64 << 20) as f64;
+const MAX_BYTES: f64 = toolmend_core::DEFAULT_MAX_BYTES as f64;
 
 /// Settings of the args and repair pipelines (all optional).
 #[napi(object)]
@@ -314,21 +314,15 @@ impl Mender {
             Ok(mended) => mended,
             Err(error) => return failed(&error, input.original()),
         };
-        match schema.apply_mended(&mended, coerce) {
-            Ok(coerced) => {
-                let mut value = toolmend_core::MendedValue::from(&mended);
-                if let Some((json, repairs)) = coerced {
-                    value.value = json;
-                    value.repairs.extend(repairs);
-                }
-                record(&input, Ok(value))
-            }
-            Err(violations) => {
-                let listed: Vec<serde_json::Value> = violations
+        match toolmend_core::MendedValue::with_schema(&mended, schema, coerce) {
+            Ok(checked) => record(&input, Ok(checked)),
+            Err(mismatch) => {
+                let listed: Vec<serde_json::Value> = mismatch
+                    .violations
                     .iter()
                     .map(|v| serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message}))
                     .collect();
-                let mut raw = failed(&Schema::mismatch(&violations), input.original());
+                let mut raw = failed(&mismatch.error, input.original());
                 raw.violations = Some(serde_json::Value::Array(listed).to_string());
                 raw
             }
@@ -474,17 +468,48 @@ impl CallExtractor {
             },
             Ok(text) => toolmend_core::calls::extract(text, &self.options),
         };
-        match result {
-            Ok(found) => RawCalls {
-                ok: true,
-                json: Some(found.to_value_with_repairs(Shape::Native).to_string()),
-                code: None,
-                message: None,
-                offset: None,
-                violations: None,
-            },
-            Err(failure) => failure_record(&failure),
-        }
+        raw_calls(result)
+    }
+
+    /// The calls of one API response given as JSON text: `api` is `openai` (a chat completion
+    /// or one of its messages; `choice` picks the choice) or `anthropic` (a message or its
+    /// content list). Another API's response is `invalid_input`; a stop reason that says the
+    /// output was cut makes the call written last `incomplete_call`.
+    #[napi]
+    pub fn extract_response(&self, response: String, api: String, choice: u32) -> Result<RawCalls> {
+        let api = match api.as_str() {
+            "openai" => toolmend_core::calls::Api::OpenAiChat,
+            "anthropic" => toolmend_core::calls::Api::Anthropic,
+            other => {
+                return Err(invalid_arg(format!(
+                    "unknown api {other:?}; one of: openai, anthropic"
+                )));
+            }
+        };
+        let result = match serde_json_value(&response) {
+            Ok(value) => {
+                toolmend_core::calls::extract_response(&value, api, choice as usize, &self.options)
+            }
+            Err(error) => Err(Failure {
+                error,
+                extracted: None,
+            }),
+        };
+        Ok(raw_calls(result))
+    }
+}
+
+fn raw_calls(result: std::result::Result<Extracted, Failure>) -> RawCalls {
+    match result {
+        Ok(found) => RawCalls {
+            ok: true,
+            json: Some(found.to_value_with_repairs(Shape::Native).to_string()),
+            code: None,
+            message: None,
+            offset: None,
+            violations: None,
+        },
+        Err(failure) => failure_record(&failure),
     }
 }
 
@@ -493,6 +518,8 @@ impl CallExtractor {
 #[napi(js_name = "Stream")]
 pub struct NativeStream {
     inner: toolmend_core::calls::Stream,
+    /// Reads the chunks given to `feedChunk` (the library's rules for servers' chunks).
+    deltas: toolmend_core::calls::Deltas,
 }
 
 #[napi]
@@ -502,6 +529,7 @@ impl NativeStream {
         let extractor = CallExtractor::new(options)?;
         Ok(NativeStream {
             inner: toolmend_core::calls::Stream::new(extractor.options),
+            deltas: toolmend_core::calls::Deltas::new(toolmend_core::calls::DeltaFraming::Jsonl),
         })
     }
 
@@ -532,6 +560,21 @@ impl NativeStream {
             name.as_deref(),
             arguments.as_deref().unwrap_or(""),
         ))
+    }
+
+    /// One chunk of a server's stream as JSON text (an OpenAI chat-completions chunk, an
+    /// Anthropic event, an Ollama line, a Gemini or Responses event), read by the library's
+    /// rules. A chunk that is an error ends the reply with it.
+    #[napi]
+    pub fn feed_chunk(&mut self, chunk: String) -> String {
+        let events = match serde_json::from_str::<serde_json::Value>(&chunk) {
+            Ok(chunk) => self.deltas.chunk(&chunk, &mut self.inner),
+            Err(e) => self.inner.abort(toolmend_core::Error::whole(
+                Code::InvalidInput,
+                format!("the chunk is not JSON: {e}"),
+            )),
+        };
+        events_json(&events)
     }
 
     /// Ends the reply: the results and the `end` event.

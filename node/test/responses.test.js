@@ -74,3 +74,20 @@ test('ESM import gives the same API', async () => {
   assert.deepEqual(esm.mendArgs('{"a": 1,}'), { a: 1 });
   assert.equal(esm.default.ToolmendError, toolmend.ToolmendError);
 });
+
+test('the library rules the stop reason and the shapes (issue 26)', () => {
+  const two = completion('{"target": "prod"}', 'length');
+  two.choices[0].message.tool_calls.unshift({ id: 'call_0', type: 'function', function: { name: 'build', arguments: '{}' } });
+  assert.throws(() => toolmend.callsFromOpenAI(two), (e) => {
+    assert.equal(e.code, 'incomplete_call');
+    assert.deepEqual(e.value.calls.map((c) => c.id), ['call_0']);
+    assert.equal(e.value.incomplete[0].message, 'the API\'s stop reason says the output was cut: finish_reason "length"');
+    return true;
+  });
+  const message = { type: 'message', role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }], stop_reason: 'tool_use' };
+  assert.throws(() => toolmend.callsFromOpenAI(message), (e) => e.code === 'invalid_input');
+  assert.throws(() => toolmend.callsFromAnthropic(completion('{"target": "prod"}')), (e) => e.code === 'invalid_input');
+  const both = completion('{"target": "prod"}');
+  both.choices[0].message.function_call = { name: 'deploy', arguments: '{"target": "prod"}' };
+  assert.equal(toolmend.callsFromOpenAI(both).calls.length, 1);
+});

@@ -139,3 +139,30 @@ test('stream over an async iterable of OpenAI chunks', async () => {
   for await (const event of toolmend.stream([REPLIES[0].slice(0, 15), REPLIES[0].slice(15)])) plain.push(event);
   check(REPLIES[0], plain);
 });
+
+test('server chunks are read by the library (issue 26)', async () => {
+  const chunk = (delta, finish = null) => ({ choices: [{ index: 0, delta, finish_reason: finish }] });
+  const chunks = [chunk({
+    function_call: { name: 'get_weather', arguments: '' },
+    tool_calls: [{ index: 0, id: 'call_1', function: { name: 'get_weather', arguments: '' } }],
+  })];
+  for (const piece of ['{"ci', 'ty": "Os', 'lo"}']) {
+    chunks.push(chunk({ function_call: { arguments: piece }, tool_calls: [{ index: 0, function: { arguments: piece } }] }));
+  }
+  const all = async (items) => {
+    const out = [];
+    for await (const e of toolmend.stream(items)) out.push(e);
+    return out;
+  };
+  let events = await all([...chunks, chunk({}, 'tool_calls')]);
+  assert.equal(events.at(-1).ok, true);
+  assert.deepEqual(events.at(-1).value.calls.map((c) => c.parameters), [{ city: 'Oslo' }]);
+  events = await all([...chunks, chunk({}, 'length')]);
+  assert.equal(events.at(-1).error.code, 'incomplete_call');
+  events = await all([
+    { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} } },
+    { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"city": "Oslo"}' } },
+    { type: 'message_delta', delta: { stop_reason: 'tool_use' } },
+  ]);
+  assert.deepEqual(events.at(-1).value.calls, [{ tool: 'get_weather', parameters: { city: 'Oslo' }, id: 'toolu_1' }]);
+});

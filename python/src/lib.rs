@@ -38,11 +38,13 @@ create_exception!(
      violations of an `invalid_parameters` call."
 );
 
-/// The default limit on one input's size, as the CLI's `--max-bytes`.
-const MAX_BYTES: usize = 64 << 20;
-// The signatures write it as a literal: `help()` shows a literal default (a constant's name
-// shows as `Ellipsis`).
+/// The library's defaults (the CLI's too). The signatures write them as literals, because
+/// `help()` shows a literal default (a constant's name shows as `Ellipsis`); these assertions
+/// tie each literal to the library's constant, so that they cannot drift apart.
+const MAX_BYTES: usize = toolmend_core::DEFAULT_MAX_BYTES;
 const _: () = assert!(MAX_BYTES == 67108864);
+const _: () = assert!(toolmend_core::DEFAULT_MAX_DEPTH == 10);
+const _: () = assert!(toolmend_core::DEFAULT_MAX_NESTING == 1000);
 
 fn json_loads(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
     static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -606,12 +608,12 @@ fn mend_args(
     let Some(schema) = schema else {
         return json_loads(py, &mended.value());
     };
-    match schema.apply_mended(&mended, !strict) {
-        Ok(Some((coerced, _))) => json_loads(py, &coerced),
-        Ok(None) => json_loads(py, &mended.value()),
-        Err(violations) => {
-            let err = to_py_err(py, &Schema::mismatch(&violations), None);
-            let listed: Vec<Value> = violations
+    match toolmend_core::MendedValue::with_schema(&mended, &schema, !strict) {
+        Ok(checked) => json_loads(py, &checked.value),
+        Err(mismatch) => {
+            let err = to_py_err(py, &mismatch.error, None);
+            let listed: Vec<Value> = mismatch
+                .violations
                 .iter()
                 .map(|v| serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message}))
                 .collect();
@@ -777,10 +779,47 @@ impl CallExtractor {
                 }),
             }
         };
-        match result {
-            Ok(found) => value_to_py(py, &found.to_value_with_repairs(Shape::Native)),
-            Err(failure) => Err(failure_to_py(py, &failure)),
-        }
+        found_to_py(py, result)
+    }
+
+    /// The calls of one API response (a dict): `api` is `"openai"` (a chat completion, or one
+    /// of its messages; `choice` picks the choice) or `"anthropic"` (a message, or its content
+    /// list). A response of the other API raises `invalid_input`; a stop reason that says the
+    /// output was cut makes the call written last `incomplete_call`, as `toolmend calls` does.
+    #[pyo3(signature = (response, *, api, choice = 0))]
+    fn extract_response(
+        &self,
+        py: Python<'_>,
+        response: &Bound<'_, PyAny>,
+        api: &str,
+        choice: usize,
+    ) -> PyResult<Py<PyAny>> {
+        let api = match api {
+            "openai" => toolmend_core::calls::Api::OpenAiChat,
+            "anthropic" => toolmend_core::calls::Api::Anthropic,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown api {other:?}; one of: openai, anthropic"
+                )));
+            }
+        };
+        let result = match serde_json::from_str::<Value>(&json_dumps(response)?) {
+            Ok(response) => {
+                toolmend_core::calls::extract_response(&response, api, choice, &self.options)
+            }
+            Err(e) => Err(Failure {
+                error: usage(format!("the response is not JSON: {e}")),
+                extracted: None,
+            }),
+        };
+        found_to_py(py, result)
+    }
+}
+
+fn found_to_py(py: Python<'_>, result: Result<Extracted, Failure>) -> PyResult<Py<PyAny>> {
+    match result {
+        Ok(found) => value_to_py(py, &found.to_value_with_repairs(Shape::Native)),
+        Err(failure) => Err(failure_to_py(py, &failure)),
     }
 }
 
@@ -791,6 +830,8 @@ impl CallExtractor {
 #[pyclass(module = "toolmend", name = "Stream")]
 struct PyStream {
     inner: toolmend_core::calls::Stream,
+    /// Reads the chunks given to `feed_chunk` (the library's rules for servers' chunks).
+    deltas: toolmend_core::calls::Deltas,
 }
 
 #[pymethods]
@@ -819,6 +860,7 @@ impl PyStream {
         )?;
         Ok(PyStream {
             inner: toolmend_core::calls::Stream::new(extractor.options),
+            deltas: toolmend_core::calls::Deltas::new(toolmend_core::calls::DeltaFraming::Jsonl),
         })
     }
 
@@ -846,6 +888,20 @@ impl PyStream {
         arguments: &str,
     ) -> PyResult<Py<PyAny>> {
         let events = self.inner.feed_call(key, id, name, arguments);
+        events_to_py(py, &events)
+    }
+
+    /// One chunk of a server's stream as a dict (an OpenAI chat-completions chunk, an Anthropic
+    /// event, an Ollama line, a Gemini or Responses event: what `calls --stream --input jsonl`
+    /// reads a line as). A chunk that is an error ends the reply with it.
+    fn feed_chunk(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let events = match serde_json::from_str::<Value>(&json_dumps(chunk)?) {
+            Ok(chunk) => self.deltas.chunk(&chunk, &mut self.inner),
+            Err(e) => self.inner.abort(toolmend_core::Error::whole(
+                Code::InvalidInput,
+                format!("the chunk is not JSON: {e}"),
+            )),
+        };
         events_to_py(py, &events)
     }
 

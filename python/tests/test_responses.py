@@ -74,3 +74,30 @@ def test_anthropic_max_tokens_is_cut():
             stop="max_tokens"))
     assert e.value.code == "incomplete_call"
     assert e.value.value["calls"] == []
+
+
+def test_the_library_rules_the_stop_reason_and_the_shapes():
+    # issue 26: the call written last is the one cut, with the library's message (as
+    # `toolmend calls` on the whole response), and another API's response is refused.
+    two = completion('{"target": "prod"}', finish="length")
+    two["choices"][0]["message"]["tool_calls"].insert(0, {
+        "id": "call_0", "type": "function", "function": {"name": "build", "arguments": "{}"}})
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.calls_from_openai(two)
+    assert e.value.code == "incomplete_call"
+    assert [c["id"] for c in e.value.value["calls"]] == ["call_0"]
+    assert e.value.value["incomplete"][0]["message"] == \
+        "the API's stop reason says the output was cut: finish_reason \"length\""
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.calls_from_openai(anthropic([{"type": "tool_use", "id": "t", "name": "f", "input": {}}]))
+    assert e.value.code == "invalid_input"
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.calls_from_anthropic(completion('{"target": "prod"}'))
+    assert e.value.code == "invalid_input"
+
+
+def test_function_call_given_with_tool_calls_is_one_call():
+    response = completion('{"target": "prod"}')
+    response["choices"][0]["message"]["function_call"] = {"name": "deploy", "arguments": '{"target": "prod"}'}
+    assert len(toolmend.calls_from_openai(response)["calls"]) == 1
+    assert len(toolmend.extract_calls(response)["calls"]) == 1

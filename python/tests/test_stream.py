@@ -174,3 +174,29 @@ def test_the_progress_display_of_docs_streaming_md(root):
     cut = openai_chunks(FRAGMENTS[:3])
     assert namespace["show_progress"](cut, out=out) == []
     assert "not a call" in "".join(lines)
+
+
+def test_server_chunks_are_read_by_the_library():
+    # issue 26: the chunk dispatch is the library's (Deltas), as `calls --stream --input jsonl`:
+    # `function_call` repeating `tool_calls` is one call, the stop reason is respected, and
+    # Anthropic events are read too.
+    def chunk(delta, finish=None):
+        return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"function_call": {"name": "get_weather", "arguments": ""},
+                     "tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "get_weather", "arguments": ""}}]})]
+    for piece in ['{"ci', 'ty": "Os', 'lo"}']:
+        chunks.append(chunk({"function_call": {"arguments": piece},
+                             "tool_calls": [{"index": 0, "function": {"arguments": piece}}]}))
+    events = list(toolmend.stream(chunks + [chunk({}, "tool_calls")]))
+    assert events[-1]["ok"] is True
+    assert [c["parameters"] for c in events[-1]["value"]["calls"]] == [{"city": "Oslo"}]
+    cut = list(toolmend.stream(chunks + [chunk({}, "length")]))
+    assert cut[-1]["ok"] is False and cut[-1]["error"]["code"] == "incomplete_call"
+    anthropic = [
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": '{"city": "Oslo"}'}},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+    ]
+    events = list(toolmend.stream(anthropic))
+    assert events[-1]["value"]["calls"] == [{"tool": "get_weather", "parameters": {"city": "Oslo"}, "id": "toolu_1"}]

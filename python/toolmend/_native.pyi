@@ -103,6 +103,13 @@ class CallExtractor:
         """`{"calls", "text", "reasoning", "incomplete"}`, and `"repairs"` when the reply itself was
         mended (one JSON string holding the reply, unquoted); raises `Error` for a cut-off or
         unusable call, with what was found in `Error.value`."""
+    def extract_response(
+        self, response: Dict[str, Any], *, api: str, choice: int = 0
+    ) -> Dict[str, Any]:
+        """The calls of one API response: `api` is `"openai"` (a chat completion or one of its
+        messages; `choice` picks the choice) or `"anthropic"` (a message or its content list).
+        Another API's response raises `invalid_input`; a stop reason that says the output was
+        cut makes the call written last `incomplete_call`."""
 
 class Stream:
     """A reply read as it arrives (`toolmend calls --stream`; see docs/streaming.md). Each
@@ -132,6 +139,10 @@ class Stream:
     ) -> List[Dict[str, Any]]:
         """A piece of a tool call the server parsed (OpenAI `delta.tool_calls[i]`: `key` is its
         `index`)."""
+    def feed_chunk(self, chunk: Dict[str, Any]) -> List[Dict[str, Any]]:
+        """One chunk of a server's stream as a dict (OpenAI chat-completions chunk, Anthropic
+        event, Ollama line, Gemini or Responses event), read by the library's rules (as
+        `calls --stream --input jsonl` reads a line). An error chunk ends the reply."""
     def finish(self) -> List[Dict[str, Any]]:
         """Ends the reply: the results and the `end` event (nothing on a second call)."""
 

@@ -1,42 +1,18 @@
 """Tool calls out of OpenAI and Anthropic API responses, with the rules of `toolmend calls`.
 
 Each call's arguments are mended; a call that was cut off (arguments that end before their
-JSON does, or a response whose stop reason says the output was cut) is never returned as a
-call: it raises `toolmend.Error` with code `incomplete_call`, and `value["incomplete"]` names it.
+JSON does, or a response whose stop reason says the output was cut, which cuts the call
+written last) is never returned as a call: it raises `toolmend.Error` with code
+`incomplete_call`, and `value["incomplete"]` names it. The rules live in the library
+(`CallExtractor.extract_response`); this module only turns SDK objects into dicts.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
-from ._native import Error, extract_calls
-
-
-def _as_dict(response: Any) -> Any:
-    """SDK objects (pydantic models) as plain dicts."""
-    for method in ("model_dump", "to_dict", "dict"):
-        if hasattr(response, method) and not isinstance(response, dict):
-            return getattr(response, method)()
-    return response
-
-
-def _cut_off(found: Dict[str, Any], why: str) -> Error:
-    """Every call of a response that was cut becomes incomplete."""
-    value = dict(found)
-    value["incomplete"] = list(found.get("incomplete", [])) + [
-        {k: v for k, v in (("tool", c["tool"]), ("id", c.get("id"))) if v is not None}
-        | {"offset": 0, "message": why}
-        for c in found["calls"]
-    ]
-    value["calls"] = []
-    value.setdefault("rejected", [])
-    first = found["calls"][0]["tool"]
-    message = f"call to {json.dumps(first)} was cut off ({why}); it is not healed into a call"
-    err = Error(f"incomplete_call: {message}")
-    err.code, err.message, err.offset, err.value, err.violations = (
-        "incomplete_call", message, None, value, [])
-    return err
+from ._native import CallExtractor
+from .streaming import as_dict
 
 
 def calls_from_openai(response: Any, *, choice: int = 0, tools: Any = None,
@@ -45,27 +21,17 @@ def calls_from_openai(response: Any, *, choice: int = 0, tools: Any = None,
     messages: ``{"calls", "text", "reasoning", "incomplete"}`` as `extract_calls` gives.
 
     Calls written in the message's text (an open model served without a tool parser) are
-    found too. ``finish_reason: "length"`` means the output was cut: its calls are incomplete.
+    found too. ``finish_reason: "length"`` means the output was cut: the call written last is
+    incomplete. An Anthropic message raises `invalid_input`.
     """
-    response = _as_dict(response)
-    finish: Optional[str] = None
-    message = response
-    if isinstance(response, dict) and "choices" in response:
-        picked = response["choices"][choice]
-        message, finish = picked.get("message") or {}, picked.get("finish_reason")
-    found = extract_calls(message, tools=tools, **options)
-    if finish == "length" and found["calls"]:
-        raise _cut_off(found, 'finish_reason "length": the output was cut')
-    return found
+    return CallExtractor(tools=tools, **options).extract_response(
+        as_dict(response), api="openai", choice=choice)
 
 
 def calls_from_anthropic(response: Any, *, tools: Any = None, **options: Any) -> Dict[str, Any]:
     """The tool calls of an Anthropic message (dict or SDK object, or its content list):
     ``{"calls", "text", "reasoning", "incomplete"}``. ``stop_reason: "max_tokens"`` means the
-    output was cut: its calls are incomplete."""
-    response = _as_dict(response)
-    found = extract_calls(response, tools=tools, **options)
-    stop = response.get("stop_reason") if isinstance(response, dict) else None
-    if stop == "max_tokens" and found["calls"]:
-        raise _cut_off(found, 'stop_reason "max_tokens": the output was cut')
-    return found
+    output was cut: the call written last is incomplete. An OpenAI completion raises
+    `invalid_input`."""
+    return CallExtractor(tools=tools, **options).extract_response(
+        as_dict(response), api="anthropic")

@@ -1,7 +1,8 @@
 //! The conversation sent to the LLM command, in the two forms it can read on stdin.
 //!
 //! `messages`: `{"messages": [{"role": "system"|"user"|"assistant"|"tool", "content": "…"}]}`
-//! (a `tool` message also has `name`, the tool's name). `text`: the same turns flattened to
+//! (a `tool` message also has `name`, the tool's name, and `tool_call_id` when the call it
+//! answers had an id, as an API's `tool_calls` do). `text`: the same turns flattened to
 //! plain text under `System:`, `User:`, `Assistant:` and `Tool result (NAME):` headings, ending
 //! with `Assistant:` for the reply.
 
@@ -40,6 +41,9 @@ pub struct Message {
     pub content: String,
     /// For a tool result, the tool's name.
     pub name: Option<String>,
+    /// For a tool result, the id of the call it answers when the call had one (an API's
+    /// `tool_calls[].id`): sent as `tool_call_id`, as the API's `tool` messages carry it.
+    pub call_id: Option<String>,
 }
 
 impl Message {
@@ -49,6 +53,7 @@ impl Message {
             role,
             content: content.into(),
             name: None,
+            call_id: None,
         }
     }
 
@@ -58,12 +63,15 @@ impl Message {
             role: Role::Tool,
             content: content.into(),
             name: Some(name.to_owned()),
+            call_id: None,
         }
     }
 }
 
-/// The conversation as `{"messages": [...]}` JSON.
-pub fn to_messages_json(messages: &[Message]) -> Vec<u8> {
+/// The conversation as `{"messages": [...], "tools": [...]}` JSON: `tools` are the API's tool
+/// definitions (`{"type": "function", "function": {name, description, parameters}}`), for an
+/// LLM command that sends them as the API's `tools` (a model's native calls).
+pub fn to_messages_json(messages: &[Message], tools: &[Value]) -> Vec<u8> {
     let list: Vec<Value> = messages
         .iter()
         .map(|m| {
@@ -72,11 +80,15 @@ pub fn to_messages_json(messages: &[Message]) -> Vec<u8> {
             if let Some(name) = &m.name {
                 map.insert("name".into(), name.clone().into());
             }
+            if let Some(id) = &m.call_id {
+                map.insert("tool_call_id".into(), id.clone().into());
+            }
             map.insert("content".into(), m.content.clone().into());
             Value::Object(map)
         })
         .collect();
-    let mut bytes = serde_json::to_vec(&json!({ "messages": list })).unwrap_or_default();
+    let mut bytes =
+        serde_json::to_vec(&json!({ "messages": list, "tools": tools })).unwrap_or_default();
     bytes.push(b'\n');
     bytes
 }
@@ -113,7 +125,7 @@ mod tests {
             Message::new(Role::Assistant, "{\"tool\": \"t\"}"),
             Message::tool("t", "{\"ok\":true}"),
         ];
-        let json: Value = serde_json::from_slice(&to_messages_json(&turns)).unwrap();
+        let json: Value = serde_json::from_slice(&to_messages_json(&turns, &[])).unwrap();
         assert_eq!(
             json["messages"][0],
             json!({"role": "system", "content": "Be brief."})

@@ -128,7 +128,17 @@ pub fn first_messages(config: &Config, prompt: &str) -> Vec<Message> {
 /// The conversation as the LLM command reads it on stdin.
 pub fn render(config: &Config, messages: &[Message]) -> Vec<u8> {
     match config.llm.input {
-        InputMode::Messages => conversation::to_messages_json(messages),
+        InputMode::Messages => {
+            let tools: Vec<Value> = config
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.schema}})
+                })
+                .collect();
+            conversation::to_messages_json(messages, &tools)
+        }
         InputMode::Text => conversation::to_text(messages),
     }
 }
@@ -262,8 +272,12 @@ impl Run<'_> {
                         });
                         return Ok((Status::Terminated, result.stdout, warning));
                     }
-                    self.messages
-                        .push(Message::tool(&call.tool, result.value.to_string()));
+                    let mut message = Message::tool(&call.tool, result.value.to_string());
+                    message.call_id = call.id.as_ref().and_then(|id| match id {
+                        Value::String(s) => Some(s.clone()),
+                        _ => None,
+                    });
+                    self.messages.push(message);
                 }
             }
         }

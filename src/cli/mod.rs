@@ -267,7 +267,7 @@ pub struct CallsArgs {
 
     /// Refuse arrays and objects nested deeper than this (too_deep); a call's values nest at most
     /// 1000 levels whatever this says
-    #[arg(long, default_value_t = 1000, help_heading = "Calls")]
+    #[arg(long, default_value_t = toolmend_core::DEFAULT_MAX_NESTING, help_heading = "Calls")]
     pub max_nesting: usize,
 }
 
@@ -399,11 +399,11 @@ pub struct MendArgs {
     pub truncated: TruncatedArg,
 
     /// Unquote at most this many string layers
-    #[arg(long, default_value_t = 10, help_heading = "Pipeline")]
+    #[arg(long, default_value_t = toolmend_core::DEFAULT_MAX_DEPTH, help_heading = "Pipeline")]
     pub max_depth: u32,
 
     /// Refuse arrays and objects nested deeper than this
-    #[arg(long, default_value_t = 1000, help_heading = "Pipeline")]
+    #[arg(long, default_value_t = toolmend_core::DEFAULT_MAX_NESTING, help_heading = "Pipeline")]
     pub max_nesting: usize,
 
     /// Threads that mend inputs (0, the default: one per core, at most 8; N: at most 256); output order is kept
@@ -630,6 +630,8 @@ mod tests {
     #[test]
     fn sizes() {
         assert_eq!(parse_size("64M"), Ok(64 << 20));
+        // `--max-bytes`' default, written "64M" for its help, is the library's.
+        assert_eq!(parse_size("64M"), Ok(toolmend_core::DEFAULT_MAX_BYTES));
         assert_eq!(parse_size("64MiB"), Ok(64 << 20));
         assert_eq!(parse_size("100"), Ok(100));
         assert_eq!(parse_size("2k"), Ok(2048));

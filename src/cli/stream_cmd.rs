@@ -1,7 +1,7 @@
 //! `calls --stream`: each input (stdin or a file) is one reply, read as it arrives; one JSON
 //! event per line is written and flushed as it goes (see `toolmend_core::calls::Stream`).
 
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 
 use toolmend_core::calls::{CallOptions, DeltaFraming, Deltas, Event, Shape, Stream};
 use toolmend_core::{Code, Error};
@@ -57,10 +57,51 @@ impl Reading {
     /// its other bytes).
     fn raw<R: Read, W: Write>(
         &self,
+        input: R,
+        stream: &mut Stream,
+        events: &mut Vec<Event>,
+        out: &mut W,
+    ) -> io::Result<()> {
+        self.read(input, stream, events, out, |text, stream, events| {
+            stream.feed_into(text, events);
+            Ok(())
+        })
+    }
+
+    /// One delta per line, or server-sent events (lines end with LF, CRLF or CR): each read
+    /// is fed as it comes, so an event is read as soon as its line ends.
+    fn lines<R: Read, W: Write>(
+        &self,
+        input: R,
+        framing: DeltaFraming,
+        stream: &mut Stream,
+        events: &mut Vec<Event>,
+        out: &mut W,
+    ) -> io::Result<()> {
+        let mut deltas = Deltas::new(framing);
+        self.read(input, stream, events, out, |text, stream, events| {
+            events.extend(deltas.text(text, stream)?);
+            Ok(())
+        })?;
+        if stream.result().is_none() {
+            match deltas.end(stream) {
+                Ok(more) => events.extend(more),
+                Err(error) => events.extend(stream.abort(error)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads `input` as it comes, feeding its text to `feed` (a character split between reads
+    /// waits for its other bytes); an error of `feed`, a reply past `--max-bytes` or bytes
+    /// that are not UTF-8 end the reply.
+    fn read<R: Read, W: Write>(
+        &self,
         mut input: R,
         stream: &mut Stream,
         events: &mut Vec<Event>,
         out: &mut W,
+        mut feed: impl FnMut(&str, &mut Stream, &mut Vec<Event>) -> Result<(), Error>,
     ) -> io::Result<()> {
         const BOM: &[u8] = b"\xEF\xBB\xBF";
         let mut chunk = vec![0; 64 << 10];
@@ -105,7 +146,10 @@ impl Reading {
             };
             // Checked just above.
             let text = std::str::from_utf8(&pending[..valid]).unwrap_or_default();
-            stream.feed_into(text, events);
+            if let Err(error) = feed(text, stream, events) {
+                events.extend(stream.abort(error));
+                return write(out, stream, events, self.shape);
+            }
             pending.drain(..valid);
             write(out, stream, events, self.shape)?;
         }
@@ -130,53 +174,6 @@ impl Reading {
             }
         }
         pending
-    }
-
-    /// One delta per line, or server-sent events.
-    fn lines<R: Read, W: Write>(
-        &self,
-        input: R,
-        framing: DeltaFraming,
-        stream: &mut Stream,
-        events: &mut Vec<Event>,
-        out: &mut W,
-    ) -> io::Result<()> {
-        let mut input = BufReader::new(input);
-        let mut deltas = Deltas::new(framing);
-        let mut line = Vec::new();
-        let mut total = 0usize;
-        loop {
-            line.clear();
-            let n = input.read_until(b'\n', &mut line)?;
-            if n == 0 {
-                break;
-            }
-            total += n;
-            if total > self.max_bytes {
-                events.extend(stream.abort(self.too_large(total)));
-                return write(out, stream, events, self.shape);
-            }
-            let Ok(text) = std::str::from_utf8(&line) else {
-                events.extend(stream.abort(Error::whole(
-                    Code::InvalidUtf8,
-                    "invalid UTF-8 in a streamed delta",
-                )));
-                return write(out, stream, events, self.shape);
-            };
-            match deltas.line(text.strip_suffix('\n').unwrap_or(text), stream) {
-                Ok(more) => events.extend(more),
-                Err(error) => {
-                    events.extend(stream.abort(error));
-                    return write(out, stream, events, self.shape);
-                }
-            }
-            write(out, stream, events, self.shape)?;
-        }
-        match deltas.end(stream) {
-            Ok(more) => events.extend(more),
-            Err(error) => events.extend(stream.abort(error)),
-        }
-        Ok(())
     }
 
     fn too_large(&self, total: usize) -> Error {

@@ -34,12 +34,14 @@ mod repair;
 pub mod tools;
 
 pub use args::{
-    Built, Concat, Mended, Mender, Options, Target, Truncated, UnknownWord, mend_args, repair,
+    Built, Concat, DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_NESTING, Mended, Mender,
+    Options, Target, Truncated, UnknownWord, mend_args, repair,
 };
 pub use bytes::cut;
 pub use error::{Code, Error};
 pub use exact::object_members;
 pub use io::batch::{Input, MendedValue, mend_batches, mend_many, mend_many_with};
+pub use io::checked::SchemaMismatch;
 pub use io::filter::{Filter, FilterOptions, MAX_THREADS, Summary};
 pub use io::input::Framing;
 pub use io::record::{original_text, repairs_value, write_repairs};

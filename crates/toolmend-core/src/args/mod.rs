@@ -37,7 +37,10 @@ use crate::args::unquote::{Text, Unquoted, layer_note, unquote};
 use crate::error::{Code, Error};
 use crate::repair::Repair;
 
-pub use options::{Concat, Options, Target, Truncated, UnknownWord};
+pub use options::{
+    Concat, DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_NESTING, Options, Target, Truncated,
+    UnknownWord,
+};
 
 /// Runs the pipeline over one input after another, reusing its buffers.
 ///

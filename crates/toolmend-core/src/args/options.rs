@@ -2,6 +2,14 @@
 
 use std::str::FromStr;
 
+/// The default limit on one input's size, in bytes (64 MiB): the CLI's `--max-bytes` and the
+/// packages' `max_bytes`.
+pub const DEFAULT_MAX_BYTES: usize = 64 << 20;
+/// The default of [`Options::max_depth`].
+pub const DEFAULT_MAX_DEPTH: u32 = 10;
+/// The default of [`Options::max_nesting`].
+pub const DEFAULT_MAX_NESTING: usize = 1000;
+
 /// What the value must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Target {
@@ -59,8 +67,8 @@ impl Default for Options {
             target: Target::Object,
             concat: Concat::First,
             strict: false,
-            max_depth: 10,
-            max_nesting: 1000,
+            max_depth: DEFAULT_MAX_DEPTH,
+            max_nesting: DEFAULT_MAX_NESTING,
             truncated: Truncated::Heal,
         }
     }

@@ -7,14 +7,19 @@
 //!   `function_call`), as OpenAI, vLLM, llama.cpp, SGLang, LM Studio and Ollama's `/v1` send;
 //! - an Anthropic Messages event (`content_block_start` with a `text`, `thinking` or
 //!   `tool_use` block; `content_block_delta` with `text_delta`, `thinking_delta` or
-//!   `input_json_delta`; `error`);
-//! - an Ollama `/api/chat` line (`message.{content, thinking, tool_calls}`);
+//!   `input_json_delta`; `message_delta` with its `stop_reason`; `error`);
+//! - an Ollama `/api/chat` line (`message.{content, thinking, tool_calls}`, `done_reason`);
+//! - a Gemini `streamGenerateContent` chunk (`candidates[0].content.parts[]`: `text`, `thought`
+//!   text, `functionCall {name, args}`; `finishReason`);
+//! - an OpenAI Responses event (`response.output_text.delta`, `response.reasoning_*.delta`,
+//!   `response.output_item.added` with a `function_call` item,
+//!   `response.function_call_arguments.delta`, `response.incomplete`, `response.failed`);
 //! - a JSON string, or an object with a `text`, `content` or `delta` string (text), or a
 //!   `reasoning` / `reasoning_content` / `thinking` string.
 //!
-//! `data: [DONE]`, comments, pings, usage-only chunks and the other Anthropic events carry
-//! no reply text and are skipped. A line that is not JSON, or an `error` event, ends the reply
-//! with `invalid_input`.
+//! `data: [DONE]`, comments, pings, usage-only chunks and the other events carry no reply
+//! text and are skipped. A line that is not JSON, or an `error` event, ends the reply with
+//! `invalid_input`.
 
 use serde_json::Value;
 
@@ -30,7 +35,17 @@ pub enum DeltaFraming {
     Jsonl,
 }
 
-/// Reads framed deltas line by line into a [`Stream`].
+/// Reads framed deltas into a [`Stream`]: line by line ([`Deltas::line`]), as text cut
+/// anywhere ([`Deltas::text`]), or one parsed chunk at a time ([`Deltas::chunk`], what the
+/// packages give it). Every surface reads a server's chunks here, by one rule:
+///
+/// - `function_call` (the legacy field) is read only while no `tool_calls` were given: servers
+///   that fill both for old clients wrote one call;
+/// - pieces that carry a call id already seen continue that call, whatever their index or
+///   content block (LiteLLM sends one Anthropic block per fragment, each with the call's id);
+/// - the stop reason (`finish_reason`, `stop_reason`, `done_reason`, `finishReason`,
+///   `incomplete_details.reason`) goes to [`Stream::stop_reason`]: a cut output makes the
+///   call written last incomplete, as `calls` says of the whole response.
 ///
 /// ```
 /// use toolmend_core::calls::{CallOptions, DeltaFraming, Deltas, Event, Stream};
@@ -58,6 +73,53 @@ pub struct Deltas {
     has_data: bool,
     line: u64,
     done: bool,
+    /// [`Deltas::text`]: the line not yet ended, and whether the text so far ended with a CR
+    /// (a LF that starts the next piece ends the same line).
+    partial: String,
+    after_cr: bool,
+    keys: CallKeys,
+}
+
+/// Which call of the stream each piece of a server's call continues.
+#[derive(Debug, Default)]
+struct CallKeys {
+    /// `tool_calls` were given: `function_call` repeats them.
+    tool_calls: bool,
+    /// Call ids seen, with their call's key in the stream.
+    ids: Vec<(String, usize)>,
+    /// Indexes (OpenAI `tool_calls[].index`, Anthropic block index, Responses
+    /// `output_index`) seen, with their call's key.
+    indexes: Vec<(usize, usize)>,
+    /// The name given so far of each key's call.
+    names: Vec<String>,
+    next: usize,
+}
+
+impl CallKeys {
+    /// The stream key of a piece: that of its id if seen, else of its index if seen, else a
+    /// new call's.
+    fn key(&mut self, index: Option<usize>, id: Option<&str>) -> usize {
+        let by_id = id.and_then(|id| self.ids.iter().find(|(i, _)| i == id).map(|&(_, k)| k));
+        let by_index =
+            index.and_then(|x| self.indexes.iter().find(|(i, _)| *i == x).map(|&(_, k)| k));
+        let key = by_id.or(by_index).unwrap_or_else(|| {
+            self.names.push(String::new());
+            self.next += 1;
+            self.next - 1
+        });
+        if let Some(id) = id.filter(|id| !id.is_empty())
+            && by_id.is_none()
+        {
+            self.ids.push((id.to_owned(), key));
+        }
+        if let Some(index) = index {
+            match self.indexes.iter_mut().find(|(i, _)| *i == index) {
+                Some(entry) => entry.1 = key,
+                None => self.indexes.push((index, key)),
+            }
+        }
+        key
+    }
 }
 
 impl Deltas {
@@ -69,7 +131,36 @@ impl Deltas {
             has_data: false,
             line: 0,
             done: false,
+            partial: String::new(),
+            after_cr: false,
+            keys: CallKeys::default(),
         }
+    }
+
+    /// Reads a piece of the framed text, cut anywhere: lines end with LF, CRLF or a bare CR
+    /// (all three are SSE line ends).
+    ///
+    /// # Errors
+    /// As [`Deltas::line`].
+    pub fn text(&mut self, mut text: &str, stream: &mut Stream) -> Result<Vec<Event>, Error> {
+        let mut events = Vec::new();
+        if self.after_cr && !text.is_empty() {
+            self.after_cr = false;
+            text = text.strip_prefix('\n').unwrap_or(text);
+        }
+        while let Some(at) = text.find(['\n', '\r']) {
+            let mut line = std::mem::take(&mut self.partial);
+            line.push_str(&text[..at]);
+            let crlf = text[at..].starts_with("\r\n");
+            let cr_at_end = &text[at..] == "\r";
+            text = &text[at + if crlf { 2 } else { 1 }..];
+            if cr_at_end {
+                self.after_cr = true;
+            }
+            events.extend(self.line(&line, stream)?);
+        }
+        self.partial.push_str(text);
+        Ok(events)
     }
 
     /// Reads one line (without its line break; a trailing `\r` is dropped).
@@ -107,14 +198,32 @@ impl Deltas {
         }
     }
 
-    /// The input ended: an event not yet closed by a blank line is read.
+    /// The input ended: a line not yet ended, and an event not yet closed by a blank line,
+    /// are read.
     ///
     /// # Errors
     /// As [`Deltas::line`].
     pub fn end(&mut self, stream: &mut Stream) -> Result<Vec<Event>, Error> {
-        match self.framing {
-            DeltaFraming::Sse => self.dispatch(stream),
-            DeltaFraming::Jsonl => Ok(Vec::new()),
+        let mut events = Vec::new();
+        if !self.partial.is_empty() {
+            let line = std::mem::take(&mut self.partial);
+            events.extend(self.line(&line, stream)?);
+        }
+        if self.framing == DeltaFraming::Sse {
+            events.extend(self.dispatch(stream)?);
+        }
+        Ok(events)
+    }
+
+    /// Reads one chunk already parsed (an OpenAI `ChatCompletionChunk` as a dict, an
+    /// Anthropic event, an Ollama line, …: the values the module doc lists). A chunk that is
+    /// an error ends the reply with it ([`Stream::abort`]): the events returned then end with
+    /// `end`.
+    pub fn chunk(&mut self, chunk: &Value, stream: &mut Stream) -> Vec<Event> {
+        self.line += 1;
+        match self.decoded(chunk, stream, "chunk") {
+            Ok(events) => events,
+            Err(error) => stream.abort(error),
         }
     }
 
@@ -145,19 +254,50 @@ impl Deltas {
                 format!("line {}: the streamed delta is not JSON: {why}", self.line),
             )
         })?;
+        self.decoded(&value, stream, "line")
+    }
+
+    /// Feeds the pieces of one value; `unit` names what [`Deltas::line`] counts in errors.
+    fn decoded(
+        &mut self,
+        value: &Value,
+        stream: &mut Stream,
+        unit: &str,
+    ) -> Result<Vec<Event>, Error> {
         let mut events = Vec::new();
-        for delta in decode(&value).map_err(|message| {
-            Error::whole(Code::InvalidInput, format!("line {}: {message}", self.line))
-        })? {
+        let deltas = decode(value).map_err(|message| {
+            Error::whole(
+                Code::InvalidInput,
+                format!("{unit} {}: {message}", self.line),
+            )
+        })?;
+        if deltas
+            .iter()
+            .any(|d| matches!(d, Delta::Call { legacy: false, .. }))
+        {
+            self.keys.tool_calls = true;
+        }
+        for delta in deltas {
             match delta {
                 Delta::Text(t) => events.extend(stream.feed(&t)),
                 Delta::Reasoning(t) => events.extend(stream.feed_reasoning(&t)),
+                Delta::Stop { field, reason } => stream.stop_reason(field, &reason),
+                Delta::Call { legacy: true, .. } if self.keys.tool_calls => {}
                 Delta::Call {
-                    key,
+                    index,
                     id,
                     name,
                     arguments,
+                    ..
                 } => {
+                    let key = self.keys.key(index, id.as_deref());
+                    // A piece that names its call again (a block of the same call id) adds
+                    // nothing to the name.
+                    let known = &mut self.keys.names[key];
+                    let name = name.filter(|n| !n.is_empty() && n != known);
+                    if let Some(name) = &name {
+                        known.push_str(name);
+                    }
                     events.extend(stream.feed_call(key, id.as_deref(), name.as_deref(), &arguments))
                 }
             }
@@ -172,15 +312,41 @@ enum Delta {
     Text(String),
     Reasoning(String),
     Call {
-        key: usize,
+        /// Its index as the server numbers calls or blocks (none: a call of its own).
+        index: Option<usize>,
         id: Option<String>,
         name: Option<String>,
         arguments: String,
+        /// From the legacy `function_call`.
+        legacy: bool,
+    },
+    /// The server's stop reason.
+    Stop {
+        field: &'static str,
+        reason: String,
     },
 }
 
 fn str_at<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
     value.get(key).and_then(Value::as_str)
+}
+
+fn stop(out: &mut Vec<Delta>, field: &'static str, reason: Option<&Value>) {
+    if let Some(reason) = reason.and_then(Value::as_str) {
+        out.push(Delta::Stop {
+            field,
+            reason: reason.to_owned(),
+        });
+    }
+}
+
+/// Arguments sent whole as an object (Ollama, Gemini), or as JSON text.
+fn arguments_of(value: Option<&Value>) -> String {
+    match value {
+        Some(Value::String(s)) => s.clone(),
+        Some(v @ Value::Object(_)) => v.to_string(),
+        _ => String::new(),
+    }
 }
 
 /// The pieces of reply in one streamed value (see the module doc); `Err` for an error event.
@@ -208,59 +374,44 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                 {
                     message_delta(delta, &mut out);
                 }
-            } else if let Some(kind) = str_at(value, "type") {
-                let index = map.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
-                match kind {
-                    "content_block_start" => {
-                        let block = &map["content_block"];
-                        match str_at(block, "type") {
-                            Some("text") => text(&mut out, str_at(block, "text")),
-                            Some("thinking") => reasoning(&mut out, str_at(block, "thinking")),
-                            Some("tool_use") => {
-                                // `input` is `{}` here; its JSON text follows in pieces.
-                                let input = match block.get("input") {
-                                    Some(Value::Object(m)) if !m.is_empty() => {
-                                        Value::Object(m.clone()).to_string()
-                                    }
-                                    _ => String::new(),
-                                };
-                                out.push(Delta::Call {
-                                    key: index,
-                                    id: str_at(block, "id").map(str::to_owned),
-                                    name: str_at(block, "name").map(str::to_owned),
-                                    arguments: input,
-                                });
-                            }
-                            _ => {}
-                        }
+                stop(
+                    &mut out,
+                    "finish_reason",
+                    first.and_then(|c| c.get("finish_reason")),
+                );
+            } else if let Some(candidates) = map.get("candidates").and_then(Value::as_array) {
+                // Gemini: each chunk a response with the first candidate's new parts.
+                let first = candidates
+                    .iter()
+                    .find(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0);
+                let parts = first
+                    .and_then(|c| c.pointer("/content/parts"))
+                    .and_then(Value::as_array);
+                for part in parts.into_iter().flatten() {
+                    if let Some(call) = part.get("functionCall") {
+                        out.push(Delta::Call {
+                            index: None,
+                            id: str_at(call, "id").map(str::to_owned),
+                            name: str_at(call, "name").map(str::to_owned),
+                            arguments: arguments_of(call.get("args")),
+                            legacy: false,
+                        });
+                    } else if part.get("thought").and_then(Value::as_bool) == Some(true) {
+                        reasoning(&mut out, str_at(part, "text"));
+                    } else {
+                        text(&mut out, str_at(part, "text"));
                     }
-                    "content_block_delta" => {
-                        let delta = &map["delta"];
-                        match str_at(delta, "type") {
-                            Some("text_delta") => text(&mut out, str_at(delta, "text")),
-                            Some("thinking_delta") => {
-                                reasoning(&mut out, str_at(delta, "thinking"));
-                            }
-                            Some("input_json_delta") => out.push(Delta::Call {
-                                key: index,
-                                id: None,
-                                name: None,
-                                arguments: str_at(delta, "partial_json").unwrap_or("").to_owned(),
-                            }),
-                            _ => {}
-                        }
-                    }
-                    "error" => {
-                        let message = value
-                            .pointer("/error/message")
-                            .and_then(Value::as_str)
-                            .unwrap_or("the server sent an error event");
-                        return Err(format!("the server sent an error: {message}"));
-                    }
-                    _ => {}
                 }
+                stop(
+                    &mut out,
+                    "finishReason",
+                    first.and_then(|c| c.get("finishReason")),
+                );
+            } else if let Some(kind) = str_at(value, "type") {
+                typed_event(kind, map, &mut out)?;
             } else if let Some(message) = map.get("message").filter(|m| m.is_object()) {
                 message_delta(message, &mut out);
+                stop(&mut out, "done_reason", map.get("done_reason"));
             } else {
                 for key in ["text", "content", "delta"] {
                     text(&mut out, str_at(value, key));
@@ -273,6 +424,121 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
         _ => {}
     }
     Ok(out)
+}
+
+/// An Anthropic Messages event, or an OpenAI Responses event.
+fn typed_event(
+    kind: &str,
+    map: &serde_json::Map<String, Value>,
+    out: &mut Vec<Delta>,
+) -> Result<(), String> {
+    let value = |k: &str| map.get(k).unwrap_or(&Value::Null);
+    let index = map.get("index").and_then(Value::as_u64).map(|i| i as usize);
+    let text = |out: &mut Vec<Delta>, t: Option<&str>| {
+        if let Some(t) = t.filter(|t| !t.is_empty()) {
+            out.push(Delta::Text(t.to_owned()));
+        }
+    };
+    let reasoning = |out: &mut Vec<Delta>, t: Option<&str>| {
+        if let Some(t) = t.filter(|t| !t.is_empty()) {
+            out.push(Delta::Reasoning(t.to_owned()));
+        }
+    };
+    match kind {
+        "content_block_start" => {
+            let block = value("content_block");
+            match str_at(block, "type") {
+                Some("text") => text(out, str_at(block, "text")),
+                Some("thinking") => reasoning(out, str_at(block, "thinking")),
+                Some("tool_use") => {
+                    // `input` is `{}` here; its JSON text follows in pieces.
+                    let input = match block.get("input") {
+                        Some(Value::Object(m)) if !m.is_empty() => {
+                            Value::Object(m.clone()).to_string()
+                        }
+                        _ => String::new(),
+                    };
+                    out.push(Delta::Call {
+                        index,
+                        id: str_at(block, "id").map(str::to_owned),
+                        name: str_at(block, "name").map(str::to_owned),
+                        arguments: input,
+                        legacy: false,
+                    });
+                }
+                _ => {}
+            }
+        }
+        "content_block_delta" => {
+            let delta = value("delta");
+            match str_at(delta, "type") {
+                Some("text_delta") => text(out, str_at(delta, "text")),
+                Some("thinking_delta") => reasoning(out, str_at(delta, "thinking")),
+                Some("input_json_delta") => out.push(Delta::Call {
+                    index,
+                    id: None,
+                    name: None,
+                    arguments: str_at(delta, "partial_json").unwrap_or("").to_owned(),
+                    legacy: false,
+                }),
+                _ => {}
+            }
+        }
+        "message_delta" => stop(out, "stop_reason", value("delta").get("stop_reason")),
+        // OpenAI Responses events.
+        "response.output_text.delta" | "response.refusal.delta" => {
+            text(out, map.get("delta").and_then(Value::as_str));
+        }
+        "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+            reasoning(out, map.get("delta").and_then(Value::as_str));
+        }
+        "response.output_item.added" => {
+            let item = value("item");
+            if str_at(item, "type") == Some("function_call") {
+                out.push(Delta::Call {
+                    index: map
+                        .get("output_index")
+                        .and_then(Value::as_u64)
+                        .map(|i| i as usize),
+                    id: str_at(item, "call_id").map(str::to_owned),
+                    name: str_at(item, "name").map(str::to_owned),
+                    arguments: arguments_of(item.get("arguments")),
+                    legacy: false,
+                });
+            }
+        }
+        "response.function_call_arguments.delta" => out.push(Delta::Call {
+            index: map
+                .get("output_index")
+                .and_then(Value::as_u64)
+                .map(|i| i as usize),
+            id: None,
+            name: None,
+            arguments: map
+                .get("delta")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            legacy: false,
+        }),
+        "response.incomplete" => stop(
+            out,
+            "incomplete_details.reason",
+            value("response").pointer("/incomplete_details/reason"),
+        ),
+        "error" | "response.failed" => {
+            let message = map
+                .get("error")
+                .or_else(|| value("response").get("error"))
+                .and_then(|e| e.get("message"))
+                .and_then(Value::as_str)
+                .or_else(|| map.get("message").and_then(Value::as_str))
+                .unwrap_or("the server sent an error event");
+            return Err(format!("the server sent an error: {message}"));
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// An OpenAI `delta` (or Ollama `message`).
@@ -291,28 +557,27 @@ fn message_delta(delta: &Value, out: &mut Vec<Delta>) {
     };
     for (position, call) in calls.into_iter().enumerate() {
         let function = call.get("function").unwrap_or(call);
-        let arguments = match function.get("arguments") {
-            Some(Value::String(s)) => s.clone(),
-            // Ollama sends the arguments whole, as an object.
-            Some(v @ Value::Object(_)) => v.to_string(),
-            _ => String::new(),
-        };
         out.push(Delta::Call {
-            key: call
-                .get("index")
-                .and_then(Value::as_u64)
-                .map_or(position, |i| i as usize),
+            index: Some(
+                call.get("index")
+                    .and_then(Value::as_u64)
+                    .map_or(position, |i| i as usize),
+            ),
             id: str_at(call, "id").map(str::to_owned),
             name: str_at(function, "name").map(str::to_owned),
-            arguments,
+            // Ollama sends the arguments whole, as an object.
+            arguments: arguments_of(function.get("arguments")),
+            legacy: false,
         });
     }
     if let Some(function) = delta.get("function_call").filter(|f| f.is_object()) {
         out.push(Delta::Call {
-            key: 0,
+            // Apart from the `tool_calls` indexes: never read into one of them.
+            index: Some(usize::MAX),
             id: None,
             name: str_at(function, "name").map(str::to_owned),
             arguments: str_at(function, "arguments").unwrap_or("").to_owned(),
+            legacy: true,
         });
     }
 }
@@ -332,10 +597,11 @@ mod tests {
                 Delta::Reasoning("hm".into()),
                 Delta::Text("Hi".into()),
                 Delta::Call {
-                    key: 1,
+                    index: Some(1),
                     id: Some("c".into()),
                     name: Some("f".into()),
-                    arguments: "{\"".into()
+                    arguments: "{\"".into(),
+                    legacy: false,
                 }
             ]
         );
@@ -352,15 +618,16 @@ mod tests {
         assert_eq!(
             decode(&start).unwrap(),
             vec![Delta::Call {
-                key: 2,
+                index: Some(2),
                 id: Some("toolu_1".into()),
                 name: Some("f".into()),
-                arguments: String::new()
+                arguments: String::new(),
+                legacy: false,
             }]
         );
         let delta = json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "{\"a\""}});
         assert!(
-            matches!(&decode(&delta).unwrap()[0], Delta::Call { key: 2, arguments, .. } if arguments == "{\"a\"")
+            matches!(&decode(&delta).unwrap()[0], Delta::Call { index: Some(2), arguments, .. } if arguments == "{\"a\"")
         );
         let thinking = json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "so"}});
         assert_eq!(

@@ -46,7 +46,7 @@ impl Default for CallsFilterOptions {
             framing: Framing::Whole,
             records: false,
             line_buffered: false,
-            max_bytes: 64 << 20,
+            max_bytes: crate::DEFAULT_MAX_BYTES,
             shape: Shape::Native,
         }
     }

@@ -28,6 +28,25 @@ use super::formats::{collect, encoded_arguments};
 use super::{CallOptions, Extracted, Failure, Raw, run};
 use crate::error::{Code, Error};
 
+/// The stop reasons that say an API cut the output (`field` as the API names it).
+const CUT_REASONS: &[(&str, &str)] = &[
+    ("finish_reason", "length"),
+    ("stop_reason", "max_tokens"),
+    ("done_reason", "length"),
+    ("finishReason", "MAX_TOKENS"),
+    ("incomplete_details.reason", "max_output_tokens"),
+];
+
+/// Why the output was cut, when an API's stop reason (`field`: `finish_reason`,
+/// `stop_reason`, `done_reason`, `finishReason`, `incomplete_details.reason`) says it was:
+/// the message a call made incomplete by it carries. The one rule for whole replies and
+/// streams.
+pub fn cut_by(field: &str, reason: &str) -> Option<String> {
+    CUT_REASONS
+        .contains(&(field, reason))
+        .then(|| format!("the API's stop reason says the output was cut: {field} {reason:?}"))
+}
+
 /// Finds and normalizes the tool calls of a reply given as a JSON message or API response.
 ///
 /// The message's text parts go through [`super::extract`]'s scan too (a model served without a
@@ -55,15 +74,29 @@ use crate::error::{Code, Error};
 /// # Errors
 /// As [`super::extract`]; `invalid_input` for a value that is none of the shapes above.
 pub fn extract_message(message: &Value, options: &CallOptions) -> Result<Extracted, Failure> {
+    extract_message_cut(message, None, options)
+}
+
+/// [`extract_message`] for a message whose stop reason came apart from it (a stream's last
+/// chunk): `cut` is what [`cut_by`] said, if it said the output was cut.
+pub(crate) fn extract_message_cut(
+    message: &Value,
+    cut: Option<&str>,
+    options: &CallOptions,
+) -> Result<Extracted, Failure> {
+    let parts = |cut: Option<&str>| Parts {
+        cut: cut.map(str::to_owned),
+        ..Parts::default()
+    };
     match message {
         Value::String(text) => super::reply(text, options),
         Value::Array(items) => {
-            let mut parts = Parts::default();
+            let mut parts = parts(cut);
             parts.items(items)?;
             parts.run(options)
         }
         Value::Object(map) => {
-            let mut parts = Parts::default();
+            let mut parts = parts(cut);
             parts.object(map)?;
             parts.run(options)
         }
@@ -72,6 +105,134 @@ pub fn extract_message(message: &Value, options: &CallOptions) -> Result<Extract
             super::kind_of(other)
         ))),
     }
+}
+
+/// The API a response comes from, for [`extract_response`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// An OpenAI chat completion (`choices[].message`, `finish_reason`), or one of its
+    /// assistant messages.
+    OpenAiChat,
+    /// An Anthropic Messages response (`content` blocks, `stop_reason`), or its content list.
+    Anthropic,
+}
+
+/// The tool calls of one API response, as [`extract_message`] reads it, for a caller who
+/// knows which API it came from (the packages' `calls_from_openai` and `calls_from_anthropic`):
+/// a response of another API is refused (`invalid_input`) rather than read by its rules. Of an
+/// OpenAI completion, `choice` picks the choice (by position) whose message and
+/// `finish_reason` are read; a stop reason that says the output was cut makes the call
+/// written last incomplete.
+///
+/// ```
+/// use serde_json::json;
+/// use toolmend_core::calls::{extract_response, Api, CallOptions};
+///
+/// let completion = json!({"choices": [{"index": 0, "finish_reason": "length", "message": {
+///     "role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+///     "function": {"name": "deploy", "arguments": "{\"target\": \"prod\"}"}}]}}]});
+/// let failure = extract_response(&completion, Api::OpenAiChat, 0, &CallOptions::default()).unwrap_err();
+/// assert_eq!(failure.error.code.as_str(), "incomplete_call");
+/// let refused = extract_response(&completion, Api::Anthropic, 0, &CallOptions::default()).unwrap_err();
+/// assert_eq!(refused.error.code.as_str(), "invalid_input");
+/// ```
+///
+/// # Errors
+/// As [`extract_message`]; `invalid_input` for a response of the other API, or a `choice` it
+/// does not have.
+pub fn extract_response(
+    response: &Value,
+    api: Api,
+    choice: usize,
+    options: &CallOptions,
+) -> Result<Extracted, Failure> {
+    let Value::Object(map) = response else {
+        return match (api, response) {
+            (Api::Anthropic, Value::Array(items)) => {
+                let mut parts = Parts::default();
+                parts.items(items)?;
+                parts.run(options)
+            }
+            _ => Err(invalid(format!(
+                "expected {}, found {}",
+                api.what(),
+                super::kind_of(response)
+            ))),
+        };
+    };
+    let mut parts = Parts::default();
+    match api {
+        Api::OpenAiChat => {
+            if let Some(Value::Array(choices)) = map.get("choices") {
+                let picked = choices.get(choice).ok_or_else(|| {
+                    invalid(format!(
+                        "the completion has no choice {choice} (it has {})",
+                        choices.len()
+                    ))
+                })?;
+                let mut one = Map::new();
+                one.insert("choices".into(), Value::Array(vec![picked.clone()]));
+                parts.object(&one)?;
+            } else if is_anthropic(map)
+                || map.contains_key("candidates")
+                || map.contains_key("output")
+            {
+                return Err(invalid(format!(
+                    "expected {}, found another API's response",
+                    api.what()
+                )));
+            } else {
+                parts.message(map)?;
+            }
+        }
+        Api::Anthropic => {
+            if [
+                "choices",
+                "tool_calls",
+                "function_call",
+                "candidates",
+                "output",
+            ]
+            .iter()
+            .any(|k| map.contains_key(*k))
+                || !map.get("content").is_some_and(Value::is_array)
+            {
+                return Err(invalid(format!(
+                    "expected {}, found another shape",
+                    api.what()
+                )));
+            }
+            parts.message(map)?;
+        }
+    }
+    parts.run(options)
+}
+
+impl Api {
+    fn what(self) -> &'static str {
+        match self {
+            Api::OpenAiChat => "an OpenAI chat completion or one of its messages",
+            Api::Anthropic => "an Anthropic message (with a \"content\" list) or its content list",
+        }
+    }
+}
+
+/// An Anthropic message rather than an OpenAI one: its type, its stop reason, or blocks only
+/// Anthropic writes.
+fn is_anthropic(map: &Map<String, Value>) -> bool {
+    map.get("type").and_then(Value::as_str) == Some("message")
+        || map.contains_key("stop_reason")
+        || map
+            .get("content")
+            .and_then(Value::as_array)
+            .is_some_and(|items| {
+                items.iter().any(|i| {
+                    matches!(
+                        i.get("type").and_then(Value::as_str),
+                        Some("tool_use" | "thinking" | "redacted_thinking")
+                    )
+                })
+            })
 }
 
 /// Whether a reply that is one JSON value is an API response or a message (read as one)
@@ -167,13 +328,9 @@ impl Parts {
         self.last_is_call = false;
     }
 
-    fn cut_when(&mut self, field: &str, value: Option<&Value>, cut: &[&str]) {
-        if let Some(reason) = value.and_then(Value::as_str)
-            && cut.contains(&reason)
-        {
-            self.cut = Some(format!(
-                "the API's stop reason says the output was cut: {field} {reason:?}"
-            ));
+    fn cut_when(&mut self, field: &str, value: Option<&Value>) {
+        if let Some(why) = value.and_then(Value::as_str).and_then(|r| cut_by(field, r)) {
+            self.cut = Some(why);
         }
     }
 
@@ -195,7 +352,7 @@ impl Parts {
                         }
                     }
                 }
-                self.cut_when("finish_reason", choice.get("finish_reason"), &["length"]);
+                self.cut_when("finish_reason", choice.get("finish_reason"));
             }
             return Ok(());
         }
@@ -207,11 +364,7 @@ impl Parts {
                 {
                     self.items(parts)?;
                 }
-                self.cut_when(
-                    "finishReason",
-                    candidate.get("finishReason"),
-                    &["MAX_TOKENS"],
-                );
+                self.cut_when("finishReason", candidate.get("finishReason"));
             }
             return Ok(());
         }
@@ -224,7 +377,6 @@ impl Parts {
                 self.cut_when(
                     "incomplete_details.reason",
                     map.get("incomplete_details").and_then(|d| d.get("reason")),
-                    &["max_output_tokens"],
                 );
             }
             return Ok(());
@@ -232,8 +384,8 @@ impl Parts {
         // Ollama /api/chat, or a choice given alone.
         if let Some(Value::Object(message)) = map.get("message") {
             self.message(message)?;
-            self.cut_when("done_reason", map.get("done_reason"), &["length"]);
-            self.cut_when("finish_reason", map.get("finish_reason"), &["length"]);
+            self.cut_when("done_reason", map.get("done_reason"));
+            self.cut_when("finish_reason", map.get("finish_reason"));
             return Ok(());
         }
         self.message(map)
@@ -269,7 +421,17 @@ impl Parts {
             self.items(parts)?;
             read = true;
         }
+        // Servers that fill the legacy `function_call` with the call also given in
+        // `tool_calls` (for old clients) wrote one call, not two.
+        let has_tool_calls = match map.get("tool_calls") {
+            Some(Value::Array(items)) => !items.is_empty(),
+            Some(Value::Object(_)) => true,
+            _ => false,
+        };
         for key in calls {
+            if key == "function_call" && has_tool_calls {
+                continue;
+            }
             match map.get(key) {
                 None | Some(Value::Null) => {}
                 Some(found @ (Value::Array(_) | Value::Object(_))) => self.structured(found),
@@ -294,7 +456,7 @@ impl Parts {
                 }
             }
         }
-        self.cut_when("stop_reason", map.get("stop_reason"), &["max_tokens"]);
+        self.cut_when("stop_reason", map.get("stop_reason"));
         Ok(())
     }
 

@@ -61,7 +61,7 @@ use crate::tools::{Tool, Tools};
 
 pub use deltas::{DeltaFraming, Deltas};
 pub use filter::{CallsFilter, CallsFilterOptions, Shape};
-pub use message::extract_message;
+pub use message::{Api, cut_by, extract_message, extract_response};
 pub use stream::{Event, Stream};
 
 /// Settings of the extractor.
@@ -78,8 +78,9 @@ pub struct CallOptions {
     pub require_terminate: bool,
     /// With `require_terminate`, the loop's reading of the envelope: the name and parameters
     /// under any key a call is read from (`name`, `arguments` …) and parameters written as JSON
-    /// text (decoded, reported as `unquote`), as `calls` normalises them; `terminate` is still
-    /// required.
+    /// text (decoded, reported as `unquote`), as `calls` normalises them; `terminate` is
+    /// required of the envelope (`tool`), not of a model's native call (`name` and
+    /// `arguments`, call markers, an API's `tool_calls`), which means "call, then go on".
     pub any_envelope_shape: bool,
     /// No repairs of arguments (see [`Options::strict`]).
     pub strict: bool,
@@ -740,6 +741,9 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         let problem = match &envelope {
             Some(check) if ctx.options.any_envelope_shape => check.any_shape.clone(),
             Some(check) => check.strict.clone(),
+            // A call in a model's native format or an API's `tool_calls`: the loop calls it,
+            // then goes on.
+            None if ctx.options.any_envelope_shape => None,
             None => Some(Error::whole(
                 Code::MissingField,
                 "the call is not a {\"tool\", \"parameters\", \"terminate\"} JSON object, so it has no \"terminate\" (the envelope requires it)",

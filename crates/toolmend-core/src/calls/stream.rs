@@ -694,6 +694,8 @@ pub struct Stream {
     /// message they make up with the text.
     server_calls: Vec<ServerCall>,
     server_reasoning: Option<String>,
+    /// Why the output was cut, when the server's stop reason says it was.
+    cut: Option<String>,
     markers: Markers,
     buf: String,
     pos: usize,
@@ -768,6 +770,7 @@ impl Stream {
             options,
             server_calls: Vec::new(),
             server_reasoning: None,
+            cut: None,
             markers,
             buf: String::new(),
             pos: 0,
@@ -1056,6 +1059,18 @@ impl Stream {
         events
     }
 
+    /// How the server says the reply ended (`field` as its API names it: `finish_reason`,
+    /// `stop_reason`, `done_reason`, `finishReason`, `incomplete_details.reason`). A reason
+    /// that says the output was cut makes the call written last incomplete, as `calls` does
+    /// with the stop reason of a whole response (see [`super::message::cut_by`]).
+    pub fn stop_reason(&mut self, field: &str, reason: &str) {
+        if self.result.is_none()
+            && let Some(why) = super::message::cut_by(field, reason)
+        {
+            self.cut = Some(why);
+        }
+    }
+
     /// Announces a server's call once its name is complete.
     fn announce_server(&mut self, at: usize, events: &mut Vec<Event>) {
         let call = &self.server_calls[at];
@@ -1224,7 +1239,7 @@ impl Stream {
         }
         let (result, original) = match self.message() {
             Some(message) => (
-                super::extract_message(&message, &self.options),
+                super::message::extract_message_cut(&message, self.cut.as_deref(), &self.options),
                 original_text(message.to_string().as_bytes()),
             ),
             None => (

@@ -11,6 +11,7 @@ use std::thread;
 
 use crate::args::{Mended, Mender, Options};
 use crate::error::{Code, Error};
+use crate::io::checked::{SchemaMismatch, apply_schema};
 use crate::io::record::original_text;
 use crate::repair::Repair;
 
@@ -93,6 +94,27 @@ impl From<&Mended<'_>> for MendedValue {
             repairs: mended.repairs().to_vec(),
             dropped: mended.dropped().map(str::to_owned).collect(),
         }
+    }
+}
+
+impl MendedValue {
+    /// "Mend, then apply the schema" ([`crate::io::checked::apply_schema`]), owned: the value
+    /// coerced to `schema` unless `coerce` is false; its repairs are the mend's, then the
+    /// coercions (`schema_type`).
+    ///
+    /// # Errors
+    /// The violations left, with their `invalid_parameters` error.
+    pub fn with_schema(
+        mended: &Mended<'_>,
+        schema: &crate::schema::Schema,
+        coerce: bool,
+    ) -> Result<MendedValue, SchemaMismatch> {
+        let (value, repairs) = apply_schema(mended, schema, coerce)?;
+        Ok(MendedValue {
+            value,
+            repairs,
+            dropped: mended.dropped().map(str::to_owned).collect(),
+        })
     }
 }
 

@@ -51,7 +51,7 @@ impl Default for FilterOptions {
             framing: Framing::Lines,
             records: false,
             line_buffered: false,
-            max_bytes: 64 << 20,
+            max_bytes: crate::DEFAULT_MAX_BYTES,
             threads: 1,
             schema: None,
         }
@@ -644,16 +644,18 @@ impl Mend {
         match self.mender.mend(&decoded.text) {
             Ok(mended) => {
                 if let Some(schema) = &self.options.schema {
-                    let checked = schema.apply_mended(&mended, !self.options.mend.strict);
-                    let (value, coerced) = match checked {
-                        Ok(Some(coerced)) => coerced,
-                        Ok(None) => (mended.value().into_owned(), Vec::new()),
-                        Err(violations) => {
-                            let error = Schema::mismatch(&violations);
+                    let checked = crate::io::checked::apply_schema(
+                        &mended,
+                        schema,
+                        !self.options.mend.strict,
+                    );
+                    let (value, repairs) = match checked {
+                        Ok(checked) => checked,
+                        Err(mismatch) => {
                             let outcome = Outcome::Err {
-                                error: &error,
+                                error: &mismatch.error,
                                 original: decoded.text.as_bytes(),
-                                violations: &violations,
+                                violations: &mismatch.violations,
                                 value: None,
                             };
                             let origin = Some(&origin);
@@ -670,8 +672,8 @@ impl Mend {
                     if self.options.records {
                         let outcome = Outcome::Ok {
                             value: Written::Text(value.as_bytes()),
-                            repairs: mended.repairs(),
-                            more: &coerced,
+                            repairs: &repairs,
+                            more: &[],
                             dropped: Some(&mended),
                         };
                         let origin = Some(&origin);

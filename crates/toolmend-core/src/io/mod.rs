@@ -2,6 +2,7 @@
 //! ([`filter`]), the in-memory batch driver ([`batch`]) and record writing ([`record`]).
 
 pub(crate) mod batch;
+pub(crate) mod checked;
 pub(crate) mod filter;
 pub(crate) mod input;
 pub(crate) mod record;

@@ -493,7 +493,8 @@ pub(super) fn envelope_problem(map: &Map<String, Value>) -> Option<Error> {
 
 /// Why an object is not an envelope the loop accepts, if it is not: a tool name under any key
 /// `calls` reads one from (`tool`, `name` …), its parameters under any argument key (an object,
-/// or JSON text that `arguments` decodes and reports), and `terminate` (true or false).
+/// or JSON text that `arguments` decodes and reports), and `terminate` (true or false; a
+/// native call, named under another key than `tool`, may leave it out).
 pub(super) fn any_shape_envelope_problem(map: &Map<String, Value>) -> Option<Error> {
     let missing = |field: &str| {
         Some(Error::whole(
@@ -524,6 +525,9 @@ pub(super) fn any_shape_envelope_problem(map: &Map<String, Value>) -> Option<Err
         Some(_) => {}
     }
     match map.get("terminate") {
+        // A model's native call (`name` and `arguments`, not the envelope's `tool`): call,
+        // then go on.
+        None if !map.contains_key("tool") => None,
         None => missing("terminate"),
         Some(t) if !t.is_boolean() => wrong("terminate", "true or false", t),
         Some(_) => None,

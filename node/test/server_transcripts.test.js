@@ -1,0 +1,93 @@
+'use strict';
+// One truth on real servers' transcripts (fixtures/server): extractCalls, the response helpers
+// (callsFromOpenAI / callsFromAnthropic, on the raw HTTP body and on the `openai` client's
+// object) and stream (on the SSE's chunks and on the `openai` client's chunks) give what
+// `toolmend calls` gives (fixtures/server/expect.json, checked against the CLI by
+// tests/server_transcripts.rs).
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const toolmend = require('toolmend');
+
+const ROOT = process.env.TOOLMEND_ROOT || path.resolve(__dirname, '..', '..');
+const HERE = path.join(ROOT, 'fixtures', 'server');
+
+function read(name, ext) {
+  const file = path.join(HERE, name + ext);
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
+}
+
+/** The JSON payloads of an SSE text's `data:` lines (lines may end with CR, LF or CRLF). */
+function sseChunks(text) {
+  return text
+    .split(/\r\n|\r|\n/)
+    .filter((l) => l.startsWith('data:') && l.slice(5).trim() !== '[DONE]')
+    .map((l) => JSON.parse(l.slice(5).trim()));
+}
+
+/** A record or `end` event as compared (as tests/server_transcripts.rs compares them). */
+function normal(record) {
+  const out = { ...record };
+  delete out.event;
+  delete out.line;
+  delete out.id;
+  if (out.error) {
+    out.error = { ...out.error };
+    delete out.error.original;
+  }
+  return out;
+}
+
+/** What an API call returns or throws, as a CLI record. */
+function asRecord(call) {
+  try {
+    const value = call();
+    const { repairs = [], ...rest } = value;
+    return { ok: true, value: rest, repairs };
+  } catch (e) {
+    if (!(e instanceof toolmend.ToolmendError)) throw e;
+    const record = { ok: false, error: { code: e.code, message: e.message } };
+    if (e.offset !== null && e.offset !== undefined) record.error.offset = e.offset;
+    if (e.value !== null && e.value !== undefined) record.value = e.value;
+    return record;
+  }
+}
+
+async function endOf(chunks) {
+  let last;
+  for await (const event of toolmend.stream(chunks)) last = event;
+  return normal(last);
+}
+
+test('every surface gives the recorded truth of the server transcripts', async () => {
+  const expect = JSON.parse(fs.readFileSync(path.join(HERE, 'expect.json'), 'utf8'));
+  const transcripts = JSON.parse(fs.readFileSync(path.join(HERE, 'transcripts.json'), 'utf8'));
+  assert.ok(transcripts.length >= 8, String(transcripts.length));
+  const disagree = [];
+  const same = (name, what, got, want) => {
+    try {
+      assert.deepEqual(got, want);
+    } catch {
+      disagree.push(`${name} ${what}:\n  got      ${JSON.stringify(got)}\n  expected ${JSON.stringify(want)}`);
+    }
+  };
+  for (const t of transcripts) {
+    const want = expect[t.name];
+    const helper = t.api === 'openai' ? toolmend.callsFromOpenAI : toolmend.callsFromAnthropic;
+    for (const [what, text, truth] of [['raw HTTP', read(t.name, '.json'), want.whole], ['openai client', read(t.name, '.client.json'), want.client]]) {
+      if (text === null) continue;
+      const response = JSON.parse(text);
+      same(t.name, `extractCalls on ${what}`, asRecord(() => toolmend.extractCalls(response)), truth);
+      same(t.name, `${helper.name} on ${what}`, asRecord(() => helper(response)), truth);
+    }
+    same(t.name, 'stream on SSE chunks', await endOf(sseChunks(read(t.name, '.sse'))), want.stream);
+    const chunks = read(t.name, '.chunks.jsonl');
+    if (chunks !== null) {
+      const items = chunks.split('\n').filter((l) => l).map((l) => JSON.parse(l));
+      same(t.name, 'stream on openai client chunks', await endOf(items), want.chunks);
+    }
+  }
+  assert.deepEqual(disagree, []);
+});

@@ -1,0 +1,83 @@
+"""One truth on real servers' transcripts (fixtures/server): `extract_calls`, the response
+helpers (`calls_from_openai` / `calls_from_anthropic`, on the raw HTTP body and on the `openai`
+client's object) and `stream` (on the SSE's chunks and on the `openai` client's chunks) give
+what `toolmend calls` gives (fixtures/server/expect.json, checked against the CLI by
+tests/server_transcripts.rs)."""
+
+import json
+
+import pytest
+
+import toolmend
+
+
+def transcripts(root):
+    here = root / "fixtures" / "server"
+    expect = json.loads((here / "expect.json").read_text())
+    for t in json.loads((here / "transcripts.json").read_text()):
+        yield t, here / t["name"], expect[t["name"]]
+
+
+def read(stem, ext):
+    path = stem.with_name(stem.name + ext)
+    return path.read_text() if path.exists() else None
+
+
+def sse_chunks(text):
+    """The JSON payloads of an SSE text's `data:` lines (lines may end with CR, LF or CRLF)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return [json.loads(line[5:].strip()) for line in lines
+            if line.startswith("data:") and line[5:].strip() != "[DONE]"]
+
+
+def normal(record):
+    """A record or `end` event as compared (as tests/server_transcripts.rs compares them)."""
+    record = {k: v for k, v in record.items() if k not in ("event", "line", "id")}
+    if "error" in record:
+        record["error"] = {k: v for k, v in record["error"].items() if k != "original"}
+    return record
+
+
+def as_record(call):
+    """What an API call returns or raises, as a CLI record."""
+    try:
+        value = call()
+    except toolmend.Error as e:
+        record = {"ok": False, "error": {"code": e.code, "message": e.message}}
+        if e.offset is not None:
+            record["error"]["offset"] = e.offset
+        if e.value is not None:
+            record["value"] = e.value
+        return record
+    # The reply's own repairs (a reply that is one JSON string) are the record's `repairs`.
+    repairs = value.pop("repairs", [])
+    return {"ok": True, "value": value, "repairs": repairs}
+
+
+def test_every_surface_gives_the_recorded_truth(root):
+    disagree = []
+    seen = 0
+    for t, stem, expect in transcripts(root):
+        seen += 1
+        helper = toolmend.calls_from_openai if t["api"] == "openai" else toolmend.calls_from_anthropic
+        for what, text, want in (("raw HTTP", read(stem, ".json"), expect["whole"]),
+                                 ("openai client", read(stem, ".client.json"), expect.get("client"))):
+            if text is None:
+                continue
+            response = json.loads(text)
+            for surface, call in (("extract_calls", lambda: toolmend.extract_calls(response)),
+                                  (helper.__name__, lambda: helper(response))):
+                got = as_record(call)
+                if got != want:
+                    disagree.append((t["name"], surface + " on " + what, got, want))
+        streams = [("SSE chunks", sse_chunks(read(stem, ".sse")), expect["stream"])]
+        chunks = read(stem, ".chunks.jsonl")
+        if chunks is not None:
+            streams.append(("openai client chunks", [json.loads(l) for l in chunks.splitlines() if l],
+                            expect["chunks"]))
+        for what, items, want in streams:
+            end = normal(list(toolmend.stream(items))[-1])
+            if end != want:
+                disagree.append((t["name"], "stream on " + what, end, want))
+    assert seen >= 8, seen
+    assert not disagree, "\n".join(f"{n} {s}:\n  got      {g}\n  expected {w}" for n, s, g, w in disagree)

@@ -1,0 +1,307 @@
+//! A server's reply read whole (`calls`) and streamed (`calls --stream --input sse/jsonl`)
+//! gives one truth (issue 26): a call given in both `function_call` and `tool_calls` is one
+//! call; a stream's stop reason cuts its last call as the whole response's does; SSE lines may
+//! end with a bare CR; pieces that carry one call id are one call.
+
+use serde_json::{Value, json};
+
+mod common;
+use common::{code, stdout};
+
+/// `toolmend calls ARGS` on `input`: its stdout lines as JSON, and its exit code.
+fn calls(args: &[&str], input: &str) -> (Vec<Value>, i32) {
+    let out = common::toolmend()
+        .arg("calls")
+        .args(args)
+        .write_stdin(input.as_bytes().to_vec())
+        .output()
+        .unwrap();
+    let lines = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    (lines, code(&out))
+}
+
+/// The `end` event of `calls --stream --input FRAMING`, and the exit code.
+fn streamed(framing: &str, input: &str) -> (Value, i32) {
+    let (events, code) = calls(&["--stream", "--records", "--input", framing], input);
+    let end = events.last().cloned().expect("events");
+    assert_eq!(end["event"], "end", "{events:#?}");
+    (end, code)
+}
+
+/// The record of `calls --records` on the whole response.
+fn whole(response: &Value) -> (Value, i32) {
+    let (records, code) = calls(&["--records"], &response.to_string());
+    assert_eq!(records.len(), 1, "{records:#?}");
+    (records[0].clone(), code)
+}
+
+/// SSE: one `data:` event per chunk, then `[DONE]`.
+fn sse(chunks: &[Value]) -> String {
+    let mut out: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+fn jsonl(chunks: &[Value]) -> String {
+    chunks.iter().map(|c| format!("{c}\n")).collect()
+}
+
+/// The stream's `end` gives what `calls` gives for the whole response (its record and exit
+/// code), and that is `expected` (the calls' tools and parameters, or an error code).
+fn one_truth(framing: &str, stream_input: &str, response: &Value, expected: Result<Value, &str>) {
+    let (end, stream_code) = streamed(framing, stream_input);
+    let (mut record, whole_code) = whole(response);
+    let mut end_record = end.clone();
+    // What was read differs: the stream's reply is the message its chunks make up.
+    for r in [&mut end_record, &mut record] {
+        if let Some(error) = r.get_mut("error").and_then(Value::as_object_mut) {
+            error.remove("original");
+        }
+    }
+    assert_eq!(
+        end_record["ok"], record["ok"],
+        "stream {end:#}\nwhole {record:#}"
+    );
+    assert_eq!(
+        end_record["value"], record["value"],
+        "stream {end:#}\nwhole {record:#}"
+    );
+    assert_eq!(
+        end_record["error"], record["error"],
+        "stream {end:#}\nwhole {record:#}"
+    );
+    assert_eq!(stream_code, whole_code);
+    match expected {
+        Ok(calls) => {
+            assert_eq!(record["ok"], true, "{record:#}");
+            let got: Vec<Value> = record["value"]["calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| json!({"tool": c["tool"], "parameters": c["parameters"]}))
+                .collect();
+            assert_eq!(Value::Array(got), calls, "{record:#}");
+        }
+        Err(code) => assert_eq!(record["error"]["code"], code, "{record:#}"),
+    }
+}
+
+fn openai_chunk(delta: Value, finish: Option<&str>) -> Value {
+    json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+}
+
+fn openai_completion(message: Value, finish: &str) -> Value {
+    json!({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
+           "choices": [{"index": 0, "message": message, "finish_reason": finish}]})
+}
+
+const OSLO: &str = "{\"city\": \"Oslo\"}";
+
+/// llama-cpp-python's `chatml-function-calling` fills the legacy `function_call` with the call
+/// it also gives in `tool_calls`, in the whole response and in every streamed delta.
+#[test]
+fn a_call_in_function_call_and_tool_calls_is_one_call() {
+    let response = openai_completion(
+        json!({"role": "assistant", "content": null,
+               "function_call": {"name": "get_weather", "arguments": OSLO},
+               "tool_calls": [{"id": "call_1", "type": "function",
+                               "function": {"name": "get_weather", "arguments": OSLO}}]}),
+        "tool_calls",
+    );
+    let mut chunks = vec![openai_chunk(
+        json!({"role": "assistant", "content": null,
+               "function_call": {"name": "get_weather", "arguments": ""},
+               "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                               "function": {"name": "get_weather", "arguments": ""}}]}),
+        None,
+    )];
+    for piece in ["{\"ci", "ty\": \"", "Os", "lo\"}"] {
+        chunks.push(openai_chunk(
+            json!({"function_call": {"arguments": piece},
+                   "tool_calls": [{"index": 0, "function": {"arguments": piece}}]}),
+            None,
+        ));
+    }
+    chunks.push(openai_chunk(json!({}), Some("tool_calls")));
+    let expected = json!([{"tool": "get_weather", "parameters": {"city": "Oslo"}}]);
+    one_truth("sse", &sse(&chunks), &response, Ok(expected.clone()));
+    // A legacy server that sends `function_call` alone still gives its call.
+    let legacy: Vec<Value> = ["{\"city\"", ": \"Oslo\"}"]
+        .iter()
+        .map(|p| {
+            openai_chunk(
+                json!({"function_call": {"name": "get_weather", "arguments": p}}),
+                None,
+            )
+        })
+        .collect();
+    let (end, code) = streamed("sse", &sse(&legacy));
+    assert_eq!(code, 0, "{end:#}");
+    assert_eq!(end["value"]["calls"][0]["parameters"]["city"], "Oslo");
+}
+
+/// The stop reason of every API cuts the call written last, streamed as whole.
+#[test]
+fn a_stream_cut_by_its_stop_reason_is_incomplete() {
+    // OpenAI: arguments whole JSON, but `finish_reason: "length"`.
+    let chunks = [
+        openai_chunk(
+            json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                   "function": {"name": "get_weather", "arguments": ""}}]}),
+            None,
+        ),
+        openai_chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": OSLO}}]}),
+            None,
+        ),
+        openai_chunk(json!({}), Some("length")),
+    ];
+    let response = openai_completion(
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+               "function": {"name": "get_weather", "arguments": OSLO}}]}),
+        "length",
+    );
+    one_truth("sse", &sse(&chunks), &response, Err("incomplete_call"));
+
+    // Anthropic: `message_delta.stop_reason: "max_tokens"`.
+    let events = [
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "stop_reason": null}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": OSLO}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens", "stop_sequence": null}}),
+        json!({"type": "message_stop"}),
+    ];
+    let response = json!({"id": "msg_1", "type": "message", "role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}}],
+        "stop_reason": "max_tokens"});
+    one_truth("sse", &sse(&events), &response, Err("incomplete_call"));
+
+    // Ollama /api/chat: `done_reason: "length"` on the last line.
+    let lines = [
+        json!({"model": "m", "message": {"role": "assistant", "content": "", "tool_calls": [
+            {"function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}]}, "done": false}),
+        json!({"model": "m", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "length"}),
+    ];
+    let response = json!({"model": "m", "message": {"role": "assistant", "content": "", "tool_calls": [
+        {"function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}]}, "done": true, "done_reason": "length"});
+    one_truth("jsonl", &jsonl(&lines), &response, Err("incomplete_call"));
+
+    // Gemini streamGenerateContent: `finishReason: "MAX_TOKENS"`.
+    let chunks = [
+        json!({"candidates": [{"index": 0, "content": {"role": "model", "parts": [
+        {"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}}]}, "finishReason": "MAX_TOKENS"}]}),
+    ];
+    one_truth("sse", &sse(&chunks), &chunks[0], Err("incomplete_call"));
+
+    // OpenAI Responses: `response.incomplete`.
+    let item = json!({"type": "function_call", "id": "fc_1", "call_id": "call_9", "name": "get_weather", "arguments": "", "status": "in_progress"});
+    let events = [
+        json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 0, "item_id": "fc_1", "delta": OSLO}),
+        json!({"type": "response.incomplete", "response": {"object": "response", "status": "incomplete",
+               "incomplete_details": {"reason": "max_output_tokens"}}}),
+    ];
+    let response = json!({"id": "resp_1", "object": "response", "status": "incomplete", "output": [
+        {"type": "function_call", "id": "fc_1", "call_id": "call_9", "name": "get_weather", "arguments": OSLO, "status": "completed"}],
+        "incomplete_details": {"reason": "max_output_tokens"}});
+    one_truth("sse", &sse(&events), &response, Err("incomplete_call"));
+
+    // The same streams that end as they should give their call.
+    let chunks = [
+        openai_chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                   "function": {"name": "get_weather", "arguments": OSLO}}]}),
+            None,
+        ),
+        openai_chunk(json!({}), Some("tool_calls")),
+    ];
+    let (end, code) = streamed("sse", &sse(&chunks));
+    assert_eq!((end["ok"].clone(), code), (json!(true), 0), "{end:#}");
+}
+
+/// SSE lines may end with CR alone (the SSE spec allows CR, LF and CRLF).
+#[test]
+fn sse_with_bare_cr_line_ends() {
+    let chunks = [
+        openai_chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                   "function": {"name": "get_weather", "arguments": "{\"city\": "}}]}),
+            None,
+        ),
+        openai_chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"Oslo\"}"}}]}),
+            None,
+        ),
+        openai_chunk(json!({}), Some("tool_calls")),
+    ];
+    let lf = sse(&chunks);
+    let expected = json!([{"tool": "get_weather", "parameters": {"city": "Oslo"}}]);
+    for ending in ["\r", "\r\n"] {
+        let input = lf.replace('\n', ending);
+        let (end, code) = streamed("sse", &input);
+        assert_eq!(code, 0, "{ending:?}: {end:#}");
+        assert_eq!(
+            end["value"]["calls"][0]["parameters"], expected[0]["parameters"],
+            "{ending:?}"
+        );
+    }
+}
+
+/// LiteLLM's `/v1/messages` streams one call as one content block per fragment, each with
+/// the call's `tool_use` id: they continue one call. OpenAI deltas with one id and another
+/// index too.
+#[test]
+fn pieces_with_one_call_id_are_one_call() {
+    let mut events = vec![
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": []}}),
+    ];
+    for (i, piece) in ["", "{\"city\": ", "\"Oslo\"", "}"].iter().enumerate() {
+        // Each block names the tool again, as LiteLLM's do.
+        events.push(json!({"type": "content_block_start", "index": i, "content_block": {"type": "tool_use", "id": "call_abc", "name": "get_weather", "input": {}}}));
+        events.push(json!({"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": piece}}));
+        events.push(json!({"type": "content_block_stop", "index": i}));
+    }
+    events.push(json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}));
+    let response = json!({"id": "msg_1", "type": "message", "role": "assistant", "content": [
+        {"type": "tool_use", "id": "call_abc", "name": "get_weather", "input": {"city": "Oslo"}}],
+        "stop_reason": "tool_use"});
+    let expected = json!([{"tool": "get_weather", "parameters": {"city": "Oslo"}}]);
+    one_truth("sse", &sse(&events), &response, Ok(expected.clone()));
+
+    // Joined arguments that end before their JSON does are incomplete, whatever the relay
+    // says of the stop.
+    let cut: Vec<Value> = events
+        .iter()
+        .filter(|e| e["delta"]["partial_json"] != "}")
+        .cloned()
+        .collect();
+    let (end, code) = streamed("sse", &sse(&cut));
+    assert_eq!(
+        (end["error"]["code"].clone(), code),
+        (json!("incomplete_call"), 1),
+        "{end:#}"
+    );
+
+    let chunks = [
+        openai_chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                   "function": {"name": "get_weather", "arguments": "{\"city\": "}}]}),
+            None,
+        ),
+        openai_chunk(
+            json!({"tool_calls": [{"index": 1, "id": "call_1", "function": {"arguments": "\"Oslo\"}"}}]}),
+            None,
+        ),
+        openai_chunk(json!({}), Some("tool_calls")),
+    ];
+    let (end, code) = streamed("sse", &sse(&chunks));
+    assert_eq!(code, 0, "{end:#}");
+    let got = &end["value"]["calls"];
+    assert_eq!(got.as_array().unwrap().len(), 1, "{end:#}");
+    assert_eq!(got[0]["parameters"], json!({"city": "Oslo"}));
+}
