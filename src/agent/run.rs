@@ -537,13 +537,12 @@ impl Run<'_> {
         event.insert("parameters".into(), parameters.clone());
         event.insert("terminate".into(), call.terminate.into());
         event.insert("requires_approval".into(), tool.requires_approval.into());
-        if !call.repairs.is_empty() {
-            // What was mended to get the call (a value coerced to its schema, ...).
-            event.insert(
-                "repairs".into(),
-                toolmend_core::repairs_value(&call.repairs),
-            );
-        }
+        // What was mended to get the call (a value coerced to its schema, ...); an empty list
+        // when nothing was, as every surface writes a call.
+        event.insert(
+            "repairs".into(),
+            toolmend_core::repairs_value(&call.repairs),
+        );
         self.emit("tool.call", Value::Object(event));
         if tool.requires_approval {
             self.approve(call, &parameters, reason)?;

@@ -314,9 +314,8 @@ fn call_value(call: &Call, shape: Shape) -> Value {
             if let Some(id) = &call.id {
                 m.insert("id".into(), id.clone());
             }
-            if !call.repairs.is_empty() {
-                m.insert("repairs".into(), repairs_value(&call.repairs));
-            }
+            // Always, an empty list when none: a caller reads `call["repairs"]` without a check.
+            m.insert("repairs".into(), repairs_value(&call.repairs));
             if !call.dropped.is_empty() {
                 m.insert("dropped".into(), Value::Array(call.dropped.clone()));
             }

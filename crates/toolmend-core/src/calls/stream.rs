@@ -334,10 +334,8 @@ fn write_call_end<W: Write>(
         out.write_all(b",\"id\":")?;
         serde_json::to_writer(&mut *out, id)?;
     }
-    if !call.repairs.is_empty() {
-        out.write_all(b",\"repairs\":")?;
-        serde_json::to_writer(&mut *out, &super::repairs_value(&call.repairs))?;
-    }
+    out.write_all(b",\"repairs\":")?;
+    serde_json::to_writer(&mut *out, &super::repairs_value(&call.repairs))?;
     if !call.dropped.is_empty() {
         out.write_all(b",\"dropped\":")?;
         serde_json::to_writer(&mut *out, &call.dropped)?;
