@@ -111,7 +111,7 @@ fn seed_envelope_from_prose_and_fence() {
         assert_eq!(code, 0);
         assert_eq!(
             rec["value"]["calls"],
-            json!([{"tool": "ls", "parameters": {"dir": "/tmp"}, "terminate": false}]),
+            json!([{"tool": "ls", "parameters": {"dir": "/tmp"}, "terminate": false, "repairs": []}]),
             "{reply}"
         );
     }
@@ -194,7 +194,7 @@ fn format_forces_a_decoder() {
     let (rec, _) = record(&["--format", "glm45"], glm);
     assert_eq!(
         rec["value"]["calls"],
-        json!([{"tool": "get_time", "parameters": {"tz": "UTC"}}])
+        json!([{"tool": "get_time", "parameters": {"tz": "UTC"}, "repairs": []}])
     );
     // Forced json does not read Mistral's markers.
     let (rec, _) = record(
@@ -260,8 +260,8 @@ fn several_calls_in_order_with_ids() {
     assert_eq!(
         rec["value"]["calls"],
         json!([
-            {"tool": "b", "parameters": {}, "id": "functions.b:0"},
-            {"tool": "a", "parameters": {"n": 2}, "id": "functions.a:1"}
+            {"tool": "b", "parameters": {}, "id": "functions.b:0", "repairs": []},
+            {"tool": "a", "parameters": {"n": 2}, "id": "functions.a:1", "repairs": []}
         ])
     );
 }
@@ -401,7 +401,7 @@ fn read_only_policy_for_concatenated_arguments() {
     assert_eq!(calls[0]["parameters"], json!({"path": "a.py"}));
     assert_eq!(
         calls[1],
-        json!({"tool": "read_file", "parameters": {"path": "b.py"}})
+        json!({"tool": "read_file", "parameters": {"path": "b.py"}, "repairs": []})
     );
     let write = r#"<tool_call>{"name": "write_file", "arguments": "{\"path\": \"a\", \"content\": \"1\"}{\"path\": \"b\", \"content\": \"2\"}"}</tool_call>"#;
     let (rec, code) = record(&["--tools", TOOLS], write);
@@ -539,7 +539,7 @@ fn jsonl_reply_shapes() {
     assert_eq!(records.len(), 5);
     assert_eq!(
         records[0]["value"]["calls"],
-        json!([{"tool": "get_time", "parameters": {"tz": "UTC"}}])
+        json!([{"tool": "get_time", "parameters": {"tz": "UTC"}, "repairs": []}])
     );
     assert_eq!(records[1]["id"], json!("r2"));
     assert_eq!(records[1]["line"], json!(2));
@@ -995,7 +995,7 @@ fn parameters_nested_deeper_than_serde_json_reads_are_a_call() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let want = format!(
-        r#"{{"ok":true,"line":1,"value":{{"calls":[{{"tool":"f","parameters":{deep}}}],"text":"Sure:","reasoning":null,"incomplete":[]}},"repairs":[]}}"#
+        r#"{{"ok":true,"line":1,"value":{{"calls":[{{"tool":"f","parameters":{deep},"repairs":[]}}],"text":"Sure:","reasoning":null,"incomplete":[]}},"repairs":[]}}"#
     );
     assert_eq!(String::from_utf8(out.stdout).unwrap().trim_end(), want);
     // Past --max-nesting: too_deep, not text.

@@ -50,7 +50,7 @@ fn passing_cases_exit_0_with_a_summary() {
             r#"{"input": "[1, 2,", "command": "repair", "expect": [1, 2]}"#,
             r#"{"input": "{\"command\" \"ls\"}", "options": ["--strict"], "error": "invalid_json", "offset": 11}"#,
             r#"{"input": "{\"a\":1,}", "expect": {"a": 1}, "strict": "invalid_json"}"#,
-            r#"{"input": "<tool_call>{\"name\": \"ls\", \"arguments\": {\"dir\": \"/\"}}</tool_call>", "command": "calls", "options": ["--tools", "tools.json"], "expect": {"calls": [{"tool": "ls", "parameters": {"dir": "/"}}], "text": null, "reasoning": null, "incomplete": []}}"#,
+            r#"{"input": "<tool_call>{\"name\": \"ls\", \"arguments\": {\"dir\": \"/\"}}</tool_call>", "command": "calls", "options": ["--tools", "tools.json"], "expect": {"calls": [{"tool": "ls", "parameters": {"dir": "/"}, "repairs": []}], "text": null, "reasoning": null, "incomplete": []}}"#,
             r#"{"input": "<tool_call>{\"name\": \"rm\", \"arguments\": {}}</tool_call>", "command": "calls", "options": ["--tools", "tools.json"], "error": "unknown_tool"}"#,
         ],
     );

@@ -474,7 +474,7 @@ fn events_serialize_as_one_object_each() {
         lines[1],
         r#"{"event":"arguments","index":0,"parameters":{"tz":"UT"},"open":"/tz"}"#
     );
-    assert!(lines.contains(&r#"{"event":"call_end","index":0,"call":{"tool":"get_time","parameters":{"tz":"UTC"}}}"#.to_owned()), "{lines:#?}");
+    assert!(lines.contains(&r#"{"event":"call_end","index":0,"call":{"tool":"get_time","parameters":{"tz":"UTC"},"repairs":[]}}"#.to_owned()), "{lines:#?}");
     assert!(
         lines
             .last()
