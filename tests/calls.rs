@@ -548,17 +548,17 @@ fn jsonl_reply_shapes() {
         json!({"calls": [
             {"tool": "get_time", "parameters": {"tz": "UTC"}, "id": "call_9",
              "repairs": [{"kind": "single_quotes", "offset": 7}, {"kind": "trailing_comma", "offset": 12}]},
-            {"tool": "get_weather", "parameters": {}, "id": "call_10"}
+            {"tool": "get_weather", "parameters": {}, "id": "call_10", "repairs": []}
         ], "text": "Checking.", "reasoning": null, "incomplete": []})
     );
     assert_eq!(
         records[3]["value"],
-        json!({"calls": [{"tool": "get_time", "parameters": {"tz": "UTC"}, "id": "toolu_1"}],
+        json!({"calls": [{"tool": "get_time", "parameters": {"tz": "UTC"}, "id": "toolu_1", "repairs": []}],
                "text": "Let me check.", "reasoning": "Time first.", "incomplete": []})
     );
     assert_eq!(
         records[4]["value"]["calls"],
-        json!([{"tool": "get_time", "parameters": {}, "id": "toolu_2"}])
+        json!([{"tool": "get_time", "parameters": {}, "id": "toolu_2", "repairs": []}])
     );
 }
 
