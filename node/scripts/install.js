@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 'use strict';
-// npm's install step: nothing to do where this platform's native module is already here (the
-// prebuilt optional dependency, or an earlier build). Otherwise, installed from a checkout of
-// the repository with Rust present, it builds the module and the CLI from source in one cargo
-// run (`npm install ./node`). TOOLMEND_BUILD_PROFILE=debug builds faster, runs slower.
+// npm's install step. Installed from a checkout of the repository (`npm install ./node`) with
+// Rust present, it builds the native module and the CLI from that source, in one cargo run, so
+// the checkout's own code is what runs (TOOLMEND_BUILD_PROFILE=debug builds faster, runs
+// slower). Installed from the registry, there is nothing to build: the prebuilt optional
+// dependency for this platform carries both; where none fits, it says so.
 const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
@@ -17,11 +18,12 @@ function fail(message) {
   process.exit(1);
 }
 
-if (loader.find()) process.exit(0);
-
 const key = loader.platformKey();
 const inCheckout =
   fs.existsSync(path.join(root, 'Cargo.toml')) && fs.existsSync(path.join(root, 'crates', 'toolmend-core'));
+const cargo = process.env.CARGO || 'cargo';
+const hasCargo = inCheckout && spawnSync(cargo, ['--version'], { stdio: 'ignore' }).status === 0;
+if (!hasCargo && loader.find()) process.exit(0);
 if (!inCheckout) {
   fail(
     `no native module for ${key}: its prebuilt package toolmend-${key} is not installed ` +
@@ -29,8 +31,7 @@ if (!inCheckout) {
       'build from (clone it, install Rust from https://rustup.rs, then npm install path/to/toolmend/node)',
   );
 }
-const cargo = process.env.CARGO || 'cargo';
-if (spawnSync(cargo, ['--version'], { stdio: 'ignore' }).status !== 0) {
+if (!hasCargo) {
   fail(`no prebuilt native module for ${key}, and no cargo to build one: install Rust from https://rustup.rs`);
 }
 
