@@ -51,7 +51,9 @@ fresh_checkout "$OUT/checkout-sdist"
 SDIST=$(ls "$OUT"/sdist/toolmend-*.tar.gz)
 # The sdist carries the Rust sources it needs, and none of the measurements or fixtures.
 tar -tzf "$SDIST" >"$OUT/sdist.list"
-! grep -E '/(bench|compare|fixtures|fuzz|node)/' "$OUT/sdist.list"
+if grep -E '/(bench|compare|fixtures|fuzz|node)/' "$OUT/sdist.list"; then
+  echo "the sdist carries files that stay in the repository (above)"; exit 1
+fi
 grep -q 'crates/toolmend-core/src/lib.rs' "$OUT/sdist.list"
 "$PYTHON" -m venv "$OUT/venv-sdist"
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
