@@ -30,15 +30,16 @@ PYTHON ?= python3
 PYBUILD := target/pybuild
 WHEELS := target/wheels/$(PROFILE)
 
-$(PYBUILD)/bin/maturin:
+## (auditwheel is the last of them: a venv made before zig was used gets it and ziglang.)
+$(PYBUILD)/bin/auditwheel:
 	$(PYTHON) -m venv $(PYBUILD)
-	$(PYBUILD)/bin/pip install -q 'maturin>=1.9,<2' pytest 'ziglang>=0.13,<0.16' 'auditwheel>=6'
+	$(PYBUILD)/bin/pip install -q 'maturin>=1.9,<2' pytest 'ziglang>=0.17,<0.18' 'auditwheel>=6'
 
 ## The Python wheel (python/): the native module, which also runs the `toolmend` command (a
 ## console script into it), from one compile. abi3 (CPython 3.10 and later) and, on Linux,
 ## manylinux2014 (glibc 2.17 and later): linked with zig (`ziglang` from PyPI) against that glibc.
 WHEEL_FLAGS ?= $(if $(filter Linux,$(shell uname -s)),--zig --compatibility manylinux2014,)
-python-wheel: $(PYBUILD)/bin/maturin
+python-wheel: $(PYBUILD)/bin/auditwheel
 	rm -rf $(WHEELS)
 	PATH="$(CURDIR)/$(PYBUILD)/bin:$$PATH" $(PYBUILD)/bin/maturin build --quiet --locked --strip \
 	  $(PROFILE_FLAG) $(WHEEL_FLAGS) -m python/Cargo.toml -o $(WHEELS)
