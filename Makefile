@@ -107,7 +107,7 @@ test-node: node-package
 ## tested there, timed: pip install ./python, the sdist, npm install ./node, cargo install
 ## --locked --path . (tests/install.sh), then both crates packaged and verified (`cargo package
 ## --workspace`: toolmend is verified against the toolmend-core beside it, as crates.io will
-## have it). Release builds from scratch: about half an hour here, so not part of `make test`.
+## have it). Release builds from scratch: 51 min here under heavy load (about 16 min of CPU), so not part of `make test`.
 test-install:
 	bash tests/install.sh
 	$(CARGO) package --locked --workspace --exclude toolmend-python --exclude toolmend-node
