@@ -7,7 +7,7 @@
 #   cargo install --locked --path .
 # Each one's wall-clock and CPU time (user+sys, children included) goes to target/install/times.txt,
 # and the sizes of what was built to target/install/sizes.txt. These are release builds, as a
-# user gets: slow on a 2-core machine (about half an hour in all), hence opt-in.
+# user gets: slow on a 2-core machine (51 min here under heavy load, 16 min of CPU), hence opt-in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
