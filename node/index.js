@@ -16,7 +16,9 @@ const path = require('node:path');
 const readline = require('node:readline');
 const { spawn } = require('node:child_process');
 
-const native = require('./toolmend.node');
+// This platform's native module: built from source here, or its prebuilt package (loader.js).
+const loader = require('./loader.js');
+const native = loader.load();
 
 /** An input toolmend could not mend, or a call it could not use. */
 class ToolmendError extends Error {
@@ -502,8 +504,8 @@ const MISSING =
 /** The `toolmend` binary: $TOOLMEND, else the one in this package. Throws ToolmendError. */
 function binaryPath() {
   if (process.env.TOOLMEND) return process.env.TOOLMEND;
-  const bundled = path.join(__dirname, 'bin', process.platform === 'win32' ? 'toolmend-cli.exe' : 'toolmend-cli');
-  if (fs.existsSync(bundled)) return bundled;
+  const bundled = loader.cliPath();
+  if (bundled) return bundled;
   throw new ToolmendError('invalid_input', MISSING);
 }
 

@@ -20,7 +20,7 @@ CRATES = {'core': os.path.join(root, 'crates', 'toolmend-core', 'src'), 'bin': o
 # Bottom first: a module may import only modules listed before it (docs/architecture.md).
 LAYERS = ['core:bytes', 'core:error', 'core:repair', 'core:exact', 'core:args', 'core:tools',
           'core:io', 'core:calls', 'core:prompt', 'core:lib',
-          'bin:check', 'bin:agent', 'bin:cli', 'bin:main']
+          'bin:check', 'bin:agent', 'bin:cli', 'bin:lib', 'bin:main']
 
 
 def modpath(rel):

@@ -117,7 +117,7 @@ fn readme_puts_the_demo_build_on_path() {
     assert!(makefile.contains("BIN := target/release/toolmend"));
     assert!(makefile.contains("demo: release"));
     assert!(readme.contains(r#"$ export PATH="$PWD/target/release:$PATH""#));
-    assert!(readme.contains("cargo install --path ."));
+    assert!(readme.contains("cargo install --locked --path ."));
     assert!(
         !readme.contains("alias toolmend="),
         "the README aliases toolmend"

@@ -5,6 +5,8 @@
 //! integers keep every digit. The package `toolmend` (python/toolmend/) re-exports all of it;
 //! its `.pyi` stubs carry the signatures.
 
+mod cli;
+
 use std::borrow::Cow;
 use std::ops::Range;
 use std::path::PathBuf;
@@ -1013,5 +1015,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mend_many, m)?)?;
     m.add_function(wrap_pyfunction!(extract_calls, m)?)?;
     m.add_function(wrap_pyfunction!(call_formats, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::run_cli, m)?)?;
     Ok(())
 }

@@ -212,3 +212,7 @@ def extract_calls(
 
 def call_formats() -> List[str]:
     """The names `format=` accepts."""
+
+def run_cli(argv: List[str]) -> int:
+    """Runs the `toolmend` command line `argv` (argv[0] the program's name) on this process's
+    stdin, stdout and stderr; returns its exit status. The `toolmend` command calls it."""

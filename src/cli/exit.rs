@@ -1,5 +1,6 @@
 //! The process exit status: the one place where its numbers are chosen.
 
+#[cfg(unix)]
 use crate::agent::Status;
 
 /// How a `toolmend` command ends. Every command returns one (or an error, which `main` prints
@@ -13,6 +14,7 @@ pub enum ExitCode {
     /// 2: a usage, config or I/O error: an option, a file or the output could not be used.
     Usage,
     /// How a `loop` run ended: 0 to 8, or 130 (see `toolmend loop --help`).
+    #[cfg(unix)]
     Loop(Status),
 }
 
@@ -23,6 +25,7 @@ impl ExitCode {
             ExitCode::Success => 0,
             ExitCode::Failed => 1,
             ExitCode::Usage => 2,
+            #[cfg(unix)]
             ExitCode::Loop(status) => match status {
                 Status::Answered | Status::Terminated => 0,
                 Status::Internal => 1,
@@ -71,6 +74,7 @@ pub struct Fatal {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     #[test]
     fn loop_statuses_keep_their_documented_numbers() {
         use Status::*;

@@ -1,16 +1,28 @@
 //! The `loop` command: config and prompt in, the answer (or a `--json` record) out, the run's
 //! status as the exit code.
 
+#[cfg(unix)]
 use std::fs::File;
+#[cfg(unix)]
 use std::io::{self, BufWriter, Read, Write};
 
+#[cfg(unix)]
 use crate::agent::{self, Config, Events, Status};
-use anyhow::{anyhow, bail};
+use crate::cli::{ExitCode, LoopArgs};
+#[cfg(unix)]
+use crate::cli::{Fatal, closed_stderr, hints};
+#[cfg(unix)]
+use anyhow::anyhow;
+use anyhow::bail;
 
-use crate::cli::{ExitCode, Fatal, LoopArgs};
-use crate::cli::{closed_stderr, hints};
+/// The loop runs its commands in process groups and stops them by signal: Unix only.
+#[cfg(not(unix))]
+pub fn run(_args: &LoopArgs) -> anyhow::Result<ExitCode> {
+    bail!("toolmend loop runs on Unix only (Linux, macOS); the other commands run here")
+}
 
 /// Runs the agent loop once.
+#[cfg(unix)]
 pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
     let mut stderr = io::stderr();
     let config = Config::from_path(&args.config).map_err(|e| anyhow!("config {e}"))?;
