@@ -75,10 +75,17 @@ fn normal(mut record: Value) -> Value {
 }
 
 fn cli(args: &[&str], input: &str) -> Vec<Value> {
+    // `--records` for a whole reply; a stream writes its events (with the record as `end`) and
+    // refuses `--records`.
+    let records: &[&str] = if args.contains(&"--stream") {
+        &[]
+    } else {
+        &["--records"]
+    };
     let out = common::toolmend()
         .arg("calls")
         .args(args)
-        .arg("--records")
+        .args(records)
         .write_stdin(input.as_bytes().to_vec())
         .output()
         .unwrap();

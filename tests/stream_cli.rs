@@ -135,8 +135,8 @@ fn openai_chat_completions_with_argument_fragments() {
     assert_eq!(
         end["value"]["calls"],
         json!([
-            {"tool": "get_weather", "parameters": {"city": "Oslo", "unit": "celsius"}, "id": "chatcmpl-tool-8c21"},
-            {"tool": "get_time", "parameters": {"tz": "Europe/Oslo", "format": 24}, "id": "chatcmpl-tool-8c22"}
+            {"tool": "get_weather", "parameters": {"city": "Oslo", "unit": "celsius"}, "id": "chatcmpl-tool-8c21", "repairs": []},
+            {"tool": "get_time", "parameters": {"tz": "Europe/Oslo", "format": 24}, "id": "chatcmpl-tool-8c22", "repairs": []}
         ])
     );
     // Both calls announced, and the first one's city shown while it was being written.
@@ -160,7 +160,7 @@ fn anthropic_input_json_delta_with_thinking_and_text() {
     assert_eq!(
         end["value"],
         json!({
-            "calls": [{"tool": "get_weather", "parameters": {"location": "Paris, France", "unit": "celsius", "days": 3}, "id": "toolu_01T1x1fJ34qAmk2tNTrN7Up6"}],
+            "calls": [{"tool": "get_weather", "parameters": {"location": "Paris, France", "unit": "celsius", "days": 3}, "id": "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "repairs": []}],
             "text": "I'll check the current weather in Paris for you.",
             "reasoning": "The user wants the weather in Paris; get_weather takes a location.",
             "incomplete": []
@@ -177,7 +177,7 @@ fn raw_hermes_markup_streamed_as_content() {
     assert_eq!(
         end["value"],
         json!({
-            "calls": [{"tool": "list_files", "parameters": {"path": "/tmp", "recursive": false, "limit": 50}}],
+            "calls": [{"tool": "list_files", "parameters": {"path": "/tmp", "recursive": false, "limit": 50}, "repairs": []}],
             "text": "Let me look.",
             "reasoning": "The user wants the files in /tmp listed.",
             "incomplete": []

@@ -25,7 +25,7 @@ fn calls(args: &[&str], input: &str) -> (Vec<Value>, i32) {
 
 /// The `end` event of `calls --stream --input FRAMING`, and the exit code.
 fn streamed(framing: &str, input: &str) -> (Value, i32) {
-    let (events, code) = calls(&["--stream", "--records", "--input", framing], input);
+    let (events, code) = calls(&["--stream", "--input", framing], input);
     let end = events.last().cloned().expect("events");
     assert_eq!(end["event"], "end", "{events:#?}");
     (end, code)
