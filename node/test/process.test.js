@@ -25,7 +25,7 @@ test('Process answers records', async () => {
     assert.deepEqual(record.repairs.map((r) => r.kind), ['unquote', 'trailing_comma']);
     assert.equal((await tm.mendArgs('[1]')).error.code, 'not_an_object');
     const found = await tm.extractCalls('<tool_call>{"name": "ls", "arguments": {}}</tool_call>');
-    assert.deepEqual(found.value.calls, [{ tool: 'ls', parameters: {} }]);
+    assert.deepEqual(found.value.calls, [{ tool: 'ls', parameters: {}, repairs: [] }]);
     assert.deepEqual((await tm.mendArgs('{"a":\n1}')).value, { a: 1 });
   } finally {
     tm.close();

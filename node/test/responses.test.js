@@ -46,7 +46,7 @@ test('finish_reason length makes calls incomplete', () => {
 
 test('calls in the text of a message', () => {
   const found = toolmend.callsFromOpenAI(completion(null, 'stop', 'Sure.\n<tool_call>{"name": "ls", "arguments": {}}</tool_call>'));
-  assert.deepEqual(found.calls, [{ tool: 'ls', parameters: {} }]);
+  assert.deepEqual(found.calls, [{ tool: 'ls', parameters: {}, repairs: [] }]);
   assert.equal(found.text, 'Sure.');
 });
 
@@ -57,7 +57,7 @@ test('Anthropic tool_use', () => {
     { type: 'text', text: 'Let me look.' },
     { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a.txt' } },
   ]));
-  assert.deepEqual(found.calls, [{ tool: 'read_file', parameters: { path: 'a.txt' }, id: 'toolu_1' }]);
+  assert.deepEqual(found.calls, [{ tool: 'read_file', parameters: { path: 'a.txt' }, id: 'toolu_1', repairs: [] }]);
   assert.equal(found.text, 'Let me look.');
 });
 

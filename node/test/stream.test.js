@@ -164,5 +164,5 @@ test('server chunks are read by the library (issue 26)', async () => {
     { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"city": "Oslo"}' } },
     { type: 'message_delta', delta: { stop_reason: 'tool_use' } },
   ]);
-  assert.deepEqual(events.at(-1).value.calls, [{ tool: 'get_weather', parameters: { city: 'Oslo' }, id: 'toolu_1' }]);
+  assert.deepEqual(events.at(-1).value.calls, [{ tool: 'get_weather', parameters: { city: 'Oslo' }, id: 'toolu_1', repairs: [] }]);
 });

@@ -50,7 +50,7 @@ def test_openai_calls_in_text_and_sdk_objects():
             return response
 
     found = toolmend.calls_from_openai(Sdk())
-    assert found["calls"] == [{"tool": "ls", "parameters": {}}]
+    assert found["calls"] == [{"tool": "ls", "parameters": {}, "repairs": []}]
     assert found["text"] == "Sure."
 
 
@@ -63,7 +63,7 @@ def test_anthropic_tool_use():
         {"type": "text", "text": "Let me look."},
         {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.txt"}},
     ]))
-    assert found["calls"] == [{"tool": "read_file", "parameters": {"path": "a.txt"}, "id": "toolu_1"}]
+    assert found["calls"] == [{"tool": "read_file", "parameters": {"path": "a.txt"}, "id": "toolu_1", "repairs": []}]
     assert found["text"] == "Let me look."
 
 

@@ -199,4 +199,4 @@ def test_server_chunks_are_read_by_the_library():
         {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
     ]
     events = list(toolmend.stream(anthropic))
-    assert events[-1]["value"]["calls"] == [{"tool": "get_weather", "parameters": {"city": "Oslo"}, "id": "toolu_1"}]
+    assert events[-1]["value"]["calls"] == [{"tool": "get_weather", "parameters": {"city": "Oslo"}, "id": "toolu_1", "repairs": []}]
