@@ -58,7 +58,8 @@ export interface Call {
   parameters: Record<string, unknown>;
   terminate?: boolean;
   id?: unknown;
-  repairs?: Repair[];
+  /** What was mended to get the call: an empty list when nothing was. */
+  repairs: Repair[];
   dropped?: unknown[];
 }
 
