@@ -67,7 +67,7 @@ impl Default for CallsFilterOptions {
 /// let reply = "[TOOL_CALLS]get_time[ARGS]{\"tz\": \"UTC\"}";
 /// filter.run(reply.as_bytes(), None, &mut out, &mut err).unwrap();
 /// let out = String::from_utf8(out).unwrap();
-/// assert!(out.starts_with(r#"{"ok":true,"line":1,"value":{"calls":[{"tool":"get_time","parameters":{"tz":"UTC"}}]"#));
+/// assert!(out.starts_with(r#"{"ok":true,"line":1,"value":{"calls":[{"tool":"get_time","parameters":{"tz":"UTC"},"repairs":[]}]"#));
 /// ```
 ///
 /// It is the stream driver of [`Filter`] (the same framing, output and error handling as
