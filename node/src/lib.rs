@@ -12,7 +12,7 @@ use napi_derive::napi;
 use toolmend_core::calls::{CallOptions, Extracted, Failure, Shape};
 use toolmend_core::schema::Schema;
 use toolmend_core::tools::Tools;
-use toolmend_core::{Code, Concat, Options, Target, Truncated};
+use toolmend_core::{Concat, Options, Target, Truncated};
 
 use crate::text::{push_latin1, push_utf8, push_utf16, wide};
 
@@ -459,13 +459,9 @@ impl CallExtractor {
                 error,
                 extracted: None,
             }),
-            Ok(text) if message == Some(true) => match serde_json_value(text) {
-                Ok(value) => toolmend_core::calls::extract_message(&value, &self.options),
-                Err(error) => Err(Failure {
-                    error,
-                    extracted: None,
-                }),
-            },
+            Ok(text) if message == Some(true) => {
+                toolmend_core::calls::extract_message_text(text, &self.options)
+            }
             Ok(text) => toolmend_core::calls::extract(text, &self.options),
         };
         raw_calls(result)
@@ -477,24 +473,13 @@ impl CallExtractor {
     /// output was cut makes the call written last `incomplete_call`.
     #[napi]
     pub fn extract_response(&self, response: String, api: String, choice: u32) -> Result<RawCalls> {
-        let api = match api.as_str() {
-            "openai" => toolmend_core::calls::Api::OpenAiChat,
-            "anthropic" => toolmend_core::calls::Api::Anthropic,
-            other => {
-                return Err(invalid_arg(format!(
-                    "unknown api {other:?}; one of: openai, anthropic"
-                )));
-            }
-        };
-        let result = match serde_json_value(&response) {
-            Ok(value) => {
-                toolmend_core::calls::extract_response(&value, api, choice as usize, &self.options)
-            }
-            Err(error) => Err(Failure {
-                error,
-                extracted: None,
-            }),
-        };
+        let api = api.parse().map_err(invalid_arg)?;
+        let result = toolmend_core::calls::extract_response_text(
+            &response,
+            api,
+            choice as usize,
+            &self.options,
+        );
         Ok(raw_calls(result))
     }
 }
@@ -567,14 +552,7 @@ impl NativeStream {
     /// rules. A chunk that is an error ends the reply with it.
     #[napi]
     pub fn feed_chunk(&mut self, chunk: String) -> String {
-        let events = match serde_json::from_str::<serde_json::Value>(&chunk) {
-            Ok(chunk) => self.deltas.chunk(&chunk, &mut self.inner),
-            Err(e) => self.inner.abort(toolmend_core::Error::whole(
-                Code::InvalidInput,
-                format!("the chunk is not JSON: {e}"),
-            )),
-        };
-        events_json(&events)
+        events_json(&self.deltas.chunk_text(&chunk, &mut self.inner))
     }
 
     /// Ends the reply: the results and the `end` event.
@@ -587,12 +565,6 @@ impl NativeStream {
 fn events_json(events: &[toolmend_core::calls::Event]) -> String {
     let list: Vec<serde_json::Value> = events.iter().map(|e| e.to_value(Shape::Native)).collect();
     serde_json::Value::Array(list).to_string()
-}
-
-fn serde_json_value(text: &str) -> std::result::Result<serde_json::Value, toolmend_core::Error> {
-    serde_json::from_str(text).map_err(|e| {
-        toolmend_core::Error::whole(Code::InvalidInput, format!("the message is not JSON: {e}"))
-    })
 }
 
 fn failure_record(failure: &Failure) -> RawCalls {

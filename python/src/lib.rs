@@ -764,14 +764,7 @@ impl CallExtractor {
     /// (`incomplete_call`) or cannot be used, with what was found in `value`.
     fn extract(&self, py: Python<'_>, reply: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let result = if reply.is_instance_of::<PyDict>() || reply.is_instance_of::<PyList>() {
-            let text = json_dumps(reply)?;
-            match serde_json::from_str::<Value>(&text) {
-                Ok(message) => toolmend_core::calls::extract_message(&message, &self.options),
-                Err(e) => Err(Failure {
-                    error: usage(format!("the message is not JSON: {e}")),
-                    extracted: None,
-                }),
-            }
+            toolmend_core::calls::extract_message_text(&json_dumps(reply)?, &self.options)
         } else {
             match input(reply, self.max_bytes).text() {
                 Ok(text) => toolmend_core::calls::extract(text, &self.options),
@@ -796,24 +789,13 @@ impl CallExtractor {
         api: &str,
         choice: usize,
     ) -> PyResult<Py<PyAny>> {
-        let api = match api {
-            "openai" => toolmend_core::calls::Api::OpenAiChat,
-            "anthropic" => toolmend_core::calls::Api::Anthropic,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown api {other:?}; one of: openai, anthropic"
-                )));
-            }
-        };
-        let result = match serde_json::from_str::<Value>(&json_dumps(response)?) {
-            Ok(response) => {
-                toolmend_core::calls::extract_response(&response, api, choice, &self.options)
-            }
-            Err(e) => Err(Failure {
-                error: usage(format!("the response is not JSON: {e}")),
-                extracted: None,
-            }),
-        };
+        let api = api.parse().map_err(PyValueError::new_err)?;
+        let result = toolmend_core::calls::extract_response_text(
+            &json_dumps(response)?,
+            api,
+            choice,
+            &self.options,
+        );
         found_to_py(py, result)
     }
 }
@@ -897,13 +879,7 @@ impl PyStream {
     /// event, an Ollama line, a Gemini or Responses event: what `calls --stream --input jsonl`
     /// reads a line as). A chunk that is an error ends the reply with it.
     fn feed_chunk(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let events = match serde_json::from_str::<Value>(&json_dumps(chunk)?) {
-            Ok(chunk) => self.deltas.chunk(&chunk, &mut self.inner),
-            Err(e) => self.inner.abort(toolmend_core::Error::whole(
-                Code::InvalidInput,
-                format!("the chunk is not JSON: {e}"),
-            )),
-        };
+        let events = self.deltas.chunk_text(&json_dumps(chunk)?, &mut self.inner);
         events_to_py(py, &events)
     }
 

@@ -215,6 +215,15 @@ impl Deltas {
         Ok(events)
     }
 
+    /// Reads one chunk given as JSON text (what the packages' `feed_chunk` hands over), as
+    /// [`Deltas::chunk`]; text that is not JSON ends the reply with `invalid_input`.
+    pub fn chunk_text(&mut self, text: &str, stream: &mut Stream) -> Vec<Event> {
+        match super::message::server_json(text, "chunk") {
+            Ok(chunk) => self.chunk(&chunk, stream),
+            Err(error) => stream.abort(error),
+        }
+    }
+
     /// Reads one chunk already parsed (an OpenAI `ChatCompletionChunk` as a dict, an
     /// Anthropic event, an Ollama line, …: the values the module doc lists). A chunk that is
     /// an error ends the reply with it ([`Stream::abort`]): the events returned then end with
@@ -586,6 +595,29 @@ fn message_delta(delta: &Value, out: &mut Vec<Delta>) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A chunk given as text reads as the parsed chunk; text that is not JSON ends the reply.
+    #[test]
+    fn chunk_text_reads_as_the_parsed_chunk() {
+        let chunk = json!({"choices": [{"index": 0, "delta": {"content": "Hi"}}]});
+        let (mut a, mut b) = (
+            Deltas::new(DeltaFraming::Jsonl),
+            Deltas::new(DeltaFraming::Jsonl),
+        );
+        let mut sa = Stream::new(crate::calls::CallOptions::default());
+        let mut sb = Stream::new(crate::calls::CallOptions::default());
+        assert_eq!(
+            a.chunk_text(&chunk.to_string(), &mut sa),
+            b.chunk(&chunk, &mut sb)
+        );
+        assert_eq!(sa.finish(), sb.finish());
+        let mut broken = Stream::new(crate::calls::CallOptions::default());
+        let events = Deltas::new(DeltaFraming::Jsonl).chunk_text("{nope", &mut broken);
+        assert!(
+            matches!(broken.result(), Some(Err(f)) if f.error.message.starts_with("the chunk is not JSON")),
+            "{events:?}"
+        );
+    }
 
     #[test]
     fn openai_chunks() {

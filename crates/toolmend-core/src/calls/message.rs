@@ -117,6 +117,57 @@ pub enum Api {
     Anthropic,
 }
 
+impl std::str::FromStr for Api {
+    type Err = String;
+
+    /// `openai` or `anthropic`, as the packages name the API; the error names both.
+    fn from_str(name: &str) -> Result<Api, String> {
+        match name {
+            "openai" => Ok(Api::OpenAiChat),
+            "anthropic" => Ok(Api::Anthropic),
+            other => Err(format!("unknown api {other:?}; one of: openai, anthropic")),
+        }
+    }
+}
+
+/// `text` read as the JSON of a server's `what` (a message, a response, a chunk): one rule and
+/// one message for every surface that is given such a text (`invalid_input`).
+pub(crate) fn server_json(text: &str, what: &str) -> Result<Value, Error> {
+    serde_json::from_str(text)
+        .map_err(|e| Error::whole(Code::InvalidInput, format!("the {what} is not JSON: {e}")))
+}
+
+/// [`extract_message`] of an assistant message given as JSON text (what the packages hand
+/// over): text that is not JSON is `invalid_input`.
+///
+/// # Errors
+/// As [`extract_message`].
+pub fn extract_message_text(text: &str, options: &CallOptions) -> Result<Extracted, Failure> {
+    let message = server_json(text, "message").map_err(|error| Failure {
+        error,
+        extracted: None,
+    })?;
+    extract_message(&message, options)
+}
+
+/// [`extract_response`] of a response given as JSON text (what the packages hand over): text
+/// that is not JSON is `invalid_input`.
+///
+/// # Errors
+/// As [`extract_response`].
+pub fn extract_response_text(
+    text: &str,
+    api: Api,
+    choice: usize,
+    options: &CallOptions,
+) -> Result<Extracted, Failure> {
+    let response = server_json(text, "response").map_err(|error| Failure {
+        error,
+        extracted: None,
+    })?;
+    extract_response(&response, api, choice, options)
+}
+
 /// The tool calls of one API response, as [`extract_message`] reads it, for a caller who
 /// knows which API it came from (the packages' `calls_from_openai` and `calls_from_anthropic`):
 /// a response of another API is refused (`invalid_input`) rather than read by its rules. Of an
@@ -563,4 +614,43 @@ fn first(list: &[Value]) -> Option<&Value> {
     list.iter()
         .find(|c| c.get("index").and_then(Value::as_u64) == Some(0))
         .or_else(|| list.first())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text entry points the packages call give what the value entry points give, and one
+    /// message for text that is not JSON.
+    #[test]
+    fn text_entry_points_read_as_the_value_ones() {
+        let options = CallOptions::default();
+        let completion = r#"{"choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}]}}]}"#;
+        let value: Value = serde_json::from_str(completion).unwrap();
+        let api: Api = "openai".parse().unwrap();
+        assert_eq!(
+            extract_response_text(completion, api, 0, &options),
+            extract_response(&value, api, 0, &options)
+        );
+        let message = &value["choices"][0]["message"];
+        assert_eq!(
+            extract_message_text(&message.to_string(), &options),
+            extract_message(message, &options)
+        );
+        let broken = extract_response_text("{nope", Api::Anthropic, 0, &options).unwrap_err();
+        assert_eq!(broken.error.code, Code::InvalidInput);
+        assert!(
+            broken.error.message.starts_with("the response is not JSON"),
+            "{broken:?}"
+        );
+        let broken = extract_message_text("{nope", &options).unwrap_err();
+        assert!(
+            broken.error.message.starts_with("the message is not JSON"),
+            "{broken:?}"
+        );
+        assert_eq!(
+            "gemini".parse::<Api>().unwrap_err(),
+            "unknown api \"gemini\"; one of: openai, anthropic"
+        );
+    }
 }

@@ -61,7 +61,9 @@ use crate::tools::{Tool, Tools};
 
 pub use deltas::{DeltaFraming, Deltas};
 pub use filter::{CallsFilter, CallsFilterOptions, Shape};
-pub use message::{Api, cut_by, extract_message, extract_response};
+pub use message::{
+    Api, cut_by, extract_message, extract_message_text, extract_response, extract_response_text,
+};
 pub use stream::{Event, Stream};
 
 /// Settings of the extractor.
