@@ -358,21 +358,25 @@ fn arguments_of(value: Option<&Value>) -> String {
     }
 }
 
+/// Appends `t` as a text delta, unless it is absent or empty.
+fn push_text(out: &mut Vec<Delta>, t: Option<&str>) {
+    if let Some(t) = t.filter(|t| !t.is_empty()) {
+        out.push(Delta::Text(t.to_owned()));
+    }
+}
+
+/// Appends `t` as a reasoning delta, unless it is absent or empty.
+fn push_reasoning(out: &mut Vec<Delta>, t: Option<&str>) {
+    if let Some(t) = t.filter(|t| !t.is_empty()) {
+        out.push(Delta::Reasoning(t.to_owned()));
+    }
+}
+
 /// The pieces of reply in one streamed value (see the module doc); `Err` for an error event.
 fn decode(value: &Value) -> Result<Vec<Delta>, String> {
     let mut out = Vec::new();
-    let text = |out: &mut Vec<Delta>, t: Option<&str>| {
-        if let Some(t) = t.filter(|t| !t.is_empty()) {
-            out.push(Delta::Text(t.to_owned()));
-        }
-    };
-    let reasoning = |out: &mut Vec<Delta>, t: Option<&str>| {
-        if let Some(t) = t.filter(|t| !t.is_empty()) {
-            out.push(Delta::Reasoning(t.to_owned()));
-        }
-    };
     match value {
-        Value::String(s) => text(&mut out, Some(s)),
+        Value::String(s) => push_text(&mut out, Some(s)),
         Value::Object(map) => {
             if let Some(choices) = map.get("choices").and_then(Value::as_array) {
                 // `n` > 1 streams several replies at once; the first is the reply.
@@ -406,9 +410,9 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                             legacy: false,
                         });
                     } else if part.get("thought").and_then(Value::as_bool) == Some(true) {
-                        reasoning(&mut out, str_at(part, "text"));
+                        push_reasoning(&mut out, str_at(part, "text"));
                     } else {
-                        text(&mut out, str_at(part, "text"));
+                        push_text(&mut out, str_at(part, "text"));
                     }
                 }
                 stop(
@@ -423,10 +427,10 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                 stop(&mut out, "done_reason", map.get("done_reason"));
             } else {
                 for key in ["text", "content", "delta"] {
-                    text(&mut out, str_at(value, key));
+                    push_text(&mut out, str_at(value, key));
                 }
                 for key in ["reasoning_content", "reasoning", "thinking"] {
-                    reasoning(&mut out, str_at(value, key));
+                    push_reasoning(&mut out, str_at(value, key));
                 }
             }
         }
@@ -443,22 +447,12 @@ fn typed_event(
 ) -> Result<(), String> {
     let value = |k: &str| map.get(k).unwrap_or(&Value::Null);
     let index = map.get("index").and_then(Value::as_u64).map(|i| i as usize);
-    let text = |out: &mut Vec<Delta>, t: Option<&str>| {
-        if let Some(t) = t.filter(|t| !t.is_empty()) {
-            out.push(Delta::Text(t.to_owned()));
-        }
-    };
-    let reasoning = |out: &mut Vec<Delta>, t: Option<&str>| {
-        if let Some(t) = t.filter(|t| !t.is_empty()) {
-            out.push(Delta::Reasoning(t.to_owned()));
-        }
-    };
     match kind {
         "content_block_start" => {
             let block = value("content_block");
             match str_at(block, "type") {
-                Some("text") => text(out, str_at(block, "text")),
-                Some("thinking") => reasoning(out, str_at(block, "thinking")),
+                Some("text") => push_text(out, str_at(block, "text")),
+                Some("thinking") => push_reasoning(out, str_at(block, "thinking")),
                 Some("tool_use") => {
                     // `input` is `{}` here; its JSON text follows in pieces.
                     let input = match block.get("input") {
@@ -481,8 +475,8 @@ fn typed_event(
         "content_block_delta" => {
             let delta = value("delta");
             match str_at(delta, "type") {
-                Some("text_delta") => text(out, str_at(delta, "text")),
-                Some("thinking_delta") => reasoning(out, str_at(delta, "thinking")),
+                Some("text_delta") => push_text(out, str_at(delta, "text")),
+                Some("thinking_delta") => push_reasoning(out, str_at(delta, "thinking")),
                 Some("input_json_delta") => out.push(Delta::Call {
                     index,
                     id: None,
@@ -496,10 +490,10 @@ fn typed_event(
         "message_delta" => stop(out, "stop_reason", value("delta").get("stop_reason")),
         // OpenAI Responses events.
         "response.output_text.delta" | "response.refusal.delta" => {
-            text(out, map.get("delta").and_then(Value::as_str));
+            push_text(out, map.get("delta").and_then(Value::as_str));
         }
         "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-            reasoning(out, map.get("delta").and_then(Value::as_str));
+            push_reasoning(out, map.get("delta").and_then(Value::as_str));
         }
         "response.output_item.added" => {
             let item = value("item");
