@@ -764,6 +764,56 @@ fn a_native_call_without_terminate_is_called_then_the_loop_goes_on() {
     }
 }
 
+/// `[llm] system_prompt`: a command that sends the tools as the API's tools feature gets a
+/// system message that teaches no `terminate` envelope ("native"), or none at all ("none");
+/// the default teaches the convention. Any other value is refused before the run.
+#[test]
+fn the_system_prompt_setting_chooses_the_first_message() {
+    let convention = toolmend_core::system_prompt(
+        &toolmend_core::tools::Tools::from_json_str(
+            r#"[{"name": "echo", "description": "Print the text",
+                 "parameters": [{"name": "text", "type": "string", "required": true}]}]"#,
+        )
+        .unwrap(),
+    );
+    let cases = [
+        ("", Some("terminate")),
+        ("system_prompt = \"convention\"", Some("terminate")),
+        ("system_prompt = \"native\"", Some("call no tool")),
+        ("system_prompt = \"none\"", None),
+    ];
+    for (setting, teaches) in cases {
+        let s = Setup::new("system-prompt");
+        let config = s.config(&["Done.".into()], setting, ECHO_TOOL);
+        let out = s.run(&config, &["say hi"]);
+        assert_eq!(code(&out), 0, "{setting}: {}", stderr(&out));
+        let messages = s.messages(0);
+        match teaches {
+            Some(words) => {
+                assert_eq!(messages.len(), 2, "{setting}");
+                assert_eq!(messages[0]["role"], "system", "{setting}");
+                let text = messages[0]["content"].as_str().unwrap();
+                assert!(text.contains(words), "{setting}: {text}");
+                let is_convention = words == "terminate";
+                assert_eq!(text.contains("\"terminate\""), is_convention, "{setting}");
+                if is_convention {
+                    assert!(text.starts_with(&convention[..40]), "{setting}");
+                }
+            }
+            None => {
+                assert_eq!(messages.len(), 1, "{setting}");
+                assert_eq!(messages[0]["role"], "user", "{setting}");
+            }
+        }
+    }
+    let s = Setup::new("system-prompt-bad");
+    let config = s.config(&["Done.".into()], "system_prompt = \"json\"", ECHO_TOOL);
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("system_prompt"), "{}", stderr(&out));
+    assert!(s.inputs().is_empty());
+}
+
 #[test]
 fn three_malformed_replies_in_a_row_abort_with_7() {
     let s = Setup::new("malformed3");

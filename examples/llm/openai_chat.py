@@ -24,7 +24,8 @@ sent as `user` messages that say which tool the result is from.
 go as the request's `tools`, the whole response is printed (toolmend reads it as `calls`
 reads an API response: its `tool_calls`, or calls in its text), an earlier reply that was a
 whole response goes back as its assistant message (with its `tool_calls`), and each tool
-result as a `tool` message with its `tool_call_id`.
+result as a `tool` message with its `tool_call_id`. Set `[llm] system_prompt = "native"` in
+the loop's config with it, so the system message does not teach toolmend's JSON convention.
 """
 import argparse
 import json

@@ -15,6 +15,7 @@
 //! retry_delay = 1          # seconds before the first retry, doubled each time
 //! max_retry_delay = 30
 //! stop_after_call = false  # true: stop reading the reply once a whole call is read
+//! system_prompt = "convention"  # or "native" (the API's tools feature), or "none"
 //!
 //! [approval]
 //! command = ["./approve.sh"]
@@ -94,6 +95,20 @@ pub enum InputMode {
     Text,
 }
 
+/// The system message a run starts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SystemPrompt {
+    /// toolmend's calling convention (`{"tool", "parameters", "terminate"}`) and the tools:
+    /// [`toolmend_core::system_prompt`].
+    Convention,
+    /// For a command that passes the tools as the API's tools feature: the model calls them
+    /// natively, so the message teaches no convention ([`toolmend_core::native_system_prompt`]).
+    Native,
+    /// No system message: the command (or the model's template) sets its own.
+    None,
+}
+
 /// The LLM command.
 #[derive(Debug, Clone)]
 pub struct LlmConfig {
@@ -111,6 +126,8 @@ pub struct LlmConfig {
     pub max_retry_delay: Duration,
     /// Stop reading a reply (and stop the command) once a whole call has been read.
     pub stop_after_call: bool,
+    /// The system message a run starts with.
+    pub system_prompt: SystemPrompt,
 }
 
 /// The approval hook.
@@ -177,6 +194,7 @@ struct RawLlm {
     retry_delay: Option<f64>,
     max_retry_delay: Option<f64>,
     stop_after_call: Option<bool>,
+    system_prompt: Option<SystemPrompt>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -219,6 +237,7 @@ impl Config {
             retry_delay: delay(llm.retry_delay, 1.0, "[llm] retry_delay")?,
             max_retry_delay: delay(llm.max_retry_delay, 30.0, "[llm] max_retry_delay")?,
             stop_after_call: llm.stop_after_call.unwrap_or(false),
+            system_prompt: llm.system_prompt.unwrap_or(SystemPrompt::Convention),
         };
         let approval = match raw.approval {
             None => None,

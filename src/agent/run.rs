@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use super::approval::{self, Decision, stderr_note};
-use super::config::{Config, InputMode};
+use super::config::{Config, InputMode, SystemPrompt};
 use super::conversation::{self, Message, Role};
 use super::events::Events;
 use super::process::{self, Cut, Ended, Group, Watch};
@@ -116,13 +116,19 @@ impl Outcome {
     }
 }
 
-/// The conversation a run starts with: the system prompt (tool definitions injected) and the
-/// user's prompt.
+/// The conversation a run starts with: the system prompt `[llm] system_prompt` names (by
+/// default the calling convention, tool definitions injected) and the user's prompt.
 pub fn first_messages(config: &Config, prompt: &str) -> Vec<Message> {
-    vec![
-        Message::new(Role::System, toolmend_core::system_prompt(&config.tools)),
-        Message::new(Role::User, prompt),
-    ]
+    let system = match config.llm.system_prompt {
+        SystemPrompt::Convention => Some(toolmend_core::system_prompt(&config.tools)),
+        SystemPrompt::Native => Some(toolmend_core::native_system_prompt().to_owned()),
+        SystemPrompt::None => None,
+    };
+    let system = system.map(|text| Message::new(Role::System, text));
+    system
+        .into_iter()
+        .chain([Message::new(Role::User, prompt)])
+        .collect()
 }
 
 /// The conversation as the LLM command reads it on stdin.

@@ -45,7 +45,7 @@ pub use io::checked::SchemaMismatch;
 pub use io::filter::{Filter, FilterOptions, MAX_THREADS, Summary};
 pub use io::input::Framing;
 pub use io::record::{original_text, repairs_value, write_repairs};
-pub use prompt::system_prompt;
+pub use prompt::{native_system_prompt, system_prompt};
 pub use repair::{Repair, RepairKind, truncated};
 /// JSON Schema: coercion and validation (at home in [`tools`], kept here for its users).
 pub use tools::schema;

@@ -9,6 +9,19 @@ use serde_json::{Map, Value};
 
 use crate::tools::{Tool, Tools};
 
+/// The system prompt for a model that calls tools natively, through an API's tools feature
+/// (the tools travel in the request, not in the prompt). It teaches no convention: a call
+/// without `terminate` is "call, then go on", and a reply that calls no tool is the answer.
+///
+/// ```
+/// let prompt = toolmend_core::native_system_prompt();
+/// assert!(!prompt.contains("terminate"));
+/// ```
+pub fn native_system_prompt() -> &'static str {
+    "You can call the tools you are given, as many times as you need: each tool's result comes \
+     back to you. When you have the final answer, reply with it as plain text and call no tool."
+}
+
 /// The system prompt for these tools.
 ///
 /// ```
