@@ -88,6 +88,13 @@ pub(crate) fn hex4(src: &[u8], at: usize) -> Option<u32> {
         .try_fold(0, |value, &d| Some(value * 16 + (d as char).to_digit(16)?))
 }
 
+/// Where `part` (a slice of `whole`, as `&whole[a..b]` or a trimmed piece of one gives) starts
+/// in `whole`; `None` when it is not a slice of it.
+pub(crate) fn offset_in(whole: &str, part: &str) -> Option<usize> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    (start + part.len() <= whole.len()).then_some(start)
+}
+
 /// `text` cut to `max` characters, with `…` when cut.
 pub fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {

@@ -8,6 +8,7 @@
 
 use super::scan::{Finder, find_str};
 use super::{Args, Ctx, Item, Out, Raw};
+use crate::bytes::offset_in;
 
 const MESSAGE: &str = "<|message|>";
 const ENDS: &[&str] = &[
@@ -86,6 +87,7 @@ pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> (Out, Vec<Option<usize>>) {
                     out.items.push(Item::Call(Raw {
                         name: Some(name.to_owned()),
                         args: Args::Text(content.trim().to_owned()),
+                        args_at: offset_in(text, content.trim()),
                         offset: pos + header_start,
                         ..Raw::default()
                     }));

@@ -576,6 +576,9 @@ pub(crate) struct Raw {
     pub envelope: Option<EnvelopeCheck>,
     pub repairs: Vec<Repair>,
     pub offset: usize,
+    /// Where `Args::Text` starts in the reply: its repairs' offsets are moved there, so that
+    /// every call's repairs count from the reply (`None`: text the decoder wrote itself).
+    pub args_at: Option<usize>,
     /// Why the call was cut although its JSON may be whole: the API's stop reason said so.
     pub cut: Option<String>,
     /// Values written in the call that it does not use (see [`Call::dropped`]).
@@ -634,12 +637,14 @@ impl Out {
         name: &str,
         id: Option<Value>,
         args: &str,
+        args_at: usize,
         span: std::ops::Range<usize>,
     ) {
         self.items.push(Item::Call(Raw {
             name: Some(name.to_owned()),
             id,
             args: Args::Text(args.to_owned()),
+            args_at: Some(args_at),
             offset: span.start,
             ..Raw::default()
         }));
@@ -681,6 +686,7 @@ impl Item {
         match &mut self {
             Item::Call(raw) => {
                 raw.offset += by;
+                raw.args_at = raw.args_at.map(|at| at + by);
                 for repair in &mut raw.repairs {
                     repair.offset = repair.offset.map(|o| o + by);
                 }
@@ -728,6 +734,7 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         envelope,
         mut repairs,
         offset,
+        args_at,
         cut,
         dropped: mut stray,
     } = raw;
@@ -802,7 +809,7 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         return;
     }
     let definition = definition.flatten();
-    let objects = match arguments(args, &tool, definition, ctx, &mut repairs) {
+    let objects = match arguments(args, args_at, &tool, definition, ctx, &mut repairs) {
         Ok(Some(objects)) => objects,
         Ok(None) => {
             found.incomplete.push(Incomplete {
@@ -877,6 +884,7 @@ fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
 /// arguments were cut off.
 fn arguments(
     args: Args,
+    args_at: Option<usize>,
     tool: &str,
     definition: Option<&Tool>,
     ctx: &Ctx<'_>,
@@ -925,7 +933,10 @@ fn arguments(
                 return Ok(None);
             }
             let start = repairs.len();
-            repairs.extend_from_slice(mended.repairs);
+            repairs.extend(mended.repairs.iter().map(|r| Repair {
+                offset: r.offset.map(|o| o + args_at.unwrap_or(0)),
+                ..r.clone()
+            }));
             if encoded && !text.trim().is_empty() {
                 match repairs[start..]
                     .iter_mut()

@@ -9,6 +9,7 @@ use super::json::*;
 use super::python::*;
 use super::text::*;
 use super::xml::*;
+use crate::bytes::offset_in;
 use crate::calls::pythonic::Py;
 use crate::calls::scan::{
     Finder, bare_name, find_str, ident_len, is_name_byte, is_valid_json, json_extent, skip_ws,
@@ -431,6 +432,7 @@ pub(super) fn tagged(
         out.items.push(Item::Call(Raw {
             name: Some(name),
             args: Args::Text(args.to_owned()),
+            args_at: offset_in(text, args),
             offset: start,
             ..Raw::default()
         }));

@@ -136,6 +136,7 @@ pub(super) fn hunyuan(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
                 out.items.push(Item::Call(Raw {
                     name: Some(name.to_owned()),
                     args: Args::Text(args.to_owned()),
+                    args_at: Some(args_at),
                     offset: start,
                     ..Raw::default()
                 }));

@@ -68,7 +68,7 @@ pub(super) fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
                 id = Some(Value::String(rest[..m].to_owned()));
                 end += "[CALL_ID]".len() + m;
             }
-            out.text_call(name, id, &text[args_at..args_end], start..end);
+            out.text_call(name, id, &text[args_at..args_end], args_at, start..end);
             pos = end.max(after);
             continue;
         }
@@ -95,7 +95,7 @@ pub(super) fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
         let k = skip_ws(text, j).min(segment_end);
         if n > 0 && k > j && !name.ends_with([':', '.', '-']) && text[k..].starts_with('{') {
             let end = json_extent(&text[..segment_end], k).unwrap_or(segment_end);
-            out.text_call(name, id, &text[k..end], start..end);
+            out.text_call(name, id, &text[k..end], k, start..end);
             pos = end.max(after);
             continue;
         }
@@ -150,9 +150,11 @@ pub(super) fn functionary32(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             continue;
         };
         any = true;
+        let args_at = matches!(args, Args::Text(_)).then_some(at);
         out.items.push(Item::Call(Raw {
             name: Some(name.to_owned()),
             args,
+            args_at,
             offset: start,
             ..Raw::default()
         }));

@@ -6,6 +6,7 @@ use std::ops::Range;
 use serde_json::Value;
 
 use super::text::*;
+use crate::bytes::offset_in;
 use crate::calls::scan::{Finder, bare_name, find_str, is_name_byte, skip_ws};
 use crate::calls::{Args, Field, Incomplete, Item, Out, Raw};
 use crate::repair::{Repair, RepairKind};
@@ -230,6 +231,7 @@ pub(super) fn function_body(
         out.items.push(Item::Call(Raw {
             name: Some(name.to_owned()),
             args: Args::Text(content.trim_end().to_owned()),
+            args_at: Some(at),
             offset,
             ..Raw::default()
         }));
@@ -515,9 +517,13 @@ pub(super) fn invokes(
         } else {
             Args::Fields(fields)
         };
+        let args_at = matches!(args, Args::Text(_))
+            .then(|| offset_in(text, body))
+            .flatten();
         out.items.push(Item::Call(Raw {
             name: Some(name),
             args,
+            args_at,
             offset: start,
             ..Raw::default()
         }));
