@@ -4,6 +4,7 @@ use std::ops::Range;
 
 use super::json::*;
 use super::text::*;
+use super::xml::decode_over_escaped;
 use crate::calls::scan::{
     Finder, bare_name, find_str, is_name_byte, is_valid_json, json_extent, skip_ws,
 };
@@ -144,12 +145,16 @@ pub(super) fn hunyuan(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             continue;
         }
         match hy_pairs(text, args_at..body_end, label) {
-            Ok(fields) if complete => out.items.push(Item::Call(Raw {
-                name: Some(name.to_owned()),
-                args: Args::Fields(fields),
-                offset: start,
-                ..Raw::default()
-            })),
+            Ok((mut fields, starts)) if complete => {
+                let repairs = decode_over_escaped(&mut fields, &starts);
+                out.items.push(Item::Call(Raw {
+                    name: Some(name.to_owned()),
+                    args: Args::Fields(fields),
+                    offset: start,
+                    repairs,
+                    ..Raw::default()
+                }))
+            }
             Ok(_) | Err((_, true, _)) if !complete => out.items.push(incomplete()),
             Ok(_) => {}
             Err((offset, _, what)) => out.items.push(Item::failed(
@@ -175,21 +180,23 @@ pub(super) fn hunyuan(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
 }
 
 /// Hunyuan's `<arg_key>K</arg_key><arg_value>V</arg_value>` pairs in `range` (tags with
-/// `label`). The error: where, whether the text ended first, and what was expected.
+/// `label`), with where each value starts. The error: where, whether the text ended first, and
+/// what was expected.
 pub(super) fn hy_pairs(
     text: &str,
     range: Range<usize>,
     label: &str,
-) -> Result<Vec<(String, Field)>, (usize, bool, String)> {
+) -> Result<(Vec<(String, Field)>, Vec<usize>), (usize, bool, String)> {
     let [key_open, key_close, value_open, value_close] =
         ["<arg_key", "</arg_key", "<arg_value", "</arg_value"].map(|t| format!("{t}{label}>"));
     let mut find = Finder::new(text);
     let mut fields = Vec::new();
+    let mut starts = Vec::new();
     let mut i = range.start;
     loop {
         i = skip_ws(text, i).min(range.end);
         if i >= range.end {
-            return Ok(fields);
+            return Ok((fields, starts));
         }
         if !text[i..range.end].starts_with(&key_open) {
             return Err((i, false, format!("expected {key_open}")));
@@ -214,6 +221,7 @@ pub(super) fn hy_pairs(
         else {
             return Err((value_start, true, format!("{value_open} is not closed")));
         };
+        starts.push(value_start);
         fields.push((
             text[key_start..key_end].trim().to_owned(),
             Field::Text(text[value_start..value_end].to_owned()),

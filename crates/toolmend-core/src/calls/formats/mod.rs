@@ -164,7 +164,7 @@ pub(crate) const TABLE: &[Spec] = &[
     },
     Spec {
         name: "hunyuan",
-        models: "Hunyuan HY3 / HY4 (<tool_calls><tool_call>NAME<tool_sep><arg_key>K</arg_key><arg_value>V</arg_value></tool_call>, HY4 tags labelled <tool_call:opensource>); values typed by the schema, else strings",
+        models: "Hunyuan HY3 / HY4 (<tool_calls><tool_call>NAME<tool_sep><arg_key>K</arg_key><arg_value>V</arg_value></tool_call>, HY4 tags labelled <tool_call:opensource>); values typed by the schema, else strings; values escaped once too often are decoded (unescape)",
         kind: Kind::Hunyuan,
     },
     Spec {

@@ -348,15 +348,15 @@ pub(super) fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) 
     Some(range.end)
 }
 
-/// GLM values that arrive escaped one level too many (the reply was JSON-encoded once more on
+/// GLM's and Hunyuan's `<arg_value>`s that arrive escaped one level too many (the reply was JSON-encoded once more on
 /// its way): `line one\nline \"two\"`, `[{\"id\": 1}]`. A value is such when it holds an
 /// escaped quote and no bare one, and reads as the inside of a JSON string; then it, and every
 /// other value of the call that reads so and holds an escape, is decoded once, each with an
 /// `unescape` repair at the value. A Windows path (`C:\new`) alone is left as written.
-fn decode_over_escaped(fields: &mut [(String, Field)], starts: &[usize]) -> Vec<Repair> {
+pub(super) fn decode_over_escaped(fields: &mut [(String, Field)], starts: &[usize]) -> Vec<Repair> {
     let mut repairs = Vec::new();
     let over = fields.iter().any(|(_, f)| match f {
-        Field::TextOrJson(v) => {
+        Field::Text(v) | Field::TextOrJson(v) => {
             v.contains("\\\"") && !has_bare_quote(v) && unescape_once(v).is_some()
         }
         _ => false,
@@ -365,7 +365,7 @@ fn decode_over_escaped(fields: &mut [(String, Field)], starts: &[usize]) -> Vec<
         return repairs;
     }
     let mut values = fields.iter_mut().filter_map(|(_, f)| match f {
-        Field::TextOrJson(v) => Some(v),
+        Field::Text(v) | Field::TextOrJson(v) => Some(v),
         _ => None,
     });
     for &start in starts {
