@@ -179,6 +179,12 @@ pub(super) fn hunyuan(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
     }
 }
 
+/// The pairs read, and where each value starts (for the repairs that decode values).
+type Pairs = (Vec<(String, Field)>, Vec<usize>);
+
+/// Why pairs cannot be read: where, whether the text ended first, and what was expected.
+type PairsError = (usize, bool, String);
+
 /// Hunyuan's `<arg_key>K</arg_key><arg_value>V</arg_value>` pairs in `range` (tags with
 /// `label`), with where each value starts. The error: where, whether the text ended first, and
 /// what was expected.
@@ -186,7 +192,7 @@ pub(super) fn hy_pairs(
     text: &str,
     range: Range<usize>,
     label: &str,
-) -> Result<(Vec<(String, Field)>, Vec<usize>), (usize, bool, String)> {
+) -> Result<Pairs, PairsError> {
     let [key_open, key_close, value_open, value_close] =
         ["<arg_key", "</arg_key", "<arg_value", "</arg_value"].map(|t| format!("{t}{label}>"));
     let mut find = Finder::new(text);
