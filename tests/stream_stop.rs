@@ -305,3 +305,61 @@ fn pieces_with_one_call_id_are_one_call() {
     assert_eq!(got.as_array().unwrap().len(), 1, "{end:#}");
     assert_eq!(got[0]["parameters"], json!({"city": "Oslo"}));
 }
+
+/// A server that fails mid-stream says so in a chunk of its own (OpenAI and vLLM
+/// `{"error": {"message", ...}}`, Gemini `{"error": {"code", "message", "status"}}`, Ollama
+/// `{"error": "..."}`; Anthropic's `error` event): the stream ends with that error, never
+/// `ok` with the reply cut where the server failed, and every surface that reads chunks
+/// (`calls::Deltas`) says so.
+#[test]
+fn an_error_chunk_fails_the_stream() {
+    let call = openai_chunk(
+        json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+               "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]}),
+        None,
+    );
+    let cases = [
+        (
+            "sse",
+            json!({"error": {"message": "The server had an error while processing your request.",
+                             "type": "server_error", "param": null, "code": null}}),
+            "The server had an error while processing your request.",
+        ),
+        (
+            "sse",
+            json!({"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}}),
+            "The model is overloaded.",
+        ),
+        (
+            "jsonl",
+            json!({"error": "model runner has unexpectedly stopped"}),
+            "model runner has unexpectedly stopped",
+        ),
+    ];
+    for (framing, error, message) in cases {
+        let chunks = [call.clone(), error];
+        let input = if framing == "sse" {
+            sse(&chunks)
+        } else {
+            jsonl(&chunks)
+        };
+        let (end, code) = streamed(framing, &input);
+        assert_eq!(code, 1, "{framing}: {end:#}");
+        assert_eq!(end["ok"], false, "{framing}: {end:#}");
+        assert_eq!(end["error"]["code"], "invalid_input", "{end:#}");
+        let said = end["error"]["message"].as_str().unwrap();
+        assert!(
+            said.contains(&format!("the server sent an error: {message}")),
+            "{said}"
+        );
+    }
+    // An `error` that is null is no error (some servers send the key on every chunk).
+    let mut with_null = call.clone();
+    with_null["error"] = Value::Null;
+    let (end, code) = streamed(
+        "sse",
+        &sse(&[with_null, openai_chunk(json!({}), Some("tool_calls"))]),
+    );
+    assert_eq!(code, 0, "{end:#}");
+    assert_eq!(end["value"]["calls"][0]["tool"], "get_weather");
+}

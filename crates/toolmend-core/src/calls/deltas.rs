@@ -14,12 +14,14 @@
 //! - an OpenAI Responses event (`response.output_text.delta`, `response.reasoning_*.delta`,
 //!   `response.output_item.added` with a `function_call` item,
 //!   `response.function_call_arguments.delta`, `response.incomplete`, `response.failed`);
+//! - an error chunk a server sends when it fails mid-stream: `{"error": {"message", ...}}`
+//!   (OpenAI, vLLM, Gemini) or `{"error": "..."}` (Ollama);
 //! - a JSON string, or an object with a `text`, `content` or `delta` string (text), or a
 //!   `reasoning` / `reasoning_content` / `thinking` string.
 //!
 //! `data: [DONE]`, comments, pings, usage-only chunks and the other events carry no reply
-//! text and are skipped. A line that is not JSON, or an `error` event, ends the reply with
-//! `invalid_input`.
+//! text and are skipped. A line that is not JSON, an `error` event or an error chunk ends the
+//! reply with `invalid_input` ("the server sent an error: ...").
 
 use serde_json::Value;
 
@@ -425,6 +427,16 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
             } else if let Some(message) = map.get("message").filter(|m| m.is_object()) {
                 message_delta(message, &mut out);
                 stop(&mut out, "done_reason", map.get("done_reason"));
+            } else if let Some(error) = map.get("error").filter(|e| !e.is_null()) {
+                // A server that fails mid-stream says so in a chunk of its own: OpenAI and
+                // vLLM `{"error": {"message", "type", "code"}}`, Gemini `{"error": {"code",
+                // "message", "status"}}`, Ollama `{"error": "..."}`. The reply is not whole.
+                let message = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .or(error.as_str())
+                    .unwrap_or("the server sent an error chunk");
+                return Err(format!("the server sent an error: {message}"));
             } else {
                 for key in ["text", "content", "delta"] {
                     push_text(&mut out, str_at(value, key));

@@ -188,11 +188,7 @@ type PairsError = (usize, bool, String);
 /// Hunyuan's `<arg_key>K</arg_key><arg_value>V</arg_value>` pairs in `range` (tags with
 /// `label`), with where each value starts. The error: where, whether the text ended first, and
 /// what was expected.
-pub(super) fn hy_pairs(
-    text: &str,
-    range: Range<usize>,
-    label: &str,
-) -> Result<Pairs, PairsError> {
+pub(super) fn hy_pairs(text: &str, range: Range<usize>, label: &str) -> Result<Pairs, PairsError> {
     let [key_open, key_close, value_open, value_close] =
         ["<arg_key", "</arg_key", "<arg_value", "</arg_value"].map(|t| format!("{t}{label}>"));
     let mut find = Finder::new(text);
