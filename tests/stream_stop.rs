@@ -363,3 +363,43 @@ fn an_error_chunk_fails_the_stream() {
     assert_eq!(code, 0, "{end:#}");
     assert_eq!(end["value"]["calls"][0]["tool"], "get_weather");
 }
+
+/// What a chunk's delta says is read as the same message says it whole: a `refusal` is the
+/// reply's text (the stream dropped it, and said `empty_input`), and of `reasoning_content`,
+/// `reasoning` and `thinking` the first one given (vLLM sends `reasoning_content` and
+/// `reasoning` with the same text: the stream doubled it).
+#[test]
+fn deltas_read_a_message_as_the_whole_message_is_read() {
+    let cases = [
+        (
+            vec![
+                openai_chunk(
+                    json!({"role": "assistant", "content": null, "refusal": "I cannot"}),
+                    None,
+                ),
+                openai_chunk(json!({"refusal": " help with that."}), Some("stop")),
+            ],
+            json!({"role": "assistant", "content": null, "refusal": "I cannot help with that."}),
+        ),
+        (
+            vec![
+                openai_chunk(
+                    json!({"role": "assistant", "reasoning_content": "Look", "reasoning": "Look"}),
+                    None,
+                ),
+                openai_chunk(
+                    json!({"reasoning_content": " up.", "reasoning": " up."}),
+                    None,
+                ),
+                openai_chunk(json!({"content": "Oslo."}), Some("stop")),
+            ],
+            json!({"role": "assistant", "content": "Oslo.", "reasoning_content": "Look up.", "reasoning": "Look up."}),
+        ),
+    ];
+    for (chunks, message) in cases {
+        let (end, stream_code) = streamed("sse", &sse(&chunks));
+        let (record, whole_code) = whole(&openai_completion(message, "stop"));
+        assert_eq!((stream_code, whole_code), (0, 0), "{end:#}\n{record:#}");
+        assert_eq!(end["value"], record["value"], "{chunks:#?}");
+    }
+}

@@ -558,13 +558,20 @@ fn typed_event(
 
 /// An OpenAI `delta` (or Ollama `message`).
 fn message_delta(delta: &Value, out: &mut Vec<Delta>) {
-    for key in ["reasoning_content", "reasoning", "thinking"] {
-        if let Some(t) = str_at(delta, key).filter(|t| !t.is_empty()) {
-            out.push(Delta::Reasoning(t.to_owned()));
-        }
+    // One of them, as a whole message is read: servers that send both `reasoning_content`
+    // and `reasoning` (vLLM, for old clients) send the same text twice.
+    if let Some(t) = ["reasoning_content", "reasoning", "thinking"]
+        .iter()
+        .find_map(|key| str_at(delta, key))
+        .filter(|t| !t.is_empty())
+    {
+        out.push(Delta::Reasoning(t.to_owned()));
     }
-    if let Some(t) = str_at(delta, "content").filter(|t| !t.is_empty()) {
-        out.push(Delta::Text(t.to_owned()));
+    // A refusal is the reply's text, after any content, as in a whole message.
+    for key in ["content", "refusal"] {
+        if let Some(t) = str_at(delta, key).filter(|t| !t.is_empty()) {
+            out.push(Delta::Text(t.to_owned()));
+        }
     }
     let calls = match delta.get("tool_calls") {
         Some(Value::Array(calls)) => calls.iter().collect(),
