@@ -500,6 +500,13 @@ impl Parts {
                 .find_map(|k| map.get(*k).and_then(Value::as_str))
             {
                 Some(text) => self.text(text),
+                // A message that says it has no content (`"content": null`, as a reply of only
+                // reasoning or an empty one is sent) is an empty reply, as its stream is.
+                None if map.get("content").is_some_and(Value::is_null)
+                    || map.get("role").is_some_and(Value::is_string) =>
+                {
+                    self.text("")
+                }
                 None => {
                     return Err(invalid(
                         "jsonl line has no \"text\" or \"content\" string, no \"tool_calls\" and no content list".into(),

@@ -1,0 +1,309 @@
+//! One truth between a server's whole response and its stream, as properties through the
+//! library (no process per case): for any OpenAI chat completion or Anthropic message built
+//! from random text, reasoning and tool calls (cut or whole arguments, ids or none, the legacy
+//! `function_call` beside `tool_calls`, any stop reason), its SSE stream (every string split
+//! at random places, one piece per chunk or event) read by `calls::Deltas` into a `Stream`
+//! gives what `calls::extract` gives for the whole response: the same calls, text, reasoning
+//! and incomplete calls, or the same error code.
+//!
+//! Both are what the CLI runs (`calls` whole and `calls --stream --input sse`), and what the
+//! packages' response helpers and `stream` hand to.
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use toolmend_core::calls::{self, CallOptions, DeltaFraming, Deltas, Stream};
+
+/// Text a model may write: markers, JSON punctuation, escapes, multi-byte characters.
+fn text() -> impl Strategy<Value = String> {
+    let pieces = prop_oneof![
+        Just("Oslo"),
+        Just(" "),
+        Just("\n"),
+        Just("<"),
+        Just("<think>"),
+        Just("</think>"),
+        Just("<tool_call>"),
+        Just("</tool_call>"),
+        Just("{"),
+        Just("}"),
+        Just("\""),
+        Just("\\"),
+        Just("["),
+        Just(","),
+        Just("é"),
+        Just("🙂"),
+        Just("the"),
+    ];
+    prop::collection::vec(pieces, 0..8).prop_map(|p| p.concat())
+}
+
+/// A call's arguments: whole JSON, JSON cut short, or nothing.
+fn arguments() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => (text(), 0u8..10).prop_map(|(city, n)| json!({"city": city, "n": n}).to_string()),
+        1 => (text(), 0usize..24).prop_map(|(city, keep)| {
+            let whole = json!({"city": city}).to_string();
+            let mut cut = keep.min(whole.len());
+            while !whole.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            whole[..cut].to_owned()
+        }),
+        1 => Just(String::new()),
+    ]
+}
+
+/// A call; ids are unique (a stream's pieces that carry one id continue one call).
+#[derive(Debug, Clone)]
+struct Call {
+    name: String,
+    id: Option<String>,
+    arguments: String,
+}
+
+fn call() -> impl Strategy<Value = Call> {
+    (
+        prop_oneof![Just("get_weather"), Just("f"), Just("")],
+        prop::option::weighted(0.8, "call_[a-z]{6}"),
+        arguments(),
+    )
+        .prop_map(|(name, id, arguments)| Call {
+            name: name.to_owned(),
+            id,
+            arguments,
+        })
+}
+
+#[derive(Debug, Clone)]
+struct Reply {
+    reasoning: Option<String>,
+    text: Option<String>,
+    calls: Vec<Call>,
+    /// The first call also in the legacy `function_call` (servers fill both).
+    legacy_too: bool,
+    stop: &'static str,
+    /// Where each string is cut into pieces (fractions of its length).
+    cuts: Vec<f64>,
+}
+
+fn reply() -> impl Strategy<Value = Reply> {
+    (
+        prop::option::of(text()),
+        prop::option::of(text()),
+        prop::collection::vec(call(), 0..3).prop_map(|mut calls| {
+            for (i, c) in calls.iter_mut().enumerate() {
+                if let Some(id) = &mut c.id {
+                    id.push_str(&i.to_string());
+                }
+            }
+            calls
+        }),
+        any::<bool>(),
+        prop_oneof![Just("stop"), Just("tool_calls"), Just("length")],
+        prop::collection::vec(0.0f64..1.0, 0..4),
+    )
+        .prop_map(|(reasoning, text, calls, legacy_too, stop, cuts)| Reply {
+            reasoning,
+            text,
+            calls,
+            legacy_too,
+            stop,
+            cuts,
+        })
+}
+
+/// `s` in pieces at the reply's cut points (on character boundaries); one piece at least.
+fn pieces<'s>(s: &'s str, cuts: &[f64]) -> Vec<&'s str> {
+    let mut at: Vec<usize> = cuts
+        .iter()
+        .map(|f| {
+            let mut i = (f * s.len() as f64) as usize;
+            while !s.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        })
+        .collect();
+    at.push(s.len());
+    at.sort_unstable();
+    let mut out = Vec::new();
+    let mut from = 0;
+    for to in at {
+        if to > from {
+            out.push(&s[from..to]);
+            from = to;
+        }
+    }
+    if out.is_empty() {
+        out.push(s);
+    }
+    out
+}
+
+fn sse(events: &[Value]) -> String {
+    let mut out: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+fn openai(reply: &Reply) -> (Value, String) {
+    let mut message = json!({"role": "assistant", "content": reply.text});
+    let mut chunks = Vec::new();
+    let chunk = |delta: Value, finish: Option<&str>| {
+        json!({"id": "c", "object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    if let Some(r) = &reply.reasoning {
+        message["reasoning_content"] = json!(r);
+        for p in pieces(r, &reply.cuts) {
+            chunks.push(chunk(json!({"reasoning_content": p}), None));
+        }
+    }
+    if let Some(t) = &reply.text {
+        for p in pieces(t, &reply.cuts) {
+            chunks.push(chunk(json!({"content": p}), None));
+        }
+    }
+    if !reply.calls.is_empty() {
+        let mut calls = Vec::new();
+        for (i, c) in reply.calls.iter().enumerate() {
+            let mut whole =
+                json!({"type": "function", "function": {"name": c.name, "arguments": c.arguments}});
+            let parts = pieces(&c.arguments, &reply.cuts);
+            let mut first = json!({"index": i, "type": "function",
+                                   "function": {"name": c.name, "arguments": parts[0]}});
+            if let Some(id) = &c.id {
+                whole["id"] = json!(id);
+                first["id"] = json!(id);
+            }
+            let legacy = reply.legacy_too && i == 0;
+            let mut delta = json!({"tool_calls": [first]});
+            if legacy {
+                delta["function_call"] = json!({"name": c.name, "arguments": parts[0]});
+            }
+            chunks.push(chunk(delta, None));
+            for p in &parts[1..] {
+                let mut delta = json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]});
+                if legacy {
+                    delta["function_call"] = json!({"arguments": p});
+                }
+                chunks.push(chunk(delta, None));
+            }
+            calls.push(whole);
+        }
+        if reply.legacy_too {
+            message["function_call"] = calls[0]["function"].clone();
+        }
+        message["tool_calls"] = Value::Array(calls);
+    }
+    chunks.push(chunk(json!({}), Some(reply.stop)));
+    let whole = json!({"id": "c", "object": "chat.completion",
+                       "choices": [{"index": 0, "message": message, "finish_reason": reply.stop}]});
+    (whole, sse(&chunks))
+}
+
+fn anthropic(reply: &Reply) -> (Value, String) {
+    let stop = match reply.stop {
+        "length" => "max_tokens",
+        "tool_calls" => "tool_use",
+        _ => "end_turn",
+    };
+    let mut content = Vec::new();
+    let mut events = vec![
+        json!({"type": "message_start", "message": {"id": "m", "type": "message",
+        "role": "assistant", "content": [], "stop_reason": null}}),
+    ];
+    let mut block = 0;
+    let mut add = |start: Value, deltas: Vec<Value>, events: &mut Vec<Value>| {
+        events.push(json!({"type": "content_block_start", "index": block, "content_block": start}));
+        for d in deltas {
+            events.push(json!({"type": "content_block_delta", "index": block, "delta": d}));
+        }
+        events.push(json!({"type": "content_block_stop", "index": block}));
+        block += 1;
+    };
+    if let Some(r) = &reply.reasoning {
+        content.push(json!({"type": "thinking", "thinking": r, "signature": "s"}));
+        let deltas = pieces(r, &reply.cuts)
+            .into_iter()
+            .map(|p| json!({"type": "thinking_delta", "thinking": p}))
+            .collect();
+        add(
+            json!({"type": "thinking", "thinking": ""}),
+            deltas,
+            &mut events,
+        );
+    }
+    if let Some(t) = &reply.text {
+        content.push(json!({"type": "text", "text": t}));
+        let deltas = pieces(t, &reply.cuts)
+            .into_iter()
+            .map(|p| json!({"type": "text_delta", "text": p}))
+            .collect();
+        add(json!({"type": "text", "text": ""}), deltas, &mut events);
+    }
+    for (i, c) in reply.calls.iter().enumerate() {
+        // A tool_use's input is an object in a whole message: only whole JSON objects can be
+        // one, so cut arguments are the stream's alone (the whole message then holds `{}`).
+        let input: Value = serde_json::from_str(&c.arguments)
+            .ok()
+            .filter(Value::is_object)
+            .unwrap_or_else(|| json!({}));
+        let id = c.id.clone().unwrap_or_else(|| format!("toolu_{i}"));
+        content.push(json!({"type": "tool_use", "id": id, "name": c.name, "input": input}));
+        let text = input.to_string();
+        let deltas = pieces(&text, &reply.cuts)
+            .into_iter()
+            .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
+            .collect();
+        add(
+            json!({"type": "tool_use", "id": id, "name": c.name, "input": {}}),
+            deltas,
+            &mut events,
+        );
+    }
+    events.push(json!({"type": "message_delta", "delta": {"stop_reason": stop}}));
+    events.push(json!({"type": "message_stop"}));
+    let whole = json!({"id": "m", "type": "message", "role": "assistant", "content": content,
+                       "stop_reason": stop});
+    (whole, sse(&events))
+}
+
+/// The whole response's result, and the stream's, compared.
+fn same_truth(whole: &Value, sse: &str) -> Result<(), TestCaseError> {
+    let options = CallOptions::default();
+    let expected = calls::extract(&whole.to_string(), &options);
+    let mut stream = Stream::new(options);
+    let mut deltas = Deltas::new(DeltaFraming::Sse);
+    let read = deltas
+        .text(sse, &mut stream)
+        .and_then(|_| deltas.end(&mut stream));
+    prop_assert!(read.is_ok(), "{read:?}");
+    stream.finish();
+    let got = stream.result().cloned();
+    match (&expected, got) {
+        (Ok(want), Some(Ok(got))) => prop_assert_eq!(want, &got, "{}\n{}", whole, sse),
+        (Err(want), Some(Err(got))) => {
+            prop_assert_eq!(want.error.code, got.error.code, "{}\n{}", whole, sse);
+            prop_assert_eq!(&want.extracted, &got.extracted, "{}\n{}", whole, sse);
+        }
+        (want, got) => prop_assert!(false, "whole {want:?}\nstream {got:?}\n{whole}\n{sse}"),
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn an_openai_stream_gives_what_its_completion_gives(reply in reply()) {
+        let (whole, sse) = openai(&reply);
+        same_truth(&whole, &sse)?;
+    }
+
+    #[test]
+    fn an_anthropic_stream_gives_what_its_message_gives(reply in reply()) {
+        let (whole, sse) = anthropic(&reply);
+        same_truth(&whole, &sse)?;
+    }
+}
