@@ -1,5 +1,6 @@
 //! One truth between a server's whole response and its stream, as properties through the
-//! library (no process per case): for any OpenAI chat completion or Anthropic message built
+//! library (no process per case): for any OpenAI chat completion, Anthropic message, Ollama
+//! `/api/chat` response or Gemini response built
 //! from random text, reasoning and tool calls (cut or whole arguments, ids or none, the legacy
 //! `function_call` beside `tool_calls`, any stop reason), its SSE stream (every string split
 //! at random places, one piece per chunk or event) read by `calls::Deltas` into a `Stream`
@@ -33,6 +34,8 @@ fn text() -> impl Strategy<Value = String> {
         Just("é"),
         Just("🙂"),
         Just("the"),
+        Just(r#"<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>"#),
+        Just(r#"{"name": "get_weather", "arguments": {"city": "Oslo"}}"#),
     ];
     prop::collection::vec(pieces, 0..8).prop_map(|p| p.concat())
 }
@@ -269,12 +272,110 @@ fn anthropic(reply: &Reply) -> (Value, String) {
     (whole, sse(&events))
 }
 
-/// The whole response's result, and the stream's, compared.
+/// A call's arguments as an object (Ollama and Gemini send them whole, as objects).
+fn object_of(arguments: &str) -> Value {
+    serde_json::from_str(arguments)
+        .ok()
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}))
+}
+
+/// Ollama's `/api/chat`: one JSON line per chunk, `done_reason` on the last.
+fn ollama(reply: &Reply) -> (Value, String) {
+    let stop = if reply.stop == "length" {
+        "length"
+    } else {
+        "stop"
+    };
+    let mut lines = Vec::new();
+    let line = |message: Value| json!({"model": "m", "message": message, "done": false});
+    let mut message =
+        json!({"role": "assistant", "content": reply.text.clone().unwrap_or_default()});
+    if let Some(r) = &reply.reasoning {
+        message["thinking"] = json!(r);
+        for p in pieces(r, &reply.cuts) {
+            lines.push(line(
+                json!({"role": "assistant", "content": "", "thinking": p}),
+            ));
+        }
+    }
+    if let Some(t) = &reply.text {
+        for p in pieces(t, &reply.cuts) {
+            lines.push(line(json!({"role": "assistant", "content": p})));
+        }
+    }
+    if !reply.calls.is_empty() {
+        let calls: Vec<Value> = reply
+            .calls
+            .iter()
+            .map(|c| json!({"function": {"name": c.name, "arguments": object_of(&c.arguments)}}))
+            .collect();
+        lines.push(line(
+            json!({"role": "assistant", "content": "", "tool_calls": calls}),
+        ));
+        message["tool_calls"] = Value::Array(calls);
+    }
+    lines.push(
+        json!({"model": "m", "message": {"role": "assistant", "content": ""},
+                      "done": true, "done_reason": stop}),
+    );
+    let whole = json!({"model": "m", "message": message, "done": true, "done_reason": stop});
+    (whole, lines.iter().map(|l| format!("{l}\n")).collect())
+}
+
+/// Gemini's `streamGenerateContent?alt=sse`: each chunk a response with the new parts.
+fn gemini(reply: &Reply) -> (Value, String) {
+    let stop = if reply.stop == "length" {
+        "MAX_TOKENS"
+    } else {
+        "STOP"
+    };
+    let mut chunks = Vec::new();
+    let chunk = |parts: Vec<Value>, finish: Option<&str>| {
+        let mut candidate = json!({"content": {"role": "model", "parts": parts}, "index": 0});
+        if let Some(f) = finish {
+            candidate["finishReason"] = json!(f);
+        }
+        json!({"candidates": [candidate]})
+    };
+    let mut parts = Vec::new();
+    if let Some(r) = &reply.reasoning {
+        parts.push(json!({"text": r, "thought": true}));
+        for p in pieces(r, &reply.cuts) {
+            chunks.push(chunk(vec![json!({"text": p, "thought": true})], None));
+        }
+    }
+    if let Some(t) = &reply.text {
+        parts.push(json!({"text": t}));
+        for p in pieces(t, &reply.cuts) {
+            chunks.push(chunk(vec![json!({"text": p})], None));
+        }
+    }
+    for c in &reply.calls {
+        let part = json!({"functionCall": {"name": c.name, "args": object_of(&c.arguments)}});
+        parts.push(part.clone());
+        chunks.push(chunk(vec![part], None));
+    }
+    chunks.push(chunk(Vec::new(), Some(stop)));
+    let mut whole = chunk(parts, Some(stop));
+    whole["modelVersion"] = json!("gemini");
+    let events: String = chunks
+        .iter()
+        .map(|c| format!("data: {c}\r\n\r\n"))
+        .collect();
+    (whole, events)
+}
+
+/// The whole response's result, and the stream's (`framing`), compared.
 fn same_truth(whole: &Value, sse: &str) -> Result<(), TestCaseError> {
+    same_truth_framed(whole, sse, DeltaFraming::Sse)
+}
+
+fn same_truth_framed(whole: &Value, sse: &str, framing: DeltaFraming) -> Result<(), TestCaseError> {
     let options = CallOptions::default();
     let expected = calls::extract(&whole.to_string(), &options);
     let mut stream = Stream::new(options);
-    let mut deltas = Deltas::new(DeltaFraming::Sse);
+    let mut deltas = Deltas::new(framing);
     let read = deltas
         .text(sse, &mut stream)
         .and_then(|_| deltas.end(&mut stream));
@@ -304,6 +405,18 @@ proptest! {
     #[test]
     fn an_anthropic_stream_gives_what_its_message_gives(reply in reply()) {
         let (whole, sse) = anthropic(&reply);
+        same_truth(&whole, &sse)?;
+    }
+
+    #[test]
+    fn an_ollama_stream_gives_what_its_response_gives(reply in reply()) {
+        let (whole, lines) = ollama(&reply);
+        same_truth_framed(&whole, &lines, DeltaFraming::Jsonl)?;
+    }
+
+    #[test]
+    fn a_gemini_stream_gives_what_its_response_gives(reply in reply()) {
+        let (whole, sse) = gemini(&reply);
         same_truth(&whole, &sse)?;
     }
 }
