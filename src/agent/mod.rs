@@ -13,9 +13,11 @@ pub mod config;
 pub mod conversation;
 pub mod events;
 pub mod process;
+mod reply;
 pub mod run;
 mod sys;
 pub mod tool;
+mod watcher;
 
 pub use config::Config;
 pub use events::Events;

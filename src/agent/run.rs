@@ -10,12 +10,13 @@ use super::approval::{self, Decision, stderr_note};
 use super::config::{Config, InputMode, SystemPrompt};
 use super::conversation::{self, Message, Role};
 use super::events::Events;
-use super::process::{self, Cut, Ended, Group, Watch};
+use super::process::{self, Cut, Ended, Group};
 use super::sys;
 use super::tool::{self, ToolResult};
-use toolmend_core::Code;
-use toolmend_core::calls::{self, Call, CallOptions, Event, Extracted, Failure, Shape, Stream};
-use toolmend_core::{Mender, Options, Target};
+use toolmend_core::calls::{Call, CallOptions, Extracted};
+
+use super::reply::{Reply, judge, read_reply};
+use super::watcher::Watcher;
 
 /// The longest reply taken (16 MiB); a model does not write more. A longer one is refused as a
 /// failed call, and no more than this is held in memory while it is read.
@@ -208,19 +209,6 @@ impl Stop {
     }
 }
 
-/// What a reply is.
-enum Reply {
-    /// The final answer.
-    Answer(String),
-    /// One valid call; `reason` is the text the model wrote beside it.
-    Call {
-        call: Box<Call>,
-        reason: Option<String>,
-    },
-    /// Not usable: the code and what is wrong, to tell the model.
-    Malformed { code: &'static str, message: String },
-}
-
 struct Run<'a> {
     config: &'a Config,
     events: &'a mut Events,
@@ -366,17 +354,12 @@ impl Run<'_> {
                 }),
             );
             let deadline = process::deadline(llm.timeout, self.deadline);
-            let mut watcher = Watcher {
-                stream: Stream::new(self.call_options.clone()),
-                carry: Vec::new(),
-                events: &mut *self.events,
-                iteration: self.iterations,
-                stop_after_call: llm.stop_after_call,
-                options: &self.call_options,
-                checked: (0, 0),
-                cut: None,
-                found: None,
-            };
+            let mut watcher = Watcher::new(
+                &mut *self.events,
+                self.iterations,
+                llm.stop_after_call,
+                &self.call_options,
+            );
             let mut watch = |piece: &[u8]| watcher.piece(piece);
             let ran = process::run_watched(
                 &llm.command,
@@ -639,178 +622,6 @@ impl Run<'_> {
     }
 }
 
-/// Reads an LLM command's stdout as it comes: the call being formed goes to the events
-/// (`llm.stream`), and with `stop_after_call` the command is stopped once the reply read so
-/// far holds a whole call.
-struct Watcher<'a> {
-    stream: Stream,
-    /// The end of the last piece when it cut a character.
-    carry: Vec<u8>,
-    events: &'a mut Events,
-    iteration: u32,
-    stop_after_call: bool,
-    options: &'a CallOptions,
-    /// The calls closed and the reply's length when the reply was last read whole.
-    checked: (usize, usize),
-    /// Where the reply ends when it was stopped at its first call's end.
-    cut: Option<usize>,
-    /// What the reply read so far gave when it was found to hold a call, and the length of
-    /// the text it was read from: the loop takes it rather than read the same text again.
-    found: Option<(usize, Extracted)>,
-}
-
-impl Watcher<'_> {
-    fn piece(&mut self, bytes: &[u8]) -> Watch {
-        self.carry.extend_from_slice(bytes);
-        let mut events = Vec::new();
-        let mut at = 0;
-        while at < self.carry.len() {
-            match std::str::from_utf8(&self.carry[at..]) {
-                Ok(text) => {
-                    self.feed(text.to_owned(), &mut events);
-                    at = self.carry.len();
-                }
-                Err(e) => {
-                    let valid = at + e.valid_up_to();
-                    let text = String::from_utf8_lossy(&self.carry[at..valid]).into_owned();
-                    self.feed(text, &mut events);
-                    match e.error_len() {
-                        Some(n) => {
-                            self.feed("\u{FFFD}".to_owned(), &mut events);
-                            at = valid + n;
-                        }
-                        None => {
-                            at = valid;
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-        self.carry.drain(..at);
-        for event in events {
-            if matches!(
-                event,
-                Event::CallStart { .. }
-                    | Event::Arguments { .. }
-                    | Event::Revised { .. }
-                    | Event::Retracted { .. }
-            ) && let Value::Object(mut data) = event.to_value(Shape::Native)
-            {
-                data.insert("iteration".into(), self.iteration.into());
-                self.events.emit("llm.stream", Value::Object(data));
-            }
-        }
-        if self.stop_after_call && self.holds_a_call() {
-            Watch::Stop
-        } else {
-            Watch::More
-        }
-    }
-
-    /// Feeds text; the stream keeps it (`Stream::reply`: the reply so far, invalid UTF-8
-    /// replaced as in a whole reply), so it is held once.
-    /// The stream, a character cut at the end of the reply replaced (as in a whole reply):
-    /// its `reply()` is the reply.
-    fn into_stream(mut self) -> (Stream, Option<usize>, Option<(usize, Extracted)>) {
-        if !self.carry.is_empty() {
-            self.stream.feed("\u{FFFD}");
-        }
-        (self.stream, self.cut, self.found)
-    }
-
-    fn feed(&mut self, text: String, events: &mut Vec<Event>) {
-        if !text.is_empty() {
-            self.stream.feed_into(&text, events);
-        }
-    }
-
-    /// Whether the reply so far gives a call: up to the end of its first call's JSON (what
-    /// came after in the same piece, such as the start of a second call, is then left out),
-    /// else whole. Read when a call's JSON has closed, and then again only after a quarter
-    /// more (a Mistral list closes after its first call), so that reading is linear in the
-    /// reply.
-    fn holds_a_call(&mut self) -> bool {
-        let closed = self.stream.closed_calls();
-        let (seen, length) = self.checked;
-        let reply = self.stream.reply();
-        if closed == 0 || (closed == seen && reply.len() < length + length / 4 + 1) {
-            return false;
-        }
-        self.checked = (closed, reply.len());
-        let gives_a_call = |text: &str| match calls::extract(text, self.options) {
-            Ok(found) if !found.calls.is_empty() => Some((text.len(), found)),
-            _ => None,
-        };
-        if let Some(&end) = self.stream.call_ends().first()
-            && end < reply.len()
-            && let Some(found) = gives_a_call(&reply[..end])
-        {
-            self.cut = Some(end);
-            self.found = Some(found);
-            return true;
-        }
-        self.found = gives_a_call(reply);
-        self.found.is_some()
-    }
-}
-
-/// What a reply is: an answer, one valid call, or malformed (and why).
-fn read_reply(reply: &str, options: &CallOptions) -> Reply {
-    judge(reply, calls::extract(reply, options))
-}
-
-/// What a reply is, from what the extractor found in it.
-fn judge(reply: &str, extracted: Result<Extracted, Failure>) -> Reply {
-    let found = match extracted {
-        Ok(found) => found,
-        Err(failure) => {
-            let mut message = failure.error.message;
-            if failure.error.code == Code::IncompleteCall {
-                // "Cut off" also covers JSON that breaks before its end; the strict
-                // parser says exactly where, which is what the model needs to fix it.
-                let call = failure.error.offset.and_then(|at| reply.get(at..));
-                if let Some(Err(e)) = call.map(strict_parse) {
-                    message.push_str(&format!(" (as JSON, from the call's start: {})", e.message));
-                }
-            }
-            return Reply::Malformed {
-                code: failure.error.code.as_str(),
-                message,
-            };
-        }
-    };
-    let count = found.calls.len();
-    if count > 1 {
-        return Reply::Malformed {
-            code: Code::Concatenated.as_str(),
-            message: format!(
-                "the reply holds {count} tool calls; send exactly one JSON object per reply"
-            ),
-        };
-    }
-    match found.calls.into_iter().next() {
-        Some(call) => Reply::Call {
-            call: Box::new(call),
-            reason: found.text,
-        },
-        None => {
-            let text = found.text.unwrap_or_default();
-            if text.trim().is_empty() {
-                // Only reasoning: no answer to give, so the model is asked again.
-                return Reply::Malformed {
-                    code: Code::EmptyInput.as_str(),
-                    message: "the reply has no text besides its reasoning".to_owned(),
-                };
-            }
-            match attempted_call(&text) {
-                Some((code, message)) => Reply::Malformed { code, message },
-                None => Reply::Answer(text),
-            }
-        }
-    }
-}
-
 /// Why work handed to [`off_thread`] gave no result.
 #[derive(Debug, PartialEq, Eq)]
 enum Interruption {
@@ -852,71 +663,9 @@ fn off_thread<T: Send + 'static>(
     }
 }
 
-/// Whether a reply without a call still tries to be one: it has a `"tool"`, `"parameters"` or
-/// `"terminate"` key. The extractor reads such text as prose when the JSON is too broken or
-/// lacks the envelope; the model must hear about it, not have it taken for its answer. Other
-/// JSON (an answer that is a JSON document) stays an answer.
-fn attempted_call(text: &str) -> Option<(&'static str, String)> {
-    let has_key = |key: &str| {
-        text.match_indices(key)
-            .any(|(at, _)| text[at + key.len()..].trim_start().starts_with(':'))
-    };
-    if !["\"tool\"", "\"parameters\"", "\"terminate\""]
-        .into_iter()
-        .any(has_key)
-    {
-        return None;
-    }
-    let trimmed = text.trim();
-    let body = trimmed
-        .strip_prefix("```json")
-        .or_else(|| trimmed.strip_prefix("```"))
-        .map_or(trimmed, |rest| rest.trim_end().trim_end_matches("```"))
-        .trim();
-    Some(match strict_parse(body) {
-        Err(e) if body.starts_with('{') => (
-            Code::InvalidJson.as_str(),
-            format!("the reply is not valid JSON: {}", e.message),
-        ),
-        _ => (
-            Code::MissingField.as_str(),
-            "the reply looks like a tool call but is not {\"tool\": string, \"parameters\": \
-             object, \"terminate\": boolean} with a known tool"
-                .to_owned(),
-        ),
-    })
-}
-
-/// Parses `text` as one JSON object, without repairs: `Err` says what breaks and where.
-fn strict_parse(text: &str) -> Result<(), toolmend_core::Error> {
-    let mut strict = Mender::new(Options {
-        target: Target::Object,
-        strict: true,
-        ..Options::default()
-    });
-    strict.mend(text).map(|_| ())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn attempted_calls() {
-        assert!(attempted_call("The answer is 42.").is_none());
-        assert!(attempted_call("I think {\"a\": 1} is JSON").is_none());
-        assert!(attempted_call("```json\n{\"name\": \"config\", \"tool\": 1}\n```").is_some());
-        assert!(attempted_call("```json\n{\"name\": \"config\", \"tools\": []}\n```").is_none());
-        assert!(attempted_call("{\"answer\": 42}").is_none());
-        let (code, message) =
-            attempted_call("{\"tool\": \"echo\", \"parameters\": {\"text\": \"hi\" @@ }}").unwrap();
-        assert_eq!(code, "invalid_json");
-        assert!(message.contains("byte"), "{message}");
-        let (code, _) =
-            attempted_call("```json\n{\"parameters\": {}, \"terminate\": false}\n```").unwrap();
-        assert_eq!(code, "missing_field");
-        assert!(attempted_call("Calling: \"tool\": echo").is_some());
-    }
 
     #[test]
     fn work_off_thread_gives_way_to_the_deadline() {

@@ -6,7 +6,7 @@
 //! reasoning and `final` and `commentary` are text. `<|call|>` is a stop token and is often
 //! missing: a call with no terminator is complete when its JSON is.
 
-use super::scan::{Finder, find_str};
+use super::scan::{Finder, Masked, find_str};
 use super::{Args, Ctx, Item, Out, Raw};
 use crate::bytes::offset_in;
 
@@ -20,7 +20,7 @@ const ENDS: &[&str] = &[
 ];
 
 /// Whether the text is written in Harmony.
-pub(crate) fn detect(text: &str) -> bool {
+pub(crate) fn detect(text: Masked<'_>) -> bool {
     // `find_str`, not `contains`: markers inside JSON strings are text.
     let has = |marker| find_str(text, marker).is_some();
     has("<|channel|>") || (has(MESSAGE) && (has("<|start|>") || has("to=functions.")))
@@ -28,14 +28,14 @@ pub(crate) fn detect(text: &str) -> bool {
 
 /// The messages of a Harmony reply, and for each part of `out.text` where its content starts
 /// in the reply when it is a message's content as written (`None` for text between messages).
-pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> (Out, Vec<Option<usize>>) {
+pub(crate) fn scan(text: Masked<'_>, _ctx: &Ctx<'_>) -> (Out, Vec<Option<usize>>) {
     let mut out = Out::default();
     let mut texts = Vec::new();
     let mut text_at = Vec::new();
     let mut find = Finder::new(text);
     let mut pos = 0;
     loop {
-        let Some(i) = find_str(&text[pos..], MESSAGE) else {
+        let Some(i) = find_str(text.sub(pos..), MESSAGE) else {
             let rest = strip_markers(&text[pos..]);
             if !rest.trim().is_empty() {
                 texts.push(rest);
@@ -44,7 +44,7 @@ pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> (Out, Vec<Option<usize>>) {
             break;
         };
         let m = pos + i;
-        let segment = &text[pos..m];
+        let segment = text.sub(pos..m);
         let mut header_start = ["<|start|>", "<|channel|>"]
             .iter()
             .filter_map(|k| find_str(segment, k))
@@ -66,7 +66,7 @@ pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> (Out, Vec<Option<usize>>) {
             texts.push(orphan);
             text_at.push(None);
         }
-        let header = &segment[header_start..];
+        let header = segment.sub(header_start..);
         let content_start = m + MESSAGE.len();
         let (content_end, terminator) = match find.find_any(content_start, text.len(), ENDS) {
             Some((e, len)) => (e, Some(&text[e..e + len])),
@@ -87,7 +87,7 @@ pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> (Out, Vec<Option<usize>>) {
                     out.items.push(Item::Call(Raw {
                         name: Some(name.to_owned()),
                         args: Args::Text(content.trim().to_owned()),
-                        args_at: offset_in(text, content.trim()),
+                        args_at: offset_in(&text, content.trim()),
                         offset: pos + header_start,
                         ..Raw::default()
                     }));
@@ -112,9 +112,9 @@ pub(crate) fn scan(text: &str, _ctx: &Ctx<'_>) -> (Out, Vec<Option<usize>>) {
 }
 
 /// The word after `key` in a header (`<|channel|>commentary`, `to=functions.x`).
-fn word_after<'h>(header: &'h str, key: &str) -> Option<&'h str> {
+fn word_after<'h>(header: Masked<'h>, key: &str) -> Option<&'h str> {
     let at = find_str(header, key)? + key.len();
-    let rest = &header[at..];
+    let rest = &header.as_str()[at..];
     let end = rest
         .find(|c: char| c.is_whitespace() || c == '<')
         .unwrap_or(rest.len());

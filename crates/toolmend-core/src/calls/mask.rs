@@ -2,9 +2,10 @@
 //!
 //! A call's parameters are what the model wrote: `{"cmd": "echo <think>x</think>"}` holds a
 //! string, not reasoning, and `"<tool_call>"` or `"<|channel|>"` in a string starts no call.
-//! So before a reply is scanned, the strings of the JSON values in it are found, and while it
-//! is scanned [`super::scan::find_str`] (which every marker search goes through, reasoning
-//! included) skips a marker that starts inside one.
+//! So before a reply is scanned, the strings of the JSON values in it are found; the decoders
+//! get the reply as a [`super::scan::Masked`] text holding them, and [`super::scan::find_str`]
+//! (which every marker search goes through, reasoning included) skips a marker that starts
+//! inside one.
 //!
 //! A JSON value here is an array or object whose brackets close and that reads as JSON with
 //! at most repairs that leave its strings where they are (a trailing comma, an unquoted key,
@@ -13,9 +14,7 @@
 //! value holding a string that could hold a marker; a value that does not read as JSON is
 //! looked into for values that do, within a budget proportional to the reply's length.
 
-use std::cell::RefCell;
 use std::ops::Range;
-use std::rc::Rc;
 
 use super::Ctx;
 use crate::args::{Concat, Target};
@@ -168,82 +167,4 @@ fn reads_as_json(value: &str, ctx: &Ctx<'_>) -> bool {
                 | RepairKind::UnicodeSpace
         )
     })
-}
-
-/// The strings masked while a reply is scanned, and the texts (the reply and its copies with
-/// reasoning blanked, all of the same length) they are offsets in.
-struct Active {
-    strings: Rc<[Range<usize>]>,
-    texts: Vec<(usize, usize)>,
-}
-
-thread_local! {
-    static ACTIVE: RefCell<Option<Active>> = const { RefCell::new(None) };
-}
-
-/// While this lives, marker searches in `text` skip the `strings` given; dropping it restores
-/// what was masked before.
-pub(crate) struct Scope {
-    before: Option<Active>,
-}
-
-impl Scope {
-    pub(crate) fn new(text: &str, strings: Vec<Range<usize>>) -> Scope {
-        let active = (!strings.is_empty()).then(|| Active {
-            strings: strings.into(),
-            texts: vec![(text.as_ptr() as usize, text.len())],
-        });
-        Scope {
-            before: ACTIVE.with(|a| a.replace(active)),
-        }
-    }
-
-    /// Also masks the same strings in `copy`, a text of the same length (the reply with its
-    /// reasoning blanked).
-    pub(crate) fn also(&self, copy: &str) {
-        ACTIVE.with(|a| {
-            if let Some(active) = a.borrow_mut().as_mut() {
-                active.texts.push((copy.as_ptr() as usize, copy.len()));
-            }
-        });
-    }
-}
-
-impl Drop for Scope {
-    fn drop(&mut self) {
-        let before = self.before.take();
-        ACTIVE.with(|a| *a.borrow_mut() = before);
-    }
-}
-
-/// The masked strings as offsets in `hay` (a slice of a masked text), when there are any.
-pub(crate) struct InHay {
-    strings: Rc<[Range<usize>]>,
-    /// Where `hay` starts in its text.
-    shift: usize,
-}
-
-impl InHay {
-    pub(crate) fn of(hay: &str) -> Option<InHay> {
-        ACTIVE.with(|a| {
-            let a = a.borrow();
-            let active = a.as_ref()?;
-            let at = hay.as_ptr() as usize;
-            active
-                .texts
-                .iter()
-                .find(|&&(base, len)| at >= base && at + hay.len() <= base + len)
-                .map(|&(base, _)| InHay {
-                    strings: active.strings.clone(),
-                    shift: at - base,
-                })
-        })
-    }
-
-    /// Whether the byte at `i` in the hay is inside a masked string.
-    pub(crate) fn masks(&self, i: usize) -> bool {
-        let at = self.shift + i;
-        let k = self.strings.partition_point(|s| s.start <= at);
-        k > 0 && at < self.strings[k - 1].end
-    }
 }

@@ -41,23 +41,90 @@ pub(crate) fn skip_ws(text: &str, mut i: usize) -> usize {
     i
 }
 
+/// A text being scanned for calls (a reply, or a copy of it with what was read blanked) with
+/// the insides of the JSON strings in it, where markers are text (see [`super::mask`]): a
+/// `{"cmd": "echo <tool_call>"}` starts no call. Every marker search of the decoders goes
+/// through [`find_str`] on a `Masked`, so none can forget the strings. It reads as the `str` it
+/// views; [`Masked::sub`] views part of it with the same strings.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Masked<'t> {
+    text: &'t str,
+    /// Offsets in the whole text, sorted.
+    strings: &'t [Range<usize>],
+    /// Where `text` starts in the whole text.
+    shift: usize,
+}
+
+impl<'t> Masked<'t> {
+    /// `text` with the string insides `strings` (offsets in it, sorted) masked.
+    pub(crate) fn new(text: &'t str, strings: &'t [Range<usize>]) -> Masked<'t> {
+        Masked {
+            text,
+            strings,
+            shift: 0,
+        }
+    }
+
+    /// `text` with nothing masked.
+    pub(crate) fn plain(text: &'t str) -> Masked<'t> {
+        Masked::new(text, &[])
+    }
+
+    /// The part `range` of this text, with the same strings masked.
+    pub(crate) fn sub(self, range: impl std::ops::RangeBounds<usize>) -> Masked<'t> {
+        use std::ops::Bound;
+        let start = match range.start_bound() {
+            Bound::Included(&s) => s,
+            Bound::Excluded(&s) => s + 1,
+            Bound::Unbounded => 0,
+        };
+        let end = match range.end_bound() {
+            Bound::Included(&e) => e + 1,
+            Bound::Excluded(&e) => e,
+            Bound::Unbounded => self.text.len(),
+        };
+        Masked {
+            text: &self.text[start..end],
+            strings: self.strings,
+            shift: self.shift + start,
+        }
+    }
+
+    /// The text as a plain `str`, with the lifetime of the text (not of this view).
+    pub(crate) fn as_str(self) -> &'t str {
+        self.text
+    }
+
+    /// Whether the byte at `i` is inside a masked string.
+    fn masks(&self, i: usize) -> bool {
+        let at = self.shift + i;
+        let k = self.strings.partition_point(|s| s.start <= at);
+        k > 0 && at < self.strings[k - 1].end
+    }
+}
+
+impl std::ops::Deref for Masked<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.text
+    }
+}
+
 /// Where `needle` (a short marker) first occurs in `hay`: its first byte found with memchr,
 /// then compared. Building a substring searcher per call (`str::find`, `memmem::find`) cost
 /// more than the search itself on replies of a few KB: a third of the time `calls` spent.
-/// Markers are a few dozen bytes at most, so this stays linear in `hay`.
-///
-/// While a reply is scanned, a match that starts inside one of its JSON strings is skipped:
-/// markers there are text (see [`super::mask`]).
-pub(crate) fn find_str(hay: &str, needle: &str) -> Option<usize> {
-    let mask = super::mask::InHay::of(hay);
-    let (hay, needle) = (hay.as_bytes(), needle.as_bytes());
-    let Some(&first) = needle.first() else {
+/// Markers are a few dozen bytes at most, so this stays linear in `hay`. A match that starts
+/// inside one of the masked JSON strings is skipped: markers there are text.
+pub(crate) fn find_str(hay: Masked<'_>, needle: &str) -> Option<usize> {
+    let masked = !hay.strings.is_empty();
+    let (bytes, needle_bytes) = (hay.text.as_bytes(), needle.as_bytes());
+    let Some(&first) = needle_bytes.first() else {
         return Some(0);
     };
     let mut from = 0;
-    while let Some(i) = memchr::memchr(first, &hay[from..]) {
+    while let Some(i) = memchr::memchr(first, &bytes[from..]) {
         let at = from + i;
-        if hay[at..].starts_with(needle) && !mask.as_ref().is_some_and(|m| m.masks(at)) {
+        if bytes[at..].starts_with(needle_bytes) && !(masked && hay.masks(at)) {
             return Some(at);
         }
         from = at + 1;
@@ -84,7 +151,7 @@ pub(crate) fn find_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
 /// searched twice for the same needle. A plain search per question rescans the rest of the
 /// text for every marker that is not there: `<tool_call>` repeated 30,000 times took seconds.
 pub(crate) struct Finder<'t> {
-    text: &'t str,
+    text: Masked<'t>,
     seen: Vec<Seen>,
 }
 
@@ -99,7 +166,7 @@ struct Seen {
 }
 
 impl<'t> Finder<'t> {
-    pub(crate) fn new(text: &'t str) -> Finder<'t> {
+    pub(crate) fn new(text: Masked<'t>) -> Finder<'t> {
         Finder {
             text,
             seen: Vec::new(),
@@ -117,7 +184,7 @@ impl<'t> Finder<'t> {
         // Occurrences that lie wholly in text[a..b].
         let search = |a: usize, b: usize| {
             (a + len <= b)
-                .then(|| find_str(&text[a..b], needle).map(|i| a + i))
+                .then(|| find_str(text.sub(a..b), needle).map(|i| a + i))
                 .flatten()
         };
         let Some(slot) = self.seen.iter().position(|s| &*s.needle == needle) else {
@@ -314,7 +381,7 @@ pub(crate) struct Reasoning {
 /// Finds reasoning blocks. A closing marker with no opening one means the reply started in
 /// reasoning (the template opened it); an opening marker with no closing one runs to the end,
 /// or to the first of `call_tokens` after it.
-pub(crate) fn reasoning(text: &str, call_tokens: &[&str]) -> Reasoning {
+pub(crate) fn reasoning(text: Masked<'_>, call_tokens: &[&str]) -> Reasoning {
     let mut found = Reasoning::default();
     // A close before any open: everything before it is reasoning.
     let first_open = REASONING
@@ -440,7 +507,11 @@ mod tests {
     fn find_str_matches_str_find() {
         let hay = "a <<tool <tool_call> é<tool_call>";
         for needle in ["<tool_call>", "<", "é<", "tool", "x", "", "<tool_call>x"] {
-            assert_eq!(find_str(hay, needle), hay.find(needle), "{needle:?}");
+            assert_eq!(
+                find_str(Masked::plain(hay), needle),
+                hay.find(needle),
+                "{needle:?}"
+            );
         }
     }
 
@@ -467,7 +538,7 @@ mod tests {
             let text = random_text(&mut seed, 60, &['a', 'b', '<', '>']);
             let len = text.len();
             let needles = ["<a>", "a", "<", "ab", "b<a"];
-            let mut finder = Finder::new(&text);
+            let mut finder = Finder::new(Masked::plain(&text));
             for _ in 0..40 {
                 let needle = needles[next(&mut seed) % needles.len()];
                 let from = next(&mut seed) % (len + 2);
@@ -526,11 +597,11 @@ mod tests {
 
     #[test]
     fn reasoning_blocks() {
-        let r = reasoning("a<think>b</think>c", &[]);
+        let r = reasoning(Masked::plain("a<think>b</think>c"), &[]);
         assert_eq!((r.parts.len(), r.parts[0].clone()), (1, 8..9));
-        let r = reasoning("plan</think>go", &[]);
+        let r = reasoning(Masked::plain("plan</think>go"), &[]);
         assert_eq!((r.parts.len(), r.parts[0].clone()), (1, 0..4));
-        let r = reasoning("x<think>cut off", &[]);
+        let r = reasoning(Masked::plain("x<think>cut off"), &[]);
         assert_eq!((r.spans.len(), r.spans[0].clone()), (1, 1..15));
     }
 }

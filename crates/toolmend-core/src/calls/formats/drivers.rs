@@ -12,7 +12,8 @@ use super::xml::*;
 use crate::bytes::offset_in;
 use crate::calls::pythonic::Py;
 use crate::calls::scan::{
-    Finder, bare_name, find_str, ident_len, is_name_byte, is_valid_json, json_extent, skip_ws,
+    Finder, Masked, bare_name, find_str, ident_len, is_name_byte, is_valid_json, json_extent,
+    skip_ws,
 };
 use crate::calls::{Args, Ctx, Incomplete, Item, Out, Raw, Rejected};
 use crate::error::{Code, Error};
@@ -41,7 +42,7 @@ pub(crate) enum Body {
 }
 
 pub(super) fn blocks(
-    text: &str,
+    text: Masked<'_>,
     ctx: &Ctx<'_>,
     opens: &[&str],
     closes: &[&str],
@@ -50,9 +51,9 @@ pub(super) fn blocks(
 ) {
     each_marker(text, opens, |find, start, body_start| {
         // A body that is valid JSON ends where that JSON does: markers in its strings are text.
-        let at = skip_ws(text, body_start);
+        let at = skip_ws(&text, body_start);
         let search = if text[at..].starts_with(['{', '[']) {
-            ctx.json_extent(text, at, text.len())
+            ctx.json_extent(&text, at, text.len())
                 .filter(|&end| is_valid_json(&text[at..end]))
                 .unwrap_or(body_start)
         } else {
@@ -80,7 +81,7 @@ pub(super) fn blocks(
             out.cut.push(start..after);
             after.max(body_start)
         } else if (closed || !mentioned(text, &text[start..body_start], start))
-            && let Some(calls) = after_prose(text, ctx, body, body_start..body_end, out)
+            && let Some(calls) = after_prose(&text, ctx, body, body_start..body_end, out)
         {
             // The markers and the calls are cut; the stray words around the calls stay text.
             out.cut.extend([start..body_start, calls, body_end..after]);
@@ -121,7 +122,7 @@ pub(super) const PLAIN_MARKERS: &[&str] = &[
 
 /// Whether the marker at `start` is only mentioned, for a body that does not start like a
 /// call: in backticks, the word `functools`, or a plain marker in the middle of a line.
-pub(super) fn mentioned(text: &str, marker: &str, start: usize) -> bool {
+pub(super) fn mentioned(text: Masked<'_>, marker: &str, start: usize) -> bool {
     let line = text[..start].trim_end_matches([' ', '\t']);
     text[..start].ends_with('`')
         || marker == "functools"
@@ -135,7 +136,7 @@ pub(super) fn mentioned(text: &str, marker: &str, start: usize) -> bool {
 /// mention only when its closer follows (`Use <tool_call> and </tool_call>`): left open
 /// (`hi <tool_call> there`) it starts a call that could not be read.
 pub(super) fn unread(
-    text: &str,
+    text: Masked<'_>,
     marker: &str,
     start: usize,
     body_end: usize,
@@ -179,13 +180,13 @@ pub(super) fn unread(
 /// Whether `marker` is quoted in backticks shortly before `start` (`Wrap calls in
 /// `<tool_call>` tags, like <tool_call> this`): the reply talks about the markup. Only a
 /// bounded stretch is looked at, so that many markers stay linear.
-fn quoted_before(text: &str, marker: &str, start: usize) -> bool {
+fn quoted_before(text: Masked<'_>, marker: &str, start: usize) -> bool {
     let mut from = start.saturating_sub(512);
     while !text.is_char_boundary(from) {
         from += 1;
     }
     let quoted = format!("`{marker}`");
-    find_str(&text[from..start], &quoted).is_some()
+    find_str(text.sub(from..start), &quoted).is_some()
 }
 
 /// How the marker given to [`unread`] opens its call.
@@ -200,7 +201,7 @@ pub(super) enum Opened {
 }
 
 pub(super) fn prefixes(
-    text: &str,
+    text: Masked<'_>,
     ctx: &Ctx<'_>,
     opens: &[&str],
     lead: &[&str],
@@ -223,7 +224,7 @@ pub(super) fn prefixes(
                 end.max(body_start)
             }
             None if !mentioned(text, open, at)
-                && let Some(calls) = after_prose(text, ctx, body, body_start..body_end, out) =>
+                && let Some(calls) = after_prose(&text, ctx, body, body_start..body_end, out) =>
             {
                 out.cut.extend([start..body_start, calls.clone()]);
                 calls.end.max(body_start)
@@ -243,7 +244,7 @@ pub(super) fn prefixes(
 /// where the marker starts and where the text after it starts; `one` says where the next
 /// marker may start.
 fn each_marker(
-    text: &str,
+    text: Masked<'_>,
     opens: &[&str],
     mut one: impl FnMut(&mut Finder, usize, usize) -> usize,
 ) {
@@ -257,14 +258,14 @@ fn each_marker(
 /// Decodes one body into `out.items`; returns where the decoded part ends, or `None` (having
 /// added nothing) when the body holds no call, so the marker was only mentioned.
 pub(super) fn decode(
-    text: &str,
+    text: Masked<'_>,
     ctx: &Ctx<'_>,
     body: Body,
     range: Range<usize>,
     closed: bool,
     out: &mut Out,
 ) -> Option<usize> {
-    let at = skip_ws(text, range.start).min(range.end);
+    let at = skip_ws(&text, range.start).min(range.end);
     let rest = &text[at..range.end];
     // XML function tags in a block of another encoding (`<tool_call><function=…>`, MiniCPM's
     // `<function name=…>` in any wrapper) are read as what they are.
@@ -277,10 +278,10 @@ pub(super) fn decode(
         return function_tags(text, range, closed, out);
     }
     match body {
-        Body::Json { name_is_key } => json_seq(text, ctx, range, name_is_key, true, out),
+        Body::Json { name_is_key } => json_seq(&text, ctx, range, name_is_key, true, out),
         Body::ToolCall => {
             if rest.starts_with(['{', '[']) || rest.starts_with("```") {
-                json_seq(text, ctx, range, false, true, out)
+                json_seq(&text, ctx, range, false, true, out)
             } else if rest.starts_with("<function=") {
                 function_tags(text, range, closed, out)
             } else if looks_like_glm(&text[range.start..range.end]) {
@@ -292,14 +293,14 @@ pub(super) fn decode(
         Body::FunctionTags => function_tags(text, range, closed, out),
         Body::Glm => glm(text, range, closed, out),
         Body::Invoke(prefix) => invokes(text, range, closed, prefix, out),
-        Body::Pythonic => pythonic(text, range, out),
+        Body::Pythonic => pythonic(&text, range, out),
         Body::Gemma(quote) => gemma(text, range, quote, out),
         Body::PythonicOrJson => {
-            let n = ident_len(text, at);
-            if Py::looks_like_list(text, at) || (n > 0 && text[at + n..].starts_with(['(', '.'])) {
-                pythonic(text, range, out)
+            let n = ident_len(&text, at);
+            if Py::looks_like_list(&text, at) || (n > 0 && text[at + n..].starts_with(['(', '.'])) {
+                pythonic(&text, range, out)
             } else if rest.starts_with(['{', '[']) {
-                json_seq(text, ctx, range, false, true, out)
+                json_seq(&text, ctx, range, false, true, out)
             } else {
                 None
             }
@@ -340,7 +341,7 @@ pub(super) fn is_call_id(head: &str) -> bool {
 
 /// DeepSeek, Kimi K2 and Step-3: `open HEAD sep ARGS close` per call.
 pub(super) fn tagged(
-    text: &str,
+    text: Masked<'_>,
     [open, sep, close]: [&str; 3],
     section: &[&str],
     body: Body,
@@ -432,7 +433,7 @@ pub(super) fn tagged(
         out.items.push(Item::Call(Raw {
             name: Some(name),
             args: Args::Text(args.to_owned()),
-            args_at: offset_in(text, args),
+            args_at: offset_in(&text, args),
             offset: start,
             ..Raw::default()
         }));

@@ -6,7 +6,7 @@ use super::json::*;
 use super::text::*;
 use super::xml::decode_over_escaped;
 use crate::calls::scan::{
-    Finder, bare_name, find_str, is_name_byte, is_valid_json, json_extent, skip_ws,
+    Finder, Masked, bare_name, find_str, is_name_byte, is_valid_json, json_extent, skip_ws,
 };
 use crate::calls::{Args, Ctx, Field, Incomplete, Item, Out, Raw};
 use crate::error::{Code, Error};
@@ -31,18 +31,18 @@ pub(super) fn hy_tag(text: &str, i: usize) -> Option<(&str, usize)> {
 /// `</tool_call>`. HY4 writes no `<tool_sep>` and labels every tag (`<tool_call:opensource>`).
 /// A `<tool_call>` is Hunyuan's when it has the separator, a label, or stands in a
 /// `<tool_calls>` section; GLM's and Hermes' bare `<tool_call>` are left to `hermes`.
-pub(super) fn hunyuan(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
+pub(super) fn hunyuan(text: Masked<'_>, ctx: &Ctx<'_>, out: &mut Out) {
     let mut pos = 0;
     let mut labels: Vec<&str> = Vec::new();
-    while let Some(i) = find_str(&text[pos..], "<tool_call") {
+    while let Some(i) = find_str(text.sub(pos..), "<tool_call") {
         let start = pos + i;
         let name_end = start + "<tool_call".len();
         if text[name_end..].starts_with('s') {
             // A `<tool_calls>` section holding JSON is Jamba's: markers in its strings are text.
-            pos = match hy_tag(text, name_end + 1) {
-                Some((_, end)) if text[skip_ws(text, end)..].starts_with(['[', '{']) => {
-                    let at = skip_ws(text, end);
-                    ctx.json_extent(text, at, text.len())
+            pos = match hy_tag(&text, name_end + 1) {
+                Some((_, end)) if text[skip_ws(&text, end)..].starts_with(['[', '{']) => {
+                    let at = skip_ws(&text, end);
+                    ctx.json_extent(&text, at, text.len())
                         .filter(|&e| is_valid_json(&text[at..e]))
                         .unwrap_or(end)
                 }
@@ -50,7 +50,7 @@ pub(super) fn hunyuan(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             };
             continue;
         }
-        let Some((label, tag_end)) = hy_tag(text, name_end) else {
+        let Some((label, tag_end)) = hy_tag(&text, name_end) else {
             pos = name_end;
             continue;
         };
@@ -58,8 +58,8 @@ pub(super) fn hunyuan(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
         let section_open = format!("<tool_calls{label}>");
         let section_close = format!("</tool_calls{label}>");
         let sep = format!("<tool_sep{label}>");
-        let next_open =
-            find_str(&text[tag_end..], &text[start..tag_end]).map_or(text.len(), |j| tag_end + j);
+        let next_open = find_str(text.sub(tag_end..), &text[start..tag_end])
+            .map_or(text.len(), |j| tag_end + j);
         let (body_end, after) = until(
             &mut Finder::new(text),
             tag_end,
@@ -74,12 +74,12 @@ pub(super) fn hunyuan(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
                 body_end
             }
         });
-        let at = skip_ws(text, tag_end).min(body_end);
+        let at = skip_ws(&text, tag_end).min(body_end);
         let n = text[at..body_end]
             .bytes()
             .take_while(|b| is_name_byte(*b))
             .count();
-        let mut args_at = skip_ws(text, at + n).min(body_end);
+        let mut args_at = skip_ws(&text, at + n).min(body_end);
         let has_sep = text[args_at..body_end].starts_with(&sep);
         let before = text[..start].trim_end();
         let in_section = before.ends_with(&section_open)
@@ -103,7 +103,7 @@ pub(super) fn hunyuan(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
         pos = call_end.max(tag_end);
         if json_body {
             // `<tool_call>{"name": …}</tool_call>` in a section: Hermes' body.
-            json_seq(text, ctx, at..body_end, false, true, out);
+            json_seq(&text, ctx, at..body_end, false, true, out);
             continue;
         }
         if n == 0 {
@@ -127,7 +127,7 @@ pub(super) fn hunyuan(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             })
         };
         if has_sep {
-            args_at = skip_ws(text, args_at + sep.len()).min(body_end);
+            args_at = skip_ws(&text, args_at + sep.len()).min(body_end);
         }
         if text[args_at..body_end].starts_with(['{', '[']) {
             let args = text[args_at..body_end].trim_end();
@@ -188,7 +188,11 @@ type PairsError = (usize, bool, String);
 /// Hunyuan's `<arg_key>K</arg_key><arg_value>V</arg_value>` pairs in `range` (tags with
 /// `label`), with where each value starts. The error: where, whether the text ended first, and
 /// what was expected.
-pub(super) fn hy_pairs(text: &str, range: Range<usize>, label: &str) -> Result<Pairs, PairsError> {
+pub(super) fn hy_pairs(
+    text: Masked<'_>,
+    range: Range<usize>,
+    label: &str,
+) -> Result<Pairs, PairsError> {
     let [key_open, key_close, value_open, value_close] =
         ["<arg_key", "</arg_key", "<arg_value", "</arg_value"].map(|t| format!("{t}{label}>"));
     let mut find = Finder::new(text);
@@ -196,7 +200,7 @@ pub(super) fn hy_pairs(text: &str, range: Range<usize>, label: &str) -> Result<P
     let mut starts = Vec::new();
     let mut i = range.start;
     loop {
-        i = skip_ws(text, i).min(range.end);
+        i = skip_ws(&text, i).min(range.end);
         if i >= range.end {
             return Ok((fields, starts));
         }
@@ -209,7 +213,7 @@ pub(super) fn hy_pairs(text: &str, range: Range<usize>, label: &str) -> Result<P
         else {
             return Err((key_start, true, format!("{key_open} is not closed")));
         };
-        let v = skip_ws(text, after_key).min(range.end);
+        let v = skip_ws(&text, after_key).min(range.end);
         if !text[v..range.end].starts_with(&value_open) {
             return Err((
                 v,

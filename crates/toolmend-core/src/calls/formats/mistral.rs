@@ -4,23 +4,23 @@ use serde_json::{Map, Value};
 
 use super::drivers::*;
 use super::json::*;
-use crate::calls::scan::{find_str, is_name_byte, json_extent, skip_ws};
+use crate::calls::scan::{Masked, find_str, is_name_byte, json_extent, skip_ws};
 use crate::calls::{Args, Ctx, Incomplete, Item, Out, Raw};
 
 /// Mistral: `[TOOL_CALLS]` then a JSON array (pre-v11), `NAME{json}` (v11) or
 /// `NAME[ARGS]{json}` with an optional `[CALL_ID]id` (v13). Stray words between the marker and
 /// the calls (and after them) stay text; a marker followed by nothing readable is an error.
-pub(super) fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
+pub(super) fn mistral(text: Masked<'_>, ctx: &Ctx<'_>, out: &mut Out) {
     const MARK: &str = "[TOOL_CALLS]";
     let mut pos = 0;
-    while let Some(i) = find_str(&text[pos..], MARK) {
+    while let Some(i) = find_str(text.sub(pos..), MARK) {
         let start = pos + i;
         let after = start + MARK.len();
-        let segment_end = find_str(&text[after..], MARK).map_or(text.len(), |j| after + j);
-        let at = skip_ws(text, after).min(segment_end);
+        let segment_end = find_str(text.sub(after..), MARK).map_or(text.len(), |j| after + j);
+        let at = skip_ws(&text, after).min(segment_end);
         pos = after;
         if text[at..].starts_with(['[', '{']) {
-            if let Some(end) = json_seq(text, ctx, at..segment_end, false, true, out) {
+            if let Some(end) = json_seq(&text, ctx, at..segment_end, false, true, out) {
                 out.cut.push(start..end);
                 pos = end.max(after);
             }
@@ -49,7 +49,7 @@ pub(super) fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             }
             tagged = true;
         }
-        let args_at = skip_ws(text, j).min(segment_end);
+        let args_at = skip_ws(&text, j).min(segment_end);
         // v11 writes the arguments right after the name; v13 after its tags.
         let args_at = if tagged || text[j..].starts_with('{') {
             Some(args_at)
@@ -72,7 +72,7 @@ pub(super) fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             pos = end.max(after);
             continue;
         }
-        if n > 0 && skip_ws(text, j) >= segment_end {
+        if n > 0 && skip_ws(&text, j) >= segment_end {
             out.items.push(Item::Incomplete(Incomplete {
                 tool: Some(name.to_owned()),
                 id,
@@ -84,15 +84,15 @@ pub(super) fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             continue;
         }
         // Stray words, then the calls: the first JSON value in the segment that holds them.
-        if let Some(json_at) = call_json(text, ctx, at..segment_end)
-            && let Some(end) = json_seq(text, ctx, json_at..segment_end, false, true, out)
+        if let Some(json_at) = call_json(&text, ctx, at..segment_end)
+            && let Some(end) = json_seq(&text, ctx, json_at..segment_end, false, true, out)
         {
             out.cut.extend([start..after, json_at..end]);
             pos = end.max(after);
             continue;
         }
         // `NAME {json}`: v11 with a space before the arguments.
-        let k = skip_ws(text, j).min(segment_end);
+        let k = skip_ws(&text, j).min(segment_end);
         if n > 0 && k > j && !name.ends_with([':', '.', '-']) && text[k..].starts_with('{') {
             let end = json_extent(&text[..segment_end], k).unwrap_or(segment_end);
             out.text_call(name, id, &text[k..end], k, start..end);
@@ -107,12 +107,12 @@ pub(super) fn mistral(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
 }
 
 /// Functionary v3.2: `>>>NAME\n{json}` per call; `>>>all\n` (or a leading `all\n`) starts text.
-pub(super) fn functionary32(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
+pub(super) fn functionary32(text: Masked<'_>, ctx: &Ctx<'_>, out: &mut Out) {
     let _ = ctx;
     let mut pos = 0;
     let mut any = false;
     let mut cuts = Vec::new();
-    while let Some(i) = find_str(&text[pos..], ">>>") {
+    while let Some(i) = find_str(text.sub(pos..), ">>>") {
         let start = pos + i;
         let name_at = start + 3;
         let n = text[name_at..]
@@ -130,8 +130,9 @@ pub(super) fn functionary32(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             pos = body_start;
             continue;
         }
-        let body_end = find_str(&text[body_start..], ">>>").map_or(text.len(), |j| body_start + j);
-        let at = skip_ws(text, body_start).min(body_end);
+        let body_end =
+            find_str(text.sub(body_start..), ">>>").map_or(text.len(), |j| body_start + j);
+        let at = skip_ws(&text, body_start).min(body_end);
         let args = if text[at..].starts_with('{') {
             let end = json_extent(&text[..body_end], at).unwrap_or(body_end);
             cuts.push(start..end);
@@ -160,7 +161,7 @@ pub(super) fn functionary32(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
         }));
     }
     if any {
-        let lead = skip_ws(text, 0);
+        let lead = skip_ws(&text, 0);
         if text[lead..].starts_with("all\n") {
             cuts.push(lead..lead + 4);
         }

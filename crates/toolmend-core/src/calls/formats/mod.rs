@@ -26,7 +26,7 @@ pub(crate) use json::{collect, encoded_arguments};
 use mistral::*;
 use python::*;
 
-use super::scan::{Reasoning, blank, is_whole_json, reasoning, remaining_text, skip_ws};
+use super::scan::{Masked, Reasoning, blank, is_whole_json, reasoning, remaining_text, skip_ws};
 use super::{Ctx, Item, Out, harmony, truncated};
 use crate::args::{Concat, Target};
 use crate::error::{Code, Error};
@@ -389,13 +389,13 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
     } else {
         super::mask::json_strings(text, ctx)
     };
-    let mask = super::mask::Scope::new(text, strings);
+    let masked = Masked::new(text, &strings);
     let harmony_first = match forced {
         Some(spec) => matches!(spec.kind, Kind::Harmony),
-        None => !whole_json && harmony::detect(text),
+        None => !whole_json && harmony::detect(masked),
     };
     if harmony_first {
-        let (out, text_at) = harmony::scan(text, ctx);
+        let (out, text_at) = harmony::scan(masked, ctx);
         let mut scanned = Scanned {
             items: out.items,
             text: None,
@@ -407,7 +407,7 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
         for (part, at) in out.text.into_iter().flatten().zip(text_at) {
             // A message's text may hold calls of another format: they are calls too.
             match at {
-                Some(at) if forced.is_none() && !harmony::detect(&part) => {
+                Some(at) if forced.is_none() && !harmony::detect(Masked::plain(&part)) => {
                     let inner = scan(&part, ctx, false);
                     parts.extend(inner.text);
                     scanned.reasoning.extend(inner.reasoning);
@@ -428,10 +428,10 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
     let thinking = if whole_json {
         Reasoning::default()
     } else {
-        reasoning(text, call_tokens())
+        reasoning(masked, call_tokens())
     };
+    // The blanked copies are as long as the reply: its strings are masked in them too.
     let mut visible = blank(text, &thinking.spans);
-    mask.also(&visible);
     // Every format is tried, each on the text the formats before it left: a reply may mix
     // them (a Hermes call, then `[TOOL_CALLS]…`), and none of its calls may fall into the
     // text. The format named is the first (most specific) that found a call.
@@ -439,8 +439,6 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
     let mut out = Out::default();
     // Markers no call could be read from, each with the format that found it.
     let mut unread = Vec::new();
-    // Blanked copies of the text, kept alive as long as the mask scope knows them.
-    let mut copies = Vec::new();
     let mut sources = 0;
     // The spans each format read.
     let mut read_by: Vec<(&str, Range<usize>)> = Vec::new();
@@ -453,7 +451,7 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
         {
             continue;
         }
-        let mut found = run_spec(spec, &visible, ctx);
+        let mut found = run_spec(spec, Masked::new(&visible, &strings), ctx);
         unread.extend(
             std::mem::take(&mut found.unread)
                 .into_iter()
@@ -465,9 +463,7 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
         format.get_or_insert(spec.name);
         sources += 1;
         // What this format read is no longer there for the formats after it.
-        let next = blank(&visible, &found.cut);
-        copies.push(std::mem::replace(&mut visible, next));
-        mask.also(&visible);
+        visible = blank(&visible, &found.cut);
         out.items.append(&mut found.items);
         read_by.extend(found.cut.iter().map(|c| (spec.name, c.clone())));
         out.cut.append(&mut found.cut);
@@ -519,7 +515,7 @@ fn shifted(mut repair: Repair, by: usize) -> Repair {
     repair
 }
 
-fn run_spec(spec: &Spec, text: &str, ctx: &Ctx<'_>) -> Out {
+fn run_spec(spec: &Spec, text: Masked<'_>, ctx: &Ctx<'_>) -> Out {
     let mut out = Out::default();
     match spec.kind {
         Kind::Block { open, close, body } => blocks(text, ctx, open, close, body, &mut out),
@@ -537,8 +533,8 @@ fn run_spec(spec: &Spec, text: &str, ctx: &Ctx<'_>) -> Out {
         Kind::Hunyuan => hunyuan(text, ctx, &mut out),
         Kind::Mistral => mistral(text, ctx, &mut out),
         Kind::Functionary32 => functionary32(text, ctx, &mut out),
-        Kind::BarePythonic => bare_pythonic(text, ctx, &mut out),
-        Kind::Json => markerless(text, ctx, &mut out),
+        Kind::BarePythonic => bare_pythonic(&text, ctx, &mut out),
+        Kind::Json => markerless(&text, ctx, &mut out),
         Kind::Harmony => {}
     }
     out

@@ -2,14 +2,14 @@
 //! cutting markers out of the text.
 
 use crate::calls::Out;
-use crate::calls::scan::{Finder, find_str};
+use crate::calls::scan::{Finder, Masked, find_str};
 
 /// Cuts every occurrence of `markers` out of the text: a format's own markers are never text.
-pub(super) fn cut_all<M: AsRef<str>>(text: &str, markers: &[M], out: &mut Out) {
+pub(super) fn cut_all<M: AsRef<str>>(text: Masked<'_>, markers: &[M], out: &mut Out) {
     for marker in markers {
         let marker = marker.as_ref();
         let mut p = 0;
-        while let Some(j) = find_str(&text[p..], marker) {
+        while let Some(j) = find_str(text.sub(p..), marker) {
             out.cut.push(p + j..p + j + marker.len());
             p += j + marker.len();
         }

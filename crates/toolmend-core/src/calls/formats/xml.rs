@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::text::*;
 use crate::bytes::offset_in;
-use crate::calls::scan::{Finder, bare_name, find_str, is_name_byte, skip_ws};
+use crate::calls::scan::{Finder, Masked, bare_name, find_str, is_name_byte, skip_ws};
 use crate::calls::{Args, Field, Incomplete, Item, Out, Raw};
 use crate::repair::{Repair, RepairKind};
 
@@ -42,10 +42,15 @@ pub(super) fn xml_value(raw: &str) -> String {
 /// Gemma calls in `range`: each `call:NAME{...}` is rewritten as JSON text (strings between
 /// `quote` tokens escaped, bare keys and enum words quoted) for the args pipeline. A call whose
 /// braces or strings are not closed is incomplete.
-pub(super) fn gemma(text: &str, range: Range<usize>, quote: &str, out: &mut Out) -> Option<usize> {
+pub(super) fn gemma(
+    text: Masked<'_>,
+    range: Range<usize>,
+    quote: &str,
+    out: &mut Out,
+) -> Option<usize> {
     let mut pos = range.start;
     let mut any = false;
-    while let Some(i) = find_str(&text[pos..range.end], "call:") {
+    while let Some(i) = find_str(text.sub(pos..range.end), "call:") {
         let start = pos + i;
         let name_start = start + "call:".len();
         let name_len = text.as_bytes()[name_start..range.end]
@@ -59,7 +64,7 @@ pub(super) fn gemma(text: &str, range: Range<usize>, quote: &str, out: &mut Out)
         }
         any = true;
         let name = &text[name_start..brace];
-        match gemma_args(&text[..range.end], brace, quote) {
+        match gemma_args(text.sub(..range.end), brace, quote) {
             Some((json, end)) => {
                 out.items.push(Item::Call(Raw {
                     name: Some(name.to_owned()),
@@ -84,7 +89,7 @@ pub(super) fn gemma(text: &str, range: Range<usize>, quote: &str, out: &mut Out)
 
 /// The Gemma arguments opening at `brace`, as JSON text, and where they end; `None` when the
 /// text ends first.
-pub(super) fn gemma_args(text: &str, brace: usize, quote: &str) -> Option<(String, usize)> {
+pub(super) fn gemma_args(text: Masked<'_>, brace: usize, quote: &str) -> Option<(String, usize)> {
     let bytes = text.as_bytes();
     let mut json = Vec::new();
     // For each open container, whether it is an object (its entries start with a key).
@@ -94,7 +99,7 @@ pub(super) fn gemma_args(text: &str, brace: usize, quote: &str) -> Option<(Strin
     while j < bytes.len() {
         if text[j..].starts_with(quote) {
             let s = j + quote.len();
-            let len = find_str(&text[s..], quote)?;
+            let len = find_str(text.sub(s..), quote)?;
             crate::bytes::escape::push_json_string(&mut json, &bytes[s..s + len]);
             j = s + len + quote.len();
             at_key = false;
@@ -159,19 +164,24 @@ const PARAM_CLOSES: &[&str] = &["</parameter>", "</param>"];
 
 /// The name a tag opened by `open` gives, its text to `gt` (the `>`): what follows `=`, or
 /// the `name` attribute of the attribute forms.
-fn tag_name<'t>(text: &'t str, open_at: usize, open: &str, gt: usize) -> std::borrow::Cow<'t, str> {
+fn tag_name<'t>(
+    text: Masked<'t>,
+    open_at: usize,
+    open: &str,
+    gt: usize,
+) -> std::borrow::Cow<'t, str> {
     if open.ends_with(" name=") {
-        let tag = &text[open_at + open.len() - "name=".len()..gt];
+        let tag = text.sub(open_at + open.len() - "name=".len()..gt);
         return attr(tag, "name").unwrap_or_default().into();
     }
-    text[open_at + open.len()..gt]
+    text.as_str()[open_at + open.len()..gt]
         .trim()
         .trim_matches(['"', '\''])
         .into()
 }
 
 pub(super) fn function_tags(
-    text: &str,
+    text: Masked<'_>,
     range: Range<usize>,
     closed: bool,
     out: &mut Out,
@@ -209,14 +219,14 @@ pub(super) fn function_tags(
 }
 
 pub(super) fn function_body(
-    text: &str,
+    text: Masked<'_>,
     name: &str,
     offset: usize,
     range: Range<usize>,
     complete: bool,
     out: &mut Out,
 ) {
-    let at = skip_ws(text, range.start).min(range.end);
+    let at = skip_ws(&text, range.start).min(range.end);
     let content = &text[at..range.end];
     let incomplete = |message: &str| {
         Item::Incomplete(Incomplete {
@@ -285,7 +295,12 @@ pub(super) fn function_body(
 }
 
 /// GLM-4.5: `NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>…` (one call per block).
-pub(super) fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) -> Option<usize> {
+pub(super) fn glm(
+    text: Masked<'_>,
+    range: Range<usize>,
+    closed: bool,
+    out: &mut Out,
+) -> Option<usize> {
     let lead =
         text[range.clone()].len() - text[range.clone()].trim_start_matches(['\n', '\r']).len();
     if !looks_like_glm(&text[range.start + lead..range.end]) {
@@ -313,10 +328,10 @@ pub(super) fn glm(text: &str, range: Range<usize>, closed: bool, out: &mut Out) 
     // Where each value starts, for the repair that decodes it.
     let mut spans = Vec::new();
     let mut pos = at + n;
-    while let Some(i) = find_str(&text[pos..range.end], "<arg_key>") {
+    while let Some(i) = find_str(text.sub(pos..range.end), "<arg_key>") {
         let key_start = pos + i + "<arg_key>".len();
         let (key_end, after_key) = until(&mut find, key_start, range.end, &["</arg_key>"]);
-        let value_open = after_key.map(|a| skip_ws(text, a));
+        let value_open = after_key.map(|a| skip_ws(&text, a));
         let value = value_open
             .filter(|&v| text[v..range.end].starts_with("<arg_value>"))
             .map(|v| {
@@ -429,9 +444,9 @@ fn unescape_once(value: &str) -> Option<String> {
 }
 
 /// The value of attribute `key` in a tag's text (`name="x"`, `name='x'` or `name=x`).
-pub(super) fn attr(tag: &str, key: &str) -> Option<String> {
+pub(super) fn attr(tag: Masked<'_>, key: &str) -> Option<String> {
     let mut pos = 0;
-    while let Some(i) = find_str(&tag[pos..], key) {
+    while let Some(i) = find_str(tag.sub(pos..), key) {
         let at = pos + i;
         let before_ok = at == 0 || tag.as_bytes()[at - 1].is_ascii_whitespace();
         let after = at + key.len();
@@ -453,7 +468,7 @@ pub(super) fn attr(tag: &str, key: &str) -> Option<String> {
 
 /// `<Pinvoke name="X">` calls with `<Pparameter name="K">V</Pparameter>` values.
 pub(super) fn invokes(
-    text: &str,
+    text: Masked<'_>,
     range: Range<usize>,
     closed: bool,
     prefix: &str,
@@ -466,13 +481,13 @@ pub(super) fn invokes(
     let mut find = Finder::new(text);
     let mut pos = range.start;
     let mut any = false;
-    while let Some(i) = find_str(&text[pos..range.end], &open) {
+    while let Some(i) = find_str(text.sub(pos..range.end), &open) {
         let start = pos + i;
         let Some(gt) = text[start..range.end].find('>') else {
             out.cut_off(None, start, "it ends inside its <invoke> tag");
             return Some(range.end);
         };
-        let tag = &text[start + open.len()..start + gt];
+        let tag = text.sub(start + open.len()..start + gt);
         let name = attr(tag, "name").unwrap_or_default();
         any = true;
         let content_start = start + gt + 1;
@@ -487,12 +502,12 @@ pub(super) fn invokes(
         }
         let mut fields = Vec::new();
         let mut p = content_start;
-        while let Some(j) = find_str(&text[p..content_end], &p_open) {
+        while let Some(j) = find_str(text.sub(p..content_end), &p_open) {
             let tag_start = p + j + p_open.len();
             let Some(gt) = text[tag_start..content_end].find('>') else {
                 break;
             };
-            let tag = &text[tag_start..tag_start + gt];
+            let tag = text.sub(tag_start..tag_start + gt);
             let key = attr(tag, "name").unwrap_or_default();
             let is_json = attr(tag, "string").is_some_and(|s| s == "false");
             let value_start = tag_start + gt + 1;
@@ -518,7 +533,7 @@ pub(super) fn invokes(
             Args::Fields(fields)
         };
         let args_at = matches!(args, Args::Text(_))
-            .then(|| offset_in(text, body))
+            .then(|| offset_in(&text, body))
             .flatten();
         out.items.push(Item::Call(Raw {
             name: Some(name),

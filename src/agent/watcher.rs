@@ -1,0 +1,144 @@
+//! The LLM command's stdout read as it comes: the call being formed goes to the events, and a
+//! reply that holds a whole call can stop the command early.
+
+use serde_json::Value;
+use toolmend_core::calls::{self, CallOptions, Event, Extracted, Shape, Stream};
+
+use super::events::Events;
+use super::process::Watch;
+
+/// Reads an LLM command's stdout as it comes: the call being formed goes to the events
+/// (`llm.stream`), and with `stop_after_call` the command is stopped once the reply read so
+/// far holds a whole call.
+pub(super) struct Watcher<'a> {
+    stream: Stream,
+    /// The end of the last piece when it cut a character.
+    carry: Vec<u8>,
+    events: &'a mut Events,
+    iteration: u32,
+    stop_after_call: bool,
+    options: &'a CallOptions,
+    /// The calls closed and the reply's length when the reply was last read whole.
+    checked: (usize, usize),
+    /// Where the reply ends when it was stopped at its first call's end.
+    cut: Option<usize>,
+    /// What the reply read so far gave when it was found to hold a call, and the length of
+    /// the text it was read from: the loop takes it rather than read the same text again.
+    found: Option<(usize, Extracted)>,
+}
+
+impl<'a> Watcher<'a> {
+    /// A watcher of iteration `iteration`'s reply, its events sent to `events`.
+    pub(super) fn new(
+        events: &'a mut Events,
+        iteration: u32,
+        stop_after_call: bool,
+        options: &'a CallOptions,
+    ) -> Watcher<'a> {
+        Watcher {
+            stream: Stream::new(options.clone()),
+            carry: Vec::new(),
+            events,
+            iteration,
+            stop_after_call,
+            options,
+            checked: (0, 0),
+            cut: None,
+            found: None,
+        }
+    }
+
+    pub(super) fn piece(&mut self, bytes: &[u8]) -> Watch {
+        self.carry.extend_from_slice(bytes);
+        let mut events = Vec::new();
+        let mut at = 0;
+        while at < self.carry.len() {
+            match std::str::from_utf8(&self.carry[at..]) {
+                Ok(text) => {
+                    self.feed(text.to_owned(), &mut events);
+                    at = self.carry.len();
+                }
+                Err(e) => {
+                    let valid = at + e.valid_up_to();
+                    let text = String::from_utf8_lossy(&self.carry[at..valid]).into_owned();
+                    self.feed(text, &mut events);
+                    match e.error_len() {
+                        Some(n) => {
+                            self.feed("\u{FFFD}".to_owned(), &mut events);
+                            at = valid + n;
+                        }
+                        None => {
+                            at = valid;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.carry.drain(..at);
+        for event in events {
+            if matches!(
+                event,
+                Event::CallStart { .. }
+                    | Event::Arguments { .. }
+                    | Event::Revised { .. }
+                    | Event::Retracted { .. }
+            ) && let Value::Object(mut data) = event.to_value(Shape::Native)
+            {
+                data.insert("iteration".into(), self.iteration.into());
+                self.events.emit("llm.stream", Value::Object(data));
+            }
+        }
+        if self.stop_after_call && self.holds_a_call() {
+            Watch::Stop
+        } else {
+            Watch::More
+        }
+    }
+
+    /// Feeds text; the stream keeps it (`Stream::reply`: the reply so far, invalid UTF-8
+    /// replaced as in a whole reply), so it is held once.
+    /// The stream, a character cut at the end of the reply replaced (as in a whole reply):
+    /// its `reply()` is the reply.
+    pub(super) fn into_stream(mut self) -> (Stream, Option<usize>, Option<(usize, Extracted)>) {
+        if !self.carry.is_empty() {
+            self.stream.feed("\u{FFFD}");
+        }
+        (self.stream, self.cut, self.found)
+    }
+
+    fn feed(&mut self, text: String, events: &mut Vec<Event>) {
+        if !text.is_empty() {
+            self.stream.feed_into(&text, events);
+        }
+    }
+
+    /// Whether the reply so far gives a call: up to the end of its first call's JSON (what
+    /// came after in the same piece, such as the start of a second call, is then left out),
+    /// else whole. Read when a call's JSON has closed, and then again only after a quarter
+    /// more (a Mistral list closes after its first call), so that reading is linear in the
+    /// reply.
+    fn holds_a_call(&mut self) -> bool {
+        let closed = self.stream.closed_calls();
+        let (seen, length) = self.checked;
+        let reply = self.stream.reply();
+        if closed == 0 || (closed == seen && reply.len() < length + length / 4 + 1) {
+            return false;
+        }
+        self.checked = (closed, reply.len());
+        let gives_a_call = |text: &str| match calls::extract(text, self.options) {
+            Ok(found) if !found.calls.is_empty() => Some((text.len(), found)),
+            _ => None,
+        };
+        if let Some(&end) = self.stream.call_ends().first()
+            && end < reply.len()
+            && let Some(found) = gives_a_call(&reply[..end])
+        {
+            self.cut = Some(end);
+            self.found = Some(found);
+            return true;
+        }
+        self.found = gives_a_call(reply);
+        self.found.is_some()
+    }
+}
