@@ -388,6 +388,9 @@ pub(crate) fn reply(text: &str, options: &CallOptions) -> Result<Extracted, Fail
         if message::is_api_shape(&value) {
             return extract_message(&value, options);
         }
+        // Not held while the format scan reads the text: a reply that is a large JSON value
+        // would be in memory as two trees at once.
+        drop(value);
         // One JSON value as it stands: the format scan need not check it again.
         return run(Some(text), Vec::new(), None, options, true);
     }
