@@ -1,6 +1,6 @@
 //! One truth between a server's whole response and its stream, as properties through the
 //! library (no process per case): for any OpenAI chat completion, Anthropic message, Ollama
-//! `/api/chat` response or Gemini response built
+//! `/api/chat` response, OpenAI Responses response or Gemini response built
 //! from random text, reasoning and tool calls (cut or whole arguments, ids or none, the legacy
 //! `function_call` beside `tool_calls`, any stop reason), its SSE stream (every string split
 //! at random places, one piece per chunk or event) read by `calls::Deltas` into a `Stream`
@@ -366,6 +366,72 @@ fn gemini(reply: &Reply) -> (Value, String) {
     (whole, events)
 }
 
+/// OpenAI's Responses API: output items (reasoning, a message, function calls) and their
+/// stream of events, `response.incomplete` when the output was cut.
+fn responses(reply: &Reply) -> (Value, String) {
+    let mut output = Vec::new();
+    let mut events = vec![
+        json!({"type": "response.created", "response": {"id": "r", "object": "response", "status": "in_progress", "output": []}}),
+    ];
+    if let Some(r) = &reply.reasoning {
+        let i = output.len();
+        events.push(
+            json!({"type": "response.output_item.added", "output_index": i,
+                           "item": {"type": "reasoning", "id": "rs", "summary": []}}),
+        );
+        for p in pieces(r, &reply.cuts) {
+            events.push(
+                json!({"type": "response.reasoning_summary_text.delta", "item_id": "rs",
+                               "output_index": i, "summary_index": 0, "delta": p}),
+            );
+        }
+        output.push(json!({"type": "reasoning", "id": "rs",
+                           "summary": [{"type": "summary_text", "text": r}]}));
+    }
+    if let Some(t) = &reply.text {
+        let i = output.len();
+        events.push(json!({"type": "response.output_item.added", "output_index": i,
+                           "item": {"type": "message", "id": "msg", "role": "assistant", "content": []}}));
+        for p in pieces(t, &reply.cuts) {
+            events.push(
+                json!({"type": "response.output_text.delta", "item_id": "msg",
+                               "output_index": i, "content_index": 0, "delta": p}),
+            );
+        }
+        output.push(json!({"type": "message", "id": "msg", "role": "assistant",
+                           "content": [{"type": "output_text", "text": t, "annotations": []}]}));
+    }
+    for (k, c) in reply.calls.iter().enumerate() {
+        let i = output.len();
+        let call_id = c.id.clone().unwrap_or_else(|| format!("call_{k}"));
+        events.push(json!({"type": "response.output_item.added", "output_index": i,
+                           "item": {"type": "function_call", "id": format!("fc{k}"), "call_id": call_id,
+                                    "name": c.name, "arguments": ""}}));
+        for p in pieces(&c.arguments, &reply.cuts) {
+            events.push(json!({"type": "response.function_call_arguments.delta",
+                               "item_id": format!("fc{k}"), "output_index": i, "delta": p}));
+        }
+        output.push(
+            json!({"type": "function_call", "id": format!("fc{k}"), "call_id": call_id,
+                           "name": c.name, "arguments": c.arguments, "status": "completed"}),
+        );
+    }
+    let mut whole =
+        json!({"id": "r", "object": "response", "status": "completed", "output": output});
+    if reply.stop == "length" {
+        whole["status"] = json!("incomplete");
+        whole["incomplete_details"] = json!({"reason": "max_output_tokens"});
+        events.push(json!({"type": "response.incomplete", "response": whole}));
+    } else {
+        events.push(json!({"type": "response.completed", "response": whole}));
+    }
+    let sse: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    (whole, sse)
+}
+
 /// The whole response's result, and the stream's (`framing`), compared.
 fn same_truth(whole: &Value, sse: &str) -> Result<(), TestCaseError> {
     same_truth_framed(whole, sse, DeltaFraming::Sse)
@@ -412,6 +478,12 @@ proptest! {
     fn an_ollama_stream_gives_what_its_response_gives(reply in reply()) {
         let (whole, lines) = ollama(&reply);
         same_truth_framed(&whole, &lines, DeltaFraming::Jsonl)?;
+    }
+
+    #[test]
+    fn a_responses_stream_gives_what_its_response_gives(reply in reply()) {
+        let (whole, sse) = responses(&reply);
+        same_truth(&whole, &sse)?;
     }
 
     #[test]
