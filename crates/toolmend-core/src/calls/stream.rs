@@ -41,7 +41,9 @@ use serde::ser::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::filter::outcome_record;
-use super::formats::{Body, Kind, TABLE};
+use super::formats::json::{ARG_KEYS, NAME_KEYS, WRAPPERS};
+use super::formats::mistral::{ARROWS, ARROWS_TEXT, MISTRAL_OPEN, MISTRAL_TAGS};
+use super::formats::{Body, Kind, TABLE, name_follows_open};
 use super::partial::{self, Frame, Reader, Seg, Step, pointer};
 use super::scan::{REASONING, bare_name, find_bytes, is_name_byte};
 use super::{Call, CallOptions, Extracted, Failure, Incomplete, Rejected, Shape, call_value};
@@ -356,8 +358,8 @@ enum Action {
     Tagged(&'static str),
     /// `[TOOL_CALLS]`.
     Mistral,
-    /// `<function=NAME>`.
-    Function,
+    /// `<function=NAME>`, the arguments then running to the block's close.
+    Function(&'static str),
     /// `>>>NAME\n`.
     Arrows,
 }
@@ -381,9 +383,7 @@ impl Markers {
         }
         let mut markerless = false;
         for spec in TABLE {
-            if forced.is_some_and(|f| f != spec.name)
-                || (forced.is_none() && matches!(spec.name, "qwen3_coder" | "glm45"))
-            {
+            if forced.is_some_and(|f| f != spec.name) || (forced.is_none() && !spec.in_auto()) {
                 continue;
             }
             let mut add = |marker: &'static str, action: Action| {
@@ -392,10 +392,10 @@ impl Markers {
                 }
             };
             match spec.kind {
-                Kind::Block { open, body, .. } => {
+                Kind::Block { open, close, body } => {
                     for marker in open {
-                        if *marker == "<function=" {
-                            add(marker, Action::Function);
+                        if name_follows_open(marker) {
+                            add(marker, Action::Function(close[0]));
                         } else {
                             add(marker, Action::Body(body));
                         }
@@ -412,8 +412,8 @@ impl Markers {
                     body: Body::Json { .. },
                     ..
                 } => add(open, Action::Tagged(sep)),
-                Kind::Mistral => add("[TOOL_CALLS]", Action::Mistral),
-                Kind::Functionary32 => add(">>>", Action::Arrows),
+                Kind::Mistral => add(MISTRAL_OPEN, Action::Mistral),
+                Kind::Functionary32 => add(ARROWS, Action::Arrows),
                 Kind::Json => markerless = true,
                 _ => {}
             }
@@ -558,10 +558,6 @@ enum Role {
     Args(usize),
     Other,
 }
-
-const NAME_KEYS: &[&str] = &["tool", "name", "tool_name", "function", "recipient_name"];
-const ARG_KEYS: &[&str] = &["parameters", "arguments", "args", "input"];
-const WRAPPERS: &[&str] = &["tool_calls", "tool_call", "function_call"];
 
 /// A call being read: its announced index and what was shown of its arguments.
 #[derive(Debug, Default)]
@@ -1458,11 +1454,11 @@ impl Stream {
                     spaced: false,
                 });
             }
-            Action::Function => {
+            Action::Function(close) => {
                 self.mode = Mode::Head(Head::Name {
                     name: String::new(),
                     end: b'>',
-                    close: Some("</function>"),
+                    close: Some(close),
                     not_a_call: None,
                 });
             }
@@ -1471,7 +1467,7 @@ impl Stream {
                     name: String::new(),
                     end: b'\n',
                     close: None,
-                    not_a_call: Some("all"),
+                    not_a_call: Some(ARROWS_TEXT),
                 });
             }
         }
@@ -1497,9 +1493,10 @@ impl Stream {
                 if let Some(t) = tag {
                     t.push(b);
                     if b == b']' {
+                        let [call_id, args] = MISTRAL_TAGS.map(str::as_bytes);
                         match t.as_slice() {
-                            b"[CALL_ID]" => *in_id = true,
-                            b"[ARGS]" => *in_id = false,
+                            t if t == call_id => *in_id = true,
+                            t if t == args => *in_id = false,
                             _ => give_up = true,
                         }
                         *tag = None;

@@ -318,9 +318,14 @@ pub(super) fn glued_members(
 /// The deepest nesting serde_json reads (its recursion limit of 128 fails the 128th level).
 pub(crate) const SERDE_DEPTH: usize = 127;
 
-pub(super) const NAME_KEYS: &[&str] = &["tool", "name", "tool_name", "function", "recipient_name"];
+/// The keys a call object's tool name is under.
+pub(crate) const NAME_KEYS: &[&str] = &["tool", "name", "tool_name", "function", "recipient_name"];
 
-pub(super) const ARG_KEYS: &[&str] = &["parameters", "arguments", "args", "input"];
+/// The keys a call object's arguments are under.
+pub(crate) const ARG_KEYS: &[&str] = &["parameters", "arguments", "args", "input"];
+
+/// The keys of an object that holds calls (or one call) rather than being one.
+pub(crate) const WRAPPERS: &[&str] = &["tool_calls", "tool_call", "function_call"];
 
 pub(super) const ID_KEYS: &[&str] = &["id", "tool_call_id", "call_id"];
 
@@ -353,7 +358,7 @@ pub(super) fn object_call(
     strict_shape: bool,
     raws: &mut Vec<Raw>,
 ) -> bool {
-    for wrapper in ["tool_calls", "tool_call", "function_call"] {
+    for &wrapper in WRAPPERS {
         if matches!(map.get(wrapper), Some(Value::Array(_) | Value::Object(_))) {
             let inner = map.remove(wrapper).unwrap_or_default();
             let before = raws.len();

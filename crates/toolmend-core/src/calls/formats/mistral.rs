@@ -7,11 +7,22 @@ use super::json::*;
 use crate::calls::scan::{Masked, find_str, is_name_byte, json_extent, skip_ws};
 use crate::calls::{Args, Ctx, Incomplete, Item, Out, Raw};
 
+/// Mistral's marker before its calls.
+pub(crate) const MISTRAL_OPEN: &str = "[TOOL_CALLS]";
+/// Mistral v13's tags between a call's name and its arguments: the call id, then the arguments.
+pub(crate) const MISTRAL_TAGS: [&str; 2] = [CALL_ID, ARGS];
+const CALL_ID: &str = "[CALL_ID]";
+const ARGS: &str = "[ARGS]";
+/// Functionary v3.2's marker before each call's name.
+pub(crate) const ARROWS: &str = ">>>";
+/// The name after [`ARROWS`] that starts text, not a call.
+pub(crate) const ARROWS_TEXT: &str = "all";
+
 /// Mistral: `[TOOL_CALLS]` then a JSON array (pre-v11), `NAME{json}` (v11) or
 /// `NAME[ARGS]{json}` with an optional `[CALL_ID]id` (v13). Stray words between the marker and
 /// the calls (and after them) stay text; a marker followed by nothing readable is an error.
 pub(super) fn mistral(text: Masked<'_>, ctx: &Ctx<'_>, out: &mut Out) {
-    const MARK: &str = "[TOOL_CALLS]";
+    const MARK: &str = MISTRAL_OPEN;
     let mut pos = 0;
     while let Some(i) = find_str(text.sub(pos..), MARK) {
         let start = pos + i;
@@ -36,16 +47,16 @@ pub(super) fn mistral(text: Masked<'_>, ctx: &Ctx<'_>, out: &mut Out) {
         let mut tagged = false;
         // `[CALL_ID]id` and `[ARGS]`, in either order.
         while n > 0
-            && ["[CALL_ID]", "[ARGS]"]
+            && MISTRAL_TAGS
                 .iter()
                 .any(|t| text[j..segment_end].starts_with(t))
         {
-            if let Some(rest) = text[j..segment_end].strip_prefix("[CALL_ID]") {
+            if let Some(rest) = text[j..segment_end].strip_prefix(CALL_ID) {
                 let m = rest.bytes().take_while(u8::is_ascii_alphanumeric).count();
                 id = Some(Value::String(rest[..m].to_owned()));
-                j += "[CALL_ID]".len() + m;
+                j += CALL_ID.len() + m;
             } else {
-                j += "[ARGS]".len();
+                j += ARGS.len();
             }
             tagged = true;
         }
@@ -62,11 +73,11 @@ pub(super) fn mistral(text: Masked<'_>, ctx: &Ctx<'_>, out: &mut Out) {
             let mut end = args_end;
             // An id written after the arguments.
             if id.is_none()
-                && let Some(rest) = text[end..segment_end].strip_prefix("[CALL_ID]")
+                && let Some(rest) = text[end..segment_end].strip_prefix(CALL_ID)
             {
                 let m = rest.bytes().take_while(u8::is_ascii_alphanumeric).count();
                 id = Some(Value::String(rest[..m].to_owned()));
-                end += "[CALL_ID]".len() + m;
+                end += CALL_ID.len() + m;
             }
             out.text_call(name, id, &text[args_at..args_end], args_at, start..end);
             pos = end.max(after);
@@ -112,9 +123,9 @@ pub(super) fn functionary32(text: Masked<'_>, ctx: &Ctx<'_>, out: &mut Out) {
     let mut pos = 0;
     let mut any = false;
     let mut cuts = Vec::new();
-    while let Some(i) = find_str(text.sub(pos..), ">>>") {
+    while let Some(i) = find_str(text.sub(pos..), ARROWS) {
         let start = pos + i;
-        let name_at = start + 3;
+        let name_at = start + ARROWS.len();
         let n = text[name_at..]
             .bytes()
             .take_while(|b| is_name_byte(*b))
@@ -125,13 +136,13 @@ pub(super) fn functionary32(text: Masked<'_>, ctx: &Ctx<'_>, out: &mut Out) {
         }
         let name = &text[name_at..name_at + n];
         let body_start = name_at + n + 1;
-        if name == "all" {
+        if name == ARROWS_TEXT {
             cuts.push(start..body_start);
             pos = body_start;
             continue;
         }
         let body_end =
-            find_str(text.sub(body_start..), ">>>").map_or(text.len(), |j| body_start + j);
+            find_str(text.sub(body_start..), ARROWS).map_or(text.len(), |j| body_start + j);
         let at = skip_ws(&text, body_start).min(body_end);
         let args = if text[at..].starts_with('{') {
             let end = json_extent(&text[..body_end], at).unwrap_or(body_end);

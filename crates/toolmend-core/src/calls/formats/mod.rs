@@ -9,8 +9,8 @@
 
 mod drivers;
 mod hunyuan;
-mod json;
-mod mistral;
+pub(crate) mod json;
+pub(crate) mod mistral;
 mod python;
 mod text;
 mod xml;
@@ -71,6 +71,21 @@ pub(crate) struct Spec {
     pub name: &'static str,
     pub models: &'static str,
     pub kind: Kind,
+}
+
+impl Spec {
+    /// Whether `--format auto` (and the stream, unless a format is forced) tries this format.
+    /// `qwen3_coder` and `glm45` bodies are inside `<tool_call>`, where `hermes` already tells
+    /// them from its JSON; alone they are for `--format`.
+    pub(crate) fn in_auto(&self) -> bool {
+        !matches!(self.name, "qwen3_coder" | "glm45")
+    }
+}
+
+/// Whether a block's open marker is followed by the call's name up to `>` (`<function=NAME>`),
+/// its arguments then running to the block's close, rather than by a body that names the call.
+pub(crate) fn name_follows_open(marker: &str) -> bool {
+    marker == "<function="
 }
 
 const fn block(open: &'static [&'static str], close: &'static [&'static str], body: Body) -> Kind {
@@ -444,9 +459,8 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
     let mut read_by: Vec<(&str, Range<usize>)> = Vec::new();
     for spec in forced.map_or(TABLE, std::slice::from_ref) {
         // `hermes` already tells `<tool_call>` bodies apart; these two are for --format.
-        let forced_only = matches!(spec.name, "qwen3_coder" | "glm45");
         if matches!(spec.kind, Kind::Harmony)
-            || (forced.is_none() && forced_only)
+            || (forced.is_none() && !spec.in_auto())
             || (whole_json && !matches!(spec.kind, Kind::Json))
         {
             continue;
