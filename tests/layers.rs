@@ -41,3 +41,55 @@ fn every_import_points_down_the_declared_layers() {
     assert!(text.starts_with("layers in order: "), "{text}");
     assert!(text.contains("(every import points down)"), "{text}");
 }
+
+/// The stream learns formats from the one table: no code of the stream (calls/stream*,
+/// calls/partial.rs; their unit tests aside) names a format of
+/// `calls/formats/mod.rs`'s table or writes a call marker of its own (a string literal
+/// starting with `<`, `[` or `>>>`), so a format added to the table needs nothing there.
+#[test]
+fn the_stream_names_no_format_and_writes_no_marker() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/toolmend-core/src");
+    let table = std::fs::read_to_string(root.join("calls/formats/mod.rs")).unwrap();
+    let names: Vec<&str> = table
+        .split("name: \"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert!(names.len() > 30, "{names:?}");
+    let calls = root.join("calls");
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&calls)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("stream") || name == "partial.rs"
+        })
+        .collect();
+    // The stream split into a folder: every file in it.
+    for dir in files.clone().iter().filter(|p| p.is_dir()) {
+        files.retain(|p| p != dir);
+        files.extend(std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()));
+    }
+    assert!(!files.is_empty());
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        for (n, line) in code.lines().enumerate() {
+            let line = line.trim_start();
+            if line.starts_with("//") {
+                continue;
+            }
+            for literal in line.split('"').skip(1).step_by(2) {
+                assert!(
+                    !names.contains(&literal)
+                        && !literal.starts_with('<')
+                        && !literal.starts_with('[')
+                        && !literal.starts_with(">>>"),
+                    "{}:{}: {literal:?} is a format's name or marker: take it from the table",
+                    file.display(),
+                    n + 1
+                );
+            }
+        }
+    }
+}
