@@ -403,3 +403,57 @@ fn deltas_read_a_message_as_the_whole_message_is_read() {
         assert_eq!(end["value"], record["value"], "{chunks:#?}");
     }
 }
+
+/// A server that stops the output itself (its content filter, a refusal classifier, the
+/// context window) cut the call being written, as `length` does: whole and streamed, the call
+/// is incomplete however whole its JSON looks.
+#[test]
+fn a_call_stopped_by_the_servers_filter_is_incomplete() {
+    for reason in ["content_filter"] {
+        let chunks = [
+            openai_chunk(
+                json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                       "function": {"name": "get_weather", "arguments": OSLO}}]}),
+                None,
+            ),
+            openai_chunk(json!({}), Some(reason)),
+        ];
+        let response = openai_completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                   "function": {"name": "get_weather", "arguments": OSLO}}]}),
+            reason,
+        );
+        one_truth("sse", &sse(&chunks), &response, Err("incomplete_call"));
+    }
+    for reason in ["refusal", "model_context_window_exceeded"] {
+        let events = [
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "stop_reason": null}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": OSLO}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": null}}),
+            json!({"type": "message_stop"}),
+        ];
+        let response = json!({"id": "msg_1", "type": "message", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}}],
+            "stop_reason": reason});
+        one_truth("sse", &sse(&events), &response, Err("incomplete_call"));
+    }
+    for reason in ["SAFETY", "RECITATION", "PROHIBITED_CONTENT"] {
+        let chunks = [
+            json!({"candidates": [{"index": 0, "content": {"role": "model", "parts": [
+            {"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}}]}, "finishReason": reason}]}),
+        ];
+        one_truth("sse", &sse(&chunks), &chunks[0], Err("incomplete_call"));
+    }
+    let (end, _) = streamed(
+        "sse",
+        &sse(&[openai_chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+               "function": {"name": "get_weather", "arguments": OSLO}}]}),
+            Some("content_filter"),
+        )]),
+    );
+    let message = end["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("content_filter"), "{end:#}");
+}

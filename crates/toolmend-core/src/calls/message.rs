@@ -35,6 +35,17 @@ const CUT_REASONS: &[(&str, &str)] = &[
     ("done_reason", "length"),
     ("finishReason", "MAX_TOKENS"),
     ("incomplete_details.reason", "max_output_tokens"),
+    // Stopped by the server's filters or the context window, not by the model: a call being
+    // written was cut there, however whole its JSON looks.
+    ("finish_reason", "content_filter"),
+    ("incomplete_details.reason", "content_filter"),
+    ("stop_reason", "refusal"),
+    ("stop_reason", "model_context_window_exceeded"),
+    ("finishReason", "SAFETY"),
+    ("finishReason", "RECITATION"),
+    ("finishReason", "BLOCKLIST"),
+    ("finishReason", "PROHIBITED_CONTENT"),
+    ("finishReason", "SPII"),
 ];
 
 /// Why the output was cut, when an API's stop reason (`field`: `finish_reason`,
