@@ -409,7 +409,8 @@ fn deltas_read_a_message_as_the_whole_message_is_read() {
 /// is incomplete however whole its JSON looks.
 #[test]
 fn a_call_stopped_by_the_servers_filter_is_incomplete() {
-    for reason in ["content_filter"] {
+    {
+        let reason = "content_filter";
         let chunks = [
             openai_chunk(
                 json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
