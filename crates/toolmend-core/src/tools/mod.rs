@@ -429,6 +429,7 @@ pub(crate) fn seconds_rule(key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn distances_and_the_closest_name() {
