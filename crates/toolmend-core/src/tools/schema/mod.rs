@@ -109,8 +109,8 @@ impl fmt::Debug for Schema {
     }
 }
 
-/// One place where a value breaks its schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One place where a value breaks its schema; as JSON `{"path", "keyword", "message"}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Violation {
     /// The JSON pointer of the value (`/` for the whole value).
     pub path: String,
