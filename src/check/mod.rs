@@ -39,13 +39,13 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+mod case_result;
 mod compare;
 mod fixture;
-mod outcome;
 
+use case_result::CaseResult;
 use compare::{bless_line, compare, write_failure};
 use fixture::{Fixture, load};
-use outcome::Outcome;
 
 /// Repairs that `--strict` also makes: they change the form of the text, never its grammar.
 const ALLOWED_IN_STRICT: &[&str] = &["unquote", "unescape", "duplicate_key"];
@@ -105,7 +105,7 @@ enum BatchError {
     NotUtf8(#[from] std::string::FromUtf8Error),
     /// A record `check` cannot read (the message says what is wrong).
     #[error("{0}")]
-    Record(String),
+    RecordLine(String),
     #[error("{inputs} inputs gave {records} records")]
     Count { inputs: usize, records: usize },
 }
@@ -260,7 +260,7 @@ fn run_fixture(
             .or_default()
             .push(i);
     }
-    let mut results: Vec<Option<(Outcome, Option<Outcome>)>> =
+    let mut results: Vec<Option<(CaseResult, Option<CaseResult>)>> =
         (0..fixture.cases.len()).map(|_| None).collect();
     let mut problems = Vec::new();
     for ((command, case_options), indexes) in groups {
@@ -379,13 +379,13 @@ fn run_batch(
     runner: &mut dyn Runner,
     run: &Run<'_>,
     count: usize,
-) -> Result<Vec<Outcome>, BatchError> {
+) -> Result<Vec<CaseResult>, BatchError> {
     let output = String::from_utf8(runner.run(run)?)?;
     let outcomes = output
         .lines()
-        .map(Outcome::from_record)
+        .map(CaseResult::from_record)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(BatchError::Record)?;
+        .map_err(BatchError::RecordLine)?;
     if outcomes.len() != count {
         return Err(BatchError::Count {
             inputs: count,

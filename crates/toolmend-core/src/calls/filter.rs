@@ -9,7 +9,7 @@ use super::{CallOptions, Extracted, Failure, extract, extract_message, repairs_v
 use crate::error::{Code, Error};
 use crate::io::filter::{Filter, Item, Job, Output, Reading};
 use crate::io::input::{Framing, JSONL_TEXT_MEMBERS, RawInput, too_large};
-use crate::io::record::{Origin, Outcome, Record, Written, error_value, push_json};
+use crate::io::record::{Origin, Record, RecordResult, Written, error_value, push_json};
 use crate::tools::schema::Violation;
 
 /// How each call is written.
@@ -231,7 +231,7 @@ pub(crate) fn write_outcome(
     match result {
         Ok(found) => {
             let value = |buf: &mut Vec<u8>| push_json(buf, &found.json(shape, false, false));
-            let outcome = Outcome::Ok {
+            let outcome = RecordResult::Ok {
                 value: Written::By(&value),
                 repairs: &found.repairs,
                 more: &[],
@@ -246,7 +246,7 @@ pub(crate) fn write_outcome(
                     push_json(buf, &found.json(shape, true, false));
                 }
             };
-            let outcome = Outcome::Err {
+            let outcome = RecordResult::Err {
                 error: &failure.error,
                 original,
                 violations,

@@ -103,7 +103,7 @@ pub struct CallOptions {
 }
 
 /// How deep a call's arrays and objects may nest, whatever [`CallOptions::max_nesting`] asks:
-/// deeper values overflowed the stack of whatever walked them (issue 25.2); they are
+/// deeper values overflowed the stack of whatever walked them; they are
 /// `too_deep` errors. The default `--max-nesting` is this limit.
 pub const MAX_CALL_NESTING: usize = 1000;
 

@@ -61,11 +61,11 @@ pub(crate) struct Record<'a> {
     /// `line`, `file` and `id`; none for a record that stands for a whole stream.
     pub origin: Option<&'a Origin<'a>>,
     /// The outcome: a value or an error.
-    pub outcome: Outcome<'a>,
+    pub outcome: RecordResult<'a>,
 }
 
 /// How an input ended.
-pub(crate) enum Outcome<'a> {
+pub(crate) enum RecordResult<'a> {
     /// `"ok":true`: the value, its `repairs` (then `more`, a schema's coercions), and for `args`
     /// and `repair` the `dropped` values of the mend.
     Ok {
@@ -102,7 +102,7 @@ impl<'a> Record<'a> {
     pub(crate) fn mended(origin: &'a Origin<'a>, mended: &'a Mended<'a>) -> Record<'a> {
         Record {
             origin: Some(origin),
-            outcome: Outcome::Ok {
+            outcome: RecordResult::Ok {
                 value: Written::Mended(mended),
                 repairs: mended.repairs(),
                 more: &[],
@@ -115,7 +115,7 @@ impl<'a> Record<'a> {
     pub(crate) fn error(origin: &'a Origin<'a>, error: &'a Error, original: &'a [u8]) -> Self {
         Record {
             origin: Some(origin),
-            outcome: Outcome::Err {
+            outcome: RecordResult::Err {
                 error,
                 original,
                 violations: &[],
@@ -128,12 +128,12 @@ impl<'a> Record<'a> {
     pub(crate) fn write(&self, buf: &mut Vec<u8>) {
         self.write_head(buf);
         match &self.outcome {
-            Outcome::Ok { value, .. } => match value {
+            RecordResult::Ok { value, .. } => match value {
                 Written::Mended(mended) => mended.write_value(buf),
                 Written::Text(text) => buf.extend_from_slice(text),
                 Written::By(write) => write(buf),
             },
-            Outcome::Err { .. } => {}
+            RecordResult::Err { .. } => {}
         }
         self.write_tail(buf);
     }
@@ -145,7 +145,7 @@ impl<'a> Record<'a> {
         out: &mut W,
         buf: &mut Vec<u8>,
     ) -> io::Result<()> {
-        let Outcome::Ok {
+        let RecordResult::Ok {
             value: Written::Mended(mended),
             ..
         } = &self.outcome
@@ -168,11 +168,11 @@ impl<'a> Record<'a> {
     /// Everything before the value of a success record; all but the closing of an error record.
     fn write_head(&self, buf: &mut Vec<u8>) {
         match &self.outcome {
-            Outcome::Ok { .. } => {
+            RecordResult::Ok { .. } => {
                 write_head(buf, true, self.origin);
                 buf.extend_from_slice(b",\"value\":");
             }
-            Outcome::Err {
+            RecordResult::Err {
                 error,
                 original,
                 violations,
@@ -192,7 +192,7 @@ impl<'a> Record<'a> {
     /// Everything after the value: `repairs` and `dropped` of a success record, the closing
     /// brace and the newline.
     fn write_tail(&self, buf: &mut Vec<u8>) {
-        if let Outcome::Ok {
+        if let RecordResult::Ok {
             repairs,
             more,
             dropped,
@@ -299,10 +299,10 @@ pub(crate) fn push_json<T: serde::Serialize + ?Sized>(buf: &mut Vec<u8>, value: 
     let _ = serde_json::to_writer(&mut *buf, value);
 }
 
-/// `value` as a `serde_json::Value`, built from its one `Serialize` encoding.
+/// `value` as a `serde_json::Value`, built from its one `Serialize` encoding, numbers as
+/// written (see [`crate::io::value`]).
 pub(crate) fn to_value<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Value {
-    // Nothing serialized here has a map key that is not a string: this cannot fail.
-    serde_json::to_value(value).unwrap_or_default()
+    crate::io::value::to_value(value)
 }
 
 /// The input as shown in an error record: its first 100 characters, `…` when cut. Invalid
