@@ -151,7 +151,7 @@ fn repair_offsets_count_from_the_reply_in_every_format() {
     assert!(seen > 20, "only {seen} repairs checked");
 }
 
-// Issue 5, point 1: the seed envelope, from prose or a fence; --require-terminate; text replies.
+// The seed envelope, from prose or a fence; --require-terminate; text replies.
 
 #[test]
 fn seed_envelope_from_prose_and_fence() {
@@ -974,7 +974,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("<|tool_call_start|>[f(obj=@ARGS@)]<|tool_call_end|>", "obj"),
 ];
 
-// See issue 14, point 2: markup inside a JSON string was cut out of the parameters (and
+// Markup inside a JSON string was cut out of the parameters (and
 // became reasoning), or made the call vanish. Every marker, in a JSON string of a call in
 // every format family, stays in the parameters byte for byte; reasoning written outside the
 // JSON is still reasoning.
@@ -1035,7 +1035,7 @@ fn markers_inside_json_strings_are_text_in_every_format() {
     );
 }
 
-// Issue 14, point 6: nesting past serde_json's 127 levels turned the call into text. (Not a
+// Nesting past serde_json's 127 levels turned the call into text. (Not a
 // fixture, and read as text here: serde_json reads neither this deep.)
 #[test]
 fn parameters_nested_deeper_than_serde_json_reads_are_a_call() {

@@ -1,6 +1,6 @@
 //! `toolmend calls` takes time linear in the reply's length, whatever the reply repeats: each
 //! adversarial family runs at a size and at 8 times it, and the CPU time may grow about 8 times,
-//! not 64. A family that was quadratic took tens of seconds at the larger size (issue 14).
+//! not 64. A family that was quadratic took tens of seconds at the larger size.
 //!
 //! CPU time (of the child alone, from `wait4`) rather than wall time, so that a loaded machine
 //! does not fail the test; runs too short to judge pass on their own.

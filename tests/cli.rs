@@ -878,7 +878,8 @@ fn schema_file_problems_exit_2_and_threads_change_nothing() {
     }
 }
 
-// Issue 25, first contact.
+// A first run by someone new to the tool: the input read in a way it was not meant gets a
+// hint.
 
 /// A pretty-printed document read line by line (the default) gets a hint on stderr, once,
 /// naming `--input whole`; the records are what they were.

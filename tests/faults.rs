@@ -359,7 +359,7 @@ fn a_hanging_model_is_stopped_by_the_run_timeout_with_6() {
 
 /// The time to read a reply counts against the run's timeout: a reply of 2 MiB of cut-off
 /// calls (malformed, so the model is asked again and again) ends the run at its deadline. Reading
-/// such a reply was quadratic and held the run for minutes (issue 14).
+/// such a reply was quadratic and held the run for minutes.
 #[test]
 fn a_reply_that_is_slow_to_read_does_not_hold_the_run_past_its_timeout() {
     let s = Setup::new("llm-markers");
@@ -813,7 +813,7 @@ fn sighup_while_the_model_runs() {
 
 /// A stop signal is acted on while a reply is being read (the reply is read off the thread
 /// that watches for signals): before, SIGTERM waited for the whole read, minutes on a reply of
-/// repeated markers (issue 14).
+/// repeated markers.
 #[test]
 fn sigterm_while_a_reply_is_read() {
     let s = Setup::new("signal-reading");
@@ -917,7 +917,7 @@ fn an_ignored_sighup_stays_ignored() {
     s.assert_nothing_left(1);
 }
 
-// A reply read as it streams (`[llm] stop_after_call`, issue 17).
+// A reply read as it streams (`[llm] stop_after_call`).
 
 /// A test whose model writes `reply` in pieces (`<<PAUSE>>` between them; `<<HANG>>` at the
 /// end: then it and a child sleep 120 s), with `stop_after_call` as given, the tool `record`

@@ -358,7 +358,7 @@ fn a_malformed_reply_gets_an_error_naming_the_problem_then_a_good_reply_works() 
             r#"{"tool": "echo", "parameters": [{"text": "hi"}], "terminate": false}"#.to_owned(),
             "\"parameters\" must be an object, found an array",
         ),
-        // `{"name", "arguments"}` without terminate is a model's native call (issue 26): see
+        // `{"name", "arguments"}` without terminate is a model's native call: see
         // a_native_call_without_terminate_is_called_then_the_loop_goes_on.
         (
             "unknown tool",
@@ -516,7 +516,7 @@ properties = { v = { "$ref" = "#/$defs/N" } }
 "$defs" = { N = { anyOf = [{ type = "integer" }, { type = "array", items = { "$ref" = "#/$defs/N" } }] } }
 "##;
 
-/// Issue 25.1: a value that fits no branch of a recursive schema once overflowed the stack.
+/// A value that fits no branch of a recursive schema once overflowed the stack.
 #[test]
 fn a_value_that_does_not_fit_a_recursive_schema_gets_a_correction() {
     let s = Setup::new("recursive-schema");
@@ -669,7 +669,7 @@ fn coercions_that_would_lose_information_are_refused_in_the_loop() {
     }
 }
 
-/// Issue 14, point 15: every shape `calls` normalises is a call in the loop too (`name` and
+/// Every shape `calls` normalises is a call in the loop too (`name` and
 /// `arguments`, parameters written as JSON text, the envelope inside call markers), and the
 /// mend is reported in the transcript's `tool.call` event.
 #[test]
@@ -728,7 +728,7 @@ fn shapes_calls_normalises_are_calls_with_the_mend_in_the_transcript() {
 
 /// A model's native call (Qwen's `<tool_call>` with `name` and `arguments`, the bare object, an
 /// API response's `tool_calls`) needs no `terminate`: it is called, then the loop goes on; a
-/// reply with no call is the answer (issue 26).
+/// reply with no call is the answer.
 #[test]
 fn a_native_call_without_terminate_is_called_then_the_loop_goes_on() {
     let completion = json!({"id": "chatcmpl-1", "object": "chat.completion", "choices": [{
@@ -1060,7 +1060,7 @@ fn only_one_exact_allow_allows_every_other_answer_fails_closed() {
         (br#"{"decision":" allow"}"#, 0, "\" allow\""),
         (br#"{"decision":"allow "}"#, 0, "\"allow \""),
         (br#"{"decision":"ALLOW"}"#, 0, "\"ALLOW\""),
-        // The same string spelled with an escape is not the exact bytes (issue 25.7).
+        // The same string spelled with an escape is not the exact bytes.
         (br#"{"decision":"\u0061llow"}"#, 0, "with an escape"),
         (br#"{"decisio\u006e":"allow"}"#, 0, "with an escape"),
         (br#"{"decision":"allo\u0077"}"#, 0, "with an escape"),
@@ -1750,7 +1750,7 @@ fn transcript_records_every_event_and_exactly_one_finish() {
             "run.finished"
         )
     );
-    // The calls as they were read (issue 17): the cut-off one announced, never ended; the
+    // The calls as they were read: the cut-off one announced, never ended; the
     // next announced, then its parameters complete.
     assert_eq!(events[2]["data"]["event"], "call_start");
     assert_eq!(events[2]["data"]["tool"], "echo");
@@ -1772,7 +1772,7 @@ fn transcript_records_every_event_and_exactly_one_finish() {
     }
 }
 
-/// Issue 14, point 9: a transcript that cannot be written is a failure (exit 2), and the run
+/// A transcript that cannot be written is a failure (exit 2), and the run
 /// stops before anything more runs: no model call, no tool.
 #[test]
 fn an_unwritable_transcript_stops_the_run_with_2() {
@@ -1832,7 +1832,7 @@ fn verbose_writes_events_to_stderr() {
     assert_eq!(events.last().unwrap()["type"], "run.finished");
 }
 
-/// Issue 25, item 6: `--verbose` promises the events on stderr. With stderr closed (`2>&-`)
+/// `--verbose` promises the events on stderr. With stderr closed (`2>&-`)
 /// they cannot be shown: the run fails closed with 2 before anything runs (no model call, no
 /// approval-gated tool), and `--json` says `output_failed`.
 #[test]
@@ -1866,7 +1866,7 @@ fn verbose_with_stderr_closed_runs_nothing_and_exits_2() {
     }
 }
 
-/// Issue 25, item 6: `--verbose` with stderr a pipe whose reader has gone: `output_failed`,
+/// `--verbose` with stderr a pipe whose reader has gone: `output_failed`,
 /// and the exit code says so (2), not 0.
 #[test]
 fn verbose_into_a_pipe_without_reader_exits_2() {
@@ -2027,7 +2027,7 @@ fn sigterm_kills_the_children_and_exits_130() {
     interrupt(libc::SIGTERM);
 }
 
-// Issue 14, point 6: numbers lost their value on the way to the tool, and a call the JSON
+// Numbers lost their value on the way to the tool, and a call the JSON
 // parser refused (`1e400`, nesting past 127) turned into text beside a call that then ran.
 
 #[test]
@@ -2098,7 +2098,7 @@ fn a_call_the_old_parser_refused_is_no_longer_dropped_beside_a_safe_one() {
     }
 }
 
-/// Issue 25 item 4: a reply that mixes call formats is not reduced to the first format's
+/// A reply that mixes call formats is not reduced to the first format's
 /// calls (the other one fell into the text and the first ran alone); the loop sees both, as
 /// for any two calls in one reply.
 #[test]

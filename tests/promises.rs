@@ -1,4 +1,4 @@
-//! Promises that an attack on the guarantees once broke (issue 25), through the binary: a
+//! Promises that an attack on the guarantees once broke, through the binary: a
 //! recursive schema, values nested past any stack, keys written with escapes, and the smaller
 //! ones (a hook's answer, the stream's end record, prefixes of a double-encoded object, glued
 //! parameters).
@@ -170,7 +170,7 @@ fn deep_replies(reply: &str, max_nesting: &str, stream: bool) {
     );
 }
 
-/// Issue 25.2: `calls` once overflowed the stack on these, where `args` and `repair` did not.
+/// `calls` once overflowed the stack on these, where `args` and `repair` did not.
 #[test]
 fn calls_refuses_values_deeper_than_it_can_hold_whatever_max_nesting_says() {
     let n = 50_000;
@@ -204,7 +204,7 @@ fn calls_keeps_values_nested_up_to_its_limit() {
     }
 }
 
-/// Issue 25.7: the stream's `end` record is the record `calls --records` writes for the same
+/// The stream's `end` record is the record `calls --records` writes for the same
 /// input (but for `event` and `line`), also for input that is not UTF-8 or starts with a BOM.
 #[test]
 fn the_streams_end_record_is_the_calls_record_for_unreadable_input_and_a_bom() {

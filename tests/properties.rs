@@ -616,7 +616,7 @@ fn one_call(reply: &str) -> Result<String, String> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
-    // Issue 14, point 2: a string parameter comes back byte for byte, whatever markers it
+    // A string parameter comes back byte for byte, whatever markers it
     // holds, in every format.
     #[test]
     fn a_string_parameter_with_markers_comes_back_exactly(s in marker_text()) {
@@ -626,7 +626,7 @@ proptest! {
         }
     }
 
-    // Issue 14, point 6: a number's text is kept, whatever its size or spelling.
+    // A number's text is kept, whatever its size or spelling.
     #[test]
     fn numbers_keep_their_text(
         n in "-?(0|[1-9][0-9]{0,40})(\\.[0-9]{1,20})?([eE][+-]?[0-9]{1,4})?",

@@ -1,7 +1,7 @@
 //! The stream reader's memory is a small constant times the reply, whatever the reply holds:
 //! a reply of a million JSON objects that are no call (`{}{}{}…`) through
 //! `calls --stream` and through `toolmend loop` (which reads every reply as a stream).
-//! Issue 25, item 5: a 15 MiB reply of `{}` took the loop to 1.76 GB (about 120 bytes per
+//! A 15 MiB reply of `{}` took the loop to 1.76 GB (about 120 bytes per
 //! byte of reply, a slot kept per object).
 //!
 //! Each run's own peak RSS comes from `wait4`, so these tests may run side by side (and never

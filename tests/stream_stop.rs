@@ -1,5 +1,5 @@
 //! A server's reply read whole (`calls`) and streamed (`calls --stream --input sse/jsonl`)
-//! gives one truth (issue 26): a call given in both `function_call` and `tool_calls` is one
+//! gives one truth: a call given in both `function_call` and `tool_calls` is one
 //! call; a stream's stop reason cuts its last call as the whole response's does; SSE lines may
 //! end with a bare CR; pieces that carry one call id are one call.
 

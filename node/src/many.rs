@@ -96,12 +96,12 @@ fn thread_count(threads: usize, parts: usize) -> usize {
     .clamp(1, parts.max(1))
 }
 
-/// Where one input of a part is in its [`Slot`].
+/// Where one input of a part is in its [`RingBuffer`].
 #[derive(Clone, Copy)]
 enum Span {
-    /// A string: these UTF-16 units of `Slot::units`.
+    /// A string: these UTF-16 units of `RingBuffer::units`.
     Text(usize, usize),
-    /// A Uint8Array: these bytes of `Slot::bytes`.
+    /// A Uint8Array: these bytes of `RingBuffer::bytes`.
     Bytes(usize, usize),
     /// Not text: `index.js` makes its record.
     Elsewhere,
@@ -109,7 +109,7 @@ enum Span {
 
 /// A buffer of the ring, holding one part of the batch while it is copied and mended.
 #[derive(Default)]
-struct Slot {
+struct RingBuffer {
     part: usize,
     units: Vec<u16>,
     bytes: Vec<u8>,
@@ -134,9 +134,9 @@ struct Shared {
 
 struct State {
     /// Buffers no part is in.
-    free: Vec<Slot>,
+    free: Vec<RingBuffer>,
     /// Parts copied, not yet taken by a mending thread.
-    ready: VecDeque<Slot>,
+    ready: VecDeque<RingBuffer>,
     /// How many parts have been copied (in order).
     copied: usize,
     /// Each part's records once mended.
@@ -156,7 +156,7 @@ impl Shared {
             max_bytes,
             bounds,
             state: Mutex::new(State {
-                free: (0..slots).map(|_| Slot::default()).collect(),
+                free: (0..slots).map(|_| RingBuffer::default()).collect(),
                 ready: VecDeque::new(),
                 copied: 0,
                 done: (0..parts).map(|_| None).collect(),
@@ -182,7 +182,7 @@ impl Shared {
     }
 
     /// The next copied part, waiting for one; None once none is left (or the batch failed).
-    fn next(&self) -> Option<Slot> {
+    fn next(&self) -> Option<RingBuffer> {
         let mut state = self.lock();
         loop {
             if state.stopped {
@@ -199,7 +199,7 @@ impl Shared {
     }
 
     /// A part's records, and its buffer back in the ring.
-    fn finished(&self, slot: Slot, done: Done) {
+    fn finished(&self, slot: RingBuffer, done: Done) {
         let mut state = self.lock();
         state.done[slot.part] = Some(done);
         state.finished += 1;
@@ -255,7 +255,7 @@ impl Hands {
     }
 
     /// Mends a copied part: each string turned into UTF-8, mended and its record written.
-    fn mend(&mut self, slot: &Slot, max_bytes: usize) -> Done {
+    fn mend(&mut self, slot: &RingBuffer, max_bytes: usize) -> Done {
         for &span in &slot.spans {
             match span {
                 Span::Text(a, b) => {
@@ -294,7 +294,7 @@ fn copy_part(
     lengths: &[f64],
     part: usize,
     range: Range<usize>,
-    slot: &mut Slot,
+    slot: &mut RingBuffer,
 ) -> Result<()> {
     slot.part = part;
     slot.units.clear();

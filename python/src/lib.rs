@@ -160,7 +160,7 @@ struct Part {
 }
 
 /// One mended input, before its record shares its batch's [`Part`].
-enum Slot {
+enum MendedInput {
     Ok {
         json: Range<usize>,
         // Kept as repairs, written as JSON only when asked for: in `mend_many` the records are
@@ -175,25 +175,25 @@ enum Slot {
     },
 }
 
-impl Slot {
+impl MendedInput {
     /// Mends `input` with its text and repairs appended to `part`.
     fn new(
         part: &mut Part,
         input: &Input<'_>,
         result: Result<Mended<'_>, toolmend_core::Error>,
-    ) -> Slot {
+    ) -> MendedInput {
         match result {
             Ok(mended) => {
                 let (json, repairs) = (part.json.len(), part.repairs.len());
                 mended.write_value(&mut part.json);
                 part.repairs.extend_from_slice(mended.repairs());
-                Slot::Ok {
+                MendedInput::Ok {
                     json: json..part.json.len(),
                     repairs: repairs..part.repairs.len(),
                     dropped: mended.dropped().map(str::to_owned).collect(),
                 }
             }
-            Err(error) => Slot::Failed {
+            Err(error) => MendedInput::Failed {
                 error,
                 original: input.original(),
             },
@@ -201,40 +201,40 @@ impl Slot {
     }
 }
 
-/// One mended input: its slot and the part holding its text.
-struct Outcome {
+/// One mended input and the part of its batch holding its text.
+struct MendedInPart {
     part: Arc<Part>,
-    slot: Slot,
+    input: MendedInput,
 }
 
-impl Outcome {
+impl MendedInPart {
     /// One input on its own, as `Mender.mend` gives it.
-    fn new(input: &Input<'_>, result: Result<Mended<'_>, toolmend_core::Error>) -> Outcome {
+    fn new(input: &Input<'_>, result: Result<Mended<'_>, toolmend_core::Error>) -> MendedInPart {
         let mut part = Part {
             json: Vec::new(),
             repairs: Vec::new(),
         };
-        let slot = Slot::new(&mut part, input, result);
-        Outcome {
+        let input = MendedInput::new(&mut part, input, result);
+        MendedInPart {
             part: Arc::new(part),
-            slot,
+            input,
         }
     }
 
     fn json(&self) -> Option<&str> {
-        match &self.slot {
-            Slot::Ok { json, .. } => Some(
+        match &self.input {
+            MendedInput::Ok { json, .. } => Some(
                 std::str::from_utf8(&self.part.json[json.clone()])
                     .expect("the parser writes UTF-8"),
             ),
-            Slot::Failed { .. } => None,
+            MendedInput::Failed { .. } => None,
         }
     }
 
     fn repairs(&self) -> &[toolmend_core::Repair] {
-        match &self.slot {
-            Slot::Ok { repairs, .. } => &self.part.repairs[repairs.clone()],
-            Slot::Failed { .. } => &[],
+        match &self.input {
+            MendedInput::Ok { repairs, .. } => &self.part.repairs[repairs.clone()],
+            MendedInput::Failed { .. } => &[],
         }
     }
 }
@@ -253,13 +253,13 @@ fn repairs_json(repairs: &[toolmend_core::Repair]) -> String {
 /// `offset` and `original`.
 #[pyclass(frozen, module = "toolmend", name = "Record")]
 struct Record {
-    outcome: Outcome,
+    outcome: MendedInPart,
     value: PyOnceLock<Py<PyAny>>,
     repairs: PyOnceLock<Py<PyAny>>,
 }
 
 impl Record {
-    fn new(outcome: Outcome) -> Record {
+    fn new(outcome: MendedInPart) -> Record {
         Record {
             outcome,
             value: PyOnceLock::new(),
@@ -273,7 +273,7 @@ impl Record {
     /// True when the input gave a value.
     #[getter]
     fn ok(&self) -> bool {
-        matches!(self.outcome.slot, Slot::Ok { .. })
+        matches!(self.outcome.input, MendedInput::Ok { .. })
     }
 
     /// The mended value as Python objects (parsed from `json` on first use); None on failure.
@@ -299,79 +299,79 @@ impl Record {
     /// `offset`, `layers`, `text` or `key`. Empty when the input was clean JSON or failed.
     #[getter]
     fn repairs(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        match &self.outcome.slot {
-            Slot::Ok { .. } => self
+        match &self.outcome.input {
+            MendedInput::Ok { .. } => self
                 .repairs
                 .get_or_try_init(py, || json_loads(py, &repairs_json(self.outcome.repairs())))
                 .map(|v| v.clone_ref(py)),
-            Slot::Failed { .. } => Ok(PyList::empty(py).into_any().unbind()),
+            MendedInput::Failed { .. } => Ok(PyList::empty(py).into_any().unbind()),
         }
     }
 
     /// Values that were in the input but are not in the value (concatenated values).
     #[getter]
     fn dropped(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
-        match &self.outcome.slot {
-            Slot::Ok { dropped, .. } => dropped.iter().map(|d| json_loads(py, d)).collect(),
-            Slot::Failed { .. } => Ok(Vec::new()),
+        match &self.outcome.input {
+            MendedInput::Ok { dropped, .. } => dropped.iter().map(|d| json_loads(py, d)).collect(),
+            MendedInput::Failed { .. } => Ok(Vec::new()),
         }
     }
 
     /// The stable error code (`invalid_json`, `not_an_object`, ...); None on success.
     #[getter]
     fn code(&self) -> Option<&'static str> {
-        match &self.outcome.slot {
-            Slot::Failed { error, .. } => Some(error.code.as_str()),
-            Slot::Ok { .. } => None,
+        match &self.outcome.input {
+            MendedInput::Failed { error, .. } => Some(error.code.as_str()),
+            MendedInput::Ok { .. } => None,
         }
     }
 
     /// What failed and where; None on success.
     #[getter]
     fn message(&self) -> Option<&str> {
-        match &self.outcome.slot {
-            Slot::Failed { error, .. } => Some(&error.message),
-            Slot::Ok { .. } => None,
+        match &self.outcome.input {
+            MendedInput::Failed { error, .. } => Some(&error.message),
+            MendedInput::Ok { .. } => None,
         }
     }
 
     /// The byte offset of the failure, where one applies.
     #[getter]
     fn offset(&self) -> Option<usize> {
-        match &self.outcome.slot {
-            Slot::Failed { error, .. } => error.offset,
-            Slot::Ok { .. } => None,
+        match &self.outcome.input {
+            MendedInput::Failed { error, .. } => error.offset,
+            MendedInput::Ok { .. } => None,
         }
     }
 
     /// The input cut to its first 100 characters (with `…` when cut); None on success.
     #[getter]
     fn original(&self) -> Option<&str> {
-        match &self.outcome.slot {
-            Slot::Failed { original, .. } => Some(original),
-            Slot::Ok { .. } => None,
+        match &self.outcome.input {
+            MendedInput::Failed { original, .. } => Some(original),
+            MendedInput::Ok { .. } => None,
         }
     }
 
     /// The value, or the failure raised as `toolmend.Error`.
     fn unwrap(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        match &self.outcome.slot {
-            Slot::Ok { .. } => self.value(py),
-            Slot::Failed { error, .. } => Err(to_py_err(py, error, None)),
+        match &self.outcome.input {
+            MendedInput::Ok { .. } => self.value(py),
+            MendedInput::Failed { error, .. } => Err(to_py_err(py, error, None)),
         }
     }
 
     /// The record as a dict, as `toolmend args --records` writes it (without `line`).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
-        match &self.outcome.slot {
-            Slot::Ok { .. } => {
+        match &self.outcome.input {
+            MendedInput::Ok { .. } => {
                 d.set_item("ok", true)?;
                 d.set_item("value", self.value(py)?)?;
                 d.set_item("repairs", self.repairs(py)?)?;
                 d.set_item("dropped", self.dropped(py)?)?;
             }
-            Slot::Failed { error, original } => {
+            MendedInput::Failed { error, original } => {
                 d.set_item("ok", false)?;
                 let e = PyDict::new(py);
                 e.set_item("code", error.code.as_str())?;
@@ -387,15 +387,15 @@ impl Record {
     }
 
     fn __repr__(&self) -> String {
-        match &self.outcome.slot {
-            Slot::Ok { .. } => {
+        match &self.outcome.input {
+            MendedInput::Ok { .. } => {
                 format!(
                     "Record(ok=True, json={}, repairs={})",
                     short(self.outcome.json().unwrap_or_default()),
                     repairs_json(self.outcome.repairs())
                 )
             }
-            Slot::Failed { error, .. } => format!(
+            MendedInput::Failed { error, .. } => format!(
                 "Record(ok=False, code={:?}, message={:?})",
                 error.code.as_str(),
                 error.message
@@ -446,7 +446,7 @@ impl Mender {
         let input = input(text, self.max_bytes);
         let mut mender = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let result = input.text().and_then(|text| mender.mend(text));
-        Record::new(Outcome::new(&input, result))
+        Record::new(MendedInPart::new(&input, result))
     }
 
     /// Mends every input of an iterable into a list of Records, in order, on `threads`
@@ -517,7 +517,7 @@ fn many(
             let mut slots = Vec::with_capacity(range.len());
             for input in &inputs[range] {
                 let result = input.text().and_then(|text| mender.mend(text));
-                slots.push(Slot::new(&mut part, input, result));
+                slots.push(MendedInput::new(&mut part, input, result));
             }
             (Arc::new(part), slots)
         })
@@ -554,9 +554,9 @@ fn many(
     })?;
     let mut records = Vec::with_capacity(inputs.len());
     for (part, slots) in parts {
-        for slot in slots {
+        for input in slots {
             let part = Arc::clone(&part);
-            let record = Py::new(py, Record::new(Outcome { part, slot }))?;
+            let record = Py::new(py, Record::new(MendedInPart { part, input }))?;
             // PyO3 makes every class collectable, but a Record reports no references to the
             // collector (it visits none), so tracking it only makes each collection that the
             // new records set off walk them all: untracked, as CPython untracks its own

@@ -81,7 +81,7 @@ impl Status {
 
 /// The result of a run.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct RunOutcome {
     /// How it ended.
     pub status: Status,
     /// The final answer, or the terminating tool's stdout.
@@ -97,7 +97,7 @@ pub struct Outcome {
     pub elapsed: Duration,
 }
 
-impl Outcome {
+impl RunOutcome {
     /// The `--json` record: `{"status", "answer", "iterations", "tool_calls", "elapsed_ms",
     /// "error"?}`.
     pub fn to_json(&self) -> Value {
@@ -152,7 +152,7 @@ pub fn render(config: &Config, messages: &[Message]) -> Vec<u8> {
 
 /// Runs the loop for one prompt to its end, writing events as it goes (ending with exactly one
 /// `run.finished`). Never panics on what the model or the commands do.
-pub fn run(config: &Config, prompt: &str, events: &mut Events) -> Outcome {
+pub fn run(config: &Config, prompt: &str, events: &mut Events) -> RunOutcome {
     let started = Instant::now();
     let mut state = Run {
         config,
@@ -182,7 +182,7 @@ pub fn run(config: &Config, prompt: &str, events: &mut Events) -> Outcome {
         Ok((status, answer, warning)) => (status, Some(answer), warning),
         Err(stop) => (stop.status, None, Some(stop.message)),
     };
-    let outcome = Outcome {
+    let outcome = RunOutcome {
         status,
         answer,
         error,
@@ -327,8 +327,8 @@ impl Run<'_> {
         }
     }
 
-    /// One model reply, retrying a failing LLM command with exponential backoff.
-    /// The model's reply, and what it gave when it was already read (`stop_after_call`).
+    /// The model's reply, retrying a failing LLM command with exponential backoff, and what
+    /// the reply gave when it was already read while it came (`stop_after_call`).
     fn ask_model(&mut self) -> Result<(String, Option<Extracted>), Stop> {
         let llm = &self.config.llm;
         let mut failures = 0u32;
@@ -437,7 +437,6 @@ impl Run<'_> {
         }
     }
 
-    /// Sleeps, waking for the deadline and for stop signals.
     /// The `llm.response` event of a reply read (`stopped`: cut at its first call).
     fn emit_reply(&mut self, elapsed: Duration, reply: &str, stopped: bool) {
         let mut event = json!({
@@ -466,6 +465,7 @@ impl Run<'_> {
         self.events.emit(kind, Value::Object(event));
     }
 
+    /// Sleeps, waking for the deadline and for stop signals.
     fn pause(&self, length: Duration) -> Result<(), Stop> {
         let until = process::deadline(length, self.deadline);
         loop {

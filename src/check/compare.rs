@@ -11,12 +11,12 @@ use std::path::Path;
 use serde_json::value::RawValue;
 use toolmend_core::{Concat, Mender, Options, Target, cut};
 
+use super::case_result::CaseResult;
 use super::fixture::Case;
-use super::outcome::Outcome;
 use super::{ALLOWED_IN_STRICT, OUTCOME_FIELDS, SHOW_CHARS};
 
 /// What differs between a case and its outcome, one entry per field.
-pub(super) fn compare(case: &Case, got: &Outcome, strict: Option<&Outcome>) -> Vec<String> {
+pub(super) fn compare(case: &Case, got: &CaseResult, strict: Option<&CaseResult>) -> Vec<String> {
     let mut mismatches = Vec::new();
     let fields = &case.fields;
     match (fields.get("expect"), fields.get("error"), got) {
@@ -27,7 +27,7 @@ pub(super) fn compare(case: &Case, got: &Outcome, strict: Option<&Outcome>) -> V
         (
             Some(expect),
             None,
-            Outcome::Value {
+            CaseResult::Value {
                 value,
                 repairs,
                 dropped,
@@ -36,8 +36,8 @@ pub(super) fn compare(case: &Case, got: &Outcome, strict: Option<&Outcome>) -> V
             if let Some(diff) = json_text_diff(expect.get(), value) {
                 mismatches.push(format!(
                     "expect:\n    expected {}\n    got      {}\n    {diff}",
-                    show(expect.get()),
-                    show(value)
+                    clipped(expect.get()),
+                    clipped(value)
                 ));
             }
             let want_dropped = fields.get("dropped").map_or("[]", RawValue::get);
@@ -45,8 +45,8 @@ pub(super) fn compare(case: &Case, got: &Outcome, strict: Option<&Outcome>) -> V
             if let Some(diff) = json_text_diff(want_dropped, got_dropped) {
                 mismatches.push(format!(
                     "dropped:\n    expected {}\n    got      {}\n    {diff}",
-                    show(want_dropped),
-                    show(got_dropped)
+                    clipped(want_dropped),
+                    clipped(got_dropped)
                 ));
             }
             if let Some(want) = fields.get("repairs")
@@ -54,24 +54,24 @@ pub(super) fn compare(case: &Case, got: &Outcome, strict: Option<&Outcome>) -> V
             {
                 mismatches.push(format!(
                     "repairs:\n    expected {}\n    got      {}\n    {diff}",
-                    show(want.get()),
-                    show(repairs)
+                    clipped(want.get()),
+                    clipped(repairs)
                 ));
             }
         }
-        (Some(expect), None, Outcome::Error { .. }) => mismatches.push(format!(
+        (Some(expect), None, CaseResult::Error { .. }) => mismatches.push(format!(
             "expect:\n    expected {}\n    got      an error (below)",
-            show(expect.get())
+            clipped(expect.get())
         )),
-        (_, Some(want), Outcome::Value { value, .. }) => mismatches.push(format!(
+        (_, Some(want), CaseResult::Value { value, .. }) => mismatches.push(format!(
             "error:\n    expected {}\n    got      a value: {}",
-            show(want.get()),
-            show(value)
+            clipped(want.get()),
+            clipped(value)
         )),
         (
             expect,
             Some(want),
-            Outcome::Error {
+            CaseResult::Error {
                 code,
                 offset,
                 raw,
@@ -83,8 +83,8 @@ pub(super) fn compare(case: &Case, got: &Outcome, strict: Option<&Outcome>) -> V
                 if let Some(diff) = json_text_diff(want.get(), raw) {
                     mismatches.push(format!(
                         "error:\n    expected {}\n    got      {}\n    {diff}",
-                        show(want.get()),
-                        show(raw)
+                        clipped(want.get()),
+                        clipped(raw)
                     ));
                 }
             } else {
@@ -110,8 +110,8 @@ pub(super) fn compare(case: &Case, got: &Outcome, strict: Option<&Outcome>) -> V
                 if let Some(diff) = json_text_diff(expect.get(), got) {
                     mismatches.push(format!(
                         "expect (the value written with the error):\n    expected {}\n    got      {}\n    {diff}",
-                        show(expect.get()),
-                        show(got)
+                        clipped(expect.get()),
+                        clipped(got)
                     ));
                 }
             }
@@ -133,8 +133,8 @@ pub(super) fn compare(case: &Case, got: &Outcome, strict: Option<&Outcome>) -> V
 }
 
 /// An input that needed a repair must fail under `--strict`; one that needed none must pass.
-pub(super) fn strict_rule(got: &Outcome, strict: &Outcome) -> Option<String> {
-    let Outcome::Value { repairs, value, .. } = got else {
+pub(super) fn strict_rule(got: &CaseResult, strict: &CaseResult) -> Option<String> {
+    let CaseResult::Value { repairs, value, .. } = got else {
         return None;
     };
     let mut list: Vec<Value> = serde_json::from_str(repairs).unwrap_or_default();
@@ -151,11 +151,11 @@ pub(super) fn strict_rule(got: &Outcome, strict: &Outcome) -> Option<String> {
     let needs_repair = list
         .iter()
         .any(|r| !ALLOWED_IN_STRICT.contains(&r["kind"].as_str().unwrap_or("")));
-    let strict_ok = matches!(strict, Outcome::Value { .. });
+    let strict_ok = matches!(strict, CaseResult::Value { .. });
     (needs_repair == strict_ok).then(|| {
         format!(
             "strict rule: the repairs {} {}, but --strict gave {}",
-            show(repairs),
+            clipped(repairs),
             if needs_repair {
                 "change the grammar so --strict must fail"
             } else {
@@ -170,7 +170,7 @@ pub(super) fn write_failure(
     out: &mut dyn Write,
     path: &Path,
     case: &Case,
-    got: &Outcome,
+    got: &CaseResult,
     mismatches: &[String],
 ) -> io::Result<()> {
     let mut text = format!("FAIL {}:{}", path.display(), case.line);
@@ -185,7 +185,7 @@ pub(super) fn write_failure(
     for mismatch in mismatches {
         let _ = write!(text, "\n  {mismatch}");
     }
-    if let Outcome::Error {
+    if let CaseResult::Error {
         code,
         offset,
         message,
@@ -199,7 +199,7 @@ pub(super) fn write_failure(
 }
 
 /// Shows JSON text in a report, cut when long.
-pub(super) fn show(text: &str) -> String {
+pub(super) fn clipped(text: &str) -> String {
     cut(text, SHOW_CHARS)
 }
 
@@ -345,8 +345,8 @@ pub(super) fn short(value: &Value) -> String {
 /// The line of a blessed case, or `None` when its expectations already hold.
 pub(super) fn bless_line(
     case: &Case,
-    outcome: &Outcome,
-    strict: Option<&Outcome>,
+    outcome: &CaseResult,
+    strict: Option<&CaseResult>,
 ) -> Option<String> {
     let mut new_fields = outcome.fields(&case.fields);
     if let Some(strict) = strict {
@@ -421,12 +421,12 @@ mod tests {
 
     #[test]
     fn strict_rule_ties_repairs_to_the_strict_outcome() {
-        let value = |repairs: &str| Outcome::Value {
+        let value = |repairs: &str| CaseResult::Value {
             value: "{}".into(),
             repairs: repairs.into(),
             dropped: None,
         };
-        let failed = Outcome::Error {
+        let failed = CaseResult::Error {
             code: "invalid_json".into(),
             offset: Some(6),
             message: String::new(),

@@ -39,13 +39,13 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+mod case_result;
 mod compare;
 mod fixture;
-mod outcome;
 
+use case_result::CaseResult;
 use compare::{bless_line, compare, write_failure};
 use fixture::{Fixture, load};
-use outcome::Outcome;
 
 /// Repairs that `--strict` also makes: they change the form of the text, never its grammar.
 const ALLOWED_IN_STRICT: &[&str] = &["unquote", "unescape", "duplicate_key"];
@@ -72,8 +72,42 @@ pub trait Runner {
     /// writes on stdout.
     ///
     /// # Errors
-    /// A message when the arguments are not valid for the command.
-    fn run(&mut self, run: &Run<'_>) -> Result<Vec<u8>, String>;
+    /// The arguments are not valid for the command, or the command cannot run.
+    fn run(&mut self, run: &Run<'_>) -> Result<Vec<u8>, RunError>;
+}
+
+/// Why a [`Runner`] could not run a batch of cases; shown as the case's problem.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The options are not a valid command line for the command (its parser's message).
+    #[error("{0}")]
+    Usage(String),
+    /// The options name input files: a case's input is its own.
+    #[error("options may not name input files: the input is the case's")]
+    InputFiles,
+    /// A command `check` does not run.
+    #[error("{0} cannot be checked")]
+    NotCheckable(String),
+    /// A file the options name (tools, schema) cannot be used.
+    #[error("{0}")]
+    OptionFile(String),
+    /// Reading the input or writing the output failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// Why a batch gave no outcomes to compare.
+#[derive(Debug, thiserror::Error)]
+enum BatchError {
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error("output is not UTF-8: {0}")]
+    NotUtf8(#[from] std::string::FromUtf8Error),
+    /// A record `check` cannot read (the message says what is wrong).
+    #[error("{0}")]
+    RecordLine(String),
+    #[error("{inputs} inputs gave {records} records")]
+    Count { inputs: usize, records: usize },
 }
 
 /// One run of a command over a batch of cases.
@@ -226,7 +260,7 @@ fn run_fixture(
             .or_default()
             .push(i);
     }
-    let mut results: Vec<Option<(Outcome, Option<Outcome>)>> =
+    let mut results: Vec<Option<(CaseResult, Option<CaseResult>)>> =
         (0..fixture.cases.len()).map(|_| None).collect();
     let mut problems = Vec::new();
     for ((command, case_options), indexes) in groups {
@@ -341,15 +375,22 @@ fn run_fixture(
     Ok(())
 }
 
-fn run_batch(runner: &mut dyn Runner, run: &Run<'_>, count: usize) -> Result<Vec<Outcome>, String> {
-    let output = runner.run(run)?;
-    let output = String::from_utf8(output).map_err(|e| format!("output is not UTF-8: {e}"))?;
+fn run_batch(
+    runner: &mut dyn Runner,
+    run: &Run<'_>,
+    count: usize,
+) -> Result<Vec<CaseResult>, BatchError> {
+    let output = String::from_utf8(runner.run(run)?)?;
     let outcomes = output
         .lines()
-        .map(Outcome::from_record)
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(CaseResult::from_record)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(BatchError::RecordLine)?;
     if outcomes.len() != count {
-        return Err(format!("{count} inputs gave {} records", outcomes.len()));
+        return Err(BatchError::Count {
+            inputs: count,
+            records: outcomes.len(),
+        });
     }
     Ok(outcomes)
 }

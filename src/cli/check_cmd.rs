@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use crate::check::{CheckOptions, Run, Runner, check};
+use crate::check::{CheckOptions, Run, RunError, Runner, check};
 use clap::Parser;
 use toolmend_core::Filter;
 use toolmend_core::Target;
@@ -44,7 +44,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
 struct CliRunner;
 
 impl Runner for CliRunner {
-    fn run(&mut self, run: &Run<'_>) -> Result<Vec<u8>, String> {
+    fn run(&mut self, run: &Run<'_>) -> Result<Vec<u8>, RunError> {
         let Run {
             command,
             args,
@@ -59,13 +59,12 @@ impl Runner for CliRunner {
             // Only clap's first line: the rest is usage text for a command line nobody typed.
             let text = e.to_string();
             let first = text.lines().next().unwrap_or_default();
-            first.strip_prefix("error: ").unwrap_or(first).to_owned()
+            RunError::Usage(first.strip_prefix("error: ").unwrap_or(first).to_owned())
         })?;
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let no_files = "options may not name input files: the input is the case's";
         match cli.command {
             Some(Command::Args(args) | Command::Repair(args)) if !args.files.is_empty() => {
-                Err(no_files.into())
+                Err(RunError::InputFiles)
             }
             Some(Command::Args(args) | Command::Repair(args)) => {
                 let target = match command {
@@ -73,18 +72,19 @@ impl Runner for CliRunner {
                     _ => Target::Object,
                 };
                 let mut options = args.filter_options(target);
-                options.schema = args.schema(Some(dir))?;
-                Filter::new(options)
-                    .run(input, None, &mut out, &mut err)
-                    .map(|_| out)
-                    .map_err(|e| e.to_string())
+                options.schema = args.schema(Some(dir)).map_err(RunError::OptionFile)?;
+                Filter::new(options).run(input, None, &mut out, &mut err)?;
+                Ok(out)
             }
-            Some(Command::Calls(args)) if !args.files.is_empty() => Err(no_files.into()),
-            Some(Command::Calls(args)) => CallsFilter::new(args.filter_options(Some(dir))?)
-                .run(input, None, &mut out, &mut err)
-                .map(|_| out)
-                .map_err(|e| e.to_string()),
-            _ => Err(format!("{command} cannot be checked")),
+            Some(Command::Calls(args)) if !args.files.is_empty() => Err(RunError::InputFiles),
+            Some(Command::Calls(args)) => {
+                let options = args
+                    .filter_options(Some(dir))
+                    .map_err(RunError::OptionFile)?;
+                CallsFilter::new(options).run(input, None, &mut out, &mut err)?;
+                Ok(out)
+            }
+            _ => Err(RunError::NotCheckable(command.to_owned())),
         }
     }
 }

@@ -241,6 +241,34 @@ impl Repair {
     }
 }
 
+/// A repair as every record, event and package writes it: `{"kind", "offset"?, "layers"?,
+/// "key"|"text"?, "path"?}` (the one encoding; `key` names the key of a duplicate key or a
+/// schema coercion, `text` the start of left-out prose).
+impl serde::Serialize for Repair {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("kind", self.kind.as_str())?;
+        if let Some(offset) = self.offset {
+            map.serialize_entry("offset", &(offset as u64))?;
+        }
+        if let Some(layers) = self.layers {
+            map.serialize_entry("layers", &layers)?;
+        }
+        if let Some(text) = &self.text {
+            let field = match self.kind {
+                RepairKind::DuplicateKey | RepairKind::SchemaType => "key",
+                _ => "text",
+            };
+            map.serialize_entry(field, text)?;
+        }
+        if let Some(path) = &self.path {
+            map.serialize_entry("path", path)?;
+        }
+        map.end()
+    }
+}
+
 /// Whether `text` was cut off before its end, judged from the `repairs` made while mending it:
 /// a string, array or object left open, a literal cut short (`tru`), a value missing at the
 /// very end (`{"a":`), a number ending in what cannot end one (`1.`, `2e`, `3e-`), or, whatever

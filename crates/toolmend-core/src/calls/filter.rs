@@ -9,7 +9,7 @@ use super::{CallOptions, Extracted, Failure, extract, extract_message, repairs_v
 use crate::error::{Code, Error};
 use crate::io::filter::{Filter, Item, Job, Output, Reading};
 use crate::io::input::{Framing, JSONL_TEXT_MEMBERS, RawInput, too_large};
-use crate::io::record::{Origin, Outcome, Record, Written, error_value};
+use crate::io::record::{Origin, Record, RecordResult, Written, error_value, push_json};
 use crate::tools::schema::Violation;
 
 /// How each call is written.
@@ -202,7 +202,8 @@ impl Calls {
         };
         match &result {
             Ok(found) if !self.options.records => {
-                push_line(buf, &found.to_value(self.options.shape));
+                push_json(buf, &found.json(self.options.shape, false, false));
+                buf.push(b'\n');
             }
             _ => {
                 let original = reply_text.as_deref().map_or(bytes, str::as_bytes);
@@ -227,29 +228,33 @@ pub(crate) fn write_outcome(
     original: &[u8],
     shape: Shape,
 ) {
-    let value;
-    let outcome = match result {
+    match result {
         Ok(found) => {
-            value = found.to_value(shape);
-            Outcome::Ok {
-                value: Written::Json(&value),
+            let value = |buf: &mut Vec<u8>| push_json(buf, &found.json(shape, false, false));
+            let outcome = RecordResult::Ok {
+                value: Written::By(&value),
                 repairs: &found.repairs,
                 more: &[],
                 dropped: None,
-            }
+            };
+            Record { origin, outcome }.write(buf);
         }
         Err(failure) => {
             let (found, violations) = failure_parts(failure);
-            value = found.map_or(Value::Null, |found| found.failure_value(shape));
-            Outcome::Err {
+            let value = |buf: &mut Vec<u8>| {
+                if let Some(found) = found {
+                    push_json(buf, &found.json(shape, true, false));
+                }
+            };
+            let outcome = RecordResult::Err {
                 error: &failure.error,
                 original,
                 violations,
                 value: found.is_some().then_some(&value),
-            }
+            };
+            Record { origin, outcome }.write(buf);
         }
-    };
-    Record { origin, outcome }.write(buf);
+    }
 }
 
 /// The record of one reply's result as a JSON object, `head` after its `ok` (for the `end`
@@ -293,10 +298,4 @@ fn failure_parts(failure: &Failure) -> (Option<&Extracted>, &[Violation]) {
         .filter(|r| r.error == failure.error)
         .map_or(&[][..], |r| &r.violations[..]);
     (found, violations)
-}
-
-fn push_line(buf: &mut Vec<u8>, value: &Value) {
-    // Writing a Value into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *buf, value);
-    buf.push(b'\n');
 }

@@ -39,6 +39,7 @@ mod deltas;
 mod filter;
 mod formats;
 mod harmony;
+mod json;
 mod mask;
 mod message;
 mod partial;
@@ -71,6 +72,7 @@ mod found;
 use finish::finish;
 pub(crate) use finish::kind_of;
 pub(crate) use found::{Args, EnvelopeCheck, Field, Item, Out, Raw, truncated};
+use json::{CallJson, ExtractedJson};
 
 /// Settings of the extractor.
 #[derive(Debug, Clone)]
@@ -101,7 +103,7 @@ pub struct CallOptions {
 }
 
 /// How deep a call's arrays and objects may nest, whatever [`CallOptions::max_nesting`] asks:
-/// deeper values overflowed the stack of whatever walked them (issue 25.2); they are
+/// deeper values overflowed the stack of whatever walked them; they are
 /// `too_deep` errors. The default `--max-nesting` is this limit.
 pub const MAX_CALL_NESTING: usize = 1000;
 
@@ -239,105 +241,37 @@ impl Extracted {
 
     /// The value written for this reply: `{"calls", "text", "reasoning", "incomplete"}`.
     pub fn to_value(&self, shape: Shape) -> Value {
-        let calls: Vec<Value> = self.calls.iter().map(|c| call_value(c, shape)).collect();
-        let incomplete: Vec<Value> = self
-            .incomplete
-            .iter()
-            .map(|i| {
-                let mut m = tool_and_id(i.tool.as_ref(), i.id.as_ref());
-                m.insert("offset".into(), i.offset.into());
-                m.insert("message".into(), i.message.clone().into());
-                Value::Object(m)
-            })
-            .collect();
-        // Built by hand: `json!` passes values through `to_value`, which rewrites numbers.
-        let mut m = Map::new();
-        m.insert("calls".into(), Value::Array(calls));
-        m.insert("text".into(), self.text.clone().into());
-        m.insert("reasoning".into(), self.reasoning.clone().into());
-        m.insert("incomplete".into(), Value::Array(incomplete));
-        Value::Object(m)
+        json::value_of(&self.json(shape, false, false))
     }
 
     /// [`Extracted::to_value`] with the reply's own repairs (a reply that was one JSON string,
     /// unquoted) as `repairs` when there are any, as a call carries its own: what the Python and
     /// Node packages return, the value and the `repairs` of a `calls --records` record in one.
     pub fn to_value_with_repairs(&self, shape: Shape) -> Value {
-        let mut value = self.to_value(shape);
-        if let (Value::Object(m), false) = (&mut value, self.repairs.is_empty()) {
-            m.insert("repairs".into(), repairs_value(&self.repairs));
-        }
-        value
+        json::value_of(&self.json(shape, false, true))
     }
-}
 
-/// The start of an incomplete or rejected call's object: `tool` (null when unknown) and `id`.
-fn tool_and_id(tool: Option<&String>, id: Option<&Value>) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert(
-        "tool".into(),
-        tool.cloned().map_or(Value::Null, Value::String),
-    );
-    if let Some(id) = id {
-        m.insert("id".into(), id.clone());
-    }
-    m
-}
-
-impl Extracted {
     /// The value written for a reply that fails: [`Extracted::to_value`] with the calls that
     /// were found but cannot be used, under `rejected` (`tool`, `id`, `parameters`, `code`,
     /// `message` each).
     pub fn failure_value(&self, shape: Shape) -> Value {
-        let mut value = self.to_value(shape);
-        let rejected: Vec<Value> = self
-            .rejected
-            .iter()
-            .map(|r| {
-                let mut m = tool_and_id(r.tool.as_ref(), r.id.as_ref());
-                if let Some(p) = &r.parameters {
-                    m.insert("parameters".into(), Value::Object(p.clone()));
-                }
-                m.insert("code".into(), r.error.code.as_str().into());
-                m.insert("message".into(), r.error.message.clone().into());
-                Value::Object(m)
-            })
-            .collect();
-        if let Value::Object(v) = &mut value {
-            v.insert("rejected".into(), rejected.into());
+        json::value_of(&self.json(shape, true, false))
+    }
+
+    /// The one JSON encoding of this reply's value (see [`json::ExtractedJson`]).
+    pub(crate) fn json(&self, shape: Shape, rejected: bool, repairs: bool) -> ExtractedJson<'_> {
+        ExtractedJson {
+            found: self,
+            shape,
+            rejected,
+            repairs,
         }
-        value
     }
 }
 
+/// A call as a value, in the chosen shape (see [`json::CallJson`]).
 fn call_value(call: &Call, shape: Shape) -> Value {
-    let mut m = Map::new();
-    match shape {
-        Shape::Native => {
-            m.insert("tool".into(), call.tool.clone().into());
-            m.insert("parameters".into(), Value::Object(call.parameters.clone()));
-            if let Some(t) = call.terminate {
-                m.insert("terminate".into(), t.into());
-            }
-            if let Some(id) = &call.id {
-                m.insert("id".into(), id.clone());
-            }
-            // Always, an empty list when none: a caller reads `call["repairs"]` without a check.
-            m.insert("repairs".into(), repairs_value(&call.repairs));
-            if !call.dropped.is_empty() {
-                m.insert("dropped".into(), Value::Array(call.dropped.clone()));
-            }
-        }
-        Shape::OpenAi => {
-            if let Some(id) = &call.id {
-                m.insert("id".into(), id.clone());
-            }
-            m.insert("name".into(), call.tool.clone().into());
-            let text = serde_json::to_string(&call.parameters).unwrap_or_else(|_| "{}".into());
-            m.insert("arguments".into(), text.into());
-        }
-    }
-    Value::Object(m)
+    json::value_of(&CallJson { call, shape })
 }
 
 /// Repairs as the JSON array records carry.

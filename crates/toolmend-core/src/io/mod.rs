@@ -6,3 +6,4 @@ pub(crate) mod checked;
 pub(crate) mod filter;
 pub(crate) mod input;
 pub(crate) mod record;
+pub(crate) mod value;

@@ -61,11 +61,11 @@ pub(crate) struct Record<'a> {
     /// `line`, `file` and `id`; none for a record that stands for a whole stream.
     pub origin: Option<&'a Origin<'a>>,
     /// The outcome: a value or an error.
-    pub outcome: Outcome<'a>,
+    pub outcome: RecordResult<'a>,
 }
 
 /// How an input ended.
-pub(crate) enum Outcome<'a> {
+pub(crate) enum RecordResult<'a> {
     /// `"ok":true`: the value, its `repairs` (then `more`, a schema's coercions), and for `args`
     /// and `repair` the `dropped` values of the mend.
     Ok {
@@ -80,9 +80,12 @@ pub(crate) enum Outcome<'a> {
         error: &'a Error,
         original: &'a [u8],
         violations: &'a [Violation],
-        value: Option<&'a serde_json::Value>,
+        value: Option<WriteJson<'a>>,
     },
 }
+
+/// Appends a JSON value with its own serializer (a `calls` value, which `io` does not know).
+pub(crate) type WriteJson<'a> = &'a dyn Fn(&mut Vec<u8>);
 
 /// A record's value.
 pub(crate) enum Written<'a> {
@@ -90,8 +93,8 @@ pub(crate) enum Written<'a> {
     Mended(&'a Mended<'a>),
     /// JSON text (a value coerced to a schema).
     Text(&'a [u8]),
-    /// A JSON value (what `calls` found).
-    Json(&'a serde_json::Value),
+    /// Written by its own serializer (what `calls` found).
+    By(WriteJson<'a>),
 }
 
 impl<'a> Record<'a> {
@@ -99,7 +102,7 @@ impl<'a> Record<'a> {
     pub(crate) fn mended(origin: &'a Origin<'a>, mended: &'a Mended<'a>) -> Record<'a> {
         Record {
             origin: Some(origin),
-            outcome: Outcome::Ok {
+            outcome: RecordResult::Ok {
                 value: Written::Mended(mended),
                 repairs: mended.repairs(),
                 more: &[],
@@ -112,7 +115,7 @@ impl<'a> Record<'a> {
     pub(crate) fn error(origin: &'a Origin<'a>, error: &'a Error, original: &'a [u8]) -> Self {
         Record {
             origin: Some(origin),
-            outcome: Outcome::Err {
+            outcome: RecordResult::Err {
                 error,
                 original,
                 violations: &[],
@@ -125,12 +128,12 @@ impl<'a> Record<'a> {
     pub(crate) fn write(&self, buf: &mut Vec<u8>) {
         self.write_head(buf);
         match &self.outcome {
-            Outcome::Ok { value, .. } => match value {
+            RecordResult::Ok { value, .. } => match value {
                 Written::Mended(mended) => mended.write_value(buf),
                 Written::Text(text) => buf.extend_from_slice(text),
-                Written::Json(value) => push_value(buf, value),
+                Written::By(write) => write(buf),
             },
-            Outcome::Err { .. } => {}
+            RecordResult::Err { .. } => {}
         }
         self.write_tail(buf);
     }
@@ -142,7 +145,7 @@ impl<'a> Record<'a> {
         out: &mut W,
         buf: &mut Vec<u8>,
     ) -> io::Result<()> {
-        let Outcome::Ok {
+        let RecordResult::Ok {
             value: Written::Mended(mended),
             ..
         } = &self.outcome
@@ -165,11 +168,11 @@ impl<'a> Record<'a> {
     /// Everything before the value of a success record; all but the closing of an error record.
     fn write_head(&self, buf: &mut Vec<u8>) {
         match &self.outcome {
-            Outcome::Ok { .. } => {
+            RecordResult::Ok { .. } => {
                 write_head(buf, true, self.origin);
                 buf.extend_from_slice(b",\"value\":");
             }
-            Outcome::Err {
+            RecordResult::Err {
                 error,
                 original,
                 violations,
@@ -180,7 +183,7 @@ impl<'a> Record<'a> {
                 write_error_object(buf, error, original, violations);
                 if let Some(value) = value {
                     buf.extend_from_slice(b",\"value\":");
-                    push_value(buf, value);
+                    value(buf);
                 }
             }
         }
@@ -189,7 +192,7 @@ impl<'a> Record<'a> {
     /// Everything after the value: `repairs` and `dropped` of a success record, the closing
     /// brace and the newline.
     fn write_tail(&self, buf: &mut Vec<u8>) {
-        if let Outcome::Ok {
+        if let RecordResult::Ok {
             repairs,
             more,
             dropped,
@@ -222,150 +225,84 @@ fn write_dropped(buf: &mut Vec<u8>, mended: &Mended<'_>) {
     buf.push(b']');
 }
 
-fn push_value(buf: &mut Vec<u8>, value: &serde_json::Value) {
-    // Writing a Value into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *buf, value);
+/// The error object of a failure record: the error's code, message and offset, the input as
+/// shown (`original`), and the schema `violations` of an `invalid_parameters` error. The one
+/// encoding of it, written into records and built as a value for a stream's `end` event.
+pub(crate) struct ErrorJson<'a> {
+    pub error: &'a Error,
+    pub original: &'a [u8],
+    pub violations: &'a [Violation],
 }
 
-/// Appends `"error":{…}`: the error's code, message and offset, the input as shown
-/// (`original`), and the schema `violations` of an `invalid_parameters` error.
+impl serde::Serialize for ErrorJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("code", self.error.code.as_str())?;
+        map.serialize_entry("message", &self.error.message)?;
+        map.serialize_entry("original", &original_text(self.original))?;
+        if let Some(offset) = self.error.offset {
+            map.serialize_entry("offset", &(offset as u64))?;
+        }
+        if !self.violations.is_empty() {
+            map.serialize_entry("violations", self.violations)?;
+        }
+        map.end()
+    }
+}
+
+/// Appends `"error":{…}` (see [`ErrorJson`]).
 pub(crate) fn write_error_object(
     buf: &mut Vec<u8>,
     error: &Error,
     original: &[u8],
     violations: &[Violation],
 ) {
-    buf.extend_from_slice(b"\"error\":{\"code\":");
-    push_json_string(buf, error.code.as_str().as_bytes());
-    buf.extend_from_slice(b",\"message\":");
-    push_json_string(buf, error.message.as_bytes());
-    buf.extend_from_slice(b",\"original\":");
-    push_json_string(buf, original_text(original).as_bytes());
-    if let Some(offset) = error.offset {
-        buf.extend_from_slice(b",\"offset\":");
-        push_u64(buf, offset as u64);
-    }
-    if !violations.is_empty() {
-        buf.extend_from_slice(b",\"violations\":[");
-        for (i, v) in violations.iter().enumerate() {
-            if i > 0 {
-                buf.push(b',');
-            }
-            buf.extend_from_slice(b"{\"path\":");
-            push_json_string(buf, v.path.as_bytes());
-            buf.extend_from_slice(b",\"keyword\":");
-            push_json_string(buf, v.keyword.as_bytes());
-            buf.extend_from_slice(b",\"message\":");
-            push_json_string(buf, v.message.as_bytes());
-            buf.push(b'}');
-        }
-        buf.push(b']');
-    }
-    buf.push(b'}');
+    buf.extend_from_slice(b"\"error\":");
+    push_json(
+        buf,
+        &ErrorJson {
+            error,
+            original,
+            violations,
+        },
+    );
 }
 
-/// Appends `repairs` as a JSON array.
-pub fn write_repairs(buf: &mut Vec<u8>, repairs: &[Repair]) {
-    buf.push(b'[');
-    for (i, repair) in repairs.iter().enumerate() {
-        if i > 0 {
-            buf.push(b',');
-        }
-        buf.extend_from_slice(b"{\"kind\":\"");
-        buf.extend_from_slice(repair.kind.as_str().as_bytes());
-        buf.push(b'"');
-        if let Some(offset) = repair.offset {
-            buf.extend_from_slice(b",\"offset\":");
-            push_u64(buf, offset as u64);
-        }
-        if let Some(layers) = repair.layers {
-            buf.extend_from_slice(b",\"layers\":");
-            push_u64(buf, u64::from(layers));
-        }
-        if let Some(text) = &repair.text {
-            let field: &[u8] = if matches!(
-                repair.kind,
-                crate::RepairKind::DuplicateKey | crate::RepairKind::SchemaType
-            ) {
-                b",\"key\":"
-            } else {
-                b",\"text\":"
-            };
-            buf.extend_from_slice(field);
-            push_json_string(buf, text.as_bytes());
-        }
-        if let Some(path) = &repair.path {
-            buf.extend_from_slice(b",\"path\":");
-            push_json_string(buf, path.as_bytes());
-        }
-        buf.push(b'}');
-    }
-    buf.push(b']');
-}
-
-/// `repairs` as the JSON array [`write_repairs`] writes, built as a value (for records that are
-/// built as values: a call's `repairs`, a stream's `end` event, the loop's transcript).
-pub fn repairs_value(repairs: &[Repair]) -> serde_json::Value {
-    use serde_json::{Map, Value};
-    let items = repairs
-        .iter()
-        .map(|repair| {
-            let mut m = Map::new();
-            m.insert("kind".into(), repair.kind.as_str().into());
-            if let Some(offset) = repair.offset {
-                m.insert("offset".into(), (offset as u64).into());
-            }
-            if let Some(layers) = repair.layers {
-                m.insert("layers".into(), layers.into());
-            }
-            if let Some(text) = &repair.text {
-                let field = if matches!(
-                    repair.kind,
-                    crate::RepairKind::DuplicateKey | crate::RepairKind::SchemaType
-                ) {
-                    "key"
-                } else {
-                    "text"
-                };
-                m.insert(field.into(), text.clone().into());
-            }
-            if let Some(path) = &repair.path {
-                m.insert("path".into(), path.clone().into());
-            }
-            Value::Object(m)
-        })
-        .collect();
-    Value::Array(items)
-}
-
-/// The `"error"` member [`write_error_object`] writes, built as a value.
+/// The error object of a failure record as a value (see [`ErrorJson`]).
 pub(crate) fn error_value(
     error: &Error,
     original: &[u8],
     violations: &[Violation],
 ) -> serde_json::Value {
-    use serde_json::{Map, Value};
-    let mut m = Map::new();
-    m.insert("code".into(), error.code.as_str().into());
-    m.insert("message".into(), error.message.clone().into());
-    m.insert("original".into(), original_text(original).into());
-    if let Some(offset) = error.offset {
-        m.insert("offset".into(), (offset as u64).into());
-    }
-    if !violations.is_empty() {
-        let list = violations
-            .iter()
-            .map(|v| {
-                let mut item = Map::new();
-                item.insert("path".into(), v.path.clone().into());
-                item.insert("keyword".into(), v.keyword.clone().into());
-                item.insert("message".into(), v.message.clone().into());
-                Value::Object(item)
-            })
-            .collect();
-        m.insert("violations".into(), Value::Array(list));
-    }
-    Value::Object(m)
+    to_value(&ErrorJson {
+        error,
+        original,
+        violations,
+    })
+}
+
+/// Appends `repairs` as a JSON array (each as [`Repair`]'s `Serialize` writes it).
+pub fn write_repairs(buf: &mut Vec<u8>, repairs: &[Repair]) {
+    push_json(buf, repairs);
+}
+
+/// `repairs` as the JSON array [`write_repairs`] writes, as a value (for what is built as
+/// values: a call's `repairs` in the packages, a stream's events, the loop's transcript).
+pub fn repairs_value(repairs: &[Repair]) -> serde_json::Value {
+    to_value(repairs)
+}
+
+/// Appends `value` as JSON text.
+pub(crate) fn push_json<T: serde::Serialize + ?Sized>(buf: &mut Vec<u8>, value: &T) {
+    // Writing into a Vec cannot fail, and nothing written here fails to serialize.
+    let _ = serde_json::to_writer(&mut *buf, value);
+}
+
+/// `value` as a `serde_json::Value`, built from its one `Serialize` encoding, numbers as
+/// written (see [`crate::io::value`]).
+pub(crate) fn to_value<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Value {
+    crate::io::value::to_value(value)
 }
 
 /// The input as shown in an error record: its first 100 characters, `…` when cut. Invalid

@@ -500,7 +500,7 @@ mod tests {
         let a = tools.get("a").unwrap();
         assert_eq!(a.params[0].kind, "integer");
         assert!(a.params[0].required);
-        assert_eq!(a.violations(&json!({}))[0].path, "/");
+        assert_eq!(a.violations(&serde_json::json!({}))[0].path, "/");
         assert!(tools.get("c").unwrap().read_only);
         let toml = Tools::from_toml_str(
             "[[tools]]\nname = \"ls\"\nread_only = true\ncommand = [\"ls\"]\n[[tools.parameters]]\nname = \"dir\"\ntype = \"string\"\n",

@@ -6,7 +6,7 @@ use std::io;
 use super::{FilterOptions, Item, Job, Output};
 use crate::args::Mender;
 use crate::io::input::{RawInput, decode_input, too_large};
-use crate::io::record::{Origin, Outcome, Record, Written};
+use crate::io::record::{Origin, Record, RecordResult, Written};
 
 /// The job of `args` and `repair`: mends each input, and with a schema coerces and checks it.
 pub(super) struct Mend {
@@ -68,7 +68,7 @@ impl Mend {
                     let (value, repairs) = match checked {
                         Ok(checked) => checked,
                         Err(mismatch) => {
-                            let outcome = Outcome::Err {
+                            let outcome = RecordResult::Err {
                                 error: &mismatch.error,
                                 original: decoded.text.as_bytes(),
                                 violations: &mismatch.violations,
@@ -86,7 +86,7 @@ impl Mend {
                         &mut buf.out
                     };
                     if self.options.records {
-                        let outcome = Outcome::Ok {
+                        let outcome = RecordResult::Ok {
                             value: Written::Text(value.as_bytes()),
                             repairs: &repairs,
                             more: &[],

@@ -356,7 +356,7 @@ impl Filter {
 const MAX_PENDING: usize = 4;
 
 /// A batch on its way to being written.
-enum Slot {
+enum Unwritten {
     /// Being mended by this worker.
     Worker(usize),
     /// Mended by the reading thread.
@@ -368,7 +368,7 @@ struct Crew {
     jobs: Vec<mpsc::Sender<Batch>>,
     results: Vec<mpsc::Receiver<Batch>>,
     in_flight: Vec<usize>,
-    pending: VecDeque<Slot>,
+    pending: VecDeque<Unwritten>,
 }
 
 impl Crew {
@@ -396,11 +396,11 @@ impl Crew {
                     .send(full)
                     .expect("a worker thread stopped early");
                 self.in_flight[w] += 1;
-                self.pending.push_back(Slot::Worker(w));
+                self.pending.push_back(Unwritten::Worker(w));
             }
             _ => {
                 full.mend(here, file);
-                self.pending.push_back(Slot::Done(full));
+                self.pending.push_back(Unwritten::Done(full));
             }
         }
     }
@@ -418,15 +418,15 @@ impl Crew {
         let stopped = || io::Error::other("a worker thread stopped early");
         let done = match self.pending.pop_front() {
             None => return Ok(false),
-            Some(Slot::Done(batch)) => batch,
-            Some(Slot::Worker(w)) => {
+            Some(Unwritten::Done(batch)) => batch,
+            Some(Unwritten::Worker(w)) => {
                 let batch = if wait {
                     self.results[w].recv().map_err(|_| stopped())?
                 } else {
                     match self.results[w].try_recv() {
                         Ok(batch) => batch,
                         Err(mpsc::TryRecvError::Empty) => {
-                            self.pending.push_front(Slot::Worker(w));
+                            self.pending.push_front(Unwritten::Worker(w));
                             return Ok(false);
                         }
                         Err(mpsc::TryRecvError::Disconnected) => return Err(stopped()),

@@ -109,8 +109,8 @@ impl fmt::Debug for Schema {
     }
 }
 
-/// One place where a value breaks its schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One place where a value breaks its schema; as JSON `{"path", "keyword", "message"}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Violation {
     /// The JSON pointer of the value (`/` for the whole value).
     pub path: String,
@@ -126,21 +126,66 @@ impl fmt::Display for Violation {
     }
 }
 
+/// Why a schema cannot be used. Its message is the one the CLI and the packages show.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SchemaError {
+    /// A `$ref` cycle whose schemas only refer to the next: no value could be checked.
+    #[error(
+        "the $ref cycle {cycle} never reaches a constraint: each schema in it only refers to the \
+         next"
+    )]
+    EmptyRefCycle {
+        /// The pointers of the cycle, as `#/$defs/a -> #/$defs/b -> #/$defs/a`.
+        cycle: String,
+    },
+    /// Not a valid JSON Schema (the validator's message).
+    #[error("{message}")]
+    Invalid {
+        /// What the validator found wrong.
+        message: String,
+    },
+    /// [`Schema::from_path`]: the file could not be read.
+    #[error("{}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why it could not be read.
+        source: std::io::Error,
+    },
+    /// [`Schema::from_path`]: the file is not JSON.
+    #[error("{}: not valid JSON: {source}", path.display())]
+    NotJson {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Where its JSON breaks.
+        source: serde_json::Error,
+    },
+    /// [`Schema::from_path`]: the file's JSON is not a valid JSON Schema.
+    #[error("{}: not a valid JSON Schema: {source}", path.display())]
+    NotSchema {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why its JSON is no schema.
+        source: Box<SchemaError>,
+    },
+}
+
 impl Schema {
     /// Compiles a schema.
     ///
     /// # Errors
-    /// The value is not a valid JSON Schema; the message says why.
-    pub fn new(document: Value) -> Result<Schema, String> {
+    /// The value is not a valid JSON Schema, or it refers in a circle to nothing.
+    pub fn new(document: Value) -> Result<Schema, SchemaError> {
         if let Some(cycle) = empty_ref_cycle(&document) {
-            return Err(format!(
-                "the $ref cycle {cycle} never reaches a constraint: each schema in it only \
-                 refers to the next"
-            ));
+            return Err(SchemaError::EmptyRefCycle { cycle });
         }
-        let validator = jsonschema::options()
-            .build(&document)
-            .map_err(|e| e.to_string())?;
+        let validator =
+            jsonschema::options()
+                .build(&document)
+                .map_err(|e| SchemaError::Invalid {
+                    message: e.to_string(),
+                })?;
         Ok(Schema {
             refers: has_refs(&document),
             document,
@@ -154,12 +199,20 @@ impl Schema {
     /// # Errors
     /// The file cannot be read, is not JSON, or is not a valid JSON Schema; the message names
     /// the file.
-    pub fn from_path(path: &std::path::Path) -> Result<Schema, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let document: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?;
-        Schema::new(document)
-            .map_err(|e| format!("{}: not a valid JSON Schema: {e}", path.display()))
+    pub fn from_path(path: &std::path::Path) -> Result<Schema, SchemaError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SchemaError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let document: Value =
+            serde_json::from_str(&text).map_err(|source| SchemaError::NotJson {
+                path: path.to_owned(),
+                source,
+            })?;
+        Schema::new(document).map_err(|e| SchemaError::NotSchema {
+            path: path.to_owned(),
+            source: Box::new(e),
+        })
     }
 
     /// The schema as written.
@@ -576,10 +629,20 @@ mod tests {
             "properties": {"v": {"$ref": "#/$defs/a"}}}),
         )
         .unwrap_err();
+        let SchemaError::EmptyRefCycle { cycle } = &e else {
+            panic!("{e:?}");
+        };
         assert!(
-            e.contains("#/$defs/a -> #/$defs/b -> #/$defs/a")
-                || e.contains("#/$defs/b -> #/$defs/a -> #/$defs/b"),
+            cycle == "#/$defs/a -> #/$defs/b -> #/$defs/a"
+                || cycle == "#/$defs/b -> #/$defs/a -> #/$defs/b",
             "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "the $ref cycle {cycle} never reaches a constraint: each schema in it only \
+                 refers to the next"
+            )
         );
         assert!(Schema::new(json!({"$ref": "#"})).is_err());
         // A cycle that says something of the value is a schema like any other.

@@ -8,7 +8,7 @@ use super::fixture::Fields;
 /// What a case gave: a value (with its repairs and dropped values) or an error, each field as
 /// the JSON text it would have in a fixture.
 #[derive(Debug)]
-pub(super) enum Outcome {
+pub(super) enum CaseResult {
     Value {
         value: String,
         repairs: String,
@@ -27,7 +27,7 @@ pub(super) enum Outcome {
 
 /// A record as the filters write it, its value and lists kept as their exact text.
 #[derive(serde::Deserialize)]
-pub(super) struct Record {
+pub(super) struct RecordLine {
     pub(super) ok: bool,
     #[serde(default)]
     pub(super) value: Option<Box<RawValue>>,
@@ -40,7 +40,7 @@ pub(super) struct Record {
 }
 
 #[derive(serde::Deserialize)]
-pub(super) struct RecordError {
+pub(super) struct RecordLineError {
     pub(super) code: String,
     #[serde(default)]
     pub(super) message: String,
@@ -48,12 +48,12 @@ pub(super) struct RecordError {
     pub(super) offset: Option<u64>,
 }
 
-impl Outcome {
-    pub(super) fn from_record(line: &str) -> Result<Outcome, String> {
-        let record: Record =
+impl CaseResult {
+    pub(super) fn from_record(line: &str) -> Result<CaseResult, String> {
+        let record: RecordLine =
             serde_json::from_str(line).map_err(|e| format!("unreadable record ({e}): {line}"))?;
         if record.ok {
-            Ok(Outcome::Value {
+            Ok(CaseResult::Value {
                 value: record
                     .value
                     .map_or_else(|| "null".into(), |v| v.get().to_owned()),
@@ -67,9 +67,9 @@ impl Outcome {
             })
         } else {
             let raw = record.error.ok_or("a failure record without an error")?;
-            let error: RecordError = serde_json::from_str(raw.get())
+            let error: RecordLineError = serde_json::from_str(raw.get())
                 .map_err(|e| format!("unreadable error ({e}): {line}"))?;
-            Ok(Outcome::Error {
+            Ok(CaseResult::Error {
                 code: error.code,
                 offset: error.offset,
                 message: error.message,
@@ -82,15 +82,15 @@ impl Outcome {
     /// `"ok"` or the error code, as `strict` is written.
     pub(super) fn strict_text(&self) -> String {
         match self {
-            Outcome::Value { .. } => "\"ok\"".into(),
-            Outcome::Error { code, .. } => Value::from(code.as_str()).to_string(),
+            CaseResult::Value { .. } => "\"ok\"".into(),
+            CaseResult::Error { code, .. } => Value::from(code.as_str()).to_string(),
         }
     }
 
     /// The outcome fields of a blessed case, as (field, JSON text), in the form `case` uses.
     pub(super) fn fields(&self, case: &Fields) -> Vec<(&'static str, String)> {
         match self {
-            Outcome::Value {
+            CaseResult::Value {
                 value,
                 repairs,
                 dropped,
@@ -102,7 +102,7 @@ impl Outcome {
                 fields.push(("repairs", repairs.clone()));
                 fields
             }
-            Outcome::Error {
+            CaseResult::Error {
                 code,
                 offset,
                 raw,
