@@ -20,6 +20,10 @@ use crate::text::{push_latin1, push_utf8, push_utf16, wide};
 #[allow(unsafe_code)]
 mod many;
 #[allow(unsafe_code)]
+mod pool;
+#[allow(unsafe_code)]
+mod records;
+#[allow(unsafe_code)]
 mod text;
 
 /// The default limit on one input's size, as the CLI's `--max-bytes`.
@@ -252,7 +256,7 @@ impl Mender {
             check(unsafe { napi::sys::napi_get_null(env, &mut made) })?;
             return Ok(Made(made));
         }
-        let input = many::text_input(&self.text, self.max_bytes);
+        let input = records::text_input(&self.text, self.max_bytes);
         let mended = match input.text().and_then(|t| self.inner.mend(t)) {
             Ok(mended) => mended,
             Err(error) => {
