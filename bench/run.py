@@ -39,6 +39,7 @@ import gen_corpus  # noqa: E402  (for the adversarial series' names and extra ar
 
 TOOLMEND = os.path.join(ROOT, "target", "release", "toolmend")
 FLOOR = os.path.join(BENCH, "floor", "target", "release", "toolmend-bench-floor")
+SONIC = os.path.join(BENCH, "floor-sonic", "target", "release", "toolmend-bench-floor-sonic")
 VENV_PY = os.path.join(WORK, "venv", "bin", "python")
 JSON_REPAIR_DRIVER = os.path.join(BENCH, "drivers", "json_repair_driver.py")
 JSONREPAIR_DRIVER = os.path.join(WORK, "jsonrepair_driver.mjs")  # copied next to node_modules
@@ -142,6 +143,10 @@ def sh(cmd):
 def tools_available(args):
     tools = {"toolmend": [TOOLMEND, "args"], "floor": [FLOOR]}
     skipped = {}
+    if os.path.exists(SONIC):
+        tools["floor-sonic"] = [SONIC]
+    else:
+        skipped["floor-sonic"] = "bench/floor-sonic was not built"
     if shutil.which("jq"):
         tools["jq"] = ["jq", "-cR", "fromjson?"]
     else:
@@ -167,6 +172,7 @@ def versions():
         + (" (dirty)" if sh(["git", "-C", ROOT, "status", "--porcelain", "--", "src", "Cargo.toml", "Cargo.lock"]) else ""),
         "rustc": sh(["rustc", "--version"]),
         "serde_json (floor)": sh("grep -A1 'name = \"serde_json\"' %s/floor/Cargo.lock | tail -1" % BENCH),
+        "sonic-rs (floor-sonic)": sh("grep -A1 'name = \"sonic-rs\"' %s/floor-sonic/Cargo.lock | tail -1" % BENCH),
         "jq": sh(["jq", "--version"]) if shutil.which("jq") else "not installed",
         "python": sh([sys.executable, "--version"]),
         "json_repair": sh([VENV_PY, "-c", "import importlib.metadata as m; print(m.version('json-repair'))"])
@@ -280,24 +286,39 @@ def throughput(args, tools, res):
 
 
 def kinds(args, res):
-    """toolmend and the floor on the first 100k lines split by kind: where the time goes."""
+    """toolmend and the floors on the first 100k lines split by kind: where the time goes. Per
+    core: each run's CPU time (user + system), so that a shared machine's other work counts
+    less than in wall time; toolmend also with `--threads 1`."""
     out = {}
     for fam in gen_corpus.FAMILIES:
         path = os.path.join(CORPUS, "kinds-%s.txt" % fam)
         if not os.path.exists(path):
             continue
-        names = ["toolmend", "floor"]
-        cmds = {"toolmend": [TOOLMEND, "args"], "floor": [FLOOR]}
+        cmds = {"toolmend": [TOOLMEND, "args"], "toolmend-1": [TOOLMEND, "args", "--threads", "1"],
+                "floor": [FLOOR]}
+        if os.path.exists(SONIC):
+            cmds["floor-sonic"] = [SONIC]
+        names = list(cmds)
         times = {n: [] for n in names}
+        cpus = {n: [] for n in names}
         for r in range(args.rounds):
-            for n in (names if r % 2 == 0 else names[::-1]):
-                times[n].append(run_timed(cmds[n], path, timeout=args.timeout)[0])
+            order = names[r % len(names):] + names[:r % len(names)]
+            for n in order:
+                wall, cpu, _ = run_measured(cmds[n], path, timeout=args.timeout)
+                times[n].append(wall)
+                cpus[n].append(cpu)
         med = {n: statistics.median(times[n]) for n in names}
+        cpu = {n: statistics.median(cpus[n]) for n in names}
+        nbytes = os.path.getsize(path)
         floor_out = output_counts([FLOOR], path)[0]
-        out[fam] = {"lines": count_lines(path), "bytes": os.path.getsize(path),
+        out[fam] = {"lines": count_lines(path), "bytes": nbytes,
                     "toolmend_s": med["toolmend"], "floor_s": med["floor"],
-                    "ratio": med["toolmend"] / med["floor"], "floor_values": floor_out}
-        log("== kind %-13s toolmend %.3fs floor %.3fs" % (fam, med["toolmend"], med["floor"]))
+                    "ratio": med["toolmend"] / med["floor"], "floor_values": floor_out,
+                    "wall_s": med, "cpu_s": cpu,
+                    "mb_per_cpu_s": {n: nbytes / 1e6 / cpu[n] if cpu[n] else None for n in names}}
+        if "floor-sonic" in cmds:
+            out[fam]["sonic_values"] = output_counts([SONIC], path)[0]
+        log("== kind %-13s %s" % (fam, "  ".join("%s %.3fs (cpu %.3fs)" % (n, med[n], cpu[n]) for n in names)))
     res["kinds"] = out
     save(res)
 
@@ -623,6 +644,8 @@ def report(res, args):
     w("- **floor**: `bench/floor` — serde_json parses each line into a `Value` (a second time for a "
       "line that is a JSON string) and writes it back compact; release build with LTO. It repairs "
       "nothing: broken lines only get an error line.")
+    w("- **floor-sonic**: `bench/floor-sonic` — the same with sonic-rs (SIMD) instead of serde_json; "
+      "release build with LTO, no `target-cpu` flag (toolmend's own build has none either).")
     w("- **jq**: `jq -cR 'fromjson?'` (parses each line, drops what does not parse).")
     w("- **json_repair**: Python `repair_json(line)` per line in one process (bench/drivers/json_repair_driver.py).")
     w("- **jsonrepair**: JavaScript `jsonrepair(line)` per line in one process (bench/drivers/jsonrepair_driver.mjs).")
@@ -664,7 +687,7 @@ def report(res, args):
     kd = res.get("kinds")
     if kd:
         w("### Per kind of line (the first 100k lines, split by kind; %d alternating rounds)\n" % args.rounds)
-        w("The floor gives up at the first error, so on broken, wrapped and concatenated lines it does "
+        w("The floors give up at the first error, so on broken, wrapped and concatenated lines they do "
           "little work; toolmend mends them. `values` is how many lines the floor wrote a value for.\n")
         w("| kind | lines | MB | toolmend | floor | toolmend / floor | floor values |")
         w("|---|---:|---:|---:|---:|---:|---:|")
@@ -673,6 +696,31 @@ def report(res, args):
                 fam, format(d["lines"], ","), d["bytes"] / 1e6, fmt_t(d["toolmend_s"]), fmt_t(d["floor_s"]),
                 d["ratio"], format(d["floor_values"], ",")))
         w("")
+        if any("mb_per_cpu_s" in d for d in kd.values()):
+            w("Per core (issue 30): MB of input per second of CPU time (user + system, median of the "
+              "rounds above) of `toolmend args --threads 1`, the serde_json floor (bench/floor) and "
+              "the sonic-rs floor (bench/floor-sonic); `/ sonic` is toolmend's CPU time over "
+              "sonic-rs's (at most 1: as fast per core). Wall-clock medians of the same runs in "
+              "brackets.\n")
+            w("| kind | toolmend --threads 1 | serde_json floor | sonic-rs floor | toolmend / sonic | sonic values |")
+            w("|---|---:|---:|---:|---:|---:|")
+            tot = {}
+            for fam, d in kd.items():
+                if "mb_per_cpu_s" not in d:
+                    continue
+                mb, c, wl = d["mb_per_cpu_s"], d["cpu_s"], d["wall_s"]
+                cell = lambda n: "%.0f MB/s (%s)" % (mb[n], fmt_t(wl[n])) if mb.get(n) else "-"
+                for n in c:
+                    tot[n] = tot.get(n, 0) + c[n]
+                ratio = "%.2f" % (c["toolmend-1"] / c["floor-sonic"]) if c.get("floor-sonic") else "-"
+                w("| %s | %s | %s | %s | %s | %s |" % (fam, cell("toolmend-1"), cell("floor"), cell("floor-sonic"),
+                                                       ratio, format(d.get("sonic_values", 0), ",")))
+            if tot.get("floor-sonic"):
+                nbytes = sum(d["bytes"] for d in kd.values())
+                w("| all kinds | %.0f MB/s | %.0f MB/s | %.0f MB/s | %.2f | |" % (
+                    nbytes / 1e6 / tot["toolmend-1"], nbytes / 1e6 / tot["floor"], nbytes / 1e6 / tot["floor-sonic"],
+                    tot["toolmend-1"] / tot["floor-sonic"]))
+            w("")
 
     w("## Targets (issue 4)\n")
     w("| target | measured | met |")
