@@ -80,6 +80,30 @@ fn find_any_sse2(
     (None, p)
 }
 
+/// Appends `src[from..to]` to `out`. Most of what the parsers copy is a short run (a key, a
+/// number, the text between two escapes), where a call of `memcpy` for a few bytes cost more
+/// than the copy: up to 32 bytes, when 32 can be read from `src`, a fixed 32-byte copy (two
+/// vector moves) is made and only the run's bytes kept.
+#[allow(unsafe_code)]
+#[inline(always)]
+pub(crate) fn append(out: &mut Vec<u8>, src: &[u8], from: usize, to: usize) {
+    let n = to - from;
+    if n <= 32 && from.checked_add(32).is_some_and(|end| end <= src.len()) {
+        out.reserve(32);
+        let len = out.len();
+        // SAFETY: `reserve(32)` leaves at least 32 writable bytes past `len`; `src[from..from
+        // + 32]` is in bounds (checked above); `out` is a Vec of its own, which `src`, a shared
+        // borrow alive beside the mutable one of `out`, cannot overlap. The first `n <= 32`
+        // bytes written are `src[from..to]`, and only they are counted in the new length.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.as_ptr().add(from), out.as_mut_ptr().add(len), 32);
+            out.set_len(len + n);
+        }
+    } else {
+        out.extend_from_slice(&src[from..to]);
+    }
+}
+
 /// The four hex digits at `at` as a number.
 pub(crate) fn hex4(src: &[u8], at: usize) -> Option<u32> {
     let digits = src.get(at..at + 4)?;
