@@ -296,6 +296,9 @@ def kinds(args, res):
             continue
         cmds = {"toolmend": [TOOLMEND, "args"], "toolmend-1": [TOOLMEND, "args", "--threads", "1"],
                 "floor": [FLOOR]}
+        if args.before:
+            # An earlier build, in the same rounds: before/after figures from one run.
+            cmds["before-1"] = [args.before, "args", "--threads", "1"]
         if os.path.exists(SONIC):
             cmds["floor-sonic"] = [SONIC]
         names = list(cmds)
@@ -702,8 +705,12 @@ def report(res, args):
               "the sonic-rs floor (bench/floor-sonic); `/ sonic` is toolmend's CPU time over "
               "sonic-rs's (at most 1: as fast per core). Wall-clock medians of the same runs in "
               "brackets.\n")
-            w("| kind | toolmend --threads 1 | serde_json floor | sonic-rs floor | toolmend / sonic | sonic values |")
-            w("|---|---:|---:|---:|---:|---:|")
+            before = any("before-1" in d.get("cpu_s", {}) for d in kd.values())
+            if before:
+                w("`before`: %s, run in the same rounds.\n" % res.get("before", "an earlier build"))
+            w("| kind | %stoolmend --threads 1 | serde_json floor | sonic-rs floor | toolmend / sonic | sonic values |"
+              % ("before --threads 1 | " if before else ""))
+            w("|---|%s---:|---:|---:|---:|---:|" % ("---:|" if before else ""))
             tot = {}
             for fam, d in kd.items():
                 if "mb_per_cpu_s" not in d:
@@ -713,11 +720,13 @@ def report(res, args):
                 for n in c:
                     tot[n] = tot.get(n, 0) + c[n]
                 ratio = "%.2f" % (c["toolmend-1"] / c["floor-sonic"]) if c.get("floor-sonic") else "-"
-                w("| %s | %s | %s | %s | %s | %s |" % (fam, cell("toolmend-1"), cell("floor"), cell("floor-sonic"),
-                                                       ratio, format(d.get("sonic_values", 0), ",")))
+                w("| %s | %s%s | %s | %s | %s | %s |" % (fam, cell("before-1") + " | " if before else "",
+                                                         cell("toolmend-1"), cell("floor"), cell("floor-sonic"),
+                                                         ratio, format(d.get("sonic_values", 0), ",")))
             if tot.get("floor-sonic"):
                 nbytes = sum(d["bytes"] for d in kd.values())
-                w("| all kinds | %.0f MB/s | %.0f MB/s | %.0f MB/s | %.2f | |" % (
+                w("| all kinds | %s%.0f MB/s | %.0f MB/s | %.0f MB/s | %.2f | |" % (
+                    "%.0f MB/s | " % (nbytes / 1e6 / tot["before-1"]) if before else "",
                     nbytes / 1e6 / tot["toolmend-1"], nbytes / 1e6 / tot["floor"], nbytes / 1e6 / tot["floor-sonic"],
                     tot["toolmend-1"] / tot["floor-sonic"]))
             w("")
@@ -730,6 +739,16 @@ def report(res, args):
         r = t100["toolmend"]["median_s"] / t100["floor"]["median_s"]
         w("| toolmend ≤ 0.8x the floor's time, 100k corpus | %.2fx (%s vs %s) | %s |" % (
             r, fmt_t(t100["toolmend"]["median_s"]), fmt_t(t100["floor"]["median_s"]), "yes" if r <= 0.8 else "**no**"))
+    kd_cpu = {f: d["cpu_s"] for f, d in (res.get("kinds") or {}).items() if d.get("cpu_s", {}).get("floor-sonic")}
+    if kd_cpu:
+        mine = sum(c["toolmend-1"] for c in kd_cpu.values())
+        sonic = sum(c["floor-sonic"] for c in kd_cpu.values())
+        w("| per core (`args --threads 1`, CPU time) at least as fast as sonic-rs parse+write, all kinds (issue 30) "
+          "| %.2fx sonic-rs's time (%.3f s vs %.3f s) | %s |" % (mine / sonic, mine, sonic, "yes" if mine <= sonic else "**no**"))
+        if "clean" in kd_cpu:
+            mb = res["kinds"]["clean"]["mb_per_cpu_s"]["toolmend-1"]
+            w("| per core ≥ 1 GB/s on lines that are valid JSON already (clean kind, issue 30) | %.0f MB/s | %s |" % (
+                mb, "yes" if mb >= 1000 else "**no**"))
     for peer, goal in (("json_repair", 50), ("jsonrepair", 25)):
         best = None
         for size in ("100k", "10k"):
@@ -974,6 +993,7 @@ def main():
     p.add_argument("--stream-chunks", type=lambda v: [int(x) for x in v.split(",")], default=[1, 4])
     p.add_argument("--stream-rounds", type=int, default=5)
     p.add_argument("--bindings-rounds", type=int, default=3)
+    p.add_argument("--before", help="an earlier toolmend binary, run beside toolmend in the kinds rounds")
     p.add_argument("--bindings-warmup", type=int, default=1,
                    help="untimed runs of every way in the bindings drivers before their rounds")
     p.add_argument("--only", default="throughput,kinds,memory,lines,scaling,calls,calls-scaling,stream,bindings")
@@ -996,6 +1016,8 @@ def main():
     res = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "command": os.environ.get("BENCH_COMMAND", "python3 bench/run.py " + " ".join(sys.argv[1:])).strip(),
            "machine": machine(), "versions": versions(), "skipped_tools": skipped}
+    if args.before:
+        res["before"] = "`%s` (%s)" % (args.before, sh([args.before, "--version"]))
     if args.merge and not os.path.exists(os.path.join(WORK, "results.json")):
         # Without the earlier run's figures, "merging" would write a page with only this run's
         # sections over the committed one.

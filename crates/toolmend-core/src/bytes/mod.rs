@@ -8,7 +8,8 @@ pub(crate) mod escape;
 /// `src.len()` when there is none. String content is mostly plain, so it is tested eight
 /// bytes at a time (a byte loop here was a quarter of the profile, and memchr's set-up costs
 /// more than it saves on runs this short).
-// The one unsafe of the core library: the SSE2 scan below (x86_64 only).
+// One of the two unsafe blocks of the core library (the other is `append`'s fixed-size copy):
+// the SSE2 scan below (x86_64 only).
 #[allow(unsafe_code)]
 #[inline(always)]
 pub(crate) fn find_any(src: &[u8], mut p: usize, bytes: [u8; 3], control: bool) -> usize {
@@ -127,6 +128,24 @@ pub fn cut(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `append` writes exactly the run, whatever its length and however near the end of `src`
+    /// it is (where the fixed-size copy cannot be used), onto outputs of every length.
+    #[test]
+    fn append_copies_exactly_the_run() {
+        let src: Vec<u8> = (0..80).map(|i| i as u8 ^ 0x5a).collect();
+        for before in [0, 1, 31, 32, 33] {
+            for from in 0..src.len() {
+                for to in from..src.len().min(from + 40) {
+                    let mut out = vec![7u8; before];
+                    append(&mut out, &src, from, to);
+                    let mut want = vec![7u8; before];
+                    want.extend_from_slice(&src[from..to]);
+                    assert_eq!(out, want, "{before} {from}..{to}");
+                }
+            }
+        }
+    }
 
     /// The word-at-a-time scan against a byte loop, at every alignment and for every byte.
     #[test]
