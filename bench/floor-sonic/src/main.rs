@@ -46,7 +46,8 @@ fn main() -> io::Result<()> {
                 written.push(b'\n');
                 out.write_all(&written)?;
             }
-            Err(e) => writeln!(err, "line {number}: {e}")?,
+            // sonic-rs's messages quote the input over several lines: one line per error.
+            Err(e) => writeln!(err, "line {number}: {}", e.to_string().replace('\n', " "))?,
         }
     }
     out.flush()?;
