@@ -39,6 +39,7 @@ import gen_corpus  # noqa: E402  (for the adversarial series' names and extra ar
 
 TOOLMEND = os.path.join(ROOT, "target", "release", "toolmend")
 FLOOR = os.path.join(BENCH, "floor", "target", "release", "toolmend-bench-floor")
+SONIC = os.path.join(BENCH, "floor-sonic", "target", "release", "toolmend-bench-floor-sonic")
 VENV_PY = os.path.join(WORK, "venv", "bin", "python")
 JSON_REPAIR_DRIVER = os.path.join(BENCH, "drivers", "json_repair_driver.py")
 JSONREPAIR_DRIVER = os.path.join(WORK, "jsonrepair_driver.mjs")  # copied next to node_modules
@@ -142,6 +143,10 @@ def sh(cmd):
 def tools_available(args):
     tools = {"toolmend": [TOOLMEND, "args"], "floor": [FLOOR]}
     skipped = {}
+    if os.path.exists(SONIC):
+        tools["floor-sonic"] = [SONIC]
+    else:
+        skipped["floor-sonic"] = "bench/floor-sonic was not built"
     if shutil.which("jq"):
         tools["jq"] = ["jq", "-cR", "fromjson?"]
     else:
@@ -167,6 +172,7 @@ def versions():
         + (" (dirty)" if sh(["git", "-C", ROOT, "status", "--porcelain", "--", "src", "Cargo.toml", "Cargo.lock"]) else ""),
         "rustc": sh(["rustc", "--version"]),
         "serde_json (floor)": sh("grep -A1 'name = \"serde_json\"' %s/floor/Cargo.lock | tail -1" % BENCH),
+        "sonic-rs (floor-sonic)": sh("grep -A1 'name = \"sonic-rs\"' %s/floor-sonic/Cargo.lock | tail -1" % BENCH),
         "jq": sh(["jq", "--version"]) if shutil.which("jq") else "not installed",
         "python": sh([sys.executable, "--version"]),
         "json_repair": sh([VENV_PY, "-c", "import importlib.metadata as m; print(m.version('json-repair'))"])
@@ -280,24 +286,42 @@ def throughput(args, tools, res):
 
 
 def kinds(args, res):
-    """toolmend and the floor on the first 100k lines split by kind: where the time goes."""
+    """toolmend and the floors on the first 100k lines split by kind: where the time goes. Per
+    core: each run's CPU time (user + system), so that a shared machine's other work counts
+    less than in wall time; toolmend also with `--threads 1`."""
     out = {}
     for fam in gen_corpus.FAMILIES:
         path = os.path.join(CORPUS, "kinds-%s.txt" % fam)
         if not os.path.exists(path):
             continue
-        names = ["toolmend", "floor"]
-        cmds = {"toolmend": [TOOLMEND, "args"], "floor": [FLOOR]}
+        cmds = {"toolmend": [TOOLMEND, "args"], "toolmend-1": [TOOLMEND, "args", "--threads", "1"],
+                "floor": [FLOOR]}
+        if args.before:
+            # An earlier build, in the same rounds: before/after figures from one run.
+            cmds["before-1"] = [args.before, "args", "--threads", "1"]
+        if os.path.exists(SONIC):
+            cmds["floor-sonic"] = [SONIC]
+        names = list(cmds)
         times = {n: [] for n in names}
+        cpus = {n: [] for n in names}
         for r in range(args.rounds):
-            for n in (names if r % 2 == 0 else names[::-1]):
-                times[n].append(run_timed(cmds[n], path, timeout=args.timeout)[0])
+            order = names[r % len(names):] + names[:r % len(names)]
+            for n in order:
+                wall, cpu, _ = run_measured(cmds[n], path, timeout=args.timeout)
+                times[n].append(wall)
+                cpus[n].append(cpu)
         med = {n: statistics.median(times[n]) for n in names}
+        cpu = {n: statistics.median(cpus[n]) for n in names}
+        nbytes = os.path.getsize(path)
         floor_out = output_counts([FLOOR], path)[0]
-        out[fam] = {"lines": count_lines(path), "bytes": os.path.getsize(path),
+        out[fam] = {"lines": count_lines(path), "bytes": nbytes,
                     "toolmend_s": med["toolmend"], "floor_s": med["floor"],
-                    "ratio": med["toolmend"] / med["floor"], "floor_values": floor_out}
-        log("== kind %-13s toolmend %.3fs floor %.3fs" % (fam, med["toolmend"], med["floor"]))
+                    "ratio": med["toolmend"] / med["floor"], "floor_values": floor_out,
+                    "wall_s": med, "cpu_s": cpu,
+                    "mb_per_cpu_s": {n: nbytes / 1e6 / cpu[n] if cpu[n] else None for n in names}}
+        if "floor-sonic" in cmds:
+            out[fam]["sonic_values"] = output_counts([SONIC], path)[0]
+        log("== kind %-13s %s" % (fam, "  ".join("%s %.3fs (cpu %.3fs)" % (n, med[n], cpu[n]) for n in names)))
     res["kinds"] = out
     save(res)
 
@@ -623,6 +647,8 @@ def report(res, args):
     w("- **floor**: `bench/floor` — serde_json parses each line into a `Value` (a second time for a "
       "line that is a JSON string) and writes it back compact; release build with LTO. It repairs "
       "nothing: broken lines only get an error line.")
+    w("- **floor-sonic**: `bench/floor-sonic` — the same with sonic-rs (SIMD) instead of serde_json; "
+      "release build with LTO, no `target-cpu` flag (toolmend's own build has none either).")
     w("- **jq**: `jq -cR 'fromjson?'` (parses each line, drops what does not parse).")
     w("- **json_repair**: Python `repair_json(line)` per line in one process (bench/drivers/json_repair_driver.py).")
     w("- **jsonrepair**: JavaScript `jsonrepair(line)` per line in one process (bench/drivers/jsonrepair_driver.mjs).")
@@ -664,7 +690,7 @@ def report(res, args):
     kd = res.get("kinds")
     if kd:
         w("### Per kind of line (the first 100k lines, split by kind; %d alternating rounds)\n" % args.rounds)
-        w("The floor gives up at the first error, so on broken, wrapped and concatenated lines it does "
+        w("The floors give up at the first error, so on broken, wrapped and concatenated lines they do "
           "little work; toolmend mends them. `values` is how many lines the floor wrote a value for.\n")
         w("| kind | lines | MB | toolmend | floor | toolmend / floor | floor values |")
         w("|---|---:|---:|---:|---:|---:|---:|")
@@ -673,6 +699,37 @@ def report(res, args):
                 fam, format(d["lines"], ","), d["bytes"] / 1e6, fmt_t(d["toolmend_s"]), fmt_t(d["floor_s"]),
                 d["ratio"], format(d["floor_values"], ",")))
         w("")
+        if any("mb_per_cpu_s" in d for d in kd.values()):
+            w("Per core (issue 30): MB of input per second of CPU time (user + system, median of the "
+              "rounds above) of `toolmend args --threads 1`, the serde_json floor (bench/floor) and "
+              "the sonic-rs floor (bench/floor-sonic); `/ sonic` is toolmend's CPU time over "
+              "sonic-rs's (at most 1: as fast per core). Wall-clock medians of the same runs in "
+              "brackets.\n")
+            before = any("before-1" in d.get("cpu_s", {}) for d in kd.values())
+            if before:
+                w("`before`: %s, run in the same rounds.\n" % res.get("before", "an earlier build"))
+            w("| kind | %stoolmend --threads 1 | serde_json floor | sonic-rs floor | toolmend / sonic | sonic values |"
+              % ("before --threads 1 | " if before else ""))
+            w("|---|%s---:|---:|---:|---:|---:|" % ("---:|" if before else ""))
+            tot = {}
+            for fam, d in kd.items():
+                if "mb_per_cpu_s" not in d:
+                    continue
+                mb, c, wl = d["mb_per_cpu_s"], d["cpu_s"], d["wall_s"]
+                cell = lambda n: "%.0f MB/s (%s)" % (mb[n], fmt_t(wl[n])) if mb.get(n) else "-"
+                for n in c:
+                    tot[n] = tot.get(n, 0) + c[n]
+                ratio = "%.2f" % (c["toolmend-1"] / c["floor-sonic"]) if c.get("floor-sonic") else "-"
+                w("| %s | %s%s | %s | %s | %s | %s |" % (fam, cell("before-1") + " | " if before else "",
+                                                         cell("toolmend-1"), cell("floor"), cell("floor-sonic"),
+                                                         ratio, format(d.get("sonic_values", 0), ",")))
+            if tot.get("floor-sonic"):
+                nbytes = sum(d["bytes"] for d in kd.values())
+                w("| all kinds | %s%.0f MB/s | %.0f MB/s | %.0f MB/s | %.2f | |" % (
+                    "%.0f MB/s | " % (nbytes / 1e6 / tot["before-1"]) if before else "",
+                    nbytes / 1e6 / tot["toolmend-1"], nbytes / 1e6 / tot["floor"], nbytes / 1e6 / tot["floor-sonic"],
+                    tot["toolmend-1"] / tot["floor-sonic"]))
+            w("")
 
     w("## Targets (issue 4)\n")
     w("| target | measured | met |")
@@ -682,6 +739,16 @@ def report(res, args):
         r = t100["toolmend"]["median_s"] / t100["floor"]["median_s"]
         w("| toolmend ≤ 0.8x the floor's time, 100k corpus | %.2fx (%s vs %s) | %s |" % (
             r, fmt_t(t100["toolmend"]["median_s"]), fmt_t(t100["floor"]["median_s"]), "yes" if r <= 0.8 else "**no**"))
+    kd_cpu = {f: d["cpu_s"] for f, d in (res.get("kinds") or {}).items() if d.get("cpu_s", {}).get("floor-sonic")}
+    if kd_cpu:
+        mine = sum(c["toolmend-1"] for c in kd_cpu.values())
+        sonic = sum(c["floor-sonic"] for c in kd_cpu.values())
+        w("| per core (`args --threads 1`, CPU time) at least as fast as sonic-rs parse+write, all kinds (issue 30) "
+          "| %.2fx sonic-rs's time (%.3f s vs %.3f s) | %s |" % (mine / sonic, mine, sonic, "yes" if mine <= sonic else "**no**"))
+        if "clean" in kd_cpu:
+            mb = res["kinds"]["clean"]["mb_per_cpu_s"]["toolmend-1"]
+            w("| per core ≥ 1 GB/s on lines that are valid JSON already (clean kind, issue 30) | %.0f MB/s | %s |" % (
+                mb, "yes" if mb >= 1000 else "**no**"))
     for peer, goal in (("json_repair", 50), ("jsonrepair", 25)):
         best = None
         for size in ("100k", "10k"):
@@ -926,6 +993,7 @@ def main():
     p.add_argument("--stream-chunks", type=lambda v: [int(x) for x in v.split(",")], default=[1, 4])
     p.add_argument("--stream-rounds", type=int, default=5)
     p.add_argument("--bindings-rounds", type=int, default=3)
+    p.add_argument("--before", help="an earlier toolmend binary, run beside toolmend in the kinds rounds")
     p.add_argument("--bindings-warmup", type=int, default=1,
                    help="untimed runs of every way in the bindings drivers before their rounds")
     p.add_argument("--only", default="throughput,kinds,memory,lines,scaling,calls,calls-scaling,stream,bindings")
@@ -948,6 +1016,8 @@ def main():
     res = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "command": os.environ.get("BENCH_COMMAND", "python3 bench/run.py " + " ".join(sys.argv[1:])).strip(),
            "machine": machine(), "versions": versions(), "skipped_tools": skipped}
+    if args.before:
+        res["before"] = "`%s` (%s)" % (args.before, sh([args.before, "--version"]))
     if args.merge and not os.path.exists(os.path.join(WORK, "results.json")):
         # Without the earlier run's figures, "merging" would write a page with only this run's
         # sections over the committed one.

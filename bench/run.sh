@@ -27,6 +27,9 @@ say "building toolmend and the stream driver (cargo build --release)"
 say "building the floor (bench/floor, cargo build --release)"
 (cd "$here/floor" && cargo build --release --quiet)
 
+say "building the sonic-rs floor (bench/floor-sonic, cargo build --release)"
+(cd "$here/floor-sonic" && cargo build --release --quiet) || echo "the sonic-rs floor did not build: it will be skipped" >&2
+
 if ! command -v jq >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         say "installing jq (apt-get)"

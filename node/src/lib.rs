@@ -14,8 +14,6 @@ use toolmend_core::schema::Schema;
 use toolmend_core::tools::Tools;
 use toolmend_core::{Concat, Options, Target, Truncated};
 
-use crate::text::{push_latin1, push_utf8, push_utf16, wide};
-
 // Node's external strings and napi's raw calls: the unsafe code of the package is in these.
 #[allow(unsafe_code)]
 mod many;
@@ -25,6 +23,8 @@ mod pool;
 mod records;
 #[allow(unsafe_code)]
 mod text;
+#[allow(unsafe_code)]
+mod value;
 
 /// The default limit on one input's size, as the CLI's `--max-bytes`.
 const MAX_BYTES: f64 = toolmend_core::DEFAULT_MAX_BYTES as f64;
@@ -163,13 +163,8 @@ pub struct Mender {
     inner: toolmend_core::Mender,
     max_bytes: usize,
     schema: Option<Schema>,
-    /// `mend_string`'s input as UTF-16 and as UTF-8, and its value as UTF-8 and as the text
-    /// of a JavaScript string: kept between calls.
-    units: Vec<u16>,
-    text: String,
-    value: Vec<u8>,
-    narrow: Vec<u8>,
-    wide: Vec<u16>,
+    /// `mend_string`'s buffers, kept between calls.
+    buffers: value::Buffers,
 }
 
 /// A JavaScript value made by hand, returned as it is.
@@ -193,7 +188,6 @@ impl ToNapiValue for Made {
 }
 
 #[napi]
-#[allow(unsafe_code)]
 impl Mender {
     #[napi(constructor)]
     pub fn new(options: Option<MendOptions>) -> Result<Mender> {
@@ -207,98 +201,19 @@ impl Mender {
             inner: toolmend_core::Mender::new(options),
             max_bytes,
             schema,
-            units: Vec::new(),
-            text: String::new(),
-            value: Vec::new(),
-            narrow: Vec::new(),
-            wide: Vec::new(),
+            buffers: value::Buffers::default(),
         })
     }
 
-    /// `mend_value` for a string without a schema, the way that costs least per call: the
-    /// string is copied as UTF-16 (no conversion in V8) and turned into UTF-8 here, and the
-    /// value's JSON text goes back as Latin-1 or UTF-16. Null for a string with a lone
-    /// surrogate (`index.js` makes that error).
+    /// `mend_value` for a string without a schema, the way that costs least per call (see
+    /// `value.rs`; `valueFunction` makes the same call as a plain function). Null for a string
+    /// with a lone surrogate (`index.js` makes that error).
     #[napi(ts_return_type = "string | RawRecord | null")]
     pub fn mend_string(&mut self, env: Env, text: napi::JsString) -> Result<Made> {
-        let env = env.raw();
         let string = text.value().value;
-        let mut length = 0;
-        // SAFETY: a null buffer asks for the length only.
-        check(unsafe {
-            napi::sys::napi_get_value_string_utf16(
-                env,
-                string,
-                std::ptr::null_mut(),
-                0,
-                &mut length,
-            )
-        })?;
-        self.units.clear();
-        self.units.reserve(length + 1);
-        let mut written = 0;
-        // SAFETY: room for `length` units and napi's NUL; napi says how many it wrote.
-        check(unsafe {
-            napi::sys::napi_get_value_string_utf16(
-                env,
-                string,
-                self.units.as_mut_ptr(),
-                length + 1,
-                &mut written,
-            )
-        })?;
-        // SAFETY: napi wrote these `written` units.
-        unsafe { self.units.set_len(written) };
-        let mut made = std::ptr::null_mut();
-        self.text.clear();
-        if !push_utf8(&self.units, &mut self.text) {
-            // SAFETY: an out-pointer.
-            check(unsafe { napi::sys::napi_get_null(env, &mut made) })?;
-            return Ok(Made(made));
-        }
-        let input = records::text_input(&self.text, self.max_bytes);
-        let mended = match input.text().and_then(|t| self.inner.mend(t)) {
-            Ok(mended) => mended,
-            Err(error) => {
-                // SAFETY: `env` is this call's.
-                return Ok(Made(unsafe {
-                    RawRecord::to_napi_value(env, failed(&error, input.original()))?
-                }));
-            }
-        };
-        self.value.clear();
-        mended.write_value(&mut self.value);
-        // SAFETY: pointers and lengths of live vectors; V8 copies them.
-        let status = unsafe {
-            if self.value.iter().all(|&b| b < 0x80) {
-                napi::sys::napi_create_string_latin1(
-                    env,
-                    self.value.as_ptr().cast(),
-                    self.value.len() as isize,
-                    &mut made,
-                )
-            } else if !wide(&self.value) {
-                self.narrow.clear();
-                push_latin1(&mut self.narrow, &self.value);
-                napi::sys::napi_create_string_latin1(
-                    env,
-                    self.narrow.as_ptr().cast(),
-                    self.narrow.len() as isize,
-                    &mut made,
-                )
-            } else {
-                self.wide.clear();
-                push_utf16(&mut self.wide, &self.value);
-                napi::sys::napi_create_string_utf16(
-                    env,
-                    self.wide.as_ptr(),
-                    self.wide.len() as isize,
-                    &mut made,
-                )
-            }
-        };
-        check(status)?;
-        Ok(Made(made))
+        self.buffers
+            .mend_string(&mut self.inner, self.max_bytes, env.raw(), string)
+            .map(Made)
     }
 
     /// One input's record.

@@ -390,3 +390,26 @@ test('mendArgs and repair take strings their own way and give what a record unwr
   assert.equal(toolmend.mendArgs('{"id": 123456789012345678901234567890}').id, 1.2345678901234568e29);
   assert.equal(Object.is(toolmend.repair('-0'), -0), true);
 });
+
+test('mendArgs per call: inputs around the kept buffer\'s size, returned as given when valid and compact', () => {
+  // The native function copies a string into a buffer of at least 256 units kept between calls,
+  // and asks for the length only of a string that fills it; a value whose text is the input's
+  // goes back as the input string itself.
+  const mender = new toolmend.Mender({ truncated: 'error' });
+  const inputs = [];
+  for (const n of [0, 1, 200, 240, 250, 251, 252, 253, 254, 255, 256, 257, 300, 511, 512, 513, 5000, 70000]) {
+    for (const fill of ['a', 'é', '€', '😀', '\\n', '"']) {
+      const body = fill === '"' ? '\\"'.repeat(n) : fill.repeat(n);
+      inputs.push(`{"k":"${body}"}`);
+      inputs.push(`{"k": "${body}", "n": 1,}`);
+      inputs.push(`{"k":"${body}","k":2}`);
+      inputs.push(JSON.stringify(`{"k":"${body}"}`));
+    }
+  }
+  // Growing and shrinking sizes, so that the buffer kept is sometimes larger, sometimes smaller.
+  for (const text of [...inputs, ...inputs.reverse()]) {
+    assert.deepEqual(outcome(() => toolmend.mendArgs(text)), outcome(() => mender.mend(text).unwrap()), text.slice(0, 80));
+  }
+  const compact = '{"a":[1,2.50,{"b":null}],"c":"x\\u00e9"}';
+  assert.deepEqual(toolmend.mendArgs(compact), JSON.parse(compact));
+});

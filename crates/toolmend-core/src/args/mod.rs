@@ -66,6 +66,8 @@ pub struct Mender {
     parts: Vec<Range<usize>>,
     /// Lone surrogate escapes become U+FFFD (see [`Mender::replacing_lone_surrogates`]).
     lone_surrogates_as_fffd: bool,
+    /// Valid JSON read by the repairing parser too (see [`Mender::without_fast_path`]).
+    fast_path_off: bool,
 }
 
 /// A mended input: the value (as compact JSON text), what was dropped, and what was repaired.
@@ -180,6 +182,15 @@ impl Mender {
         self
     }
 
+    /// A mender that reads valid JSON with the repairing parser too, not its fast path: the
+    /// output is the same (tests/fast_path.rs compares the two), only slower. For tests and
+    /// measurements.
+    #[doc(hidden)]
+    pub fn without_fast_path(mut self) -> Mender {
+        self.fast_path_off = true;
+        self
+    }
+
     /// A mender that also builds each value as a `serde_json::Value` in the same pass (see
     /// [`Mender::mend_value`]), for callers that need the value rather than its text (`calls`).
     pub fn building_values(mut self) -> Mender {
@@ -288,7 +299,8 @@ impl Mender {
         let span = trim(input)?;
         let mut layers = std::mem::take(&mut self.layers);
         let keep_lone = !self.lone_surrogates_as_fffd;
-        let is_json = |text: &[u8]| is_json(text, options.max_nesting);
+        let fast_path_off = self.fast_path_off;
+        let is_json = |text: &[u8]| is_json(text, options.max_nesting, fast_path_off);
         let found = unquote(
             input.as_bytes(),
             span.clone(),
@@ -340,6 +352,7 @@ impl Mender {
             strict: found.strict,
             max_nesting: self.options.max_nesting,
             lone_surrogates_as_fffd: self.lone_surrogates_as_fffd,
+            fast_path_off: self.fast_path_off,
         };
         let note = |mut err: Error| {
             err.message.push_str(&layer_note(found.layers));

@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use crate::args::locate::locate;
 use crate::args::options::{Options, Target};
-use crate::bytes::{find_any, hex4};
+use crate::bytes::{append, find_any, hex4};
 use crate::error::{Code, Error};
 use crate::repair::{Repair, RepairKind};
 
@@ -345,7 +345,8 @@ pub(crate) fn decode(
             out.extend_from_slice(&text[run..i]);
             break;
         }
-        out.extend_from_slice(&text[run..i]);
+        // The text between two escapes: a few bytes, mostly.
+        append(out, text, run, i);
         let Some(&e) = text.get(i + 1) else {
             if strict {
                 return None;

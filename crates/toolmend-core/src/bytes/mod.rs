@@ -8,7 +8,8 @@ pub(crate) mod escape;
 /// `src.len()` when there is none. String content is mostly plain, so it is tested eight
 /// bytes at a time (a byte loop here was a quarter of the profile, and memchr's set-up costs
 /// more than it saves on runs this short).
-// The one unsafe of the core library: the SSE2 scan below (x86_64 only).
+// One of the two unsafe blocks of the core library (the other is `append`'s fixed-size copy):
+// the SSE2 scan below (x86_64 only).
 #[allow(unsafe_code)]
 #[inline(always)]
 pub(crate) fn find_any(src: &[u8], mut p: usize, bytes: [u8; 3], control: bool) -> usize {
@@ -80,6 +81,30 @@ fn find_any_sse2(
     (None, p)
 }
 
+/// Appends `src[from..to]` to `out`. Most of what the parsers copy is a short run (a key, a
+/// number, the text between two escapes), where a call of `memcpy` for a few bytes cost more
+/// than the copy: up to 32 bytes, when 32 can be read from `src`, a fixed 32-byte copy (two
+/// vector moves) is made and only the run's bytes kept.
+#[allow(unsafe_code)]
+#[inline(always)]
+pub(crate) fn append(out: &mut Vec<u8>, src: &[u8], from: usize, to: usize) {
+    let n = to - from;
+    if n <= 32 && from.checked_add(32).is_some_and(|end| end <= src.len()) {
+        out.reserve(32);
+        let len = out.len();
+        // SAFETY: `reserve(32)` leaves at least 32 writable bytes past `len`; `src[from..from
+        // + 32]` is in bounds (checked above); `out` is a Vec of its own, which `src`, a shared
+        // borrow alive beside the mutable one of `out`, cannot overlap. The first `n <= 32`
+        // bytes written are `src[from..to]`, and only they are counted in the new length.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.as_ptr().add(from), out.as_mut_ptr().add(len), 32);
+            out.set_len(len + n);
+        }
+    } else {
+        out.extend_from_slice(&src[from..to]);
+    }
+}
+
 /// The four hex digits at `at` as a number.
 pub(crate) fn hex4(src: &[u8], at: usize) -> Option<u32> {
     let digits = src.get(at..at + 4)?;
@@ -110,6 +135,24 @@ pub fn cut(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `append` writes exactly the run, whatever its length and however near the end of `src`
+    /// it is (where the fixed-size copy cannot be used), onto outputs of every length.
+    #[test]
+    fn append_copies_exactly_the_run() {
+        let src: Vec<u8> = (0..80).map(|i| i as u8 ^ 0x5a).collect();
+        for before in [0, 1, 31, 32, 33] {
+            for from in 0..src.len() {
+                for to in from..src.len().min(from + 40) {
+                    let mut out = vec![7u8; before];
+                    append(&mut out, &src, from, to);
+                    let mut want = vec![7u8; before];
+                    want.extend_from_slice(&src[from..to]);
+                    assert_eq!(out, want, "{before} {from}..{to}");
+                }
+            }
+        }
+    }
 
     /// The word-at-a-time scan against a byte loop, at every alignment and for every byte.
     #[test]

@@ -66,7 +66,7 @@ impl<'a> Parser<'a> {
         }
         let start = self.sink.out.len();
         self.sink.out.extend_from_slice(&key);
-        self.note_key(start, at);
+        self.note_key(start, at, true);
         self.sink.out.push(b':');
         self.pos = colon + 1;
         Ok(true)
@@ -81,7 +81,7 @@ impl<'a> Parser<'a> {
         let start = self.element_out;
         self.tree_open(Container::Object, start);
         self.sink.out.insert(start, b'{');
-        self.note_key(start + 1, at);
+        self.note_key(start + 1, at, true);
         self.sink.out.push(b':');
         self.pos = colon + 1;
         Ok(true)
@@ -539,7 +539,7 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    fn close_frame(&mut self) {
+    pub(super) fn close_frame(&mut self) {
         let frame = self.sink.scratch.nesting.pop().expect("an open container");
         self.tree_close(frame.level.kind(), frame.keys_base);
         match frame.level.kind() {

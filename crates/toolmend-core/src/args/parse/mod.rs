@@ -8,6 +8,7 @@
 //! bounded distance (or over whitespace it then consumes), so the time is linear in the input.
 
 mod containers;
+mod fast;
 mod guess;
 mod keys;
 mod numbers;
@@ -16,6 +17,7 @@ mod strings;
 mod tree;
 mod words;
 
+use fast::Resume;
 pub(crate) use tree::Tree;
 
 use crate::args::nesting::{Container, Nesting};
@@ -118,6 +120,9 @@ pub(crate) struct Rules {
     /// Write a `\u` escape naming half a surrogate pair as U+FFFD, a repair (for callers that
     /// need the value as Unicode text); by default it is kept as written, as valid JSON.
     pub(crate) lone_surrogates_as_fffd: bool,
+    /// Read everything with the repairing parser, valid JSON too (the tests compare the fast
+    /// path, [`fast`], against it).
+    pub(crate) fast_path_off: bool,
 }
 
 /// Reads one document from `src[pos..]` and writes it, compact, to `out`.
@@ -129,6 +134,8 @@ pub(crate) struct Parser<'a> {
     strict: bool,
     max_nesting: usize,
     lone_surrogates_as_fffd: bool,
+    /// Whether valid JSON is read by the fast path ([`fast`]).
+    fast: bool,
     open_arrays: usize,
     open_objects: usize,
     /// Where the last key read starts in `src`, and whether it added a `duplicate_key` repair.
@@ -157,6 +164,7 @@ impl<'a> Parser<'a> {
             strict: rules.strict,
             max_nesting: rules.max_nesting,
             lone_surrogates_as_fffd: rules.lone_surrogates_as_fffd,
+            fast: !rules.fast_path_off,
             open_arrays: 0,
             open_objects: 0,
             key_at: 0,
@@ -340,22 +348,48 @@ impl<'a> Parser<'a> {
         self.sink.repairs.push(repair);
     }
 
-    /// Reads one complete value, however deeply nested, without recursion.
+    /// Reads one complete value, however deeply nested, without recursion: the fast path reads
+    /// what is valid JSON, the repairing parser the rest, each taking up where the other
+    /// stopped ([`fast::Resume`]).
     fn one_value(&mut self) -> Result<(), Error> {
+        let mut state = Resume::Value;
         loop {
-            let start = self.sink.out.len();
-            if self.value()? {
-                continue;
-            }
-            self.tree_scalar(start);
-            loop {
-                if self.sink.scratch.nesting.is_empty() {
-                    return Ok(());
+            state = match self.fast(state)? {
+                Resume::Done => return Ok(()),
+                Resume::Value => {
+                    let start = self.sink.out.len();
+                    if self.value()? {
+                        Resume::Value
+                    } else {
+                        self.tree_scalar(start);
+                        Resume::After
+                    }
                 }
-                if self.after_value()? {
-                    break;
+                Resume::After => {
+                    if self.sink.scratch.nesting.is_empty() {
+                        return Ok(());
+                    }
+                    if self.after_value()? {
+                        Resume::Value
+                    } else {
+                        Resume::After
+                    }
                 }
-            }
+                Resume::Member(comma) => {
+                    if self.begin_member(comma)? {
+                        Resume::Value
+                    } else {
+                        Resume::After
+                    }
+                }
+                Resume::Element(comma) => {
+                    if self.begin_element(comma)? {
+                        Resume::Value
+                    } else {
+                        Resume::After
+                    }
+                }
+            };
         }
     }
 
@@ -546,12 +580,13 @@ fn regex_len(s: &[u8]) -> Option<usize> {
 
 /// Whether `text` is one JSON value as it stands (a strict parse into scratch buffers; used only
 /// for strings that decode to something that opens like JSON).
-pub(crate) fn is_json(text: &[u8], max_nesting: usize) -> bool {
+pub(crate) fn is_json(text: &[u8], max_nesting: usize, fast_path_off: bool) -> bool {
     let (mut sink, mut parts) = (Sink::default(), Vec::new());
     let rules = Rules {
         strict: true,
         max_nesting,
         lone_surrogates_as_fffd: false,
+        fast_path_off,
     };
     Parser::new(text, 0, &mut sink, rules)
         .document(&mut parts, false)

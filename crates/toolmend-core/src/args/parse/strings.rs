@@ -302,7 +302,7 @@ struct Noted {
 
 /// Where the `\u` escape at `p` ends: after a BMP character, or after both halves of a
 /// surrogate pair; `None` for a lone half.
-fn surrogate_pair_or_bmp(src: &[u8], p: usize) -> Option<usize> {
+pub(super) fn surrogate_pair_or_bmp(src: &[u8], p: usize) -> Option<usize> {
     match hex4(src, p + 2)? {
         0xD800..=0xDBFF => {
             let low = (src.get(p + 6..p + 8) == Some(b"\\u"))
