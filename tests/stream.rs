@@ -146,6 +146,16 @@ fn apply(params: &mut Value, event: &Value) -> Result<(), String> {
     Ok(())
 }
 
+/// The event as its JSON line reads (`to_value` would write numbers anew: `1E3` as `1e+3`).
+fn json_of(event: &Event) -> Value {
+    serde_json::from_str(&serde_json::to_string(event).unwrap()).unwrap()
+}
+
+/// `parameters` as their JSON reads, numbers as [`json_of`] reads them.
+fn reread(parameters: &Map<String, Value>) -> Value {
+    serde_json::from_str(&serde_json::to_string(parameters).unwrap()).unwrap()
+}
+
 /// The `open` of an `arguments` event's JSON.
 fn open_of(event: &Value) -> Option<String> {
     event["open"].as_str().map(str::to_owned)
@@ -158,7 +168,7 @@ fn rebuilt(events: &[Event], index: usize) -> Vec<(Map<String, Value>, Option<St
     let mut out = Vec::new();
     for event in events {
         if matches!(event, Event::Arguments { index: i, .. } if *i == index) {
-            let json = serde_json::to_value(event).unwrap();
+            let json = json_of(event);
             apply(&mut params, &json).unwrap_or_else(|e| panic!("{e}: {json}"));
             let Value::Object(map) = &params else {
                 unreachable!()
@@ -223,7 +233,7 @@ fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extra
                 }
                 // Rebuilt from the events as a consumer reads them: their JSON, applied in
                 // order to what the ones before made.
-                let json = serde_json::to_value(event).unwrap();
+                let json = json_of(event);
                 let mut value = shown[*index]
                     .as_ref()
                     .map_or_else(|| Value::Object(Map::new()), |(v, _)| v.clone());
@@ -263,7 +273,7 @@ fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extra
                 }
                 if let Some((before, None)) = &shown[*index]
                     && revised[*index].is_empty()
-                    && *before != Value::Object(call.parameters.clone())
+                    && *before != reread(&call.parameters)
                 {
                     fail(format!(
                         "call {index}: the arguments events rebuild {before}, call_end has {:?}",
@@ -271,7 +281,7 @@ fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extra
                     ));
                 }
                 if let Some((before, before_open)) = &shown[*index] {
-                    let final_params = Value::Object(call.parameters.clone());
+                    let final_params = reread(&call.parameters);
                     let segs = segments(before_open).unwrap_or_default();
                     if let Err(e) = kept(before, &final_params, &segs, "", &revised[*index]) {
                         fail(format!(
@@ -283,7 +293,7 @@ fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extra
                 // early (the repeat was read) for a call whose end keeps all that was shown
                 // excuses nothing: `calls` may read the call from an object without the repeat.
                 let excuses_a_change = shown[*index].as_ref().is_none_or(|(before, open)| {
-                    let final_params = Value::Object(call.parameters.clone());
+                    let final_params = reread(&call.parameters);
                     let segs = segments(open).unwrap_or_default();
                     kept(before, &final_params, &segs, "", &[]).is_err()
                 });
