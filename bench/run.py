@@ -37,12 +37,15 @@ CORPUS = os.path.join(WORK, "corpus")
 sys.path.insert(0, BENCH)
 import gen_corpus  # noqa: E402  (for the adversarial series' names and extra arguments)
 
-TOOLMEND = os.path.join(ROOT, "target", "release", "toolmend")
+# Other builds can be measured the same way (a before/after comparison): TOOLMEND_BENCH_BIN and
+# TOOLMEND_BENCH_STREAM_FEED name the binary and the stream driver.
+TOOLMEND = os.environ.get("TOOLMEND_BENCH_BIN") or os.path.join(ROOT, "target", "release", "toolmend")
 FLOOR = os.path.join(BENCH, "floor", "target", "release", "toolmend-bench-floor")
 VENV_PY = os.path.join(WORK, "venv", "bin", "python")
 JSON_REPAIR_DRIVER = os.path.join(BENCH, "drivers", "json_repair_driver.py")
 JSONREPAIR_DRIVER = os.path.join(WORK, "jsonrepair_driver.mjs")  # copied next to node_modules
-STREAM_FEED = os.path.join(ROOT, "target", "release", "examples", "stream_feed")
+STREAM_FEED = (os.environ.get("TOOLMEND_BENCH_STREAM_FEED")
+               or os.path.join(ROOT, "target", "release", "examples", "stream_feed"))
 PY_BINDINGS_DRIVER = os.path.join(BENCH, "drivers", "bindings_driver.py")
 NODE_BINDINGS_DRIVER = os.path.join(WORK, "bindings_driver.mjs")  # copied next to node_modules
 

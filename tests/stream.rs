@@ -469,7 +469,11 @@ fn numbers_literals_and_keys_wait_for_their_end() {
     let mut shown = |chunk: &str| -> Vec<Map<String, Value>> {
         let before = rebuilt(&events, 0).len();
         events.extend(stream.feed(chunk));
-        rebuilt(&events, 0).into_iter().skip(before).map(|(p, _)| p).collect()
+        rebuilt(&events, 0)
+            .into_iter()
+            .skip(before)
+            .map(|(p, _)| p)
+            .collect()
     };
     let first = shown("<tool_call>{\"name\": \"f\", \"arguments\": {\"n\": 12");
     assert!(first.iter().all(|p| !p.contains_key("n")), "{first:?}");
@@ -961,11 +965,15 @@ fn written_sizes(reply: &str, chunk: usize) -> (usize, usize, usize) {
     };
     for piece in reply.as_bytes().chunks(chunk) {
         stream.feed_into(std::str::from_utf8(piece).unwrap(), &mut events);
-        stream.write_events(&mut events, Shape::Native, &mut out).unwrap();
+        stream
+            .write_events(&mut events, Shape::Native, &mut out)
+            .unwrap();
         count(&mut out);
     }
     let mut end = stream.finish();
-    stream.write_events(&mut end, Shape::Native, &mut out).unwrap();
+    stream
+        .write_events(&mut end, Shape::Native, &mut out)
+        .unwrap();
     count(&mut out);
     sizes
 }
@@ -1009,7 +1017,10 @@ fn events_hold_the_arguments_about_once() {
         "<tool_call>{{\"name\": \"f\", \"arguments\": {{{}}}}}</tool_call>",
         keys.join(", ")
     );
-    for (name, reply) in [("one long string", &long_string), ("60,000 keys", &many_keys)] {
+    for (name, reply) in [
+        ("one long string", &long_string),
+        ("60,000 keys", &many_keys),
+    ] {
         for (how, chunk, (arguments, all_but_end, end)) in [
             ("written", 3, written_sizes(reply, 3)),
             ("written", 1, written_sizes(reply, 1)),

@@ -179,9 +179,11 @@ fn openai_chat_completions_with_argument_fragments() {
     // Both calls announced, and the first one's city shown while it was being written.
     let k = kinds(&events);
     assert_eq!(k.iter().filter(|e| **e == "call_start").count(), 2);
-    assert!(rebuilt(&events).iter().any(|e| e["index"] == 0
-        && e["parameters"]["city"] == "Os"
-        && e["open"] == "/city"));
+    assert!(
+        rebuilt(&events)
+            .iter()
+            .any(|e| e["index"] == 0 && e["parameters"]["city"] == "Os" && e["open"] == "/city")
+    );
     let first_end = k.iter().position(|e| *e == "call_end").unwrap();
     let second_start = events
         .iter()

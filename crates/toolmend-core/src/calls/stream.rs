@@ -21,7 +21,7 @@
 //! `retracted`; `call_end` events come in the order of `calls`' list.
 //!
 //! ```
-//! use toolmend_core::calls::{CallOptions, Event, Stream};
+//! use toolmend_core::calls::{Added, CallOptions, Event, Stream};
 //!
 //! let mut stream = Stream::new(CallOptions::default());
 //! let mut events = Vec::new();
@@ -29,8 +29,9 @@
 //!     events.extend(stream.feed(chunk));
 //! }
 //! assert!(matches!(&events[0], Event::CallStart { index: 0, tool, .. } if tool == "get_weather"));
-//! assert!(matches!(&events[1], Event::Arguments { parameters, open: Some(path), .. }
-//!     if parameters["city"] == "Os" && path == "/city"));
+//! // What the parameters gained: here the first of the call, its members so far.
+//! assert!(matches!(&events[1], Event::Arguments { path, added: Added::Members(members), open: Some(open), .. }
+//!     if path.is_empty() && members["city"] == "Os" && open == "/city"));
 //! events.extend(stream.finish());
 //! assert!(matches!(&events[events.len() - 2], Event::CallEnd { index: 0, call } if call.parameters["city"] == "Oslo"));
 //! ```
@@ -1010,7 +1011,7 @@ impl Stream {
     /// the text of the JSON being read, kept as it grows, never built as values: an event
     /// costs a copy of its text. The results given at the end are written from
     /// [`Stream::result`], not copied into their events. In exchange, the events it gives
-    /// carry empty values: [`Event::Arguments`] an empty `parameters` map, [`Event::Text`] and
+    /// carry empty values: [`Event::Arguments`] an empty `added`, [`Event::Text`] and
     /// [`Event::Reasoning`] an empty delta, [`Event::CallEnd`] an empty call and
     /// [`Event::End`] an empty result; the stream holds what they stand for until
     /// `write_events` writes them, so every event it gives must be written, in order.
