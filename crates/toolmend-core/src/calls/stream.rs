@@ -3039,12 +3039,8 @@ fn shown_again(slot: &Slot, src: &[u8]) -> Option<ShownArgs> {
             Shown::Whole => text.len(),
         };
         let mut reader = Reader::new();
-        for &b in &text[..end] {
-            match reader.push(b) {
-                Step::More => {}
-                Step::Done => break,
-                Step::Bail => return None,
-            }
+        if !read_value(&mut reader, &text[..end]) {
+            return None;
         }
         reader
     };
@@ -3065,6 +3061,29 @@ fn shown_again(slot: &Slot, src: &[u8]) -> Option<ShownArgs> {
         definition.coerce_partial(&mut params, open.as_deref());
     }
     Some((params, open))
+}
+
+/// Pushes `text` to `reader` up to the end of its value, as a byte at a time would, but a
+/// string's plain run (no quote, no backslash) in one go: the end of a reply reads a call's
+/// arguments again ([`shown_again`]), and a long string was most of that. `false` where the
+/// reader gives up.
+fn read_value(reader: &mut Reader, text: &[u8]) -> bool {
+    let mut at = 0;
+    while at < text.len() {
+        if reader.in_plain_string() {
+            let run = memchr::memchr2(b'"', b'\\', &text[at..]).unwrap_or(text.len() - at);
+            if run > 1 && reader.extend_string(&text[at..at + run]) {
+                at += run;
+                continue;
+            }
+        }
+        match reader.push(text[at]) {
+            Step::More => at += 1,
+            Step::Done => return true,
+            Step::Bail => return false,
+        }
+    }
+    true
 }
 
 /// The paths where `last` does not keep what `shown` showed, `open` being the path still
