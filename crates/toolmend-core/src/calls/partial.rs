@@ -12,7 +12,7 @@
 //! follows it (`12` may become `123`, `t` is no `true` yet); a string counts as it grows and
 //! is marked open.
 
-use std::cell::RefCell;
+use std::sync::{Mutex, PoisonError};
 
 use serde_json::{Map, Value};
 
@@ -153,9 +153,10 @@ pub(crate) struct Text {
     /// Only the text is wanted: the values inside the frame are not kept (see
     /// [`Reader::record`]).
     light: bool,
-    /// Where the text stood at the last [`Reader::growth`] (a cell: the stream asks for the
-    /// growth where it holds the reader shared).
-    mark: RefCell<Option<Mark>>,
+    /// Where the text stood at the last [`Reader::growth`] (behind a lock, which is never
+    /// contended: the stream asks for the growth where it holds the reader shared, and the
+    /// packages need the stream `Sync`).
+    mark: Mutex<Option<Mark>>,
 }
 
 /// Where a recorded frame's text stood at the last `arguments` event ([`Reader::growth`]), to
@@ -221,7 +222,7 @@ impl Reader {
         text.weight = 0;
         text.done = false;
         text.light = light;
-        *text.mark.get_mut() = None;
+        *text.mark.get_mut().unwrap_or_else(PoisonError::into_inner) = None;
         match self.stack.get(depth) {
             Some(Frame::Object { .. }) => text.out.push(b'{'),
             Some(Frame::Array(_)) => text.out.push(b'['),
@@ -274,7 +275,7 @@ impl Reader {
         let Some(t) = &self.text else {
             return;
         };
-        let mut mark = t.mark.borrow_mut();
+        let mut mark = t.mark.lock().unwrap_or_else(PoisonError::into_inner);
         match mark.take() {
             None => {
                 into.extend_from_slice(b"\"members\":");
@@ -685,7 +686,7 @@ impl Reader {
             && depth >= t.base
             && let Some(frame) = self.stack.last()
         {
-            if let Some(m) = t.mark.get_mut()
+            if let Ok(Some(m)) = t.mark.get_mut()
                 && depth < m.low
             {
                 // A container open at the last growth closes here.
@@ -821,7 +822,7 @@ impl Reader {
                             Value::String(text)
                         };
                         if let Some(t) = rec {
-                            if let Some(m) = t.mark.get_mut()
+                            if let Ok(Some(m)) = t.mark.get_mut()
                                 && m.string_open
                             {
                                 // The string open at the last growth closes here.
