@@ -37,13 +37,16 @@ CORPUS = os.path.join(WORK, "corpus")
 sys.path.insert(0, BENCH)
 import gen_corpus  # noqa: E402  (for the adversarial series' names and extra arguments)
 
-TOOLMEND = os.path.join(ROOT, "target", "release", "toolmend")
+# Other builds can be measured the same way (a before/after comparison): TOOLMEND_BENCH_BIN and
+# TOOLMEND_BENCH_STREAM_FEED name the binary and the stream driver.
+TOOLMEND = os.environ.get("TOOLMEND_BENCH_BIN") or os.path.join(ROOT, "target", "release", "toolmend")
 FLOOR = os.path.join(BENCH, "floor", "target", "release", "toolmend-bench-floor")
 SONIC = os.path.join(BENCH, "floor-sonic", "target", "release", "toolmend-bench-floor-sonic")
 VENV_PY = os.path.join(WORK, "venv", "bin", "python")
 JSON_REPAIR_DRIVER = os.path.join(BENCH, "drivers", "json_repair_driver.py")
 JSONREPAIR_DRIVER = os.path.join(WORK, "jsonrepair_driver.mjs")  # copied next to node_modules
-STREAM_FEED = os.path.join(ROOT, "target", "release", "examples", "stream_feed")
+STREAM_FEED = (os.environ.get("TOOLMEND_BENCH_STREAM_FEED")
+               or os.path.join(ROOT, "target", "release", "examples", "stream_feed"))
 PY_BINDINGS_DRIVER = os.path.join(BENCH, "drivers", "bindings_driver.py")
 NODE_BINDINGS_DRIVER = os.path.join(WORK, "bindings_driver.mjs")  # copied next to node_modules
 
@@ -802,6 +805,14 @@ def report(res, args):
             worst[0], worst[1], worst[2][len("chunk_"):], ", ".join(over) or "none",
             "yes" if worst[0] <= 3 else "**no**"))
         w("| stream memory bounded by the reply | peak RSS streamed a byte at a time at most %.1fx one-shot's | see below |" % rss)
+        # Issue 30: `arguments` events carry what was added (event format 2), so the events
+        # hold a call's arguments about once, plus `call_end` and `end` (`calls`' own record).
+        per_reply = [(r["event_bytes"] / row["bytes"], n, k) for n, row in st_rows.items()
+                     for k, r in row.items() if k.startswith("chunk_") and "event_bytes" in r]
+        if per_reply:
+            most = max(per_reply)
+            w("| stream events at most about 3x the reply (`arguments` about once, `call_end` and `end` once each; issue 30) | most %.2fx (%s, %s B chunks) | %s |" % (
+                most[0], most[1], most[2][len("chunk_"):], "yes" if most[0] <= 3.2 else "**no**"))
     w("")
 
     if mem or lm:
@@ -882,12 +893,14 @@ def report(res, args):
           "(through a 64 KiB buffer, flushed after each chunk that gave events), against one-shot `calls` (`extract` and its record written) in the same process; the "
           "fastest of %d runs each, in wall time and in the thread's CPU time (on a shared machine "
           "the wall time mostly measures the other processes: the load average is in the last "
-          "column). The target is 3x. Peak RSS: the driver streaming a byte at a time, the "
+          "column). The target is 3x. `events / reply`: the bytes of the events written per byte of "
+          "the reply (`calls --stream`'s output; one-shot `calls` writes its record, about 1x). "
+          "Peak RSS: the driver streaming a byte at a time, the "
           "driver one-shot, and the binaries `calls --stream` and `calls` reading the file.\n" % (
               " and ".join(str(c) for c in st["chunks"]), st["rounds"]))
         heads = ["reply", "bytes", "calls", "one-shot", "one-shot CPU"]
         for c in st["chunks"]:
-            heads += ["stream %d B" % c, "x one-shot", "CPU", "x CPU", "events (MB)"]
+            heads += ["stream %d B" % c, "x one-shot", "CPU", "x CPU", "events (MB)", "events / reply"]
         heads += ["RSS stream 1 B", "RSS one-shot", "RSS `calls --stream`", "RSS `calls`", "load"]
         w("| " + " | ".join(heads) + " |")
         w("|---|" + "---:|" * (len(heads) - 1))
@@ -899,7 +912,8 @@ def report(res, args):
                 r = row.get("chunk_%d" % c, {})
                 cells += [fmt_t(r.get("stream_min_s")), "%.2f" % r["ratio"] if r.get("ratio") else "-",
                           fmt_t(r.get("stream_cpu_min_s")), "%.2f" % r["cpu_ratio"] if r.get("cpu_ratio") else "-",
-                          "%.1f" % (r["event_bytes"] / 1e6) if "event_bytes" in r else "-"]
+                          "%.1f" % (r["event_bytes"] / 1e6) if "event_bytes" in r else "-",
+                          "%.2f" % (r["event_bytes"] / row["bytes"]) if "event_bytes" in r else "-"]
             cells += [mib(row[k]) for k in ("rss_stream_1_kib", "rss_oneshot_kib", "rss_cli_stream_kib", "rss_cli_calls_kib")]
             cells += ["%.1f" % row["load"] if "load" in row else "-"]
             w("| " + " | ".join(cells) + " |")

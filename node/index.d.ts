@@ -146,10 +146,22 @@ export class CallExtractor {
   extractResponse(response: object, api: 'openai' | 'anthropic', choice?: number): Calls;
 }
 
-/** One event of a Stream (see docs/streaming.md). */
+/**
+ * What the parameters of call `index` gained at `path` (a JSON pointer; `''`: the parameters
+ * object, which starts as `{}`): `append`, text at the end of the string there; `members`, new
+ * members of the object there; `items`, new items of the array there. Applied in order, a
+ * call's events rebuild its parameters so far (event format 2, docs/streaming.md).
+ */
+export type ArgumentsEvent = { event: 'arguments'; index: number; path: string; open: string | null } & (
+  | { append: string }
+  | { members: { [key: string]: unknown } }
+  | { items: unknown[] }
+);
+
+/** One event of a Stream (see docs/streaming.md; event format 2). */
 export type StreamEvent =
   | { event: 'call_start'; index: number; tool: string; id?: unknown }
-  | { event: 'arguments'; index: number; parameters: { [key: string]: unknown }; open: string | null }
+  | ArgumentsEvent
   /** The model wrote the key at `path` (a JSON pointer in the parameters) again after its value was shown: what was shown there may not hold; the call's value comes with call_end. */
   | { event: 'revised'; index: number; path: string; reason: string }
   | { event: 'call_end'; index: number; call: { tool: string; parameters: { [key: string]: unknown }; [k: string]: unknown } }

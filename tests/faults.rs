@@ -961,11 +961,31 @@ fn streaming_until(
 
 const RECORD_CALL: &str = "{\"tool\": \"record\", \"parameters\": {\"path\": \"notes/to<<PAUSE>>day.txt\"}, \"terminate\": true}";
 
-/// The `llm.stream` events: the call being formed, as `calls --stream` shows it.
+/// The `llm.stream` events: the call being formed, as `calls --stream` shows it; each
+/// `arguments` event (what the parameters gained, event format 2 of docs/streaming.md) with
+/// the `parameters` so far that it and the ones before it make.
 fn formed(s: &Setup) -> Vec<Value> {
+    let mut parameters: Vec<Value> = Vec::new();
     s.events_of("llm.stream")
         .into_iter()
-        .map(|e| e["data"].clone())
+        .map(|e| {
+            let mut e = e["data"].clone();
+            if e["event"] == "arguments" {
+                let i = e["index"].as_u64().unwrap() as usize;
+                if parameters.len() <= i {
+                    parameters.resize(i + 1, json!({}));
+                }
+                let path = e["path"].as_str().unwrap().to_owned();
+                match parameters[i].pointer_mut(&path).unwrap() {
+                    Value::String(s) => s.push_str(e["append"].as_str().unwrap()),
+                    Value::Object(m) => m.extend(e["members"].as_object().unwrap().clone()),
+                    Value::Array(a) => a.extend(e["items"].as_array().unwrap().clone()),
+                    other => panic!("{e} does not fit {other}"),
+                }
+                e["parameters"] = parameters[i].clone();
+            }
+            e
+        })
         .collect()
 }
 

@@ -1756,7 +1756,8 @@ fn transcript_records_every_event_and_exactly_one_finish() {
     assert_eq!(events[2]["data"]["tool"], "echo");
     assert_eq!(events[6]["data"]["event"], "call_start");
     assert_eq!(events[7]["data"]["event"], "arguments");
-    assert_eq!(events[7]["data"]["parameters"], json!({"text": "hi"}));
+    assert_eq!(events[7]["data"]["path"], "");
+    assert_eq!(events[7]["data"]["members"], json!({"text": "hi"}));
     assert_eq!(events[7]["data"]["open"], Value::Null);
     assert_eq!(events[7]["data"]["iteration"], 2);
     assert_eq!(events[4]["data"]["code"], "incomplete_call");

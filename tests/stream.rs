@@ -17,7 +17,7 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
-use toolmend_core::calls::{CallOptions, Event, Extracted, Failure, Stream, extract};
+use toolmend_core::calls::{CallOptions, Event, Extracted, Failure, Shape, Stream, extract};
 
 mod common;
 use common::{CallsCase, calls_cases, split_at};
@@ -121,6 +121,64 @@ fn holds(params: &Value, at: &str) -> bool {
     at.is_empty() || params.pointer(at).is_some()
 }
 
+/// Applies one `arguments` event (its JSON: format 2 of docs/streaming.md) to `params`, as a
+/// consumer would: `append` adds text to the string at `path`, `members` adds members to the
+/// object at `path` (none it has already), `items` adds items to the array at `path`.
+fn apply(params: &mut Value, event: &Value) -> Result<(), String> {
+    let path = event["path"].as_str().ok_or("no path")?;
+    let target = params
+        .pointer_mut(path)
+        .ok_or_else(|| format!("nothing at {path:?}"))?;
+    match (target, &event["append"], &event["members"], &event["items"]) {
+        (Value::String(s), Value::String(more), Value::Null, Value::Null) => s.push_str(more),
+        (Value::Object(m), Value::Null, Value::Object(more), Value::Null) => {
+            for (k, v) in more {
+                if m.insert(k.clone(), v.clone()).is_some() {
+                    return Err(format!("{path}/{k} added twice"));
+                }
+            }
+        }
+        (Value::Array(a), Value::Null, Value::Null, Value::Array(more)) => {
+            a.extend(more.iter().cloned())
+        }
+        (target, ..) => return Err(format!("no growth that fits {target} at {path:?}")),
+    }
+    Ok(())
+}
+
+/// The event as its JSON line reads (`to_value` would write numbers anew: `1E3` as `1e+3`).
+fn json_of(event: &Event) -> Value {
+    serde_json::from_str(&serde_json::to_string(event).unwrap()).unwrap()
+}
+
+/// `parameters` as their JSON reads, numbers as [`json_of`] reads them.
+fn reread(parameters: &Map<String, Value>) -> Value {
+    serde_json::from_str(&serde_json::to_string(parameters).unwrap()).unwrap()
+}
+
+/// The `open` of an `arguments` event's JSON.
+fn open_of(event: &Value) -> Option<String> {
+    event["open"].as_str().map(str::to_owned)
+}
+
+/// The parameters the `arguments` events of call `index` rebuild after each of them, with
+/// their open path.
+fn rebuilt(events: &[Event], index: usize) -> Vec<(Map<String, Value>, Option<String>)> {
+    let mut params = Value::Object(Map::new());
+    let mut out = Vec::new();
+    for event in events {
+        if matches!(event, Event::Arguments { index: i, .. } if *i == index) {
+            let json = json_of(event);
+            apply(&mut params, &json).unwrap_or_else(|e| panic!("{e}: {json}"));
+            let Value::Object(map) = &params else {
+                unreachable!()
+            };
+            out.push((map.clone(), open_of(&json)));
+        }
+    }
+    out
+}
+
 /// Checks one run's events against `calls` on the whole reply.
 fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extracted, Failure>) {
     let fail = |msg: String| -> ! {
@@ -166,18 +224,23 @@ fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extra
                 shown.push(None);
                 revised.push(Vec::new());
             }
-            Event::Arguments {
-                index,
-                parameters,
-                open,
-            } => {
+            Event::Arguments { index, .. } => {
                 if *index >= started.len() || ended.get(*index) == Some(&true) {
                     fail(format!("arguments for {index} outside its start and end"));
                 }
                 if !revised[*index].is_empty() {
                     fail(format!("arguments for {index} after a revised"));
                 }
-                let value = Value::Object(parameters.clone());
+                // Rebuilt from the events as a consumer reads them: their JSON, applied in
+                // order to what the ones before made.
+                let json = json_of(event);
+                let mut value = shown[*index]
+                    .as_ref()
+                    .map_or_else(|| Value::Object(Map::new()), |(v, _)| v.clone());
+                if let Err(e) = apply(&mut value, &json) {
+                    fail(format!("arguments of {index}: {e}: {json}"));
+                }
+                let open = open_of(&json);
                 if let Some((before, before_open)) = &shown[*index] {
                     let Some(segs) = segments(before_open) else {
                         fail(format!("arguments for {index} after its final ones"));
@@ -186,7 +249,7 @@ fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extra
                         fail(format!("arguments of {index} changed: {e}"));
                     }
                 }
-                shown[*index] = Some((value, open.clone()));
+                shown[*index] = Some((value, open));
             }
             Event::Revised { index, path, .. } => {
                 if *index >= started.len() || ended.get(*index) == Some(&true) {
@@ -208,8 +271,17 @@ fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extra
                 if started.get(*index).and_then(Option::as_deref) != Some(call.tool.as_str()) {
                     fail(format!("call_end {index} without its call_start"));
                 }
+                if let Some((before, None)) = &shown[*index]
+                    && revised[*index].is_empty()
+                    && *before != reread(&call.parameters)
+                {
+                    fail(format!(
+                        "call {index}: the arguments events rebuild {before}, call_end has {:?}",
+                        call.parameters
+                    ));
+                }
                 if let Some((before, before_open)) = &shown[*index] {
-                    let final_params = Value::Object(call.parameters.clone());
+                    let final_params = reread(&call.parameters);
                     let segs = segments(before_open).unwrap_or_default();
                     if let Err(e) = kept(before, &final_params, &segs, "", &revised[*index]) {
                         fail(format!(
@@ -221,7 +293,7 @@ fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extra
                 // early (the repeat was read) for a call whose end keeps all that was shown
                 // excuses nothing: `calls` may read the call from an object without the repeat.
                 let excuses_a_change = shown[*index].as_ref().is_none_or(|(before, open)| {
-                    let final_params = Value::Object(call.parameters.clone());
+                    let final_params = reread(&call.parameters);
                     let segs = segments(open).unwrap_or_default();
                     kept(before, &final_params, &segs, "", &[]).is_err()
                 });
@@ -370,15 +442,7 @@ fn progress_comes_before_the_end() {
         .filter(|e| matches!(e, Event::CallStart { tool, .. } if tool == "write_file"))
         .collect();
     assert_eq!(starts.len(), 1, "{before_end:#?}");
-    let args: Vec<(&Map<String, Value>, &Option<String>)> = before_end
-        .iter()
-        .filter_map(|e| match e {
-            Event::Arguments {
-                parameters, open, ..
-            } => Some((parameters, open)),
-            _ => None,
-        })
-        .collect();
+    let args = rebuilt(&before_end, 0);
     // A string shown while open; a number only once a delimiter follows it.
     assert!(
         args.iter().any(
@@ -393,31 +457,33 @@ fn progress_comes_before_the_end() {
     );
     let (last, open) = args.last().unwrap();
     assert_eq!(last["content"], "hello world");
-    assert_eq!(*open, &None);
+    assert_eq!(*open, None);
     assert_eq!(stream.closed_calls(), 1);
 }
 
 #[test]
 fn numbers_literals_and_keys_wait_for_their_end() {
     let mut stream = Stream::new(CallOptions::default());
-    let shown = |events: Vec<Event>| -> Vec<Map<String, Value>> {
-        events
+    let mut events = Vec::new();
+    // The parameters rebuilt after each event of the last chunk.
+    let mut shown = |chunk: &str| -> Vec<Map<String, Value>> {
+        let before = rebuilt(&events, 0).len();
+        events.extend(stream.feed(chunk));
+        rebuilt(&events, 0)
             .into_iter()
-            .filter_map(|e| match e {
-                Event::Arguments { parameters, .. } => Some(parameters),
-                _ => None,
-            })
+            .skip(before)
+            .map(|(p, _)| p)
             .collect()
     };
-    let first = shown(stream.feed("<tool_call>{\"name\": \"f\", \"arguments\": {\"n\": 12"));
+    let first = shown("<tool_call>{\"name\": \"f\", \"arguments\": {\"n\": 12");
     assert!(first.iter().all(|p| !p.contains_key("n")), "{first:?}");
-    let second = shown(stream.feed("3, \"flag\": t"));
+    let second = shown("3, \"flag\": t");
     assert_eq!(second.last().unwrap().get("n"), Some(&Value::from(123)));
     assert!(second.iter().all(|p| !p.contains_key("flag")), "{second:?}");
-    let third = shown(stream.feed("rue, \"ke"));
+    let third = shown("rue, \"ke");
     assert_eq!(third.last().unwrap().get("flag"), Some(&Value::Bool(true)));
     assert!(third.iter().all(|p| !p.contains_key("ke")), "{third:?}");
-    let fourth = shown(stream.feed("y\": \"v"));
+    let fourth = shown("y\": \"v");
     assert_eq!(fourth.last().unwrap().get("key"), Some(&Value::from("v")));
 }
 
@@ -472,7 +538,12 @@ fn events_serialize_as_one_object_each() {
     );
     assert_eq!(
         lines[1],
-        r#"{"event":"arguments","index":0,"parameters":{"tz":"UT"},"open":"/tz"}"#
+        r#"{"event":"arguments","index":0,"path":"","members":{"tz":"UT"},"open":"/tz"}"#
+    );
+    // What the second chunk adds: the rest of the string, then the parameters are complete.
+    assert_eq!(
+        lines[2],
+        r#"{"event":"arguments","index":0,"path":"/tz","append":"C","open":null}"#
     );
     assert!(lines.contains(&r#"{"event":"call_end","index":0,"call":{"tool":"get_time","parameters":{"tz":"UTC"},"repairs":[]}}"#.to_owned()), "{lines:#?}");
     assert!(
@@ -736,9 +807,7 @@ fn no_revised_without_a_repeat_that_was_shown() {
     let mut stream = Stream::new(options.clone());
     let mut events = stream.feed(&reply[..cut]);
     assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, Event::Arguments { parameters, .. } if parameters.is_empty())),
+        rebuilt(&events, 0).iter().any(|(p, _)| p.is_empty()),
         "{events:#?}"
     );
     events.extend(stream.feed(&reply[cut..]));
@@ -869,6 +938,99 @@ fn an_unannounced_call_of_the_same_tool_does_not_take_a_shown_calls_end() {
                 &format!("split at {cut}"),
                 &run(&case.options, &chunks),
                 &expected,
+            );
+        }
+    }
+}
+
+/// The bytes of the events `Stream::writing` writes for `reply` fed `chunk` bytes at a time,
+/// as `calls --stream` writes them: (`arguments` events, every event but `end`, `end`).
+fn written_sizes(reply: &str, chunk: usize) -> (usize, usize, usize) {
+    let mut stream = Stream::writing(CallOptions::default());
+    let (mut events, mut out) = (Vec::new(), Vec::new());
+    let mut sizes = (0, 0, 0);
+    let mut count = |out: &mut Vec<u8>| {
+        for line in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            let n = line.len() + 1;
+            if line.starts_with(br#"{"event":"end""#) {
+                sizes.2 += n;
+                continue;
+            }
+            if line.starts_with(br#"{"event":"arguments""#) {
+                sizes.0 += n;
+            }
+            sizes.1 += n;
+        }
+        out.clear();
+    };
+    for piece in reply.as_bytes().chunks(chunk) {
+        stream.feed_into(std::str::from_utf8(piece).unwrap(), &mut events);
+        stream
+            .write_events(&mut events, Shape::Native, &mut out)
+            .unwrap();
+        count(&mut out);
+    }
+    let mut end = stream.finish();
+    stream
+        .write_events(&mut end, Shape::Native, &mut out)
+        .unwrap();
+    count(&mut out);
+    sizes
+}
+
+/// The same sizes for `Stream::new`'s events serialized one by one (what the packages get).
+fn serialized_sizes(reply: &str, chunk: usize) -> (usize, usize, usize) {
+    let mut stream = Stream::new(CallOptions::default());
+    let mut sizes = (0, 0, 0);
+    let mut count = |events: Vec<Event>| {
+        for event in events {
+            let n = serde_json::to_vec(&event).unwrap().len() + 1;
+            match event {
+                Event::End { .. } => sizes.2 += n,
+                Event::Arguments { .. } => {
+                    sizes.0 += n;
+                    sizes.1 += n;
+                }
+                _ => sizes.1 += n,
+            }
+        }
+    };
+    for piece in reply.as_bytes().chunks(chunk) {
+        count(stream.feed(std::str::from_utf8(piece).unwrap()));
+    }
+    count(stream.finish());
+    sizes
+}
+
+/// The stream costs what the reply costs (issue 30): its `arguments` events carry what was
+/// added, so fed in small chunks they hold the arguments about once, and the events but
+/// `end` (`calls`' own record) hold a call with one 1 MB string, or with 60,000 keys, at most
+/// about twice (the `arguments` events, and `call_end`'s call). Bytes counted, not timed.
+#[test]
+fn events_hold_the_arguments_about_once() {
+    let long_string = format!(
+        "<tool_call>{{\"name\": \"f\", \"arguments\": {{\"text\": \"{}\"}}}}</tool_call>",
+        "word ".repeat(200_000)
+    );
+    let keys: Vec<String> = (0..60_000).map(|i| format!("\"k{i}\": {i}")).collect();
+    let many_keys = format!(
+        "<tool_call>{{\"name\": \"f\", \"arguments\": {{{}}}}}</tool_call>",
+        keys.join(", ")
+    );
+    for (name, reply) in [
+        ("one long string", &long_string),
+        ("60,000 keys", &many_keys),
+    ] {
+        for (how, chunk, (arguments, all_but_end, end)) in [
+            ("written", 3, written_sizes(reply, 3)),
+            ("written", 1, written_sizes(reply, 1)),
+            ("serialized", 3, serialized_sizes(reply, 3)),
+        ] {
+            let n = reply.len() as f64;
+            let (a, b) = (arguments as f64 / n, all_but_end as f64 / n);
+            assert!(
+                a <= 1.1 && b <= 2.1,
+                "{name}, {how}, {chunk} B chunks: arguments events {a:.2}x the reply, all but end {b:.2}x (end {end} bytes)"
             );
         }
     }

@@ -75,11 +75,16 @@ fn well_formed(events: &[Value]) -> &Value {
                 let i = index.unwrap();
                 assert!(i < started.len() && !ended.contains(&i), "{e}");
                 assert!(!revised.contains(&i), "arguments after revised: {e}");
+                // The parameters so far: what the events before built, and this one added.
+                let mut parameters = last_args[i]
+                    .as_ref()
+                    .map_or_else(|| json!({}), |before| before["parameters"].clone());
+                apply(&mut parameters, e);
                 if let Some(before) = &last_args[i] {
                     // Every key shown before is still there; closed ones unchanged.
                     let open = before["open"].as_str().expect("arguments after final ones");
                     for (k, v) in before["parameters"].as_object().unwrap() {
-                        let now = &e["parameters"][k];
+                        let now = &parameters[k];
                         if open == format!("/{k}") {
                             assert!(now.as_str().unwrap().starts_with(v.as_str().unwrap()));
                         } else {
@@ -87,7 +92,7 @@ fn well_formed(events: &[Value]) -> &Value {
                         }
                     }
                 }
-                last_args[i] = Some(e.clone());
+                last_args[i] = Some(json!({"parameters": parameters, "open": e["open"]}));
             }
             "revised" => {
                 let i = index.unwrap();
@@ -122,6 +127,38 @@ fn well_formed(events: &[Value]) -> &Value {
     end
 }
 
+/// Adds an `arguments` event to the parameters its call's events built so far: `append` to
+/// the string at `path`, `members` to the object there, `items` to the array there.
+fn apply(parameters: &mut Value, event: &Value) {
+    let path = event["path"].as_str().expect("a path");
+    let at = parameters.pointer_mut(path).expect("a value at the path");
+    match (at, &event["append"], &event["members"], &event["items"]) {
+        (Value::String(s), Value::String(more), Value::Null, Value::Null) => s.push_str(more),
+        (Value::Object(m), Value::Null, Value::Object(more), Value::Null) => {
+            m.extend(more.iter().map(|(k, v)| (k.clone(), v.clone())))
+        }
+        (Value::Array(a), Value::Null, Value::Null, Value::Array(more)) => {
+            a.extend(more.iter().cloned())
+        }
+        (at, ..) => panic!("{event} does not fit {at}"),
+    }
+}
+
+/// Each `arguments` event as the parameters so far it makes: `{"index", "parameters", "open"}`.
+fn rebuilt(events: &[Value]) -> Vec<Value> {
+    let mut parameters: Vec<Value> = Vec::new();
+    let mut out = Vec::new();
+    for e in events.iter().filter(|e| e["event"] == "arguments") {
+        let i = e["index"].as_u64().unwrap() as usize;
+        if parameters.len() <= i {
+            parameters.resize(i + 1, json!({}));
+        }
+        apply(&mut parameters[i], e);
+        out.push(json!({"index": i, "parameters": parameters[i].clone(), "open": e["open"]}));
+    }
+    out
+}
+
 fn kinds(events: &[Value]) -> Vec<&str> {
     events
         .iter()
@@ -142,10 +179,11 @@ fn openai_chat_completions_with_argument_fragments() {
     // Both calls announced, and the first one's city shown while it was being written.
     let k = kinds(&events);
     assert_eq!(k.iter().filter(|e| **e == "call_start").count(), 2);
-    assert!(events.iter().any(|e| e["event"] == "arguments"
-        && e["index"] == 0
-        && e["parameters"]["city"] == "Os"
-        && e["open"] == "/city"));
+    assert!(
+        rebuilt(&events)
+            .iter()
+            .any(|e| e["index"] == 0 && e["parameters"]["city"] == "Os" && e["open"] == "/city")
+    );
     let first_end = k.iter().position(|e| *e == "call_end").unwrap();
     let second_start = events
         .iter()
@@ -166,8 +204,8 @@ fn anthropic_input_json_delta_with_thinking_and_text() {
             "incomplete": []
         })
     );
-    assert!(events.iter().any(|e| e["event"] == "arguments"
-        && e["parameters"] == json!({"location": "Paris, France", "unit": "cel"})
+    assert!(rebuilt(&events).iter().any(|e| e["parameters"]
+        == json!({"location": "Paris, France", "unit": "cel"})
         && e["open"] == "/unit"));
 }
 
@@ -186,7 +224,7 @@ fn raw_hermes_markup_streamed_as_content() {
     // `<tool_` + `call>` came in two chunks; the call was announced before the end.
     assert_eq!(kinds(&events)[0], "call_start");
     // `fal` + `se` and `5` + `0`: no literal or number shown before its end.
-    for e in events.iter().filter(|e| e["event"] == "arguments") {
+    for e in rebuilt(&events) {
         let p = &e["parameters"];
         assert!(p.get("recursive").is_none_or(|v| *v == json!(false)), "{e}");
         assert!(p.get("limit").is_none_or(|v| *v == json!(50)), "{e}");
@@ -268,7 +306,12 @@ fn a_key_written_again_is_revised() {
     let k = kinds(&events);
     let at = k.iter().position(|e| *e == "revised").unwrap();
     assert_eq!(k[at - 1], "arguments", "{events:#?}");
-    assert_eq!(events[at - 1]["parameters"]["o"]["k"], 1, "{events:#?}");
+    // Shown before the repeat: the first `k`.
+    let mut parameters = json!({});
+    for e in events[..at].iter().filter(|e| e["event"] == "arguments") {
+        apply(&mut parameters, e);
+    }
+    assert_eq!(parameters["o"]["k"], 1, "{events:#?}");
     assert_eq!(k[at + 1], "call_end", "{events:#?}");
     assert_eq!(events[at + 1]["call"]["parameters"]["o"]["k"], 3);
     assert_eq!(
@@ -334,7 +377,7 @@ fn events_are_written_while_the_reply_is_still_arriving() {
     let second = rx.recv_timeout(Duration::from_secs(20)).unwrap();
     assert_eq!(
         second,
-        r#"{"event":"arguments","index":0,"parameters":{"path":"a.txt","content":"Hel"},"open":"/content"}"#
+        r#"{"event":"arguments","index":0,"path":"","members":{"path":"a.txt","content":"Hel"},"open":"/content"}"#
     );
     stdin.write_all(b"lo\"}}</tool_call>").unwrap();
     drop(stdin);

@@ -22,7 +22,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use toolmend_core::calls::{
     CallOptions, CallsFilter, CallsFilterOptions, Event, Extracted, Failure, Shape, Stream, extract,
 };
@@ -241,11 +241,18 @@ fn streamed(chunks: &[&str], expected: &Result<Extracted, Failure>) {
             }
             Event::Arguments {
                 index,
-                parameters,
+                path,
+                added,
                 open,
             } => {
                 assert!(revised[*index].is_empty(), "arguments after revised");
-                let now = Value::Object(parameters.clone());
+                // Rebuilt as a consumer does: what each event added, in order.
+                let mut now = match &shown[*index] {
+                    Some((Value::Object(before), _)) => before.clone(),
+                    _ => Map::new(),
+                };
+                assert!(added.apply(&mut now, path), "{added:?} does not fit at {path:?}");
+                let now = Value::Object(now);
                 if let Some((before, before_open)) = &shown[*index] {
                     let open = before_open.as_deref().expect("arguments after final ones");
                     let segs: Vec<&str> = open.split('/').skip(1).collect();
@@ -266,6 +273,12 @@ fn streamed(chunks: &[&str], expected: &Result<Extracted, Failure>) {
                 revised[*index].push(path.clone());
             }
             Event::CallEnd { index, call } => {
+                if let Some((before, None)) = &shown[*index]
+                    && revised[*index].is_empty()
+                {
+                    // Complete and not revised: the events rebuilt the call's parameters.
+                    assert_eq!(*before, Value::Object(call.parameters.clone()));
+                }
                 if let Some((before, open)) = &shown[*index] {
                     let open = open.as_deref().unwrap_or("");
                     let segs: Vec<&str> = open.split('/').skip(1).collect();

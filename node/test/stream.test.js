@@ -35,8 +35,42 @@ function expected(reply, options) {
   }
 }
 
+// Adds an `arguments` event to the parameters its call's events built so far (docs/streaming.md):
+// `append` to the string at `path`, `members` to the object there, `items` to the array there.
+function apply(parameters, event) {
+  const segs = event.path === '' ? [] : event.path.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if ('append' in event) {
+    const last = segs.pop();
+    const parent = segs.reduce((at, s) => at[s], parameters);
+    parent[last] += event.append;
+    return;
+  }
+  const target = segs.reduce((at, s) => at[s], parameters);
+  if ('members' in event) Object.assign(target, event.members);
+  else target.push(...event.items);
+}
+
+// Each `arguments` event as the parameters so far it makes: { index, parameters, open }.
+function rebuilt(events) {
+  const parameters = [];
+  return events
+    .filter((e) => e.event === 'arguments')
+    .map((e) => {
+      parameters[e.index] ??= {};
+      apply(parameters[e.index], e);
+      return { index: e.index, parameters: structuredClone(parameters[e.index]), open: e.open };
+    });
+}
+
 function check(reply, events) {
   const want = expected(reply);
+  // The arguments events rebuild the parameters of each call not revised.
+  const shown = rebuilt(events);
+  for (const end of events.filter((e) => e.event === 'call_end')) {
+    const last = shown.filter((e) => e.index === end.index).at(-1);
+    const revised = events.some((e) => e.event === 'revised' && e.index === end.index);
+    if (last && last.open === null && !revised) assert.deepEqual(last.parameters, end.call.parameters);
+  }
   assert.deepEqual(events.filter((e) => e.event === 'call_end').map((e) => e.call), want.calls);
   assert.equal(events.filter((e) => e.event === 'text').map((e) => e.delta).join(''), want.text || '');
   assert.equal(events.filter((e) => e.event === 'reasoning').map((e) => e.delta).join(''), want.reasoning || '');
@@ -68,9 +102,12 @@ test('progress comes before the end and only grows', () => {
   assert.equal(events[0].event, 'call_start');
   assert.equal(events[0].tool, 'get_weather');
   const args = events.filter((e) => e.event === 'arguments');
-  assert.deepEqual(args[0], { event: 'arguments', index: 0, parameters: { city: 'Os' }, open: '/city' });
-  assert.deepEqual(args[args.length - 1].parameters, { city: 'Oslo', unit: 'c' });
-  assert.equal(args[args.length - 1].open, null);
+  // What each adds: the first, the parameters so far; then the rest of the city, and the unit.
+  assert.deepEqual(args[0], { event: 'arguments', index: 0, path: '', members: { city: 'Os' }, open: '/city' });
+  assert.deepEqual(args[1], { event: 'arguments', index: 0, path: '/city', append: 'lo', open: '' });
+  const shown = rebuilt(events);
+  assert.deepEqual(shown.at(-1).parameters, { city: 'Oslo', unit: 'c' });
+  assert.equal(shown.at(-1).open, null);
 });
 
 test('a key written again is revised', () => {
@@ -80,7 +117,7 @@ test('a key written again is revised', () => {
   const events = run(['<tool_call>{"name": "set", "arguments": {"a": 1, ', '"b": 2, "a"', ': 3}}</tool_call>']);
   check(reply, events);
   const kinds = events.map((e) => e.event);
-  assert.ok(events.some((e) => e.event === 'arguments' && e.parameters.a === 1 && e.open === ''), JSON.stringify(events));
+  assert.ok(rebuilt(events).some((e) => e.parameters.a === 1 && e.open === ''), JSON.stringify(events));
   const revised = events.filter((e) => e.event === 'revised');
   assert.equal(revised.length, 1, JSON.stringify(events));
   assert.equal(revised[0].index, 0);
@@ -133,7 +170,7 @@ test('stream over an async iterable of OpenAI chunks', async () => {
     ],
   };
   assert.deepEqual(events.filter((e) => e.event === 'call_end').map((e) => e.call), toolmend.extractCalls(message).calls);
-  assert.ok(events.some((e) => e.event === 'arguments' && e.parameters.city === 'Os'));
+  assert.ok(rebuilt(events).some((e) => e.parameters.city === 'Os'));
   // And over a plain iterable of strings.
   const plain = [];
   for await (const event of toolmend.stream([REPLIES[0].slice(0, 15), REPLIES[0].slice(15)])) plain.push(event);

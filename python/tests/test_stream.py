@@ -1,5 +1,6 @@
 """toolmend.Stream and toolmend.stream: events as a reply arrives, agreeing with extract_calls."""
 
+import copy
 import random
 import re
 from types import SimpleNamespace
@@ -40,9 +41,46 @@ def expected(reply, **options):
         return value.get("calls", []), value.get("text"), value.get("reasoning"), e.code
 
 
+def apply(parameters, event):
+    """Adds an `arguments` event to the parameters its call's events built so far
+    (docs/streaming.md): `append` to the string at `path`, `members` to the object there,
+    `items` to the array there."""
+    segs = [s.replace("~1", "/").replace("~0", "~") for s in event["path"].split("/")[1:]]
+    target = parameters
+    if "append" in event:
+        for seg in segs[:-1]:
+            target = target[int(seg) if isinstance(target, list) else seg]
+        last = int(segs[-1]) if isinstance(target, list) else segs[-1]
+        target[last] += event["append"]
+        return
+    for seg in segs:
+        target = target[int(seg) if isinstance(target, list) else seg]
+    if "members" in event:
+        target.update(event["members"])
+    else:
+        target.extend(event["items"])
+
+
+def rebuilt(events):
+    """Each `arguments` event as the parameters so far it makes: (index, parameters, open)."""
+    parameters, out = {}, []
+    for e in events:
+        if e["event"] == "arguments":
+            apply(parameters.setdefault(e["index"], {}), e)
+            out.append((e["index"], copy.deepcopy(parameters[e["index"]]), e["open"]))
+    return out
+
+
 def check(reply, events):
     calls, text, reasoning, code = expected(reply)
     assert [e["call"] for e in events if e["event"] == "call_end"] == calls
+    # The arguments events rebuild the parameters of each call not revised.
+    shown = rebuilt(events)
+    revised = {e["index"] for e in events if e["event"] == "revised"}
+    for end in (e for e in events if e["event"] == "call_end"):
+        last = [(params, open_) for index, params, open_ in shown if index == end["index"]]
+        if last and last[-1][1] is None and end["index"] not in revised:
+            assert last[-1][0] == end["call"]["parameters"]
     deltas = "".join(e["delta"] for e in events if e["event"] == "text")
     assert deltas == (text or "")
     assert "".join(e["delta"] for e in events if e["event"] == "reasoning") == (reasoning or "")
@@ -75,8 +113,11 @@ def test_progress_comes_before_the_end_and_only_grows():
     kinds = [e["event"] for e in events]
     assert kinds[0] == "call_start" and events[0]["tool"] == "get_weather"
     arguments = [e for e in events if e["event"] == "arguments"]
-    assert arguments[0]["parameters"] == {"city": "Os"} and arguments[0]["open"] == "/city"
-    assert arguments[-1]["parameters"] == {"city": "Oslo", "unit": "c"} and arguments[-1]["open"] is None
+    # What each adds: the first, the parameters so far; then the rest of the city, and the unit.
+    assert arguments[0] == {"event": "arguments", "index": 0, "path": "", "members": {"city": "Os"}, "open": "/city"}
+    assert arguments[1] == {"event": "arguments", "index": 0, "path": "/city", "append": "lo", "open": ""}
+    shown = rebuilt(events)
+    assert shown[-1] == (0, {"city": "Oslo", "unit": "c"}, None)
     assert kinds.index("arguments") < kinds.index("call_end")
 
 
@@ -87,7 +128,7 @@ def test_a_key_written_again_is_revised():
     events = run(['<tool_call>{"name": "set", "arguments": {"a": 1, ', '"b": 2, "a"', ": 3}}</tool_call>"])
     check(reply, events)
     kinds = [e["event"] for e in events]
-    assert {"event": "arguments", "index": 0, "parameters": {"a": 1}, "open": ""} in events
+    assert (0, {"a": 1}, "") in rebuilt(events)
     revised = [e for e in events if e["event"] == "revised"]
     assert len(revised) == 1, events
     assert revised[0]["index"] == 0 and revised[0]["path"] == "/a" and "again" in revised[0]["reason"]
@@ -155,7 +196,7 @@ def test_openai_client_chunks():
     }
     assert [e["call"] for e in events if e["event"] == "call_end"] == toolmend.extract_calls(message)["calls"]
     assert [e["tool"] for e in events if e["event"] == "call_start"] == ["get_weather", "get_time"]
-    assert any(e["event"] == "arguments" and e["parameters"] == {"city": "Os"} for e in events)
+    assert any(params == {"city": "Os"} for _, params, _ in rebuilt(events))
 
 
 def test_the_progress_display_of_docs_streaming_md(root):

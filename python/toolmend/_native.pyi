@@ -114,7 +114,9 @@ class CallExtractor:
 class Stream:
     """A reply read as it arrives (`toolmend calls --stream`; see docs/streaming.md). Each
     method returns the events it makes known, dicts with an `"event"` key: `call_start`
-    {index, tool, id?}, `arguments` {index, parameters, open}, `revised` {index, path, reason}
+    {index, tool, id?}, `arguments` {index, path, open, and one of append / members / items:
+    what the parameters gained at `path`; applied in order they rebuild them, event format 2},
+    `revised` {index, path, reason}
     (the model wrote the key at `path` again after its value was shown: what was shown there
     may not hold), `call_end` {index, call}, `incomplete`, `invalid`, `retracted`, `text` /
     `reasoning` {delta}, and last `end` (a `toolmend calls --records` record: `ok`, `value`

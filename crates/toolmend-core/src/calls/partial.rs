@@ -12,6 +12,8 @@
 //! follows it (`12` may become `123`, `t` is no `true` yet); a string counts as it grows and
 //! is marked open.
 
+use std::sync::{Mutex, PoisonError};
+
 use serde_json::{Map, Value};
 
 /// Nesting past this is left to the whole-reply pass (each byte costs O(depth) in a snapshot).
@@ -151,6 +153,31 @@ pub(crate) struct Text {
     /// Only the text is wanted: the values inside the frame are not kept (see
     /// [`Reader::record`]).
     light: bool,
+    /// Where the text stood at the last [`Reader::growth`] (behind a lock, which is never
+    /// contended: the stream asks for the growth where it holds the reader shared, and the
+    /// packages need the stream `Sync`).
+    mark: Mutex<Option<Mark>>,
+}
+
+/// Where a recorded frame's text stood at the last `arguments` event ([`Reader::growth`]), to
+/// cut what was written since into what each value then open gained.
+#[derive(Debug, Default)]
+struct Mark {
+    /// `out`'s length then.
+    len: usize,
+    /// The pointer of each container then open, from the recorded frame down, and whether it
+    /// is an object.
+    frames: Vec<(String, bool)>,
+    /// The pointer of the string value then open, if any.
+    string: Option<String>,
+    /// That string is still open.
+    string_open: bool,
+    /// The stack's height then, lowered as those containers close: a container that closes
+    /// below it is one of them.
+    low: usize,
+    /// Where in `out` the marked string's closing quote and the marked containers' closing
+    /// brackets went, in that order (the deepest container first).
+    ends: Vec<usize>,
 }
 
 /// An incremental JSON reader (see the module doc).
@@ -195,6 +222,7 @@ impl Reader {
         text.weight = 0;
         text.done = false;
         text.light = light;
+        *text.mark.get_mut().unwrap_or_else(PoisonError::into_inner) = None;
         match self.stack.get(depth) {
             Some(Frame::Object { .. }) => text.out.push(b'{'),
             Some(Frame::Array(_)) => text.out.push(b'['),
@@ -235,6 +263,126 @@ impl Reader {
             });
         }
         true
+    }
+
+    /// Writes what the recorded frame gained since the last call, as the `arguments` events
+    /// show it: for each value open then, deepest first, the pointer of that value and
+    /// `"append":"…"` (a string), `"members":{…}` (an object) or `"items":[…]` (an array),
+    /// its end in `into` pushed with it; nothing for a value that gained nothing. The first
+    /// call writes the whole frame, as the members of `""`. Called only when
+    /// [`Reader::recorded`] says the frame is (on the stack, or complete).
+    pub(crate) fn growth(&self, into: &mut Vec<u8>, ops: &mut Vec<(String, usize)>) {
+        let Some(t) = &self.text else {
+            return;
+        };
+        let mut mark = t.mark.lock().unwrap_or_else(PoisonError::into_inner);
+        match mark.take() {
+            None => {
+                into.extend_from_slice(b"\"members\":");
+                self.close_text(into);
+                ops.push((String::new(), into.len()));
+            }
+            Some(m) => self.cut(t, &m, into, ops),
+        }
+        *mark = Some(self.mark_now(t));
+    }
+
+    /// [`Reader::growth`] since the mark `m`.
+    fn cut(&self, t: &Text, m: &Mark, into: &mut Vec<u8>, ops: &mut Vec<(String, usize)>) {
+        let out = &t.out;
+        let mut from = m.len;
+        let mut ends = m.ends.iter().copied();
+        if let Some(path) = &m.string {
+            let end = if m.string_open {
+                out.len()
+            } else {
+                ends.next().unwrap_or(out.len())
+            };
+            if end > from {
+                into.extend_from_slice(b"\"append\":\"");
+                into.extend_from_slice(&out[from..end]);
+                into.push(b'"');
+                ops.push((path.clone(), into.len()));
+            }
+            if m.string_open {
+                // Nothing after it can have been written.
+                return;
+            }
+            from = end + 1;
+        }
+        for (i, (path, object)) in m.frames.iter().enumerate().rev() {
+            let depth = t.base + i;
+            let closed = depth >= m.low;
+            let end = if closed {
+                ends.next().unwrap_or(out.len())
+            } else {
+                out.len()
+            };
+            let mut added = out.get(from..end).unwrap_or_default();
+            if let [b',', rest @ ..] = added {
+                added = rest;
+            }
+            if !added.is_empty() {
+                into.extend_from_slice(if *object {
+                    b"\"members\":{"
+                } else {
+                    b"\"items\":["
+                });
+                into.extend_from_slice(added);
+                if !closed {
+                    // Its open descendants, closed as a snapshot closes them.
+                    if matches!(self.lex, Lex::Str { rec: true, .. }) {
+                        into.push(b'"');
+                    }
+                    for frame in self.stack[depth + 1..].iter().rev() {
+                        into.push(match frame {
+                            Frame::Object { .. } => b'}',
+                            Frame::Array(_) => b']',
+                        });
+                    }
+                }
+                into.push(if *object { b'}' } else { b']' });
+                ops.push((path.clone(), into.len()));
+            }
+            if !closed {
+                return;
+            }
+            from = end + 1;
+        }
+    }
+
+    /// The mark of the text as it stands: the pointers of the open containers and string.
+    fn mark_now(&self, t: &Text) -> Mark {
+        let mut frames = Vec::new();
+        let mut string = None;
+        if !t.done {
+            let mut path = String::new();
+            let top = self.stack.len();
+            let open_string = matches!(self.lex, Lex::Str { rec: true, .. });
+            for (depth, frame) in self.stack.iter().enumerate().skip(t.base) {
+                frames.push((path.clone(), matches!(frame, Frame::Object { .. })));
+                if depth + 1 == top && !open_string {
+                    break;
+                }
+                match frame {
+                    Frame::Object { key: Some(k), .. } => push_key(&mut path, k),
+                    Frame::Object { key: None, .. } => break,
+                    Frame::Array(items) => push_index(&mut path, items.len()),
+                }
+                if depth + 1 == top {
+                    string = Some(path);
+                    break;
+                }
+            }
+        }
+        Mark {
+            len: t.out.len(),
+            frames,
+            string_open: string.is_some(),
+            string,
+            low: self.stack.len(),
+            ends: Vec::new(),
+        }
     }
 
     /// Whether the values inside the recorded frame are not kept ([`Reader::record`]).
@@ -538,6 +686,13 @@ impl Reader {
             && depth >= t.base
             && let Some(frame) = self.stack.last()
         {
+            if let Ok(Some(m)) = t.mark.get_mut()
+                && depth < m.low
+            {
+                // A container open at the last growth closes here.
+                m.ends.push(t.out.len());
+                m.low = depth;
+            }
             t.out.push(match frame {
                 Frame::Object { .. } => b'}',
                 Frame::Array(_) => b']',
@@ -667,6 +822,13 @@ impl Reader {
                             Value::String(text)
                         };
                         if let Some(t) = rec {
+                            if let Ok(Some(m)) = t.mark.get_mut()
+                                && m.string_open
+                            {
+                                // The string open at the last growth closes here.
+                                m.ends.push(t.out.len());
+                                m.string_open = false;
+                            }
                             t.out.push(b'"');
                         }
                         self.lex = Lex::None;

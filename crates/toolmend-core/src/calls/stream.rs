@@ -21,7 +21,7 @@
 //! `retracted`; `call_end` events come in the order of `calls`' list.
 //!
 //! ```
-//! use toolmend_core::calls::{CallOptions, Event, Stream};
+//! use toolmend_core::calls::{Added, CallOptions, Event, Stream};
 //!
 //! let mut stream = Stream::new(CallOptions::default());
 //! let mut events = Vec::new();
@@ -29,8 +29,9 @@
 //!     events.extend(stream.feed(chunk));
 //! }
 //! assert!(matches!(&events[0], Event::CallStart { index: 0, tool, .. } if tool == "get_weather"));
-//! assert!(matches!(&events[1], Event::Arguments { parameters, open: Some(path), .. }
-//!     if parameters["city"] == "Os" && path == "/city"));
+//! // What the parameters gained: here the first of the call, its members so far.
+//! assert!(matches!(&events[1], Event::Arguments { path, added: Added::Members(members), open: Some(open), .. }
+//!     if path.is_empty() && members["city"] == "Os" && open == "/city"));
 //! events.extend(stream.finish());
 //! assert!(matches!(&events[events.len() - 2], Event::CallEnd { index: 0, call } if call.parameters["city"] == "Oslo"));
 //! ```
@@ -76,16 +77,21 @@ pub enum Event {
         /// The call's id, when the format carries one before the arguments.
         id: Option<Value>,
     },
-    /// The parameters read so far. A value whose JSON pointer is not a prefix of `open` is
-    /// final (unless a later [`Event::Revised`] names its path or one above it); the value at
-    /// `open` (a string, or a container) may still grow.
+    /// What the parameters read so far gained: `added` at `path` (the first event of a call
+    /// adds the members of `""`, the parameters object, which starts empty). Applied in order
+    /// ([`Added::apply`]) the events of a call rebuild its parameters so far. A value whose
+    /// JSON pointer is not a prefix of `open` is final (unless a later [`Event::Revised`]
+    /// names its path or one above it); the value at `open` (a string, or a container) may
+    /// still grow.
     Arguments {
         /// The call's number.
         index: usize,
-        /// The parameters so far.
-        parameters: Map<String, Value>,
-        /// The JSON pointer of the value still being written (`""`: the parameters object
-        /// itself); `None` once the parameters are complete.
+        /// The JSON pointer of the value that grew (`""`: the parameters object).
+        path: String,
+        /// What it gained.
+        added: Added,
+        /// The JSON pointer of the value still being written once this is added (`""`: the
+        /// parameters object itself); `None` once the parameters are complete.
         open: Option<String>,
     },
     /// The model wrote the key at `path` again in the same object, after (part of) its value
@@ -144,6 +150,96 @@ pub enum Event {
     },
 }
 
+/// The version of the stream's event format (docs/streaming.md): 2 since `arguments` events
+/// carry what the parameters gained instead of all of them.
+pub const EVENT_FORMAT: u32 = 2;
+
+/// What an [`Event::Arguments`] adds at its `path`: written as its `append`, `members` or
+/// `items` field.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Added {
+    /// Text at the end of the string at `path` (`"append"`).
+    Text(String),
+    /// Members of the object at `path`, keys it does not have yet, in order (`"members"`);
+    /// the last one's value may still be open.
+    Members(Map<String, Value>),
+    /// Items at the end of the array at `path` (`"items"`); the last one may still be open.
+    Items(Vec<Value>),
+}
+
+impl Added {
+    /// The JSON field that carries it.
+    fn field(&self) -> &'static str {
+        match self {
+            Added::Text(_) => "append",
+            Added::Members(_) => "members",
+            Added::Items(_) => "items",
+        }
+    }
+
+    /// Whether it adds nothing.
+    fn is_empty(&self) -> bool {
+        match self {
+            Added::Text(text) => text.is_empty(),
+            Added::Members(members) => members.is_empty(),
+            Added::Items(items) => items.is_empty(),
+        }
+    }
+
+    /// Adds this to `parameters` at the JSON pointer `path`, as a consumer of the events does
+    /// to rebuild the parameters; `false` (and nothing changed) when `path` holds no value of
+    /// its kind.
+    pub fn apply(&self, parameters: &mut Map<String, Value>, path: &str) -> bool {
+        let mut whole = Value::Object(std::mem::take(parameters));
+        let fits = match (whole.pointer_mut(path), self) {
+            (Some(Value::String(s)), Added::Text(more)) => {
+                s.push_str(more);
+                true
+            }
+            (Some(Value::Object(m)), Added::Members(more)) => {
+                m.extend(more.iter().map(|(k, v)| (k.clone(), v.clone())));
+                true
+            }
+            (Some(Value::Array(a)), Added::Items(more)) => {
+                a.extend(more.iter().cloned());
+                true
+            }
+            _ => false,
+        };
+        if let Value::Object(m) = whole {
+            *parameters = m;
+        }
+        fits
+    }
+
+    /// Serializes what it holds (the value of its field).
+    fn value_serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Added::Text(text) => text.serialize(serializer),
+            Added::Members(members) => members.serialize(serializer),
+            Added::Items(items) => items.serialize(serializer),
+        }
+    }
+
+    /// What it holds as a JSON value.
+    fn to_value(&self) -> Value {
+        match self {
+            Added::Text(text) => text.clone().into(),
+            Added::Members(members) => Value::Object(members.clone()),
+            Added::Items(items) => Value::Array(items.clone()),
+        }
+    }
+}
+
+/// Serializes an [`Added`] as its value.
+struct AddedValue<'a>(&'a Added);
+
+impl Serialize for AddedValue<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.value_serialize(serializer)
+    }
+}
+
 impl Event {
     /// The event as JSON, calls written in `shape`.
     pub fn to_value(&self, shape: Shape) -> Value {
@@ -163,11 +259,13 @@ impl Event {
             }
             Event::Arguments {
                 index,
-                parameters,
+                path,
+                added,
                 open,
             } => {
                 m.insert("index".into(), (*index).into());
-                m.insert("parameters".into(), Value::Object(parameters.clone()));
+                m.insert("path".into(), path.clone().into());
+                m.insert(added.field().into(), added.to_value());
                 m.insert(
                     "open".into(),
                     open.clone().map_or(Value::Null, Value::String),
@@ -225,15 +323,17 @@ impl Serialize for Event {
         // fields in `to_value`'s order.
         if let Event::Arguments {
             index,
-            parameters,
+            path,
+            added,
             open,
         } = self
         {
             use serde::ser::SerializeMap;
-            let mut m = serializer.serialize_map(Some(4))?;
+            let mut m = serializer.serialize_map(Some(5))?;
             m.serialize_entry("event", "arguments")?;
             m.serialize_entry("index", index)?;
-            m.serialize_entry("parameters", parameters)?;
+            m.serialize_entry("path", path)?;
+            m.serialize_entry(added.field(), &AddedValue(added))?;
             m.serialize_entry("open", open)?;
             return m.end();
         }
@@ -580,6 +680,8 @@ struct Slot {
     looked: Option<(usize, bool)>,
     /// The [`weight`] of the parameters last shown.
     shown: Option<usize>,
+    /// Where the parameters last shown as values were open (see [`growth_of`]).
+    front: Option<Front>,
     /// The arguments were read to their end (the last `arguments` event was final).
     args_done: bool,
     /// The call's JSON was read to its end.
@@ -608,6 +710,119 @@ struct ArgsSrc {
     path: Vec<Seg>,
     at: usize,
     string: bool,
+}
+
+/// The open path of the parameters an `arguments` event left, and the size of each value on
+/// it (members of a container, bytes of a string), from the parameters object down: what the
+/// next event adds to is found from it, without a copy of what was shown.
+#[derive(Debug)]
+struct Front {
+    path: Vec<Seg>,
+    sizes: Vec<usize>,
+}
+
+/// The size of an open value (`None`: a value that cannot be open).
+fn open_size(value: &Value) -> Option<usize> {
+    match value {
+        Value::String(s) => Some(s.len()),
+        Value::Object(m) => Some(m.len()),
+        Value::Array(a) => Some(a.len()),
+        _ => None,
+    }
+}
+
+/// The value at `seg` of `parent` (an object or an array).
+fn child<'a>(parent: &'a Value, seg: &Seg) -> Option<&'a Value> {
+    match (parent, seg) {
+        (Value::Object(m), Seg::Key(k)) => m.get(k),
+        (Value::Array(a), Seg::Index(i)) => a.get(*i),
+        _ => None,
+    }
+}
+
+/// The [`Front`] of `args` open at the JSON pointer `open`.
+fn front_of(args: &Map<String, Value>, open: &str) -> Option<Front> {
+    let mut front = Front {
+        path: Vec::new(),
+        sizes: vec![args.len()],
+    };
+    let mut tokens = open.split('/').skip(1);
+    let Some(first) = tokens.next() else {
+        return Some(front);
+    };
+    let unescape = |t: &str| t.replace("~1", "/").replace("~0", "~");
+    let key = unescape(first);
+    let mut at = args.get(&key)?;
+    front.path.push(Seg::Key(key));
+    front.sizes.push(open_size(at)?);
+    for token in tokens {
+        let seg = match at {
+            Value::Array(_) => Seg::Index(token.parse().ok()?),
+            _ => Seg::Key(unescape(token)),
+        };
+        at = child(at, &seg)?;
+        front.path.push(seg);
+        front.sizes.push(open_size(at)?);
+    }
+    Some(front)
+}
+
+/// What `args` (the parameters now, open at `open`) gained since `front` (`None`: nothing was
+/// shown): for each value open then, deepest first, its pointer and what it gained, and the
+/// new front. `None` when `args` does not extend what was shown.
+#[allow(clippy::type_complexity)]
+fn growth_of(
+    args: Map<String, Value>,
+    open: Option<&str>,
+    front: Option<&Front>,
+) -> Option<(Vec<(String, Added)>, Option<Front>)> {
+    let next = match open {
+        Some(open) => Some(front_of(&args, open)?),
+        None => None,
+    };
+    let Some(front) = front else {
+        return Some((vec![(String::new(), Added::Members(args))], next));
+    };
+    let mut values = Vec::with_capacity(front.path.len());
+    for (i, seg) in front.path.iter().enumerate() {
+        let value = match i {
+            0 => match seg {
+                Seg::Key(k) => args.get(k)?,
+                Seg::Index(_) => return None,
+            },
+            _ => child(values[i - 1], seg)?,
+        };
+        values.push(value);
+    }
+    let mut ops = Vec::new();
+    for (i, &size) in front.sizes.iter().enumerate().rev() {
+        let added = match i.checked_sub(1).map(|at| values[at]) {
+            None => Added::Members(members_after(&args, size)?),
+            Some(Value::Object(m)) => Added::Members(members_after(m, size)?),
+            Some(Value::Array(a)) => Added::Items(a.get(size..)?.to_vec()),
+            Some(Value::String(s)) if i == front.path.len() => {
+                Added::Text(s.get(size..)?.to_owned())
+            }
+            Some(_) => return None,
+        };
+        if !added.is_empty() {
+            ops.push((pointer(&front.path[..i]), added));
+        }
+    }
+    Some((ops, next))
+}
+
+/// The members of `map` after its first `size`.
+fn members_after(map: &Map<String, Value>, size: usize) -> Option<Map<String, Value>> {
+    if map.len() < size {
+        return None;
+    }
+    Some(
+        map.iter()
+            .skip(size)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    )
 }
 
 /// How much of a call's arguments an `arguments` event showed: the partial value after this
@@ -711,7 +926,8 @@ pub struct Stream {
     skims: bool,
 }
 
-/// The parameters' JSON of the `arguments` events given and not yet written, in order.
+/// What the `arguments` events given and not yet written added (their `append`, `members` or
+/// `items` field, as JSON), in order.
 #[derive(Default)]
 struct Written {
     text: Vec<u8>,
@@ -791,7 +1007,7 @@ impl Stream {
     /// the text of the JSON being read, kept as it grows, never built as values: an event
     /// costs a copy of its text. The results given at the end are written from
     /// [`Stream::result`], not copied into their events. In exchange, the events it gives
-    /// carry empty values: [`Event::Arguments`] an empty `parameters` map, [`Event::Text`] and
+    /// carry empty values: [`Event::Arguments`] an empty `added`, [`Event::Text`] and
     /// [`Event::Reasoning`] an empty delta, [`Event::CallEnd`] an empty call and
     /// [`Event::End`] an empty result; the stream holds what they stand for until
     /// `write_events` writes them, so every event it gives must be written, in order.
@@ -866,18 +1082,19 @@ impl Stream {
     fn write_one<W: Write>(&mut self, event: &Event, shape: Shape, out: &mut W) -> io::Result<()> {
         {
             match event {
-                Event::Arguments { index, open, .. } => {
+                Event::Arguments {
+                    index, path, open, ..
+                } => {
                     match self.written.as_mut().and_then(|w| {
                         let end = w.ends.pop_front()?;
                         let from = std::mem::replace(&mut w.from, end);
                         Some(&w.text[from..end])
                     }) {
-                        Some(parameters) => {
-                            write!(
-                                out,
-                                "{{\"event\":\"arguments\",\"index\":{index},\"parameters\":"
-                            )?;
-                            out.write_all(parameters)?;
+                        Some(added) => {
+                            write!(out, "{{\"event\":\"arguments\",\"index\":{index},\"path\":")?;
+                            serde_json::to_writer(&mut *out, path)?;
+                            out.write_all(b",")?;
+                            out.write_all(added)?;
                             out.write_all(b",\"open\":")?;
                             serde_json::to_writer(&mut *out, open)?;
                             out.write_all(b"}")?;
@@ -2603,14 +2820,22 @@ fn show(
         }
         slot.shown = Some(weight);
         slot.shown_at = Some(shown_at(slot, last));
-        reader.close_text(&mut w.text);
-        w.ends.push_back(w.text.len());
+        let mut ops = Vec::new();
+        reader.growth(&mut w.text, &mut ops);
+        if ops.is_empty() && last {
+            // Complete, with nothing more: the event that says so.
+            w.text.extend_from_slice(b"\"members\":{}");
+            ops.push((String::new(), w.text.len()));
+        }
         let open = (!last).then(|| reader.open_pointer(depth));
-        events.push(Event::Arguments {
-            index,
-            parameters: Map::new(),
-            open,
-        });
+        let paths: Vec<String> = ops
+            .into_iter()
+            .map(|(path, end)| {
+                w.ends.push_back(end);
+                path
+            })
+            .collect();
+        push_growth(index, paths, open, events, || Added::Members(Map::new()));
         return;
     }
     if text.is_some_and(|(reader, _)| reader.light()) {
@@ -2635,20 +2860,63 @@ fn show(
     if slot.shown == Some(weight) && !last {
         return;
     }
+    let Some((mut ops, front)) = growth_of(args, open.as_deref(), slot.front.as_ref()) else {
+        // Not what was shown, grown (not expected): show no more.
+        slot.frozen = true;
+        return;
+    };
+    if ops.is_empty() {
+        if !last {
+            return;
+        }
+        ops.push((String::new(), Added::Members(Map::new())));
+    }
     slot.shown = Some(weight);
     slot.shown_at = Some(shown_at(slot, last));
-    if let Some(w) = written.as_mut() {
-        // Written as text all the same (`write_events` takes it from here).
-        if serde_json::to_writer(&mut w.text, &args).is_ok() {
-            w.ends.push_back(w.text.len());
-            args = Map::new();
+    slot.front = front;
+    let mut added: VecDeque<Added> = VecDeque::with_capacity(ops.len());
+    let mut paths = Vec::with_capacity(ops.len());
+    for (path, growth) in ops {
+        paths.push(path);
+        match written.as_mut() {
+            // Written as text all the same (`write_events` takes it from here).
+            Some(w) => {
+                let _ = write!(w.text, "\"{}\":", growth.field());
+                if serde_json::to_writer(&mut w.text, &AddedValue(&growth)).is_ok() {
+                    w.ends.push_back(w.text.len());
+                }
+                added.push_back(Added::Members(Map::new()));
+            }
+            None => added.push_back(growth),
         }
     }
-    events.push(Event::Arguments {
-        index,
-        parameters: args,
-        open,
+    push_growth(index, paths, open, events, || {
+        added.pop_front().unwrap_or(Added::Members(Map::new()))
     });
+}
+
+/// The `arguments` events of one growth: one per value that grew (`paths`, deepest first),
+/// each open at the next one's path (what grows next is still open), the last at `open`.
+fn push_growth(
+    index: usize,
+    paths: Vec<String>,
+    open: Option<String>,
+    events: &mut Vec<Event>,
+    mut added: impl FnMut() -> Added,
+) {
+    let mut paths = paths.into_iter().peekable();
+    while let Some(path) = paths.next() {
+        let open = match paths.peek() {
+            Some(next) => Some(next.clone()),
+            None => open.clone(),
+        };
+        events.push(Event::Arguments {
+            index,
+            path,
+            added: added(),
+            open,
+        });
+    }
 }
 
 /// What an `arguments` event for `slot` shows of its arguments (`last`: the whole of them).
@@ -2768,12 +3036,8 @@ fn shown_again(slot: &Slot, src: &[u8]) -> Option<ShownArgs> {
             Shown::Whole => text.len(),
         };
         let mut reader = Reader::new();
-        for &b in &text[..end] {
-            match reader.push(b) {
-                Step::More => {}
-                Step::Done => break,
-                Step::Bail => return None,
-            }
+        if !read_value(&mut reader, &text[..end]) {
+            return None;
         }
         reader
     };
@@ -2794,6 +3058,29 @@ fn shown_again(slot: &Slot, src: &[u8]) -> Option<ShownArgs> {
         definition.coerce_partial(&mut params, open.as_deref());
     }
     Some((params, open))
+}
+
+/// Pushes `text` to `reader` up to the end of its value, as a byte at a time would, but a
+/// string's plain run (no quote, no backslash) in one go: the end of a reply reads a call's
+/// arguments again ([`shown_again`]), and a long string was most of that. `false` where the
+/// reader gives up.
+fn read_value(reader: &mut Reader, text: &[u8]) -> bool {
+    let mut at = 0;
+    while at < text.len() {
+        if reader.in_plain_string() {
+            let run = memchr::memchr2(b'"', b'\\', &text[at..]).unwrap_or(text.len() - at);
+            if run > 1 && reader.extend_string(&text[at..at + run]) {
+                at += run;
+                continue;
+            }
+        }
+        match reader.push(text[at]) {
+            Step::More => at += 1,
+            Step::Done => return true,
+            Step::Bail => return false,
+        }
+    }
+    true
 }
 
 /// The paths where `last` does not keep what `shown` showed, `open` being the path still
