@@ -2,7 +2,8 @@
 //!
 //! For every `calls` fixture, fed whole, one byte (character) at a time, split in two at
 //! every character boundary, and split at random points:
-//! - agreement: the `text` and `reasoning` deltas concatenate to `calls`' text and reasoning,
+//! - agreement: the `text` and `reasoning` deltas, applied with the `corrected` events (which
+//!   replace what was shown), give `calls`' text and reasoning,
 //!   the `call_end` calls are `calls`' calls in order, `incomplete` and `invalid` its cut-off
 //!   and rejected calls, and the `end` event carries its result;
 //! - every `call_start` index ends exactly once (`call_end`, `incomplete`, `invalid` or
@@ -17,7 +18,7 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
-use toolmend_core::calls::{CallOptions, Event, Extracted, Failure, Stream, extract};
+use toolmend_core::calls::{CallOptions, Event, Extracted, Failure, Prose, Stream, extract};
 
 mod common;
 use common::{CallsCase, calls_cases, split_at};
@@ -158,6 +159,11 @@ fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extra
         match event {
             Event::Text(delta) => text.push_str(delta),
             Event::Reasoning(delta) => reasoning.push_str(delta),
+            // What a consumer does with it (docs/streaming.md): the field is replaced.
+            Event::Corrected { field, value } => match field {
+                Prose::Text => text = value.clone(),
+                Prose::Reasoning => reasoning = value.clone(),
+            },
             Event::CallStart { index, tool, .. } => {
                 if *index != started.len() {
                     fail(format!("call_start {index} out of order"));

@@ -9,8 +9,8 @@
 use super::scan::{Finder, find_str};
 use super::{Args, Ctx, Item, Out, Raw};
 
-const MESSAGE: &str = "<|message|>";
-const ENDS: &[&str] = &[
+pub(crate) const MESSAGE: &str = "<|message|>";
+pub(crate) const ENDS: &[&str] = &[
     "<|end|>",
     "<|call|>",
     "<|return|>",

@@ -64,7 +64,7 @@ pub use filter::{CallsFilter, CallsFilterOptions, Shape};
 pub use message::{
     Api, cut_by, extract_message, extract_message_text, extract_response, extract_response_text,
 };
-pub use stream::{Event, Stream};
+pub use stream::{Event, Prose, Stream};
 
 /// Settings of the extractor.
 #[derive(Debug, Clone)]
