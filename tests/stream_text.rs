@@ -185,3 +185,28 @@ fn text_before_a_call_is_shown_before_the_call_ends() {
     assert_eq!(before.text, "Let me check.");
     assert_eq!((after.text, after.reasoning), one_shot(reply));
 }
+
+#[test]
+fn a_reply_that_may_be_one_quoted_string_waits_for_what_follows_the_quote() {
+    // One JSON string holding a call: `calls` reads what it holds; nothing was shown.
+    let quoted = r#""<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>""#;
+    let (before, after, events) = byte_by_byte(quoted);
+    assert_eq!((before.text.as_str(), before.reasoning.as_str()), ("", ""));
+    assert!(
+        events.iter().all(|e| !matches!(e, Event::Corrected { .. })),
+        "{events:#?}"
+    );
+    assert_eq!(after.text, "");
+    // Prose that starts with a quotation is shown once the quote is followed by more.
+    let (before, _, _) = byte_by_byte(r#""Hello," she said. "Bye.""#);
+    assert_eq!(before.text, r#""Hello," she said. "Bye.""#);
+}
+
+#[test]
+fn reasoning_in_brackets_streams_too() {
+    let reply = "[THINK]Need the time.[/THINK]Sure, one moment.";
+    let (before, after, _) = byte_by_byte(reply);
+    assert_eq!(before.reasoning, "Need the time.");
+    assert_eq!(before.text, "Sure, one moment.");
+    assert_eq!((after.text, after.reasoning), one_shot(reply));
+}

@@ -20,6 +20,8 @@
 //! that field, so that a consumer that applies the events ends with `calls`' text and
 //! reasoning.
 
+use std::borrow::Cow;
+
 use super::{Action, Event, Markers, Prose};
 use crate::calls::formats::{Kind, TABLE, call_tokens};
 use crate::calls::harmony;
@@ -55,6 +57,12 @@ enum State {
         depth: usize,
         in_string: bool,
         escaped: bool,
+    },
+    /// A reply that starts with `"` may be one JSON string holding the reply (`calls` reads
+    /// what it holds): held while only white space follows its closing quote.
+    Quoted {
+        escaped: bool,
+        closed: bool,
     },
     /// After a call marker: the rest is given at the end.
     Stopped,
@@ -121,7 +129,7 @@ enum Source {
 
 /// The text and reasoning of a reply read as it arrives (see the module documentation).
 pub(super) struct Live {
-    holds: Vec<(&'static [u8], Hold)>,
+    holds: Vec<(Cow<'static, [u8]>, Hold)>,
     /// Bytes that start a held-back sequence (or a bracket, with `brackets`).
     first: [bool; 256],
     /// A `{` or `[` may open a marker-less call.
@@ -131,6 +139,10 @@ pub(super) struct Live {
     state: State,
     /// A code fence (with its tag and white space) read right before, held.
     fence: Option<String>,
+    /// Where the reply starts (after a byte order mark), and whether it was looked at for a
+    /// quoted reply.
+    start: usize,
+    quote_checked: bool,
     /// An opening reasoning marker was read.
     opened: bool,
     /// The kinds of closing reasoning markers read (a bit each): `calls` looks at the first
@@ -148,25 +160,29 @@ impl Live {
             .as_deref()
             .filter(|f| *f != "auto")
             .and_then(|f| TABLE.iter().find(|s| s.name == f));
-        let mut holds: Vec<(&'static [u8], Hold)> = Vec::new();
-        let mut add = |m: &'static str, hold: Hold| {
-            if !holds.iter().any(|(h, _)| *h == m.as_bytes()) {
-                holds.push((m.as_bytes(), hold));
+        let mut holds: Vec<(Cow<'static, [u8]>, Hold)> = Vec::new();
+        let mut add = |m: Cow<'static, str>, hold: Hold| {
+            if !holds.iter().any(|(h, _)| **h == *m.as_bytes()) {
+                let m = match m {
+                    Cow::Borrowed(m) => Cow::Borrowed(m.as_bytes()),
+                    Cow::Owned(m) => Cow::Owned(m.into_bytes()),
+                };
+                holds.push((m, hold));
             }
         };
         for (i, (open, close)) in REASONING.iter().enumerate() {
-            add(open, Hold::Open(i));
-            add(close, Hold::Close(i));
+            add(Cow::Borrowed(open), Hold::Open(i));
+            add(Cow::Borrowed(close), Hold::Close(i));
         }
         for noise in NOISE {
-            add(noise, Hold::Noise);
+            add(Cow::Borrowed(noise), Hold::Noise);
         }
         // The stream's markers (`[TOOL_CALLS]`, `>>>`, …) and every marker of the table.
         for (m, action) in &markers.list {
             if !matches!(action, Action::Think(_) | Action::Unthink)
                 && let Ok(m) = std::str::from_utf8(m)
             {
-                add(m, Hold::Marker);
+                add(Cow::Borrowed(m), Hold::Marker);
             }
         }
         for spec in forced.map_or(TABLE, std::slice::from_ref) {
@@ -190,12 +206,18 @@ impl Live {
                 _ => Vec::new(),
             };
             for m in strings {
-                add(m, Hold::Marker);
+                add(Cow::Borrowed(m), Hold::Marker);
+                // A tag may carry a label (Hunyuan's `<tool_call:opensource>`).
+                if let Some(tag) = m.strip_prefix('<').and_then(|m| m.strip_suffix('>'))
+                    && !tag.contains([':', '|', '/'])
+                {
+                    add(Cow::Owned(format!("<{tag}:")), Hold::Marker);
+                }
             }
         }
         let brackets = forced.is_none_or(|s| matches!(s.kind, Kind::Json | Kind::BarePythonic));
         if brackets {
-            add("```", Hold::Fence);
+            add(Cow::Borrowed("```"), Hold::Fence);
         }
         holds.sort_by_key(|(m, _)| std::cmp::Reverse(m.len()));
         let mut first = [false; 256];
@@ -220,6 +242,8 @@ impl Live {
             pos: 0,
             state,
             fence: None,
+            start: 0,
+            quote_checked: false,
             opened: false,
             closes: 0,
             text: Flow::default(),
@@ -271,7 +295,8 @@ impl Live {
     /// `Err` when `rest` may still become one (longest first, as [`Markers::at`]).
     fn at(&self, rest: &[u8]) -> Result<Option<(usize, Hold)>, ()> {
         let mut partial = false;
-        for &(m, hold) in &self.holds {
+        for (m, hold) in &self.holds {
+            let hold = *hold;
             let common = m.iter().zip(rest).take_while(|(a, b)| a == b).count();
             if common < m.len().min(rest.len()) {
                 continue;
@@ -293,12 +318,54 @@ impl Live {
         if self.pos == 0 && reply.starts_with('\u{FEFF}') {
             // `calls` reads the reply without its byte order mark.
             self.pos = '\u{FEFF}'.len_utf8();
+            self.start = self.pos;
+        }
+        if !self.quote_checked && matches!(self.state, State::Text) {
+            let Some(q) = bytes[self.pos..]
+                .iter()
+                .position(|b| !b.is_ascii_whitespace())
+            else {
+                return;
+            };
+            self.quote_checked = true;
+            if bytes[self.pos + q] == b'"' {
+                self.pos += q + 1;
+                self.state = State::Quoted {
+                    escaped: false,
+                    closed: false,
+                };
+            }
         }
         while self.pos < bytes.len() {
             let p = self.pos;
             let b = bytes[p];
             match self.state {
                 State::Stopped => return,
+                State::Quoted {
+                    mut escaped,
+                    mut closed,
+                } => {
+                    for &c in &bytes[p..] {
+                        if closed {
+                            if !c.is_ascii_whitespace() {
+                                // Not one string: read it as text, from its start.
+                                self.pos = self.start;
+                                self.state = State::Text;
+                                break;
+                            }
+                        } else if escaped {
+                            escaped = false;
+                        } else if c == b'\\' {
+                            escaped = true;
+                        } else if c == b'"' {
+                            closed = true;
+                        }
+                        self.pos += 1;
+                    }
+                    if let State::Quoted { .. } = self.state {
+                        self.state = State::Quoted { escaped, closed };
+                    }
+                }
                 State::Think { close } => {
                     let rest = &bytes[p..];
                     let tokens = call_tokens();
@@ -397,15 +464,6 @@ impl Live {
                     if self.fence.is_some() && self.fenced(reply, p) {
                         continue;
                     }
-                    if self.brackets && matches!(b, b'{' | b'[') {
-                        self.state = State::Bracket {
-                            start: p,
-                            depth: 0,
-                            in_string: false,
-                            escaped: false,
-                        };
-                        continue;
-                    }
                     if !self.first[usize::from(b)] {
                         let run = bytes[p..]
                             .iter()
@@ -417,6 +475,15 @@ impl Live {
                     }
                     match self.at(&bytes[p..]) {
                         Err(()) => return,
+                        // Not `[THINK]` or `[TOOL_CALLS]`: JSON, or a list of calls, may start.
+                        Ok(None) if self.brackets && matches!(b, b'{' | b'[') => {
+                            self.state = State::Bracket {
+                                start: p,
+                                depth: 0,
+                                in_string: false,
+                                escaped: false,
+                            };
+                        }
                         Ok(None) => {
                             self.text.push(&reply[p..p + 1]);
                             self.pos += 1;
