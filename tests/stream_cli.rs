@@ -377,7 +377,13 @@ fn sse_input_without_stream_is_a_usage_error() {
 
 /// Starts `toolmend calls --stream ARGS` with a pipe on stdin; its stdin, and its stdout lines
 /// as they come.
-fn piped(args: &[&str]) -> (std::process::Child, std::process::ChildStdin, mpsc::Receiver<String>) {
+fn piped(
+    args: &[&str],
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    mpsc::Receiver<String>,
+) {
     let mut child = common::command()
         .args(["calls", "--stream"])
         .args(args)
@@ -414,7 +420,10 @@ fn text_and_reasoning_are_written_while_the_reply_is_still_arriving() {
     stdin.write_all(b"It will stay sunny.\n").unwrap();
     stdin.flush().unwrap();
     let second = rx.recv_timeout(Duration::from_secs(20)).unwrap();
-    assert_eq!(second, r#"{"event":"text","delta":"\nIt will stay sunny."}"#);
+    assert_eq!(
+        second,
+        r#"{"event":"text","delta":"\nIt will stay sunny."}"#
+    );
     drop(stdin);
     assert_eq!(child.wait().unwrap().code(), Some(0));
     let rest: Vec<String> = rx.iter().collect();
@@ -425,7 +434,12 @@ fn text_and_reasoning_are_written_while_the_reply_is_still_arriving() {
 
     // Server-sent events: reasoning_content and content deltas, each written as it comes.
     let (mut child, mut stdin, rx) = piped(&["--input", "sse"]);
-    let sse = |delta: Value| format!("data: {}\n\n", json!({"choices": [{"index": 0, "delta": delta}]}));
+    let sse = |delta: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"choices": [{"index": 0, "delta": delta}]})
+        )
+    };
     stdin
         .write_all(sse(json!({"reasoning_content": "The user wants the weather."})).as_bytes())
         .unwrap();
@@ -446,5 +460,8 @@ fn text_and_reasoning_are_written_while_the_reply_is_still_arriving() {
     assert_eq!(child.wait().unwrap().code(), Some(0));
     let rest: Vec<String> = rx.iter().collect();
     assert_eq!(rest.len(), 1, "{rest:#?}");
-    assert!(rest[0].starts_with(r#"{"event":"end","ok":true"#), "{rest:#?}");
+    assert!(
+        rest[0].starts_with(r#"{"event":"end","ok":true"#),
+        "{rest:#?}"
+    );
 }

@@ -210,3 +210,32 @@ fn reasoning_in_brackets_streams_too() {
     assert_eq!(before.text, "Sure, one moment.");
     assert_eq!((after.text, after.reasoning), one_shot(reply));
 }
+
+#[test]
+fn events_come_in_the_order_of_the_reply() {
+    let mut stream = Stream::new(CallOptions::default());
+    assert_eq!(
+        stream.feed("<think>Need the "),
+        [Event::Reasoning("Need the".into())]
+    );
+    assert_eq!(
+        stream.feed("time.</think>It is "),
+        [
+            Event::Reasoning(" time.".into()),
+            Event::Text("It is".into())
+        ]
+    );
+    let mut stream = Stream::new(CallOptions::default());
+    assert_eq!(stream.feed("A plan. "), [Event::Text("A plan.".into())]);
+    assert_eq!(
+        stream.feed("</think>Done."),
+        [
+            Event::Corrected {
+                field: toolmend_core::calls::Prose::Text,
+                value: String::new()
+            },
+            Event::Reasoning("A plan.".into()),
+            Event::Text("Done.".into())
+        ]
+    );
+}

@@ -387,6 +387,7 @@ impl Live {
                     match prefix(close) {
                         Some(true) => {
                             self.reasoning.end_part();
+                            self.flush(events);
                             self.pos += close.len();
                             self.state = State::Text;
                             continue;
@@ -398,6 +399,7 @@ impl Live {
                         // A call token ends a block never closed (Kimi K2).
                         Some(true) => {
                             self.reasoning.end_part();
+                            self.flush(events);
                             self.state = State::Text;
                         }
                         Some(false) => return,
@@ -531,6 +533,7 @@ impl Live {
             Hold::Open(kind) => {
                 self.opened = true;
                 self.text.end_part();
+                self.flush(events);
                 self.state = State::Think {
                     close: REASONING[kind].1,
                 };
@@ -558,6 +561,7 @@ impl Live {
                 self.inline_reasoning();
                 self.reasoning.push(before);
                 self.reasoning.end_part();
+                self.flush(events);
             }
             Hold::Noise => {}
             Hold::Fence => self.fence = Some("```".into()),
