@@ -10,12 +10,16 @@
 //!   last value, and no stream can know that a key will come again, so a `revised` event
 //!   names the path whose shown value no longer holds (as soon as the repeat is read, or at
 //!   the end when the stream had stopped reading the call before it).
-//! - **Results** (`text` and `reasoning` deltas, `call_end`, `incomplete`, `invalid`, `end`)
-//!   come from the same extractor as `calls` ([`super::extract`]), so for any chunking they
-//!   equal what `calls` gives for the whole reply. What `calls` decides about a reply can
-//!   depend on bytes that have not arrived yet (a closing `</think>` with no opening one makes
-//!   everything before it reasoning; the format chosen is the most specific one that finds a
-//!   call anywhere), so results are given when the reply ends, with [`Stream::finish`].
+//! - **Text and reasoning** (`text`, `reasoning`, `corrected`) as they arrive, holding back
+//!   only what may still start a marker ([`live`]); what the whole reply decides otherwise is
+//!   replaced by a `corrected` event, so that the events, applied, give `calls`' text and
+//!   reasoning.
+//! - **Results** (`call_end`, `incomplete`, `invalid`, `end`, and the rest of the text and
+//!   reasoning) come from the same extractor as `calls` ([`super::extract`]), so for any
+//!   chunking they equal what `calls` gives for the whole reply. What `calls` decides about a
+//!   reply can depend on bytes that have not arrived yet (a closing `</think>` with no opening
+//!   one makes everything before it reasoning; the format chosen is the most specific one that
+//!   finds a call anywhere), so results are given when the reply ends, with [`Stream::finish`].
 //!
 //! Each `call_start` index ends with exactly one of `call_end`, `incomplete`, `invalid` or
 //! `retracted`; `call_end` events come in the order of `calls`' list.
