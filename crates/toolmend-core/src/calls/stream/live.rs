@@ -130,6 +130,9 @@ enum Source {
 /// The text and reasoning of a reply read as it arrives (see the module documentation).
 pub(super) struct Live {
     holds: Vec<(Cow<'static, [u8]>, Hold)>,
+    /// Where the holds that start with each byte begin in `holds` (they end where the next
+    /// byte's begin).
+    from: [u16; 257],
     /// Bytes that start a held-back sequence (or a bracket, with `brackets`).
     first: [bool; 256],
     /// A `{` or `[` may open a marker-less call.
@@ -219,10 +222,23 @@ impl Live {
         if brackets {
             add(Cow::Borrowed("```"), Hold::Fence);
         }
-        holds.sort_by_key(|(m, _)| std::cmp::Reverse(m.len()));
+        // By first byte, and longest first among those.
+        holds.sort_by_key(|(m, _)| (m[0], std::cmp::Reverse(m.len())));
         let mut first = [false; 256];
-        for (m, _) in &holds {
-            first[usize::from(m[0])] = true;
+        let mut from = [0u16; 257];
+        for (i, (m, _)) in holds.iter().enumerate() {
+            let b = usize::from(m[0]);
+            if !first[b] {
+                first[b] = true;
+                from[b] = u16::try_from(i).unwrap_or(u16::MAX);
+            }
+        }
+        // `from[b]..from[b + 1]`: the holds that start with `b` (none when `b` starts none).
+        from[256] = u16::try_from(holds.len()).unwrap_or(u16::MAX);
+        for b in (0..256).rev() {
+            if !first[b] {
+                from[b] = from[b + 1];
+            }
         }
         if brackets {
             first[usize::from(b'{')] = true;
@@ -236,6 +252,7 @@ impl Live {
         };
         Live {
             holds,
+            from,
             first,
             brackets,
             options: options.clone(),
@@ -295,7 +312,9 @@ impl Live {
     /// `Err` when `rest` may still become one (longest first, as [`Markers::at`]).
     fn at(&self, rest: &[u8]) -> Result<Option<(usize, Hold)>, ()> {
         let mut partial = false;
-        for (m, hold) in &self.holds {
+        let b = usize::from(rest[0]);
+        let (start, end) = (usize::from(self.from[b]), usize::from(self.from[b + 1]));
+        for (m, hold) in &self.holds[start..end] {
             let hold = *hold;
             let common = m.iter().zip(rest).take_while(|(a, b)| a == b).count();
             if common < m.len().min(rest.len()) {
