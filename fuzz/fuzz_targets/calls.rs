@@ -24,7 +24,8 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use toolmend_core::calls::{
-    CallOptions, CallsFilter, CallsFilterOptions, Event, Prose, Extracted, Failure, Shape, Stream, extract,
+    CallOptions, CallsFilter, CallsFilterOptions, Event, Extracted, Failure, Prose, Shape, Stream,
+    extract,
 };
 use toolmend_core::{Code, Framing, Mender, Options};
 
