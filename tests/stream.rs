@@ -552,11 +552,24 @@ fn feeding_byte_by_byte_is_linear() {
             item.repeat(n / item.len())
         )
     };
-    let shapes: [(&str, &dyn Fn(usize) -> String); 4] = [
+    // Text and reasoning shown as they arrive: prose with reasoning, braces and markers to
+    // hold back, and JSON objects that are no call (each read alone by `calls` once).
+    let prose = |n: usize| {
+        let words = "Some words, {x} and [1] < 2 for the <b>answer</b>. ";
+        format!(
+            "<think>{}</think>{}",
+            words.repeat(n / 2 / words.len()),
+            words.repeat(n / 2 / words.len())
+        )
+    };
+    let objects = |n: usize| "{\"a\": 1} ".repeat(n / 9);
+    let shapes: [(&str, &dyn Fn(usize) -> String); 6] = [
         ("many keys", &many_keys),
         ("long string", &long_string),
         ("encoded arguments", &encoded),
         ("nested list", &deep_list),
+        ("prose and reasoning", &prose),
+        ("objects that are no call", &objects),
     ];
     let n = 40_000;
     for (name, make) in shapes {

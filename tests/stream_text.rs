@@ -239,3 +239,74 @@ fn events_come_in_the_order_of_the_reply() {
         ]
     );
 }
+
+/// Pieces of replies that exercise what is held back and corrected.
+const PIECES: &[&str] = &[
+    "Hello",
+    " there",
+    " ",
+    "\n",
+    "\n\n",
+    "é✓",
+    "<think>",
+    "</think>",
+    "[THINK]",
+    "[/THINK]",
+    "{\"a\": 1}",
+    "{x}",
+    "[1]",
+    "{",
+    "}",
+    "```json\n",
+    "```",
+    "<|im_end|>",
+    "<tool_call>",
+    "</tool_call>",
+    "{\"name\": \"f\", \"arguments\": {}}",
+    "\"",
+    "functools",
+    "f",
+    "<",
+    "<b>",
+    "[TOOL_CALLS]",
+    "<|channel|>",
+    "to=functions.f",
+    "<|message|>",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Any mix of them, split anywhere: the events, applied, give `calls`' text and reasoning.
+    #[test]
+    fn applied_events_give_what_calls_gives(
+        picks in proptest::collection::vec(0..PIECES.len(), 0..14),
+        cuts in proptest::collection::vec(0usize..400, 0..8),
+    ) {
+        let reply: String = picks.iter().map(|&i| PIECES[i]).collect();
+        let mut at: Vec<usize> = cuts.into_iter().map(|c| c % (reply.len() + 1)).filter(|&c| reply.is_char_boundary(c)).collect();
+        at.sort_unstable();
+        at.push(reply.len());
+        let mut stream = Stream::new(CallOptions::default());
+        let mut shown = Shown::default();
+        let mut from = 0;
+        for &to in &at {
+            for event in stream.feed(&reply[from..to]) {
+                shown.apply(&event);
+            }
+            from = to;
+        }
+        for event in stream.finish() {
+            shown.apply(&event);
+        }
+        let (text, reasoning) = match extract(&reply, &CallOptions::default()) {
+            Ok(found) => (found.text, found.reasoning),
+            Err(failure) => failure.extracted.map_or((None, None), |f| (f.text, f.reasoning)),
+        };
+        proptest::prop_assert_eq!(
+            (shown.text, shown.reasoning),
+            (text.unwrap_or_default(), reasoning.unwrap_or_default()),
+            "{:?} at {:?}", reply, at
+        );
+    }
+}

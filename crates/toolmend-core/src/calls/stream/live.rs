@@ -601,6 +601,11 @@ impl Live {
     /// reads it alone as that text, with no call and nothing held back inside.
     fn plain_json(&self, region: &str) -> bool {
         let bytes = region.as_bytes();
+        // With no letter it names no tool (and holds no marker): `{}`, `[1, 2]` need no
+        // `calls` of their own, which a reply of a million `{}` would otherwise pay each.
+        if !bytes.iter().any(|&b| b.is_ascii_alphabetic() || b >= 0x80) {
+            return true;
+        }
         let marked = (0..bytes.len()).any(|i| {
             self.first[usize::from(bytes[i])]
                 && !matches!(bytes[i], b'{' | b'[')
