@@ -292,7 +292,10 @@ fn end_value(result: &Result<Extracted, Failure>, original: &str, shape: Shape) 
 
 /// A `text` or `reasoning` event, as `to_value` gives it, written from the delta where it is.
 fn write_delta<W: Write>(out: &mut W, kind: &str, delta: &str) -> io::Result<()> {
-    write!(out, "{{\"event\":\"{kind}\",\"delta\":")?;
+    // Without `write!`: a stream fed a byte at a time writes one of these per byte.
+    out.write_all(b"{\"event\":\"")?;
+    out.write_all(kind.as_bytes())?;
+    out.write_all(b"\",\"delta\":")?;
     write_str(out, delta)?;
     out.write_all(b"}")
 }
