@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 use toolmend_core::calls::{
-    Api, CallOptions, DeltaFraming, Deltas, Event, Shape, Stream, extract_response,
+    Api, CallOptions, DeltaFraming, Deltas, Event, Prose, Shape, Stream, extract_response,
 };
 
 mod common;
@@ -140,7 +140,28 @@ fn library_stream(sse: &str, cuts: &[usize]) -> Value {
         Err(e) => events.extend(stream.abort(e)),
     }
     events.extend(stream.finish());
-    normal(events.last().unwrap().to_value(Shape::Native))
+    let end = events.last().unwrap().to_value(Shape::Native);
+    // The text and reasoning events, applied as docs/streaming.md says, give the end's.
+    let (mut text, mut reasoning) = (String::new(), String::new());
+    for event in &events {
+        match event {
+            Event::Text(delta) => text.push_str(delta),
+            Event::Reasoning(delta) => reasoning.push_str(delta),
+            Event::Corrected { field, value } => match field {
+                Prose::Text => text = value.clone(),
+                Prose::Reasoning => reasoning = value.clone(),
+            },
+            _ => {}
+        }
+    }
+    let value = &end["value"];
+    assert_eq!(text, value["text"].as_str().unwrap_or_default(), "{cuts:?}");
+    assert_eq!(
+        reasoning,
+        value["reasoning"].as_str().unwrap_or_default(),
+        "{cuts:?}"
+    );
+    normal(end)
 }
 
 /// The `data:` payloads of an SSE text, one a line (what `--input jsonl` reads).

@@ -2,7 +2,8 @@
 //!
 //! For every `calls` fixture, fed whole, one byte (character) at a time, split in two at
 //! every character boundary, and split at random points:
-//! - agreement: the `text` and `reasoning` deltas concatenate to `calls`' text and reasoning,
+//! - agreement: the `text` and `reasoning` deltas, applied with the `corrected` events (which
+//!   replace what was shown), give `calls`' text and reasoning,
 //!   the `call_end` calls are `calls`' calls in order, `incomplete` and `invalid` its cut-off
 //!   and rejected calls, and the `end` event carries its result;
 //! - every `call_start` index ends exactly once (`call_end`, `incomplete`, `invalid` or
@@ -17,7 +18,7 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
-use toolmend_core::calls::{CallOptions, Event, Extracted, Failure, Shape, Stream, extract};
+use toolmend_core::calls::{CallOptions, Event, Extracted, Failure, Prose, Shape, Stream, extract};
 
 mod common;
 use common::{CallsCase, calls_cases, split_at};
@@ -216,6 +217,11 @@ fn check(case: &CallsCase, what: &str, events: &[Event], expected: &Result<Extra
         match event {
             Event::Text(delta) => text.push_str(delta),
             Event::Reasoning(delta) => reasoning.push_str(delta),
+            // What a consumer does with it (docs/streaming.md): the field is replaced.
+            Event::Corrected { field, value } => match field {
+                Prose::Text => text = value.clone(),
+                Prose::Reasoning => reasoning = value.clone(),
+            },
             Event::CallStart { index, tool, .. } => {
                 if *index != started.len() {
                     fail(format!("call_start {index} out of order"));
@@ -617,11 +623,24 @@ fn feeding_byte_by_byte_is_linear() {
             item.repeat(n / item.len())
         )
     };
-    let shapes: [(&str, &dyn Fn(usize) -> String); 4] = [
+    // Text and reasoning shown as they arrive: prose with reasoning, braces and markers to
+    // hold back, and JSON objects that are no call (each read alone by `calls` once).
+    let prose = |n: usize| {
+        let words = "Some words, {x} and [1] < 2 for the <b>answer</b>. ";
+        format!(
+            "<think>{}</think>{}",
+            words.repeat(n / 2 / words.len()),
+            words.repeat(n / 2 / words.len())
+        )
+    };
+    let objects = |n: usize| "{\"a\": 1} ".repeat(n / 9);
+    let shapes: [(&str, &dyn Fn(usize) -> String); 6] = [
         ("many keys", &many_keys),
         ("long string", &long_string),
         ("encoded arguments", &encoded),
         ("nested list", &deep_list),
+        ("prose and reasoning", &prose),
+        ("objects that are no call", &objects),
     ];
     let n = 40_000;
     for (name, make) in shapes {

@@ -221,8 +221,12 @@ fn raw_hermes_markup_streamed_as_content() {
             "incomplete": []
         })
     );
-    // `<tool_` + `call>` came in two chunks; the call was announced before the end.
-    assert_eq!(kinds(&events)[0], "call_start");
+    // The reasoning and the text were written as they came, before the call; `<tool_` +
+    // `call>` came in two chunks, and the call was announced before the end.
+    assert_eq!(
+        kinds(&events)[..4],
+        ["reasoning", "reasoning", "text", "call_start"]
+    );
     // `fal` + `se` and `5` + `0`: no literal or number shown before its end.
     for e in rebuilt(&events) {
         let p = &e["parameters"];
@@ -412,4 +416,95 @@ fn sse_input_without_stream_is_a_usage_error() {
         .unwrap();
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("--stream"), "{}", stderr(&out));
+}
+
+/// Starts `toolmend calls --stream ARGS` with a pipe on stdin; its stdin, and its stdout lines
+/// as they come.
+fn piped(
+    args: &[&str],
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    mpsc::Receiver<String>,
+) {
+    let mut child = common::command()
+        .args(["calls", "--stream"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    (child, stdin, rx)
+}
+
+#[test]
+fn text_and_reasoning_are_written_while_the_reply_is_still_arriving() {
+    // Raw text, a line at a time: each line's text is written before stdin closes.
+    let (mut child, mut stdin, rx) = piped(&[]);
+    stdin.write_all(b"The weather in Oslo is sunny.\n").unwrap();
+    stdin.flush().unwrap();
+    let first = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the text before the end");
+    assert_eq!(
+        first,
+        r#"{"event":"text","delta":"The weather in Oslo is sunny."}"#
+    );
+    stdin.write_all(b"It will stay sunny.\n").unwrap();
+    stdin.flush().unwrap();
+    let second = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert_eq!(
+        second,
+        r#"{"event":"text","delta":"\nIt will stay sunny."}"#
+    );
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let rest: Vec<String> = rx.iter().collect();
+    assert_eq!(rest.len(), 1, "{rest:#?}");
+    assert!(rest[0].starts_with(
+        r#"{"event":"end","ok":true,"value":{"calls":[],"text":"The weather in Oslo is sunny.\nIt will stay sunny.""#
+    ));
+
+    // Server-sent events: reasoning_content and content deltas, each written as it comes.
+    let (mut child, mut stdin, rx) = piped(&["--input", "sse"]);
+    let sse = |delta: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"choices": [{"index": 0, "delta": delta}]})
+        )
+    };
+    stdin
+        .write_all(sse(json!({"reasoning_content": "The user wants the weather."})).as_bytes())
+        .unwrap();
+    stdin.flush().unwrap();
+    let reasoning = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert_eq!(
+        reasoning,
+        r#"{"event":"reasoning","delta":"The user wants the weather."}"#
+    );
+    stdin
+        .write_all(sse(json!({"content": "Sunny in Oslo."})).as_bytes())
+        .unwrap();
+    stdin.flush().unwrap();
+    let text = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert_eq!(text, r#"{"event":"text","delta":"Sunny in Oslo."}"#);
+    stdin.write_all(b"data: [DONE]\n\n").unwrap();
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let rest: Vec<String> = rx.iter().collect();
+    assert_eq!(rest.len(), 1, "{rest:#?}");
+    assert!(
+        rest[0].starts_with(r#"{"event":"end","ok":true"#),
+        "{rest:#?}"
+    );
 }

@@ -24,7 +24,8 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
 use toolmend_core::calls::{
-    CallOptions, CallsFilter, CallsFilterOptions, Event, Extracted, Failure, Shape, Stream, extract,
+    CallOptions, CallsFilter, CallsFilterOptions, Event, Extracted, Failure, Prose, Shape, Stream,
+    extract,
 };
 use toolmend_core::{Code, Framing, Mender, Options};
 
@@ -226,6 +227,11 @@ fn streamed(chunks: &[&str], expected: &Result<Extracted, Failure>) {
         match event {
             Event::Text(d) => text.push_str(d),
             Event::Reasoning(d) => reasoning.push_str(d),
+            // The field shown so far is replaced (docs/streaming.md).
+            Event::Corrected { field, value } => match field {
+                Prose::Text => text = value.clone(),
+                Prose::Reasoning => reasoning = value.clone(),
+            },
             Event::CallStart { index, .. } => {
                 // In order; an index skipped is a call that ended before its tool was known.
                 assert!(*index >= started, "call_start out of order");

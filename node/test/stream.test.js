@@ -13,6 +13,7 @@ const REPLIES = [
     '{"query": "ünïcode ✓"}<|tool_call_end|><|tool_calls_section_end|>',
   'Sure: {"name": "save", "arguments": "{\\"path\\": \\"a.txt\\"}"} done.',
   'Just prose, no call.',
+  'A plan opened by the template.</think>Done, no call.',
   '<tool_call>{"name": "rm", "arguments": {"path": "/tmp/x", "dry',
 ];
 
@@ -72,8 +73,13 @@ function check(reply, events) {
     if (last && last.open === null && !revised) assert.deepEqual(last.parameters, end.call.parameters);
   }
   assert.deepEqual(events.filter((e) => e.event === 'call_end').map((e) => e.call), want.calls);
-  assert.equal(events.filter((e) => e.event === 'text').map((e) => e.delta).join(''), want.text || '');
-  assert.equal(events.filter((e) => e.event === 'reasoning').map((e) => e.delta).join(''), want.reasoning || '');
+  // text and reasoning as a consumer shows them: deltas add, `corrected` replaces its field.
+  const shown = { text: '', reasoning: '' };
+  for (const e of events) {
+    if (e.event === 'text' || e.event === 'reasoning') shown[e.event] += e.delta;
+    else if (e.event === 'corrected') shown[e.field] = e.value;
+  }
+  assert.deepEqual(shown, { text: want.text || '', reasoning: want.reasoning || '' });
   const end = events[events.length - 1];
   assert.equal(end.event, 'end');
   assert.equal(end.ok, want.code === null);
@@ -95,6 +101,23 @@ test('agrees with extractCalls however the reply is split', () => {
       check(reply, run([chars.slice(0, at).join(''), chars.slice(at).join('')]));
     }
   }
+});
+
+test('text and reasoning come as they arrive', () => {
+  let s = new toolmend.Stream();
+  assert.deepEqual(s.feed('<think>Need the '), [{ event: 'reasoning', delta: 'Need the' }]);
+  assert.deepEqual(s.feed('time.</think>It is '), [
+    { event: 'reasoning', delta: ' time.' },
+    { event: 'text', delta: 'It is' },
+  ]);
+  // A close with no open: what was shown as text was reasoning.
+  s = new toolmend.Stream();
+  assert.deepEqual(s.feed('A plan. '), [{ event: 'text', delta: 'A plan.' }]);
+  assert.deepEqual(s.feed('</think>Done.'), [
+    { event: 'corrected', field: 'text', value: '' },
+    { event: 'reasoning', delta: 'A plan.' },
+    { event: 'text', delta: 'Done.' },
+  ]);
 });
 
 test('progress comes before the end and only grows', () => {

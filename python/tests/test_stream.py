@@ -17,6 +17,7 @@ REPLIES = [
     '{"query": "ünïcode ✓"}<|tool_call_end|><|tool_calls_section_end|>',
     'Sure: {"name": "save", "arguments": "{\\"path\\": \\"a.txt\\"}"} done.',
     "Just prose, no call.",
+    "A plan opened by the template.</think>Done, no call.",
     '<tool_call>{"name": "rm", "arguments": {"path": "/tmp/x", "dry',
 ]
 
@@ -75,15 +76,20 @@ def check(reply, events):
     calls, text, reasoning, code = expected(reply)
     assert [e["call"] for e in events if e["event"] == "call_end"] == calls
     # The arguments events rebuild the parameters of each call not revised.
-    shown = rebuilt(events)
+    progress = rebuilt(events)
     revised = {e["index"] for e in events if e["event"] == "revised"}
     for end in (e for e in events if e["event"] == "call_end"):
-        last = [(params, open_) for index, params, open_ in shown if index == end["index"]]
+        last = [(params, open_) for index, params, open_ in progress if index == end["index"]]
         if last and last[-1][1] is None and end["index"] not in revised:
             assert last[-1][0] == end["call"]["parameters"]
-    deltas = "".join(e["delta"] for e in events if e["event"] == "text")
-    assert deltas == (text or "")
-    assert "".join(e["delta"] for e in events if e["event"] == "reasoning") == (reasoning or "")
+    # text and reasoning as a consumer shows them: deltas add, `corrected` replaces its field.
+    shown = {"text": "", "reasoning": ""}
+    for e in events:
+        if e["event"] in shown:
+            shown[e["event"]] += e["delta"]
+        elif e["event"] == "corrected":
+            shown[e["field"]] = e["value"]
+    assert shown == {"text": text or "", "reasoning": reasoning or ""}
     end = events[-1]
     assert end["event"] == "end"
     assert end["ok"] == (code is None)
@@ -106,6 +112,23 @@ def test_agrees_with_extract_calls_however_it_is_split(reply):
         cuts = sorted(rnd.sample(range(len(reply) + 1), min(5, len(reply))))
         parts = [reply[a:b] for a, b in zip([0] + cuts, cuts + [len(reply)])]
         check(reply, run(parts))
+
+
+def test_text_and_reasoning_come_as_they_arrive():
+    s = toolmend.Stream()
+    assert s.feed("<think>Need the ") == [{"event": "reasoning", "delta": "Need the"}]
+    assert s.feed("time.</think>It is ") == [
+        {"event": "reasoning", "delta": " time."},
+        {"event": "text", "delta": "It is"},
+    ]
+    # A close with no open: what was shown as text was reasoning.
+    s = toolmend.Stream()
+    assert s.feed("A plan. ") == [{"event": "text", "delta": "A plan."}]
+    assert s.feed("</think>Done.") == [
+        {"event": "corrected", "field": "text", "value": ""},
+        {"event": "reasoning", "delta": "A plan."},
+        {"event": "text", "delta": "Done."},
+    ]
 
 
 def test_progress_comes_before_the_end_and_only_grows():

@@ -10,8 +10,8 @@ use super::scan::{Finder, Masked, find_str};
 use super::{Args, Ctx, Item, Out, Raw};
 use crate::bytes::offset_in;
 
-const MESSAGE: &str = "<|message|>";
-const ENDS: &[&str] = &[
+pub(crate) const MESSAGE: &str = "<|message|>";
+pub(crate) const ENDS: &[&str] = &[
     "<|end|>",
     "<|call|>",
     "<|return|>",

@@ -442,7 +442,7 @@ pub(crate) fn blank(text: &str, spans: &[Range<usize>]) -> String {
 }
 
 /// Tokens that end a turn or wrap an answer; left out of the text.
-const NOISE: &[&str] = &[
+pub(crate) const NOISE: &[&str] = &[
     "<|eot_id|>",
     "<|eom_id|>",
     "<|eot|>",

@@ -10,12 +10,16 @@
 //!   last value, and no stream can know that a key will come again, so a `revised` event
 //!   names the path whose shown value no longer holds (as soon as the repeat is read, or at
 //!   the end when the stream had stopped reading the call before it).
-//! - **Results** (`text` and `reasoning` deltas, `call_end`, `incomplete`, `invalid`, `end`)
-//!   come from the same extractor as `calls` ([`super::extract`]), so for any chunking they
-//!   equal what `calls` gives for the whole reply. What `calls` decides about a reply can
-//!   depend on bytes that have not arrived yet (a closing `</think>` with no opening one makes
-//!   everything before it reasoning; the format chosen is the most specific one that finds a
-//!   call anywhere), so results are given when the reply ends, with [`Stream::finish`].
+//! - **Text and reasoning** (`text`, `reasoning`, `corrected`) as they arrive, holding back
+//!   only what may still start a marker ([`live`]); what the whole reply decides otherwise is
+//!   replaced by a `corrected` event, so that the events, applied, give `calls`' text and
+//!   reasoning.
+//! - **Results** (`call_end`, `incomplete`, `invalid`, `end`, and the rest of the text and
+//!   reasoning) come from the same extractor as `calls` ([`super::extract`]), so for any
+//!   chunking they equal what `calls` gives for the whole reply. What `calls` decides about a
+//!   reply can depend on bytes that have not arrived yet (a closing `</think>` with no opening
+//!   one makes everything before it reasoning; the format chosen is the most specific one that
+//!   finds a call anywhere), so results are given when the reply ends, with [`Stream::finish`].
 //!
 //! Each `call_start` index ends with exactly one of `call_end`, `incomplete`, `invalid` or
 //! `retracted`; `call_end` events come in the order of `calls`' list.
@@ -36,8 +40,11 @@
 //! assert!(matches!(&events[events.len() - 2], Event::CallEnd { index: 0, call } if call.parameters["city"] == "Oslo"));
 //! ```
 
+mod live;
+
 use std::sync::Arc;
 
+use live::Live;
 use serde::ser::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -55,8 +62,27 @@ use crate::{Repair, RepairKind};
 use std::collections::VecDeque;
 use std::io::{self, Write};
 
+/// The reply's text or its reasoning, as an [`Event::Corrected`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prose {
+    /// `calls`' `text`.
+    Text,
+    /// `calls`' `reasoning`.
+    Reasoning,
+}
+
+impl Prose {
+    /// The name of the field (`text`, `reasoning`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Prose::Text => "text",
+            Prose::Reasoning => "reasoning",
+        }
+    }
+}
+
 /// What a [`Stream`] tells as a reply arrives. Owned, and serialized as one JSON object with
-/// an `"event"` field (`text`, `reasoning`, `call_start`, `arguments`, `revised`, `call_end`,
+/// an `"event"` field (`text`, `reasoning`, `corrected`, `call_start`, `arguments`, `revised`, `call_end`,
 /// `incomplete`, `invalid`, `retracted`, `end`).
 ///
 /// A value shown closed in [`Event::Arguments`] is final, except when the model writes its key
@@ -68,6 +94,17 @@ pub enum Event {
     Text(String),
     /// More of the reply's reasoning (`calls`' `reasoning`).
     Reasoning(String),
+    /// What the [`Event::Text`] (or [`Event::Reasoning`]) events gave so far is not what
+    /// `calls` gives for the whole reply: it is replaced by `value`, and later deltas add to
+    /// it. Given when bytes that came later decide otherwise (a closing `</think>` with no
+    /// opening one makes everything before it reasoning; at the end, a reply read in another
+    /// way than it was shown).
+    Corrected {
+        /// Which one.
+        field: Prose,
+        /// All of it so far.
+        value: String,
+    },
     /// A call to `tool` is being written.
     CallStart {
         /// The call's number in this stream (0, 1, …).
@@ -253,6 +290,11 @@ impl Event {
                 m.insert("delta".into(), delta.clone().into());
                 "reasoning"
             }
+            Event::Corrected { field, value } => {
+                m.insert("field".into(), field.as_str().into());
+                m.insert("value".into(), value.clone().into());
+                "corrected"
+            }
             Event::CallStart { index, tool, id } => {
                 name_call(&mut m, *index, Some(tool), id.as_ref());
                 "call_start"
@@ -352,7 +394,10 @@ fn end_value(result: &Result<Extracted, Failure>, original: &str, shape: Shape) 
 
 /// A `text` or `reasoning` event, as `to_value` gives it, written from the delta where it is.
 fn write_delta<W: Write>(out: &mut W, kind: &str, delta: &str) -> io::Result<()> {
-    write!(out, "{{\"event\":\"{kind}\",\"delta\":")?;
+    // Without `write!`: a stream fed a byte at a time writes one of these per byte.
+    out.write_all(b"{\"event\":\"")?;
+    out.write_all(kind.as_bytes())?;
+    out.write_all(b"\",\"delta\":")?;
     write_str(out, delta)?;
     out.write_all(b"}")
 }
@@ -906,6 +951,8 @@ pub struct Stream {
     /// Why the output was cut, when the server's stop reason says it was.
     cut: Option<String>,
     markers: Markers,
+    /// The text and reasoning shown as they arrive.
+    live: Live,
     buf: String,
     pos: usize,
     mode: Mode,
@@ -916,8 +963,6 @@ pub struct Stream {
     result: Option<Box<Result<Extracted, Failure>>>,
     /// Where each call read to its end ends in the reply.
     call_ends: Vec<usize>,
-    text_sent: usize,
-    reasoning_sent: usize,
     /// Made by [`Stream::writing`]: the parameters' text of the `arguments` events not yet
     /// written.
     written: Option<Written>,
@@ -956,11 +1001,12 @@ impl Held {
     fn stands_for(self, event: &Event) -> bool {
         matches!(
             (self, event),
-            (Held::Text(_), Event::Text(_))
-                | (Held::Reasoning(_), Event::Reasoning(_))
-                | (Held::Call(_), Event::CallEnd { .. })
-                | (Held::End, Event::End { .. })
-        )
+            // Live deltas are never empty: an empty one stands for the rest of the result.
+            (Held::Text(_), Event::Text(d)) | (Held::Reasoning(_), Event::Reasoning(d)) if d.is_empty())
+            || matches!(
+                (self, event),
+                (Held::Call(_), Event::CallEnd { .. }) | (Held::End, Event::End { .. })
+            )
     }
 }
 
@@ -976,12 +1022,14 @@ impl Stream {
     /// A stream that reads one reply with these settings (those of [`super::extract`]).
     pub fn new(options: CallOptions) -> Stream {
         let markers = Markers::new(options.format.as_deref());
+        let live = Live::new(&markers, &options);
         Stream {
             options,
             server_calls: Vec::new(),
             server_reasoning: None,
             cut: None,
             markers,
+            live,
             buf: String::new(),
             pos: 0,
             mode: Mode::Text,
@@ -990,8 +1038,6 @@ impl Stream {
             opened: false,
             result: None,
             call_ends: Vec::new(),
-            text_sent: 0,
-            reasoning_sent: 0,
             written: None,
             skims: true,
         }
@@ -1131,6 +1177,7 @@ impl Stream {
             &[b] => self.buf.push(char::from(b)),
             _ => self.buf.push_str(chunk),
         }
+        self.live.read(&self.buf, events);
         if self.skims && self.skim() {
             #[cfg(test)]
             tests::SKIMMED.with(|n| n.set(n.get() + 1));
@@ -1209,14 +1256,16 @@ impl Stream {
 
     /// Reasoning that a server sends apart from the text (OpenAI-style `reasoning_content`,
     /// Anthropic `thinking` blocks). The reply is then an assistant message (see
-    /// [`Stream::message`]); its reasoning is given at the end.
+    /// [`Stream::message`]); its reasoning is shown as it arrives (see [`Event::Corrected`]).
     pub fn feed_reasoning(&mut self, delta: &str) -> Vec<Event> {
+        let mut events = Vec::new();
         if self.result.is_none() {
             self.server_reasoning
                 .get_or_insert_with(String::new)
                 .push_str(delta);
+            self.live.server_reasoning(delta, &mut events);
         }
-        Vec::new()
+        events
     }
 
     /// A piece of a tool call that a server parsed itself: `key` tells its calls apart
@@ -1887,33 +1936,14 @@ impl Stream {
     /// The results, from `calls` on the whole reply, matched to the calls announced.
     fn settle(&mut self, result: &Result<Extracted, Failure>, events: &mut Vec<Event>) {
         let Some(found) = found_in(result) else {
+            self.settle_prose(Prose::Text, "", events);
+            self.settle_prose(Prose::Reasoning, "", events);
             self.retract_all("the reply holds no call", events);
             return;
         };
-        if let Some(text) = &found.text
-            && text.len() > self.text_sent
-        {
-            let from = self.text_sent;
-            let held = self.hold(Held::Text(from));
-            events.push(Event::Text(if held {
-                String::new()
-            } else {
-                text[from..].to_owned()
-            }));
-            self.text_sent = text.len();
-        }
-        if let Some(reasoning) = &found.reasoning
-            && reasoning.len() > self.reasoning_sent
-        {
-            let from = self.reasoning_sent;
-            let held = self.hold(Held::Reasoning(from));
-            events.push(Event::Reasoning(if held {
-                String::new()
-            } else {
-                reasoning[from..].to_owned()
-            }));
-            self.reasoning_sent = reasoning.len();
-        }
+        self.settle_prose(Prose::Text, found.text.as_deref().unwrap_or(""), events);
+        let reasoning = found.reasoning.as_deref().unwrap_or("");
+        self.settle_prose(Prose::Reasoning, reasoning, events);
         // The first result of each list not yet matched to a call announced.
         let mut next = [0; 3];
         let open: Vec<usize> = (0..self.slots.len())
@@ -1969,6 +1999,35 @@ impl Stream {
                 self.announce_ended(found, ending, k, events);
             }
         }
+    }
+
+    /// The rest of `calls`' text (or reasoning) after what was shown of it; or, when what was
+    /// shown is not the start of it, a `corrected` with all of it. A writing stream's delta is
+    /// written from the result.
+    fn settle_prose(&mut self, field: Prose, want: &str, events: &mut Vec<Event>) {
+        let (text, reasoning) = self.live.shown();
+        let shown = match field {
+            Prose::Text => text,
+            Prose::Reasoning => reasoning,
+        };
+        if !want.starts_with(shown) {
+            events.push(Event::Corrected {
+                field,
+                value: want.to_owned(),
+            });
+            return;
+        }
+        if want.len() == shown.len() {
+            return;
+        }
+        let from = shown.len();
+        let event = match field {
+            Prose::Text if self.hold(Held::Text(from)) => Event::Text(String::new()),
+            Prose::Reasoning if self.hold(Held::Reasoning(from)) => Event::Reasoning(String::new()),
+            Prose::Text => Event::Text(want[from..].to_owned()),
+            Prose::Reasoning => Event::Reasoning(want[from..].to_owned()),
+        };
+        events.push(event);
     }
 
     /// The text that holds the JSON of slot `s`'s arguments: a server call's, or the reply.

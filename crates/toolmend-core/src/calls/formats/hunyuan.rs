@@ -11,6 +11,13 @@ use crate::calls::scan::{
 use crate::calls::{Args, Ctx, Field, Incomplete, Item, Out, Raw};
 use crate::error::{Code, Error};
 
+/// How a plain tag of the table (`<tool_call>`) starts when it carries a label, as Hunyuan HY4
+/// writes every tag (`<tool_call:opensource>`): `<tool_call:`. `None` for what is not a plain tag.
+pub(crate) fn labelled_open(marker: &str) -> Option<String> {
+    let tag = marker.strip_prefix('<')?.strip_suffix('>')?;
+    (!tag.contains([':', '|', '/'])).then(|| format!("<{tag}:"))
+}
+
 /// The label and the end of a Hunyuan tag whose name ended at `i`: `>` (HY3) or `:LABEL>`
 /// (HY4 writes `<tool_call:opensource>`).
 pub(super) fn hy_tag(text: &str, i: usize) -> Option<(&str, usize)> {

@@ -19,12 +19,14 @@ use std::ops::Range;
 
 pub(crate) use drivers::Body;
 use drivers::*;
+pub(crate) use hunyuan::labelled_open;
 use hunyuan::*;
 pub(crate) use json::SERDE_DEPTH;
 use json::*;
 pub(crate) use json::{collect, encoded_arguments};
 use mistral::*;
 use python::*;
+pub(crate) use text::CODE_FENCE;
 
 use super::scan::{Masked, Reasoning, blank, is_whole_json, reasoning, remaining_text, skip_ws};
 use super::{Ctx, Item, Out, harmony, truncated};

@@ -4,6 +4,9 @@
 use crate::calls::Out;
 use crate::calls::scan::{Finder, Masked, find_str};
 
+/// A Markdown code fence, which may hold a call's JSON.
+pub(crate) const CODE_FENCE: &str = "```";
+
 /// Cuts every occurrence of `markers` out of the text: a format's own markers are never text.
 pub(super) fn cut_all<M: AsRef<str>>(text: Masked<'_>, markers: &[M], out: &mut Out) {
     for marker in markers {

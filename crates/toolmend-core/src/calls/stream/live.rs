@@ -1,0 +1,626 @@
+//! The reply's text and reasoning as they arrive: the `text`, `reasoning` and `corrected`
+//! events of a [`super::Stream`].
+//!
+//! `calls` makes its text of the parts of the reply between what it cuts out (reasoning
+//! blocks, calls), noise tokens removed, each part trimmed, joined with newlines; and its
+//! reasoning of the reasoning blocks the same way. [`Live`] reads the reply as it comes and
+//! shows at once what it can tell of both. It holds back only:
+//! - bytes that may still become a marker: a proper prefix of a call marker of the format
+//!   table (or of the stream's own [`super::Markers`]), of a reasoning tag, of a noise token
+//!   or of a code fence;
+//! - white space that `calls` may trim (at the end of a part);
+//! - a `{` or `[` that may open a marker-less call (with the code fence right before it),
+//!   until its brackets close and `calls` reads that JSON alone as the text it is.
+//!
+//! Once a call marker is read it stops: what follows is given at the end, from `calls` on the
+//! whole reply. What `calls` decides can depend on bytes that have not arrived: a
+//! `</think>` with no opening one makes everything before it reasoning (shown as soon as the
+//! close is read), and rarer cases (the reply turns out to be one quoted JSON string, or in
+//! another format) are known at the end. Then a `corrected` event replaces what was shown of
+//! that field, so that a consumer that applies the events ends with `calls`' text and
+//! reasoning.
+
+use std::borrow::Cow;
+
+use super::{Action, Event, Markers, Prose};
+use crate::calls::formats::{CODE_FENCE, Kind, TABLE, call_tokens, labelled_open};
+use crate::calls::harmony;
+use crate::calls::scan::{NOISE, REASONING};
+use crate::calls::{CallOptions, extract};
+
+/// What a held-back sequence is, once read in full.
+#[derive(Debug, Clone, Copy)]
+enum Hold {
+    /// Opens a reasoning block of this kind (index in `REASONING`).
+    Open(usize),
+    /// Closes one.
+    Close(usize),
+    /// A noise token: `calls` leaves it out of the text.
+    Noise,
+    /// A code fence, which `calls` cuts with the marker-less call right after it.
+    Fence,
+    /// A marker of a call or of a format's markup.
+    Marker,
+}
+
+/// Where the reader is.
+#[derive(Debug, Clone, Copy)]
+enum State {
+    Text,
+    /// In a reasoning block, until `close` (or a call token).
+    Think {
+        close: &'static str,
+    },
+    /// In a `{` or `[` at `start`, as [`crate::args::locate::json_extent`] reads brackets.
+    Bracket {
+        start: usize,
+        depth: usize,
+        in_string: bool,
+        escaped: bool,
+    },
+    /// A reply that starts with `"` may be one JSON string holding the reply (`calls` reads
+    /// what it holds): held while only white space follows its closing quote.
+    Quoted {
+        escaped: bool,
+        closed: bool,
+    },
+    /// After a call marker: the rest is given at the end.
+    Stopped,
+}
+
+/// The shown text or reasoning: what its events added up to, and the part being read.
+#[derive(Debug, Default)]
+struct Flow {
+    /// What the events given so far add up to.
+    shown: String,
+    /// Shown by the next event.
+    delta: String,
+    /// The current part has shown something (its leading white space is trimmed).
+    started: bool,
+    /// White space after the part's last shown character (trimmed if the part ends there).
+    pending: String,
+    /// Not shown live (its source came second: the end gives it).
+    muted: bool,
+}
+
+impl Flow {
+    /// More of the current part.
+    fn push(&mut self, s: &str) {
+        if self.muted {
+            return;
+        }
+        let s = if self.started { s } else { s.trim_start() };
+        let body = s.trim_end();
+        if body.is_empty() {
+            self.pending.push_str(s);
+            return;
+        }
+        if !self.started {
+            self.started = true;
+            if !self.shown.is_empty() || !self.delta.is_empty() {
+                self.delta.push('\n');
+            }
+        }
+        self.delta.push_str(&self.pending);
+        self.pending.clear();
+        self.delta.push_str(body);
+        self.pending.push_str(&s[body.len()..]);
+    }
+
+    /// The part ended: its trailing white space is trimmed.
+    fn end_part(&mut self) {
+        self.started = false;
+        self.pending.clear();
+    }
+
+    /// Something visible was given or is about to be.
+    fn any(&self) -> bool {
+        !self.shown.is_empty() || !self.delta.is_empty()
+    }
+}
+
+/// Which source of reasoning is shown live: the reply's own blocks, or a server's
+/// `reasoning_content` (`calls` puts the blocks first; the second source waits for the end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Inline,
+    Server,
+}
+
+/// The text and reasoning of a reply read as it arrives (see the module documentation).
+pub(super) struct Live {
+    holds: Vec<(Cow<'static, [u8]>, Hold)>,
+    /// Where the holds that start with each byte begin in `holds` (they end where the next
+    /// byte's begin).
+    from: [u16; 257],
+    /// Bytes that start a held-back sequence (or a bracket, with `brackets`).
+    first: [bool; 256],
+    /// A `{` or `[` may open a marker-less call.
+    brackets: bool,
+    options: CallOptions,
+    pos: usize,
+    state: State,
+    /// A code fence (with its tag and white space) read right before, held.
+    fence: Option<String>,
+    /// Where the reply starts (after a byte order mark), and whether it was looked at for a
+    /// quoted reply.
+    start: usize,
+    quote_checked: bool,
+    /// An opening reasoning marker was read.
+    opened: bool,
+    /// The kinds of closing reasoning markers read (a bit each): `calls` looks at the first
+    /// of each kind only.
+    closes: u64,
+    text: Flow,
+    reasoning: Flow,
+    source: Option<Source>,
+}
+
+impl Live {
+    pub(super) fn new(markers: &Markers, options: &CallOptions) -> Live {
+        let forced = options
+            .format
+            .as_deref()
+            .filter(|f| *f != "auto")
+            .and_then(|f| TABLE.iter().find(|s| s.name == f));
+        let mut holds: Vec<(Cow<'static, [u8]>, Hold)> = Vec::new();
+        let mut add = |m: Cow<'static, str>, hold: Hold| {
+            if !holds.iter().any(|(h, _)| **h == *m.as_bytes()) {
+                let m = match m {
+                    Cow::Borrowed(m) => Cow::Borrowed(m.as_bytes()),
+                    Cow::Owned(m) => Cow::Owned(m.into_bytes()),
+                };
+                holds.push((m, hold));
+            }
+        };
+        for (i, (open, close)) in REASONING.iter().enumerate() {
+            add(Cow::Borrowed(open), Hold::Open(i));
+            add(Cow::Borrowed(close), Hold::Close(i));
+        }
+        for noise in NOISE {
+            add(Cow::Borrowed(noise), Hold::Noise);
+        }
+        // The stream's markers (`[TOOL_CALLS]`, `>>>`, …) and every marker of the table.
+        for (m, action) in &markers.list {
+            if !matches!(action, Action::Think(_) | Action::Unthink)
+                && let Ok(m) = std::str::from_utf8(m)
+            {
+                add(Cow::Borrowed(m), Hold::Marker);
+            }
+        }
+        for spec in forced.map_or(TABLE, std::slice::from_ref) {
+            let strings: Vec<&'static str> = match spec.kind {
+                Kind::Block { open, close, .. } => open.iter().chain(close).copied().collect(),
+                Kind::Prefix { open, lead, .. } => open.iter().chain(lead).copied().collect(),
+                Kind::Tagged {
+                    open,
+                    sep,
+                    close,
+                    section,
+                    ..
+                } => [open, sep, close]
+                    .into_iter()
+                    .chain(section.iter().copied())
+                    .collect(),
+                Kind::Harmony => [harmony::MESSAGE]
+                    .into_iter()
+                    .chain(harmony::ENDS.iter().copied())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            for m in strings {
+                add(Cow::Borrowed(m), Hold::Marker);
+                // A tag may carry a label (Hunyuan's `<tool_call:opensource>`).
+                if let Some(labelled) = labelled_open(m) {
+                    add(Cow::Owned(labelled), Hold::Marker);
+                }
+            }
+        }
+        let brackets = forced.is_none_or(|s| matches!(s.kind, Kind::Json | Kind::BarePythonic));
+        if brackets {
+            add(Cow::Borrowed(CODE_FENCE), Hold::Fence);
+        }
+        // By first byte, and longest first among those.
+        holds.sort_by_key(|(m, _)| (m[0], std::cmp::Reverse(m.len())));
+        let mut first = [false; 256];
+        let mut from = [0u16; 257];
+        for (i, (m, _)) in holds.iter().enumerate() {
+            let b = usize::from(m[0]);
+            if !first[b] {
+                first[b] = true;
+                from[b] = u16::try_from(i).unwrap_or(u16::MAX);
+            }
+        }
+        // `from[b]..from[b + 1]`: the holds that start with `b` (none when `b` starts none).
+        from[256] = u16::try_from(holds.len()).unwrap_or(u16::MAX);
+        for b in (0..256).rev() {
+            if !first[b] {
+                from[b] = from[b + 1];
+            }
+        }
+        if brackets {
+            first[usize::from(b'{')] = true;
+            first[usize::from(b'[')] = true;
+        }
+        // Formats read by decoders of their own, whose markup this reader does not know:
+        // their text is given at the end.
+        let state = match forced.map(|s| &s.kind) {
+            Some(Kind::Harmony | Kind::Hunyuan | Kind::Functionary32) => State::Stopped,
+            _ => State::Text,
+        };
+        Live {
+            holds,
+            from,
+            first,
+            brackets,
+            options: options.clone(),
+            pos: 0,
+            state,
+            fence: None,
+            start: 0,
+            quote_checked: false,
+            opened: false,
+            closes: 0,
+            text: Flow::default(),
+            reasoning: Flow::default(),
+            source: None,
+        }
+    }
+
+    /// What the `text` and `reasoning` events given so far add up to.
+    pub(super) fn shown(&self) -> (&str, &str) {
+        (&self.text.shown, &self.reasoning.shown)
+    }
+
+    /// Reads what arrived of the reply (`reply`, all of it so far) and adds the events.
+    pub(super) fn read(&mut self, reply: &str, events: &mut Vec<Event>) {
+        self.scan(reply, events);
+        self.flush(events);
+    }
+
+    /// Reasoning a server sends apart from the text.
+    pub(super) fn server_reasoning(&mut self, delta: &str, events: &mut Vec<Event>) {
+        if self.source == Some(Source::Inline) {
+            return;
+        }
+        self.reasoning.push(delta);
+        if self.reasoning.any() {
+            self.source = Some(Source::Server);
+        }
+        self.flush(events);
+    }
+
+    fn flush(&mut self, events: &mut Vec<Event>) {
+        for (flow, kind) in [
+            (&mut self.text, Prose::Text),
+            (&mut self.reasoning, Prose::Reasoning),
+        ] {
+            if !flow.delta.is_empty() {
+                flow.shown.push_str(&flow.delta);
+                let delta = std::mem::take(&mut flow.delta);
+                events.push(match kind {
+                    Prose::Text => Event::Text(delta),
+                    Prose::Reasoning => Event::Reasoning(delta),
+                });
+            }
+        }
+    }
+
+    /// The sequence held back at the start of `rest`: `Ok(Some)` when one is there in full,
+    /// `Err` when `rest` may still become one (longest first, as [`Markers::at`]).
+    fn at(&self, rest: &[u8]) -> Result<Option<(usize, Hold)>, ()> {
+        let mut partial = false;
+        let b = usize::from(rest[0]);
+        let (start, end) = (usize::from(self.from[b]), usize::from(self.from[b + 1]));
+        for (m, hold) in &self.holds[start..end] {
+            let hold = *hold;
+            let common = m.iter().zip(rest).take_while(|(a, b)| a == b).count();
+            if common < m.len().min(rest.len()) {
+                continue;
+            }
+            if rest.len() >= m.len() {
+                return if partial {
+                    Err(())
+                } else {
+                    Ok(Some((m.len(), hold)))
+                };
+            }
+            partial = true;
+        }
+        if partial { Err(()) } else { Ok(None) }
+    }
+
+    fn scan(&mut self, reply: &str, events: &mut Vec<Event>) {
+        let bytes = reply.as_bytes();
+        if self.pos == 0 && reply.starts_with('\u{FEFF}') {
+            // `calls` reads the reply without its byte order mark.
+            self.pos = '\u{FEFF}'.len_utf8();
+            self.start = self.pos;
+        }
+        if !self.quote_checked && matches!(self.state, State::Text) {
+            let Some(q) = bytes[self.pos..]
+                .iter()
+                .position(|b| !b.is_ascii_whitespace())
+            else {
+                return;
+            };
+            self.quote_checked = true;
+            if bytes[self.pos + q] == b'"' {
+                self.pos += q + 1;
+                self.state = State::Quoted {
+                    escaped: false,
+                    closed: false,
+                };
+            }
+        }
+        while self.pos < bytes.len() {
+            let p = self.pos;
+            let b = bytes[p];
+            match self.state {
+                State::Stopped => return,
+                State::Quoted {
+                    mut escaped,
+                    mut closed,
+                } => {
+                    for &c in &bytes[p..] {
+                        if closed {
+                            if !c.is_ascii_whitespace() {
+                                // Not one string: read it as text, from its start.
+                                self.pos = self.start;
+                                self.state = State::Text;
+                                break;
+                            }
+                        } else if escaped {
+                            escaped = false;
+                        } else if c == b'\\' {
+                            escaped = true;
+                        } else if c == b'"' {
+                            closed = true;
+                        }
+                        self.pos += 1;
+                    }
+                    if let State::Quoted { .. } = self.state {
+                        self.state = State::Quoted { escaped, closed };
+                    }
+                }
+                State::Think { close } => {
+                    let rest = &bytes[p..];
+                    let tokens = call_tokens();
+                    let starts = |m: &str| m.as_bytes()[0] == b;
+                    if !starts(close) && !tokens.iter().any(|t| starts(t)) {
+                        let run = rest
+                            .iter()
+                            .position(|&c| c == close.as_bytes()[0] || c == b'<')
+                            .unwrap_or(rest.len());
+                        self.reasoning.push(&reply[p..p + run.max(1)]);
+                        self.pos += run.max(1);
+                        continue;
+                    }
+                    let prefix = |m: &str| {
+                        let m = m.as_bytes();
+                        let n = m.len().min(rest.len());
+                        (m[..n] == rest[..n]).then_some(m.len() <= rest.len())
+                    };
+                    match prefix(close) {
+                        Some(true) => {
+                            self.reasoning.end_part();
+                            self.flush(events);
+                            self.pos += close.len();
+                            self.state = State::Text;
+                            continue;
+                        }
+                        Some(false) => return,
+                        None => {}
+                    }
+                    match tokens.iter().filter_map(|t| prefix(t)).max() {
+                        // A call token ends a block never closed (Kimi K2).
+                        Some(true) => {
+                            self.reasoning.end_part();
+                            self.flush(events);
+                            self.state = State::Text;
+                        }
+                        Some(false) => return,
+                        None => {
+                            self.reasoning.push(&reply[p..p + 1]);
+                            self.pos += 1;
+                        }
+                    }
+                }
+                State::Bracket {
+                    start,
+                    mut depth,
+                    mut in_string,
+                    mut escaped,
+                } => {
+                    let mut end = None;
+                    for (i, &c) in bytes.iter().enumerate().skip(p) {
+                        if in_string {
+                            if escaped {
+                                escaped = false;
+                            } else if c == b'\\' {
+                                escaped = true;
+                            } else if c == b'"' {
+                                in_string = false;
+                            }
+                        } else {
+                            match c {
+                                b'"' => in_string = true,
+                                b'{' | b'[' => depth += 1,
+                                b'}' | b']' => {
+                                    depth = depth.saturating_sub(1);
+                                    if depth == 0 {
+                                        end = Some(i + 1);
+                                        break;
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                    let Some(end) = end else {
+                        self.pos = bytes.len();
+                        self.state = State::Bracket {
+                            start,
+                            depth,
+                            in_string,
+                            escaped,
+                        };
+                        return;
+                    };
+                    self.pos = end;
+                    self.state = State::Text;
+                    let region = &reply[start..end];
+                    if self.plain_json(region) {
+                        if let Some(fence) = self.fence.take() {
+                            self.text.push(&fence);
+                        }
+                        self.text.push(region);
+                    } else {
+                        self.state = State::Stopped;
+                    }
+                }
+                State::Text => {
+                    if self.fence.is_some() && self.fenced(reply, p) {
+                        continue;
+                    }
+                    if !self.first[usize::from(b)] {
+                        let run = bytes[p..]
+                            .iter()
+                            .position(|&c| self.first[usize::from(c)])
+                            .unwrap_or(bytes.len() - p);
+                        self.text.push(&reply[p..p + run]);
+                        self.pos += run;
+                        continue;
+                    }
+                    match self.at(&bytes[p..]) {
+                        Err(()) => return,
+                        // Not `[THINK]` or `[TOOL_CALLS]`: JSON, or a list of calls, may start.
+                        Ok(None) if self.brackets && matches!(b, b'{' | b'[') => {
+                            self.state = State::Bracket {
+                                start: p,
+                                depth: 0,
+                                in_string: false,
+                                escaped: false,
+                            };
+                        }
+                        Ok(None) => {
+                            self.text.push(&reply[p..p + 1]);
+                            self.pos += 1;
+                        }
+                        Ok(Some((n, hold))) => self.held(hold, reply, p, n, events),
+                    }
+                }
+            }
+        }
+    }
+
+    /// A fence is held and the byte at `p` comes after it: its tag and white space are held
+    /// too; a bracket keeps it held with the JSON; anything else shows it. Whether the byte
+    /// was taken.
+    fn fenced(&mut self, reply: &str, p: usize) -> bool {
+        let Some(fence) = &mut self.fence else {
+            return false;
+        };
+        let c = reply[p..].chars().next().unwrap_or(' ');
+        let spaced = fence.ends_with(char::is_whitespace);
+        if c.is_whitespace() || (!spaced && c.is_ascii_alphanumeric()) {
+            fence.push(c);
+            self.pos += c.len_utf8();
+            return true;
+        }
+        if !matches!(c, '{' | '[') {
+            let fence = std::mem::take(fence);
+            self.fence = None;
+            self.text.push(&fence);
+        }
+        false
+    }
+
+    /// A held-back sequence read in full at `p` (`n` bytes).
+    fn held(&mut self, hold: Hold, reply: &str, p: usize, n: usize, events: &mut Vec<Event>) {
+        if matches!(hold, Hold::Marker) {
+            self.state = State::Stopped;
+            return;
+        }
+        if let Some(fence) = self.fence.take() {
+            self.text.push(&fence);
+        }
+        self.pos += n;
+        match hold {
+            Hold::Open(kind) => {
+                self.opened = true;
+                self.text.end_part();
+                self.flush(events);
+                self.state = State::Think {
+                    close: REASONING[kind].1,
+                };
+                self.inline_reasoning();
+            }
+            Hold::Close(kind) => {
+                let first_of_kind = self.closes & (1 << kind) == 0;
+                self.closes |= 1 << kind;
+                let before = reply[..p].trim_start_matches('\u{FEFF}');
+                if self.opened || !first_of_kind || before.trim().is_empty() {
+                    self.text.push(&reply[p..p + n]);
+                    return;
+                }
+                // A close with no open before it: the reply started in reasoning, and all
+                // before the close is reasoning, not the text shown.
+                self.opened = true;
+                self.flush(events);
+                if self.text.any() {
+                    events.push(Event::Corrected {
+                        field: Prose::Text,
+                        value: String::new(),
+                    });
+                }
+                self.text = Flow::default();
+                self.inline_reasoning();
+                self.reasoning.push(before);
+                self.reasoning.end_part();
+                self.flush(events);
+            }
+            Hold::Noise => {}
+            Hold::Fence => self.fence = Some(CODE_FENCE.into()),
+            Hold::Marker => {}
+        }
+    }
+
+    /// Reasoning of the reply's own blocks comes: shown unless a server's came first.
+    fn inline_reasoning(&mut self) {
+        if self.source == Some(Source::Server) {
+            self.reasoning.muted = true;
+        } else {
+            self.source = Some(Source::Inline);
+        }
+    }
+
+    /// Whether `region` (a `{` or `[` to its closing bracket) is text as it stands: `calls`
+    /// reads it alone as that text, with no call and nothing held back inside.
+    fn plain_json(&self, region: &str) -> bool {
+        let bytes = region.as_bytes();
+        // With no letter it names no tool (and holds no marker): `{}`, `[1, 2]` need no
+        // `calls` of their own, which a reply of a million `{}` would otherwise pay each.
+        if !bytes.iter().any(|&b| b.is_ascii_alphabetic() || b >= 0x80) {
+            return true;
+        }
+        let marked = (0..bytes.len()).any(|i| {
+            self.first[usize::from(bytes[i])]
+                && !matches!(bytes[i], b'{' | b'[')
+                && !matches!(self.at(&bytes[i..]), Ok(None))
+        });
+        if marked {
+            return false;
+        }
+        match extract(region, &self.options) {
+            Ok(found) => {
+                found.calls.is_empty()
+                    && found.incomplete.is_empty()
+                    && found.rejected.is_empty()
+                    && found.reasoning.is_none()
+                    && found.text.as_deref() == Some(region)
+            }
+            Err(_) => false,
+        }
+    }
+}
