@@ -1,6 +1,6 @@
 //! A reply read as it arrives: [`Stream`] is fed chunks of any size and yields [`Event`]s.
 //!
-//! Two layers:
+//! Three layers:
 //! - **Progress** (`call_start`, `arguments`, `retracted` for a start that was not a call
 //!   after all, and `revised` for a key written again): one scan over the bytes as they come
 //!   finds the call markers of every format family and reads the JSON after them
@@ -32,9 +32,11 @@
 //! for chunk in ["Checking.<tool_", "call>{\"name\": \"get_weather\", \"argu", "ments\": {\"city\": \"Os", "lo\"}}</tool_call>"] {
 //!     events.extend(stream.feed(chunk));
 //! }
-//! assert!(matches!(&events[0], Event::CallStart { index: 0, tool, .. } if tool == "get_weather"));
+//! // The text as it came, then the call.
+//! assert!(matches!(&events[0], Event::Text(delta) if delta == "Checking."));
+//! assert!(matches!(&events[1], Event::CallStart { index: 0, tool, .. } if tool == "get_weather"));
 //! // What the parameters gained: here the first of the call, its members so far.
-//! assert!(matches!(&events[1], Event::Arguments { path, added: Added::Members(members), open: Some(open), .. }
+//! assert!(matches!(&events[2], Event::Arguments { path, added: Added::Members(members), open: Some(open), .. }
 //!     if path.is_empty() && members["city"] == "Os" && open == "/city"));
 //! events.extend(stream.finish());
 //! assert!(matches!(&events[events.len() - 2], Event::CallEnd { index: 0, call } if call.parameters["city"] == "Oslo"));
