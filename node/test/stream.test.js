@@ -66,9 +66,9 @@ function rebuilt(events) {
 function check(reply, events) {
   const want = expected(reply);
   // The arguments events rebuild the parameters of each call not revised.
-  const shown = rebuilt(events);
+  const progress = rebuilt(events);
   for (const end of events.filter((e) => e.event === 'call_end')) {
-    const last = shown.filter((e) => e.index === end.index).at(-1);
+    const last = progress.filter((e) => e.index === end.index).at(-1);
     const revised = events.some((e) => e.event === 'revised' && e.index === end.index);
     if (last && last.open === null && !revised) assert.deepEqual(last.parameters, end.call.parameters);
   }
