@@ -31,9 +31,6 @@ pub fn push_json_string_body(out: &mut Vec<u8>, text: &[u8]) {
 ///
 /// # Errors
 /// Those of `out`.
-// For the stream's string writer (calls/stream.rs `write_str`), which moves onto it when the
-// stream is split; until then only the tests call it.
-#[allow(dead_code)]
 pub fn write_json_string<W: Write + ?Sized>(out: &mut W, text: &[u8]) -> io::Result<()> {
     out.write_all(b"\"")?;
     let mut run = 0;

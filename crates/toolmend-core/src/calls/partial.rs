@@ -1044,47 +1044,13 @@ impl Reader {
     }
 }
 
-/// The escape `serde_json` writes for `b`, a quote, a backslash or a control byte: its bytes
-/// and how many of them count (`\n`, or `\u001f` for a control byte with no short form).
-pub(crate) fn escaped(b: u8) -> ([u8; 6], usize) {
-    let short = match b {
-        b'"' => b'"',
-        b'\\' => b'\\',
-        b'\n' => b'n',
-        b'\r' => b'r',
-        b'\t' => b't',
-        0x08 => b'b',
-        0x0c => b'f',
-        _ => 0,
-    };
-    if short != 0 {
-        ([b'\\', short, 0, 0, 0, 0], 2)
+/// Writes `bytes` (UTF-8) as `serde_json` writes a string's content (`quoted`: with its quotes),
+/// by the library's one escaper.
+fn escape_into(out: &mut Vec<u8>, bytes: &[u8], quoted: bool) {
+    if quoted {
+        crate::bytes::escape::push_json_string(out, bytes);
     } else {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        let (hi, lo) = (HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]);
-        ([b'\\', b'u', b'0', b'0', hi, lo], 6)
-    }
-}
-
-/// Writes `bytes` (UTF-8) as `serde_json` writes a string's content (`quoted`: with its quotes):
-/// `"`, `\\` and control characters escaped, the rest as is.
-pub(crate) fn escape_into(out: &mut Vec<u8>, bytes: &[u8], quoted: bool) {
-    if quoted {
-        out.push(b'"');
-    }
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b >= 0x20 && b != b'"' && b != b'\\' {
-            continue;
-        }
-        out.extend_from_slice(&bytes[start..i]);
-        start = i + 1;
-        let (escape, len) = escaped(b);
-        out.extend_from_slice(&escape[..len]);
-    }
-    out.extend_from_slice(&bytes[start..]);
-    if quoted {
-        out.push(b'"');
+        crate::bytes::escape::push_json_string_body(out, bytes);
     }
 }
 

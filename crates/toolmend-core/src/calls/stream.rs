@@ -54,7 +54,7 @@ use super::filter::outcome_record;
 use super::formats::json::{ARG_KEYS, NAME_KEYS, WRAPPERS};
 use super::formats::mistral::{ARROWS, ARROWS_TEXT, MISTRAL_OPEN, MISTRAL_TAGS};
 use super::formats::{Body, Kind, TABLE, name_follows_open};
-use super::partial::{self, Frame, Reader, Seg, Step, pointer};
+use super::partial::{Frame, Reader, Seg, Step, pointer};
 use super::scan::{REASONING, bare_name, find_bytes, is_name_byte};
 use super::{Call, CallOptions, Extracted, Failure, Incomplete, Rejected, Shape, call_value};
 use crate::io::record::original_text;
@@ -404,52 +404,11 @@ fn write_delta<W: Write>(out: &mut W, kind: &str, delta: &str) -> io::Result<()>
     out.write_all(b"}")
 }
 
-/// `text` as a JSON string, byte for byte as `serde_json` writes it (`"`, `\\` and control
-/// characters escaped, `\b \t \n \f \r` short, the rest `\u00xx`), but eight bytes are
-/// checked at a time: a `text` or `reasoning` delta can be the whole reply, which the `end`
-/// record writes once more, and serde_json's check of each byte was most of its cost.
+/// `text` as a JSON string, byte for byte as `serde_json` writes it, by the library's one
+/// escaper (eight bytes checked at a time: a `text` or `reasoning` delta can be the whole
+/// reply, which the `end` record writes once more).
 fn write_str<W: Write>(out: &mut W, text: &str) -> io::Result<()> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    /// Whether a byte of `x` is zero.
-    fn zero_byte(x: u64) -> bool {
-        x.wrapping_sub(ONES) & !x & HIGHS != 0
-    }
-    /// Whether none of the eight bytes at `at` needs an escape.
-    fn plain_word(bytes: &[u8], at: usize) -> bool {
-        let Some(word) = bytes.get(at..at + 8) else {
-            return false;
-        };
-        let x = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        // No byte below 0x20, no `"`, no `\`.
-        x.wrapping_sub(ONES * 0x20) & !x & HIGHS == 0
-            && !zero_byte(x ^ (ONES * u64::from(b'"')))
-            && !zero_byte(x ^ (ONES * u64::from(b'\\')))
-    }
-    let bytes = text.as_bytes();
-    if bytes.len() < 32 {
-        // A short string: serde_json's own loop is as quick.
-        return Ok(serde_json::to_writer(&mut *out, text)?);
-    }
-    out.write_all(b"\"")?;
-    let (mut run, mut i) = (0, 0);
-    while i < bytes.len() {
-        if plain_word(bytes, i) {
-            i += 8;
-            continue;
-        }
-        let b = bytes[i];
-        i += 1;
-        if b >= 0x20 && b != b'"' && b != b'\\' {
-            continue;
-        }
-        out.write_all(&bytes[run..i - 1])?;
-        run = i;
-        let (escape, len) = partial::escaped(b);
-        out.write_all(&escape[..len])?;
-    }
-    out.write_all(&bytes[run..])?;
-    out.write_all(b"\"")
+    crate::bytes::escape::write_json_string(out, text.as_bytes())
 }
 
 /// A `call_end` event, as `to_value` gives it; in the native shape, the parameters written
@@ -585,26 +544,37 @@ impl Markers {
     /// The marker at the start of `rest`: `Ok(Some)` when one is there in full, `Err` when
     /// `rest` may still become one.
     fn at(&self, rest: &[u8]) -> Result<Option<(usize, Action)>, ()> {
-        let mut partial = false;
-        for &(m, action) in &self.list {
-            // Compared a byte at a time: markers are short and most differ within a few
-            // bytes (a call to memcmp per marker cost more, with the start of a marker
-            // looked at again at every byte of a small chunk).
-            let common = m.iter().zip(rest).take_while(|(a, b)| a == b).count();
-            if common < m.len().min(rest.len()) {
-                continue;
-            }
-            if rest.len() >= m.len() {
-                return if partial {
-                    Err(())
-                } else {
-                    Ok(Some((m.len(), action)))
-                };
-            }
-            partial = true;
-        }
-        if partial { Err(()) } else { Ok(None) }
+        sequence_at(&self.list, rest)
     }
+}
+
+/// Which of `list`'s byte sequences (longest first) is at the start of `rest`: `Ok(Some)` with
+/// its length and tag when one is there in full, `Err` when `rest` may still become one (a
+/// prefix of one, and no longer one whole), `Ok(None)` when none can.
+fn sequence_at<M: AsRef<[u8]>, T: Copy>(
+    list: &[(M, T)],
+    rest: &[u8],
+) -> Result<Option<(usize, T)>, ()> {
+    let mut partial = false;
+    for (m, tag) in list {
+        let m = m.as_ref();
+        // Compared a byte at a time: markers are short and most differ within a few
+        // bytes (a call to memcmp per marker cost more, with the start of a marker
+        // looked at again at every byte of a small chunk).
+        let common = m.iter().zip(rest).take_while(|(a, b)| a == b).count();
+        if common < m.len().min(rest.len()) {
+            continue;
+        }
+        if rest.len() >= m.len() {
+            return if partial {
+                Err(())
+            } else {
+                Ok(Some((m.len(), *tag)))
+            };
+        }
+        partial = true;
+    }
+    if partial { Err(()) } else { Ok(None) }
 }
 
 /// How the JSON after a marker is read.

@@ -309,25 +309,9 @@ impl Live {
     /// The sequence held back at the start of `rest`: `Ok(Some)` when one is there in full,
     /// `Err` when `rest` may still become one (longest first, as [`Markers::at`]).
     fn at(&self, rest: &[u8]) -> Result<Option<(usize, Hold)>, ()> {
-        let mut partial = false;
         let b = usize::from(rest[0]);
         let (start, end) = (usize::from(self.from[b]), usize::from(self.from[b + 1]));
-        for (m, hold) in &self.holds[start..end] {
-            let hold = *hold;
-            let common = m.iter().zip(rest).take_while(|(a, b)| a == b).count();
-            if common < m.len().min(rest.len()) {
-                continue;
-            }
-            if rest.len() >= m.len() {
-                return if partial {
-                    Err(())
-                } else {
-                    Ok(Some((m.len(), hold)))
-                };
-            }
-            partial = true;
-        }
-        if partial { Err(()) } else { Ok(None) }
+        super::sequence_at(&self.holds[start..end], rest)
     }
 
     fn scan(&mut self, reply: &str, events: &mut Vec<Event>) {
