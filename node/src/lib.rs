@@ -150,11 +150,10 @@ fn record(
 
 /// Text or UTF-8 bytes as the library's input (too large or not UTF-8: an error already).
 fn input<'a>(text: &'a Either<String, Buffer>, max_bytes: usize) -> toolmend_core::Input<'a> {
-    let bytes: &[u8] = match text {
-        Either::A(s) => s.as_bytes(),
-        Either::B(b) => b,
-    };
-    toolmend_core::Input::from_bytes(bytes, max_bytes)
+    match text {
+        Either::A(s) => toolmend_core::Input::from_text(s, max_bytes),
+        Either::B(b) => toolmend_core::Input::from_bytes(b, max_bytes),
+    }
 }
 
 /// The args (or repair) pipeline over one input after another, keeping its buffers.
@@ -333,14 +332,8 @@ impl CallExtractor {
     pub fn new(options: Option<CallsOptions>) -> Result<CallExtractor> {
         let o = options.as_ref();
         let format = o.and_then(|o| o.format.clone());
-        if let Some(name) = &format
-            && !toolmend_core::calls::format_names().any(|n| n == name)
-        {
-            let names: Vec<_> = toolmend_core::calls::format_names().collect();
-            return Err(invalid_arg(format!(
-                "unknown format {name:?}; one of: {}",
-                names.join(", ")
-            )));
+        if let Some(name) = &format {
+            toolmend_core::calls::check_format(name).map_err(invalid_arg)?;
         }
         let tools = match (
             o.and_then(|o| o.tools_path.as_deref()),

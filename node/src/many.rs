@@ -260,7 +260,7 @@ impl Hands {
                 Span::Text(a, b) => {
                     self.text.clear();
                     if push_utf8(&slot.units[a..b], &mut self.text) {
-                        let input = text_input(&self.text, max_bytes);
+                        let input = toolmend_core::Input::from_text(&self.text, max_bytes);
                         self.writer.record(&input, &mut self.mender);
                     } else {
                         self.writer.elsewhere();
@@ -371,7 +371,7 @@ fn typed_array_bytes<'a>(
     Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), length) })
 }
 
-use crate::records::{META, Records, Segment, Writer, text_input};
+use crate::records::{META, Records, Segment, Writer};
 
 /// Every input's record, in order (`[segments, meta]`, see [`Records`]; `index.js` makes the
 /// records): copied on the calling thread, mended there and on the CLI's other threads.

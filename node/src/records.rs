@@ -180,15 +180,6 @@ impl Writer {
     }
 }
 
-/// Text known to be UTF-8 as the library's input (checked for size only).
-pub fn text_input(text: &str, max_bytes: usize) -> toolmend_core::Input<'_> {
-    if text.len() > max_bytes {
-        toolmend_core::Input::from_bytes(text.as_bytes(), max_bytes)
-    } else {
-        toolmend_core::Input::Text(text)
-    }
-}
-
 impl TypeName for Records {
     fn type_name() -> &'static str {
         "Records"

@@ -19,7 +19,7 @@ use napi::sys;
 use napi_derive::napi;
 
 use crate::text::{push_latin1, push_utf8, push_utf16, wide};
-use crate::{Made, MendOptions, RawRecord, check, failed, records};
+use crate::{Made, MendOptions, RawRecord, check, failed};
 
 /// The buffers kept between calls: the input as UTF-16 and as UTF-8, the value as UTF-8 and
 /// as the text of a JavaScript string.
@@ -86,7 +86,7 @@ impl Buffers {
             check(unsafe { sys::napi_get_null(env, &mut made) })?;
             return Ok(made);
         }
-        let input = records::text_input(&self.text, max_bytes);
+        let input = toolmend_core::Input::from_text(&self.text, max_bytes);
         let mended = match input.text().and_then(|t| mender.mend(t)) {
             Ok(mended) => mended,
             Err(error) => {

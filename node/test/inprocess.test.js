@@ -172,6 +172,24 @@ test('extractCalls', () => {
   assert.throws(() => toolmend.extractCalls('x', { format: 'no-such-format' }), /unknown format/);
 });
 
+test('format names are checked as the CLI checks them', () => {
+  const reply = '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>';
+  // `auto`, which the CLI takes, is the default here too.
+  assert.deepEqual(toolmend.extractCalls(reply, { format: 'auto' }), toolmend.extractCalls(reply));
+  let message;
+  assert.throws(() => toolmend.extractCalls('x', { format: 'hermes2' }), (e) => {
+    message = e.message;
+    return true;
+  });
+  let stderr = '';
+  try {
+    execFileSync(toolmend.binaryPath(), ['calls', '--format', 'hermes2'], { input: 'x', stdio: 'pipe' });
+  } catch (e) {
+    stderr = e.stderr.toString();
+  }
+  assert.ok(stderr.includes(message), `${message}\n${stderr}`);
+});
+
 test('a cut-off call is never a call', () => {
   assert.throws(() => toolmend.extractCalls('<tool_call>{"name": "rm", "arguments": {"path": "/tmp/x", "dry'), (e) => {
     assert.equal(e.code, 'incomplete_call');

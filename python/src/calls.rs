@@ -39,14 +39,8 @@ impl CallExtractor {
         max_nesting: usize,
         max_bytes: usize,
     ) -> PyResult<CallExtractor> {
-        if let Some(name) = &format
-            && !toolmend_core::calls::format_names().any(|n| n == name)
-        {
-            let names: Vec<_> = toolmend_core::calls::format_names().collect();
-            return Err(PyValueError::new_err(format!(
-                "unknown format {name:?}; one of: {}",
-                names.join(", ")
-            )));
+        if let Some(name) = &format {
+            toolmend_core::calls::check_format(name).map_err(PyValueError::new_err)?;
         }
         let tools = match tools {
             None => None,

@@ -90,9 +90,7 @@ pub(crate) fn input<'a>(obj: &'a Bound<'_, PyAny>, max_bytes: usize) -> Input<'a
     let failed = |error, original: String| Input::Failed(error, Cow::Owned(original));
     if let Ok(s) = obj.cast::<PyString>() {
         match s.to_str() {
-            // A str's UTF-8 is valid already: only its size is checked.
-            Ok(text) if text.len() <= max_bytes => Input::Text(text),
-            Ok(text) => Input::from_bytes(text.as_bytes(), max_bytes),
+            Ok(text) => Input::from_text(text, max_bytes),
             Err(_) => {
                 let lossy = s.to_string_lossy();
                 let error = toolmend_core::Error::whole(

@@ -372,6 +372,21 @@ def test_tools_check_calls(tmp_path):
     assert "hermes" in toolmend.call_formats()
 
 
+def test_format_names_are_checked_as_the_cli_checks_them():
+    reply = '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'
+    # `auto`, which the CLI takes, is the default here too.
+    assert toolmend.extract_calls(reply, format="auto") == toolmend.extract_calls(reply)
+    assert toolmend.Stream(format="auto") is not None
+    with pytest.raises(ValueError) as e:
+        toolmend.extract_calls("x", format="hermes2")
+    out = subprocess.run(
+        ["toolmend", "calls", "--format", "hermes2"], input="x", capture_output=True, text=True,
+        env=dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]),
+    )
+    assert out.returncode == 2
+    assert str(e.value) in out.stderr, (str(e.value), out.stderr)
+
+
 @pytest.mark.parametrize("bad", [None, b"\xff", 7, "\udfff", ""])
 def test_extract_calls_bad_input_raises_error(bad):
     with pytest.raises(toolmend.Error) as e:

@@ -332,15 +332,7 @@ impl clap::builder::TypedValueParser for FormatParser {
 }
 
 fn parse_format(text: &str) -> Result<String, String> {
-    if text == "auto" || toolmend_core::calls::format_names().any(|f| f == text) {
-        Ok(text.to_owned())
-    } else {
-        let names: Vec<&str> = toolmend_core::calls::format_names().collect();
-        Err(format!(
-            "unknown format {text:?}; expected auto or one of: {}",
-            names.join(", ")
-        ))
-    }
+    toolmend_core::calls::check_format(text).map(|()| text.to_owned())
 }
 
 /// The size and output flags of every filter command: `StreamFlags<false>` for `args` and

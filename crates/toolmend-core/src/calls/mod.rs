@@ -134,6 +134,28 @@ pub fn format_names() -> impl Iterator<Item = &'static str> {
     formats::TABLE.iter().map(|spec| spec.name)
 }
 
+/// Whether `name` is a format `--format` (and the packages' `format`) takes: `auto` or a name
+/// of [`format_names`]. The one check of every surface, with its one message.
+///
+/// # Errors
+/// What names it takes, for any other.
+///
+/// ```
+/// assert!(toolmend_core::calls::check_format("auto").is_ok());
+/// assert!(toolmend_core::calls::check_format("hermes").is_ok());
+/// assert!(toolmend_core::calls::check_format("hermes2").unwrap_err().starts_with("unknown format \"hermes2\"; expected auto or one of: harmony, "));
+/// ```
+pub fn check_format(name: &str) -> Result<(), String> {
+    if name == "auto" || format_names().any(|f| f == name) {
+        return Ok(());
+    }
+    let names: Vec<&str> = format_names().collect();
+    Err(format!(
+        "unknown format {name:?}; expected auto or one of: {}",
+        names.join(", ")
+    ))
+}
+
 /// Every format `--format` takes, in the order `auto` tries them, with the models that emit it.
 pub fn formats() -> impl Iterator<Item = (&'static str, &'static str)> {
     formats::TABLE.iter().map(|spec| (spec.name, spec.models))

@@ -48,6 +48,16 @@ impl<'a> Input<'a> {
         }
     }
 
+    /// Text already known to be Unicode (a Python `str`, a JavaScript string turned into
+    /// UTF-8): only its size is checked, as [`Input::from_bytes`] checks it.
+    pub fn from_text(text: &'a str, max_bytes: usize) -> Input<'a> {
+        if text.len() > max_bytes {
+            Input::from_bytes(text.as_bytes(), max_bytes)
+        } else {
+            Input::Text(text)
+        }
+    }
+
     /// The text, or the error the input already is.
     ///
     /// # Errors
@@ -274,6 +284,23 @@ mod tests {
         assert_eq!(one.len(), texts.len());
         assert_eq!(one[7].as_ref().unwrap().value, r#"{"n":7,"pad":"xxxxxxx"}"#);
         assert!(mend_many(&[], &Options::default(), 0).is_empty());
+    }
+
+    /// Text the packages already hold as Unicode gets the size rule of bytes, and nothing else:
+    /// the same error and original as `from_bytes` over the limit, the text itself under it.
+    #[test]
+    fn text_is_checked_for_size_as_bytes_are() {
+        let text = "{\"city\": \"Zürich\"}";
+        assert!(matches!(Input::from_text(text, text.len()), Input::Text(t) if t == text));
+        let (Input::Failed(by_text, original), Input::Failed(by_bytes, original_bytes)) = (
+            Input::from_text(text, text.len() - 1),
+            Input::from_bytes(text.as_bytes(), text.len() - 1),
+        ) else {
+            panic!("over the limit is an error");
+        };
+        assert_eq!(by_text, by_bytes);
+        assert_eq!(by_text.code, Code::TooLarge);
+        assert_eq!(original, original_bytes);
     }
 
     #[test]
