@@ -2,10 +2,12 @@
 """The module import graph of the workspace's two Rust crates, run by tests/layers.rs.
 
 The core library (crates/toolmend-core/src) and the binary (src/) are read file by file (a file
-is a module). Every `crate::a::b`, `crate::{a, b::c}`, `super::x` and, in the binary,
+is a module). Every `crate::a::b`, `crate::{a, b::c}`, `super::x`, a path that starts with one
+of the file's own child modules (`formats::json` in calls/mod.rs) and, in the binary,
 `toolmend_core::` path is resolved to the longest module-file prefix. Then, by the flags:
 
-  (none)          strongly connected components of more than one file (import circles)
+  (none)          strongly connected components of more than one file (import circles; a
+                  module's edges into its own child modules are left out, see `owns`)
   --dirs          the same with a folder and its files counted as one module
   --edges         every edge, then the circles
   --stage-order   src/args/: the stages in their declared order, and any import of a later one
@@ -128,10 +130,45 @@ for key, text in files.items():
                 if 'mod tests' in t[:m.start()] and m.start() > t.find('mod tests'):
                     continue
                 paths.append((crate, me[:-1] + p))
+    # A path that starts with a child module of this file (`use formats::json;` in calls/mod.rs)
+    # names that child: Rust 2018 paths are relative to the module they are written in.
+    children = re.findall(r'^\s*(?:pub(?:\([\w:\s]+\))?\s+)?mod\s+(\w+)\s*;', t, re.M)
+    for child in children:
+        for m in re.finditer(r'(?<![\w:])(?:self::)?%s::(\{)?' % child, t):
+            if m.group(1):
+                depth, i = 1, m.end()
+                while depth:
+                    depth += {'{': 1, '}': -1}.get(t[i], 0)
+                    i += 1
+                ps = expand([], t[m.end():i - 1])
+            else:
+                ps = [re.match(r'[\w:]*', t[m.end():]).group(0).split('::')]
+            for p in ps:
+                paths.append((crate, me + [child] + [x for x in p if x]))
+        for m in re.finditer(r'^\s*(?:pub(?:\([\w:\s]+\))?\s+)?use\s+(?:self::)?%s\s*;' % child, t, re.M):
+            paths.append((crate, me + [child]))
     for cr, p in paths:
         tgt = resolve(cr, p)
         if tgt and tgt != key:
             edges.setdefault(key, set()).add(tgt)
+
+
+def owns(parent, child):
+    """Whether module file `child` is `parent` itself or below it (`calls/mod.rs` owns
+    `calls/formats/json.rs`; `lib.rs` owns every file of its crate)."""
+    pc, pr = parent.split(':', 1)
+    cc, cr = child.split(':', 1)
+    if pc != cc:
+        return False
+    pm = modpath(pr) if pr not in ('lib.rs', 'main.rs') else []
+    cm = modpath(cr) if cr not in ('lib.rs', 'main.rs') else []
+    return cm[:len(pm)] == pm
+
+
+# A module calling into its own children while they use its items is how Rust splits one module
+# into files, not an import circle: the circle search leaves out edges into a module's own
+# descendants (`--edges` lists them; `--dirs` folds a folder into one module anyway).
+circle_edges = {a: {b for b in bs if not owns(a, b)} for a, bs in edges.items()}
 
 
 def top(key):
@@ -164,11 +201,11 @@ if '--layers' in sys.argv:
 
 if '--dirs' in sys.argv:
     e2 = {}
-    for a, bs in edges.items():
+    for a, bs in circle_edges.items():
         for b in bs:
             if top(a) != top(b):
                 e2.setdefault(top(a), set()).add(top(b))
-    edges = e2
+    circle_edges = e2
     files = {top(f): 1 for f in files}
 
 # Tarjan's strongly connected components
@@ -180,7 +217,7 @@ def sc(v):
     n[0] += 1
     st.append(v)
     on.add(v)
-    for w in edges.get(v, ()):
+    for w in circle_edges.get(v, ()):
         if w not in idx:
             sc(w)
             low[v] = min(low[v], low[w])
@@ -209,6 +246,6 @@ if out:
     for comp in out:
         print('CIRCLE:', ' <-> '.join(comp))
         for a in comp:
-            print('   ', a, '->', ' '.join(sorted(x for x in edges.get(a, ()) if x in comp)))
+            print('   ', a, '->', ' '.join(sorted(x for x in circle_edges.get(a, ()) if x in comp)))
 else:
     print('no circle among', len(files), 'files')
