@@ -46,14 +46,11 @@ function typeName(x) {
 // A lone surrogate, for Node versions without String.prototype.isWellFormed.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
-/** The error of a string holding a lone surrogate. */
+/** The error of a string holding a lone surrogate (the library's, as Python and the CLI say it). */
 function loneSurrogate(text) {
   const wellFormed = typeof text.toWellFormed === 'function' ? text.toWellFormed() : text.replace(LONE_SURROGATE, '\uFFFD');
-  return {
-    code: 'invalid_utf8',
-    message: 'text holds a lone surrogate, which is not valid Unicode',
-    original: wellFormed.slice(0, 100),
-  };
+  const { code, message, original } = native.loneSurrogate(wellFormed);
+  return { code, message, original };
 }
 
 /** An input as the native module takes it (a string or a Buffer), or the error it already is. */

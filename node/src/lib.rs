@@ -518,6 +518,15 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_owned()
 }
 
+/// The failed record of a string holding a lone surrogate; `shown` is the string with each
+/// replaced by U+FFFD (`String.prototype.toWellFormed`).
+#[napi]
+pub fn lone_surrogate(shown: String) -> RawRecord {
+    let input = toolmend_core::Input::lone_surrogate(&shown);
+    let error = input.text().expect_err("a lone surrogate is an error");
+    failed(&error, input.original())
+}
+
 /// What `mendArgs` does with input cut off before its end when no `truncated` is given: the
 /// library's rule for tool arguments about to be run (`Options::for_tool_arguments`).
 #[napi]

@@ -413,3 +413,14 @@ test('mendArgs per call: inputs around the kept buffer\'s size, returned as give
   const compact = '{"a":[1,2.50,{"b":null}],"c":"x\\u00e9"}';
   assert.deepEqual(toolmend.mendArgs(compact), JSON.parse(compact));
 });
+
+test('a lone surrogate is the library\'s invalid_utf8: its message and its original cut as Python and the CLI cut it', async () => {
+  const long = '\ud800' + 'x'.repeat(200);
+  for (const record of [new toolmend.Mender().mend(long), (await toolmend.mendMany([long]))[0], toolmend.mendManySync([long])[0]]) {
+    assert.equal(record.code, 'invalid_utf8');
+    assert.equal(record.message, 'text holds a lone surrogate, which is not valid Unicode');
+    // The first 100 characters, the surrogate shown as U+FFFD, and '…' for the rest.
+    assert.equal(record.original, '\ufffd' + 'x'.repeat(99) + '\u2026');
+  }
+  assert.equal(new toolmend.Mender().mend('\udfff').original, '\ufffd');
+});

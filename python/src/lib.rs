@@ -15,9 +15,9 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PySlice, PyString};
 use serde_json::Value;
-use toolmend_core::{Code, Concat, Input, Options, Target, Truncated, original_text};
+use toolmend_core::{Code, Concat, Input, Options, Target, Truncated};
 
 create_exception!(
     toolmend,
@@ -79,6 +79,30 @@ pub(crate) fn to_py_err(
     }
 }
 
+/// A `str` holding lone surrogates with each one replaced by U+FFFD, as JavaScript's
+/// `toWellFormed` does (`to_string_lossy` gives three for each: one per byte of its UTF-8).
+/// Only the first 101 characters: a record's `original` shows 100 and whether more follow.
+fn well_formed(s: &Bound<'_, PyString>) -> String {
+    let head = PySlice::new(s.py(), 0, 101, 1);
+    let units = s
+        .get_item(head)
+        .and_then(|head| head.call_method1("encode", ("utf-16-le", "surrogatepass")))
+        .ok()
+        .and_then(|b| b.cast_into::<PyBytes>().ok());
+    match units {
+        Some(bytes) => {
+            let units = bytes
+                .as_bytes()
+                .chunks_exact(2)
+                .map(|pair| u16::from_le_bytes([pair[0], pair[1]]));
+            char::decode_utf16(units)
+                .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+                .collect()
+        }
+        None => s.to_string_lossy().into_owned(),
+    }
+}
+
 pub(crate) fn usage(message: String) -> toolmend_core::Error {
     toolmend_core::Error::whole(Code::InvalidInput, message)
 }
@@ -91,14 +115,7 @@ pub(crate) fn input<'a>(obj: &'a Bound<'_, PyAny>, max_bytes: usize) -> Input<'a
     if let Ok(s) = obj.cast::<PyString>() {
         match s.to_str() {
             Ok(text) => Input::from_text(text, max_bytes),
-            Err(_) => {
-                let lossy = s.to_string_lossy();
-                let error = toolmend_core::Error::whole(
-                    Code::InvalidUtf8,
-                    "text holds a lone surrogate, which is not valid Unicode",
-                );
-                failed(error, original_text(lossy.as_bytes()))
-            }
+            Err(_) => Input::lone_surrogate(&well_formed(s)),
         }
     } else if let Ok(b) = obj.cast::<PyBytes>() {
         Input::from_bytes(b.as_bytes(), max_bytes)

@@ -432,3 +432,12 @@ except KeyboardInterrupt:
     # Well before the whole batch would have taken, both timed in the same process, so a machine
     # loaded by other work slows both alike (a bound in seconds failed under such load).
     assert float(took) < 0.5 * float(whole), out.stdout
+
+
+def test_a_lone_surrogate_is_the_librarys_invalid_utf8_cut_as_node_cuts_it():
+    long = "\ud800" + "x" * 200
+    for record in (toolmend.Mender().mend(long), toolmend.mend_many([long])[0]):
+        assert record.code == "invalid_utf8"
+        assert record.message == "text holds a lone surrogate, which is not valid Unicode"
+        # The first 100 characters, the surrogate shown as U+FFFD, and '…' for the rest.
+        assert record.original == "\ufffd" + "x" * 99 + "\u2026"

@@ -4,6 +4,7 @@
 pub(crate) mod args_cmd;
 pub(crate) mod calls_cmd;
 pub(crate) mod check_cmd;
+#[cfg(unix)] // only the loop asks, and it runs on Unix alone
 mod closed_stderr;
 mod exit;
 mod files;

@@ -15,6 +15,9 @@ use crate::io::checked::{SchemaMismatch, apply_schema};
 use crate::io::record::original_text;
 use crate::repair::Repair;
 
+/// What a string holding a lone surrogate is told.
+const LONE_SURROGATE: &str = "text holds a lone surrogate, which is not valid Unicode";
+
 /// One input of a batch: text to mend, or what is already wrong with it.
 #[derive(Debug, Clone)]
 pub enum Input<'a> {
@@ -56,6 +59,16 @@ impl<'a> Input<'a> {
         } else {
             Input::Text(text)
         }
+    }
+
+    /// A string that is not valid Unicode because it holds a lone surrogate (a Python `str`
+    /// or a JavaScript string can): `invalid_utf8`. `shown` is the string with each lone
+    /// surrogate replaced by U+FFFD, for the record's `original`.
+    pub fn lone_surrogate(shown: &str) -> Input<'static> {
+        Input::Failed(
+            Error::whole(Code::InvalidUtf8, LONE_SURROGATE),
+            Cow::Owned(original_text(shown.as_bytes())),
+        )
     }
 
     /// The text, or the error the input already is.
@@ -316,5 +329,17 @@ mod tests {
         assert_eq!(codes, [Code::InvalidUtf8, Code::TooLarge, Code::EmptyInput]);
         assert_eq!(out[0].as_ref().unwrap_err().offset, Some(7));
         assert_eq!(inputs[1].original(), "xxxxxxxxxxxxxxxxxxxx");
+    }
+
+    #[test]
+    fn a_lone_surrogate_is_invalid_utf8_with_its_original_cut_as_any_other() {
+        let long = "\u{FFFD}".repeat(150);
+        let input = Input::lone_surrogate(&long);
+        let error = input.text().unwrap_err();
+        assert_eq!(error.code, Code::InvalidUtf8);
+        assert_eq!(error.message, LONE_SURROGATE);
+        assert_eq!(input.original(), original_text(long.as_bytes()));
+        assert!(input.original().ends_with('…'));
+        assert_eq!(input.original().chars().count(), 101);
     }
 }
