@@ -35,6 +35,12 @@ pub(crate) fn whole_brackets(text: &str) -> Option<Range<usize>> {
 /// The index of the first byte at or after `i` that is not ASCII whitespace.
 pub(crate) fn skip_ws(text: &str, mut i: usize) -> usize {
     let bytes = text.as_bytes();
+    // What a format read is blanked with spaces for the formats after it (`blank`), so a
+    // later format may start on a megabyte of them: those go sixteen at a time.
+    const SPACES: [u8; 16] = [b' '; 16];
+    while bytes.len().saturating_sub(i) >= 16 && bytes[i..i + 16] == SPACES {
+        i += 16;
+    }
     while i < bytes.len() && bytes[i].is_ascii_whitespace() {
         i += 1;
     }
@@ -502,6 +508,24 @@ pub(crate) fn join_parts<'a>(parts: impl IntoIterator<Item = &'a str>) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn white_space_is_skipped_to_the_same_byte_however_long_the_run_of_spaces() {
+        for n in 0..70 {
+            for tail in ["x", "\tx", "\n \r x", "", " "] {
+                for start in 0..3.min(n + 1) {
+                    let text = format!("{}{tail}", " ".repeat(n));
+                    let want = start
+                        + text.as_bytes()[start..]
+                            .iter()
+                            .take_while(|b| b.is_ascii_whitespace())
+                            .count();
+                    assert_eq!(skip_ws(&text, start), want, "{n} {tail:?} {start}");
+                }
+            }
+        }
+        assert_eq!(skip_ws("  ", 5), 5);
+    }
 
     #[test]
     fn find_str_matches_str_find() {
