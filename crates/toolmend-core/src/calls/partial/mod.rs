@@ -65,8 +65,8 @@ enum Lex {
         key: bool,
         /// A value inside the recorded frame: its text goes to [`Text`] as it grows.
         rec: bool,
-        /// In a light frame ([`Reader::record`]): its bytes are not kept (only its text).
-        light: bool,
+        /// In a text-only frame ([`Reader::record`]): its bytes are not kept (only its text).
+        text_only: bool,
         /// `\` seen; `Some(n)` while reading the n hex digits of `\u` (`code` so far).
         escape: Escape,
     },
@@ -119,7 +119,7 @@ impl Reader {
                 self.lex = Lex::None;
                 // Read as `calls` reads it, its text kept; what is not JSON's grammar (`01`,
                 // `1.`, `.5`, `+1`, `-`), which the pipeline would repair, is refused.
-                let value = if self.bare() {
+                let value = if self.scalar_not_kept() {
                     if !crate::exact::is_number(&text) {
                         return Step::Bail;
                     }
@@ -150,7 +150,11 @@ impl Reader {
                     _ => return Step::Bail,
                 };
                 self.lex = Lex::None;
-                let value = if self.bare() { Value::Null } else { value };
+                let value = if self.scalar_not_kept() {
+                    Value::Null
+                } else {
+                    value
+                };
                 if let Some(t) = self.member() {
                     t.out.extend_from_slice(word);
                 }
@@ -203,10 +207,10 @@ impl Reader {
                     Step::More
                 }
                 b'"' => {
-                    let (rec, light) = match self.member() {
+                    let (rec, text_only) = match self.member() {
                         Some(t) => {
                             t.out.push(b'"');
-                            (true, t.light)
+                            (true, t.text_only)
                         }
                         None => (false, false),
                     };
@@ -214,7 +218,7 @@ impl Reader {
                         bytes: Vec::new(),
                         key: false,
                         rec,
-                        light,
+                        text_only,
                         escape: Escape::No,
                     };
                     Step::More
@@ -238,7 +242,7 @@ impl Reader {
                         bytes: Vec::new(),
                         key: true,
                         rec: false,
-                        light: false,
+                        text_only: false,
                         escape: Escape::No,
                     };
                     Step::More
@@ -274,8 +278,8 @@ impl Reader {
 
     fn close(&mut self) -> Step {
         let depth = self.stack.len().wrapping_sub(1);
-        // A light frame's containers hold nothing; the recorded one itself, closed, is empty.
-        let mut light = (false, false);
+        // A text-only frame's containers hold nothing; the recorded one itself, closed, is empty.
+        let mut text_only = (false, false);
         if let Some(t) = &mut self.text
             && !t.done
             && depth >= t.base
@@ -293,9 +297,9 @@ impl Reader {
                 Frame::Array(_) => b']',
             });
             t.done = depth == t.base;
-            light = (t.light, t.done);
+            text_only = (t.text_only, t.done);
         }
-        let value = match (self.stack.pop(), light) {
+        let value = match (self.stack.pop(), text_only) {
             (None, _) => return Step::Bail,
             (Some(_), (true, false)) => Value::Null,
             (Some(Frame::Object { .. }), (true, true)) => Value::Object(Map::new()),
@@ -306,12 +310,12 @@ impl Reader {
         self.deliver(value)
     }
 
-    /// Whether the value that ends now (a number or literal) is inside a light frame
+    /// Whether the value that ends now (a number or literal) is inside a text-only frame
     /// ([`Reader::record`]): it is then not kept.
-    fn bare(&self) -> bool {
+    fn scalar_not_kept(&self) -> bool {
         self.text
             .as_ref()
-            .is_some_and(|t| t.light && !t.done && self.stack.len() > t.base)
+            .is_some_and(|t| t.text_only && !t.done && self.stack.len() > t.base)
     }
 
     /// Puts a finished value in its container (or makes it the whole value).

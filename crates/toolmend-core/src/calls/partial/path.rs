@@ -127,7 +127,7 @@ impl Reader {
     /// open string as far as it goes; a number or literal not yet ended is left out), and the
     /// path from it to the deepest value still open.
     pub(crate) fn snapshot(&self, depth: usize) -> Option<(Value, Vec<Seg>)> {
-        if depth >= self.stack.len() || self.light() {
+        if depth >= self.stack.len() || self.text_only() {
             return None;
         }
         let mut child = self

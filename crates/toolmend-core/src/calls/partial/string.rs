@@ -56,14 +56,14 @@ impl Reader {
         let Lex::Str {
             bytes,
             rec,
-            light,
+            text_only,
             escape: Escape::No,
             ..
         } = &mut self.lex
         else {
             return false;
         };
-        if !*light {
+        if !*text_only {
             bytes.push(b);
         }
         if *rec && let Some(t) = &mut self.text {
@@ -79,7 +79,7 @@ impl Reader {
         let Lex::Str {
             bytes,
             rec,
-            light,
+            text_only,
             escape: Escape::No,
             ..
         } = &mut self.lex
@@ -102,7 +102,7 @@ impl Reader {
             }
             !*rec || chunk.iter().all(|&b| b >= 0x20)
         };
-        if !*light {
+        if !*text_only {
             extend(bytes, chunk);
         }
         if *rec && let Some(t) = &mut self.text {
@@ -121,16 +121,16 @@ impl Reader {
             bytes,
             key,
             rec,
-            light,
+            text_only,
             escape,
         } = &mut self.lex
         else {
             return Step::Bail;
         };
-        // What is added to `bytes` is written to the recorded text too; a light frame's
+        // What is added to `bytes` is written to the recorded text too; a text-only frame's
         // string keeps no bytes (only its text).
         let rec = if *rec { self.text.as_mut() } else { None };
-        let light = *light;
+        let text_only = *text_only;
         let from = bytes.len();
         match *escape {
             Escape::No => match b {
@@ -166,7 +166,7 @@ impl Reader {
                     return self.deliver(Value::String(text));
                 }
                 _ => {
-                    if !light {
+                    if !text_only {
                         bytes.push(b);
                     }
                     if let Some(t) = rec {
@@ -185,7 +185,7 @@ impl Reader {
                 return match b {
                     b' ' | b'\t' | b'\n' | b'\r' => Step::More,
                     b',' | b'}' | b']' => {
-                        let value = if light {
+                        let value = if text_only {
                             Value::Null
                         } else {
                             let Ok(text) = String::from_utf8(std::mem::take(bytes)) else {
@@ -303,7 +303,7 @@ impl Reader {
         {
             escape_into(&mut t.out, &bytes[from..], false);
             t.weight += bytes.len() - from;
-            if light {
+            if text_only {
                 bytes.truncate(from);
             }
         }

@@ -22,7 +22,7 @@ pub(crate) struct Text {
     pub(crate) done: bool,
     /// Only the text is wanted: the values inside the frame are not kept (see
     /// [`Reader::record`]).
-    pub(super) light: bool,
+    pub(super) text_only: bool,
     /// Where the text stood at the last [`Reader::growth`] (behind a lock, which is never
     /// contended: the stream asks for the growth where it holds the reader shared, and the
     /// packages need the stream `Sync`).
@@ -52,18 +52,18 @@ pub(super) struct Mark {
 
 impl Reader {
     /// Writes the frame at `depth` as text from now on ([`Text`]): the frame on the stack at
-    /// that depth, which must be empty, or the next one opened there. `light`: only its text
+    /// that depth, which must be empty, or the next one opened there. `text_only`: only its text
     /// is wanted, so the values inside it are read (checked, and their keys kept for the
     /// repeated ones and the open path) but not kept: a string's bytes go to the text only,
     /// no number or string is built, and each member holds `null`; the frame itself, once
     /// closed, holds nothing. Its [`Reader::snapshot`]s are then unknown.
-    pub(crate) fn record(&mut self, depth: usize, light: bool) {
+    pub(crate) fn record(&mut self, depth: usize, text_only: bool) {
         let mut text = self.text.take().unwrap_or_default();
         text.base = depth;
         text.out.clear();
         text.weight = 0;
         text.done = false;
-        text.light = light;
+        text.text_only = text_only;
         *text.mark.get_mut().unwrap_or_else(PoisonError::into_inner) = None;
         match self.stack.get(depth) {
             Some(Frame::Object { .. }) => text.out.push(b'{'),
@@ -228,8 +228,8 @@ impl Reader {
     }
 
     /// Whether the values inside the recorded frame are not kept ([`Reader::record`]).
-    pub(crate) fn light(&self) -> bool {
-        self.text.as_ref().is_some_and(|t| t.light)
+    pub(crate) fn text_only(&self) -> bool {
+        self.text.as_ref().is_some_and(|t| t.text_only)
     }
 
     /// The recorded text, when a value starts in the top frame and that frame is recorded:

@@ -1,7 +1,7 @@
 //! The `arguments` events: when a call's partial parameters are shown, and what they gained.
 
 use super::event::{Added, AddedValue, Event};
-use super::{Shown, Slot, Written};
+use super::{CallSlot, Shown, Written};
 use crate::calls::CallOptions;
 use crate::calls::partial::{Reader, Seg, pointer};
 use crate::schema::Partial;
@@ -149,7 +149,7 @@ pub(super) fn weight(map: &Map<String, Value>) -> usize {
 }
 
 /// Gives new slots the tools whose schemas will coerce their parameters.
-pub(super) fn equip(slots: &mut [Slot], options: &CallOptions) {
+pub(super) fn attach_tools(slots: &mut [CallSlot], options: &CallOptions) {
     if options.strict {
         return;
     }
@@ -164,27 +164,27 @@ pub(super) fn equip(slots: &mut [Slot], options: &CallOptions) {
 /// each token, and by a quarter past that, which keeps the copying (and the `arguments`
 /// events) linear in the arguments' size however small the chunks. The final value is shown
 /// apart, when the arguments close.
-pub(super) fn due(slot: &mut Slot) -> bool {
-    if !due_at(slot, slot.args_bytes) {
+pub(super) fn snapshot_due(slot: &mut CallSlot) -> bool {
+    if !snapshot_due_at(slot, slot.args_bytes) {
         return false;
     }
     slot.tried_bytes = Some(slot.args_bytes);
     true
 }
 
-/// [`due`] at `now` bytes of arguments, nothing noted.
-pub(super) fn due_at(slot: &Slot, now: usize) -> bool {
+/// [`snapshot_due`] at `now` bytes of arguments, nothing noted.
+pub(super) fn snapshot_due_at(slot: &CallSlot, now: usize) -> bool {
     if slot.index.is_none() || slot.frozen || slot.ended || slot.args_done {
         return false;
     }
     match slot.tried_bytes {
-        Some(tried) => now >= due_size(tried),
+        Some(tried) => now >= next_snapshot_size(tried),
         None => true,
     }
 }
 
 /// The size of arguments at which they are due again, after a snapshot at `tried` bytes.
-pub(super) fn due_size(tried: usize) -> usize {
+pub(super) fn next_snapshot_size(tried: usize) -> usize {
     tried
         + if tried < 64 {
             (tried / 8).max(1)
@@ -194,7 +194,7 @@ pub(super) fn due_size(tried: usize) -> usize {
 }
 
 /// The schema that coerces the parameters of the call `slot` reads, if any.
-fn definition(slot: &Slot) -> Option<&crate::tools::Tool> {
+fn definition(slot: &CallSlot) -> Option<&crate::tools::Tool> {
     match (&slot.tools, &slot.tool) {
         (Some(tools), Some(tool)) => tools.get(tool),
         _ => None,
@@ -204,17 +204,17 @@ fn definition(slot: &Slot) -> Option<&crate::tools::Tool> {
 /// Whether only the text of the arguments of `slot` is wanted, so that their reader keeps
 /// no values ([`Reader::record`]): a writing stream, the call announced (its tool known)
 /// and no schema to coerce them. Its `arguments` events are then written from the text.
-pub(super) fn text_only(slot: &Slot, written: &Option<Written>) -> bool {
+pub(super) fn text_only(slot: &CallSlot, written: &Option<Written>) -> bool {
     written.is_some() && slot.index.is_some() && definition(slot).is_none()
 }
 
 /// An `arguments` event, if the call is announced, nothing could contradict it and the value
 /// changed (the final one, `last`, is always sent). How often partial values come is
-/// [`due`]'s rule. `value` builds the parameters and their open path; `text`, the reader
+/// [`snapshot_due`]'s rule. `value` builds the parameters and their open path; `text`, the reader
 /// and depth of their object, is what a writing stream copies instead when it holds their
 /// text and no schema coerces them.
-pub(super) fn show(
-    slot: &mut Slot,
+pub(super) fn push_arguments_events(
+    slot: &mut CallSlot,
     text: Option<(&Reader, usize)>,
     value: impl FnOnce() -> Option<(Map<String, Value>, Option<String>)>,
     last: bool,
@@ -257,7 +257,7 @@ pub(super) fn show(
         push_growth(index, paths, open, events, || Added::Members(Map::new()));
         return;
     }
-    if text.is_some_and(|(reader, _)| reader.light()) {
+    if text.is_some_and(|(reader, _)| reader.text_only()) {
         // Its values are not kept, only its text, which shows nothing now.
         return;
     }
@@ -339,7 +339,7 @@ fn push_growth(
 }
 
 /// What an `arguments` event for `slot` shows of its arguments (`last`: the whole of them).
-fn shown_at(slot: &Slot, last: bool) -> Shown {
+fn shown_at(slot: &CallSlot, last: bool) -> Shown {
     if last {
         Shown::Whole
     } else {

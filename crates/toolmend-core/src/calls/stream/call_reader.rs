@@ -1,9 +1,12 @@
 //! The JSON after a marker read for calls: which frame is a call, its arguments, its name.
 
-use super::arguments::{due, due_at, due_size, object_snapshot, show, text_only};
+use super::arguments::{
+    next_snapshot_size, object_snapshot, push_arguments_events, snapshot_due, snapshot_due_at,
+    text_only,
+};
 use super::event::Event;
 use super::settle::revise;
-use super::{ArgsSrc, Nested, Slot, Written, feed_nested};
+use super::{ArgsSrc, CallSlot, Nested, Written, feed_nested};
 use crate::calls::formats::json::{ARG_KEYS, NAME_KEYS, WRAPPERS};
 use crate::calls::partial::{Frame, Reader, Step};
 use crate::calls::scan::bare_name;
@@ -96,7 +99,7 @@ impl CallReader {
         &mut self,
         b: u8,
         src: &[u8],
-        slots: &mut Vec<Slot>,
+        slots: &mut Vec<CallSlot>,
         next_index: &mut usize,
         events: &mut Vec<Event>,
         written: &mut Option<Written>,
@@ -155,7 +158,7 @@ impl CallReader {
     /// Notes where a call's arguments start (the first value of an argument key that is an
     /// object or a string: the one its `arguments` events show): at `depth` of the stack,
     /// their first byte just read.
-    fn found_args(&self, slot: &mut Slot, depth: usize, string: bool) {
+    fn found_args(&self, slot: &mut CallSlot, depth: usize, string: bool) {
         if slot.args_src.is_none() {
             slot.args_src = Some(ArgsSrc {
                 path: self.reader.path_to(depth),
@@ -166,16 +169,16 @@ impl CallReader {
     }
 
     /// The role of the frame just opened.
-    fn role(&self, slots: &mut Vec<Slot>) -> Role {
+    fn role(&self, slots: &mut Vec<CallSlot>) -> Role {
         let stack = &self.reader.stack;
         let depth = stack.len() - 1;
         let object = matches!(stack[depth], Frame::Object { .. });
         let ctx = self.ctx;
-        let new_call = |slots: &mut Vec<Slot>| {
-            slots.push(Slot {
+        let new_call = |slots: &mut Vec<CallSlot>| {
+            slots.push(CallSlot {
                 strict: ctx.strict,
                 name_is_key: ctx.name_is_key,
-                ..Slot::default()
+                ..CallSlot::default()
             });
             Role::Call(slots.len() - 1)
         };
@@ -233,7 +236,7 @@ impl CallReader {
         &mut self,
         role: Role,
         src: &[u8],
-        slots: &mut [Slot],
+        slots: &mut [CallSlot],
         next_index: &mut usize,
         events: &mut Vec<Event>,
         written: &mut Option<Written>,
@@ -247,7 +250,7 @@ impl CallReader {
                     && let Some(Value::Object(map)) = self.last_value()
                 {
                     let depth = self.reader.stack.len();
-                    show(
+                    push_arguments_events(
                         slot,
                         Some((&self.reader, depth)),
                         || Some((map.clone(), None)),
@@ -277,7 +280,7 @@ impl CallReader {
                 let args = slot.args_key.as_ref().and_then(|key| map.get(key));
                 let args = match args {
                     Some(Value::Object(args)) if !slot.args_done => {
-                        show(
+                        push_arguments_events(
                             slot,
                             None,
                             || Some((args.clone(), None)),
@@ -303,7 +306,7 @@ impl CallReader {
                     }
                     if ok && let Some(Value::Object(args)) = &nested.reader.value {
                         slot.args_bytes = text.len();
-                        show(
+                        push_arguments_events(
                             slot,
                             Some((&nested.reader, 0)),
                             || Some((args.clone(), None)),
@@ -331,7 +334,7 @@ impl CallReader {
     pub(super) fn refresh(
         &mut self,
         src: &[u8],
-        slots: &mut [Slot],
+        slots: &mut [CallSlot],
         next_index: &mut usize,
         events: &mut Vec<Event>,
         written: &mut Option<Written>,
@@ -380,8 +383,8 @@ impl CallReader {
                             if feed_nested(&mut nested, bytes) {
                                 nested_at = Some(s);
                                 slot.args_bytes = nested.fed;
-                                if due(slot) {
-                                    show(
+                                if snapshot_due(slot) {
+                                    push_arguments_events(
                                         slot,
                                         Some((&nested.reader, 0)),
                                         || object_snapshot(&nested.reader, 0),
@@ -405,8 +408,8 @@ impl CallReader {
                     args_seen += 1;
                     let slot = &mut slots[s];
                     slot.args_bytes = self.read - from;
-                    if due(slot) {
-                        show(
+                    if snapshot_due(slot) {
+                        push_arguments_events(
                             slot,
                             Some((&self.reader, depth)),
                             || object_snapshot(&self.reader, depth),
@@ -428,7 +431,7 @@ impl CallReader {
     /// a quote nor a backslash, printable), in the plain run of the arguments string, which
     /// is also that of a string in the JSON it holds, and no arguments event due after it.
     /// Whether it did.
-    pub(super) fn nested_byte(&mut self, b: u8, slots: &mut [Slot]) -> bool {
+    pub(super) fn nested_byte(&mut self, b: u8, slots: &mut [CallSlot]) -> bool {
         let Some(slot) = self.nested_at.and_then(|s| slots.get_mut(s)) else {
             return false;
         };
@@ -441,7 +444,7 @@ impl CallReader {
             || nested.reader.stack.is_empty()
             || !nested.reader.in_plain_string()
             || !self.reader.in_plain_string()
-            || due_at(slot, fed)
+            || snapshot_due_at(slot, fed)
             || b < 0x20
             || b == b'"'
             || b == b'\\'
@@ -471,8 +474,8 @@ impl CallReader {
     }
 
     /// The `read` at which a refresh may show something: 0 when the top frame is a call
-    /// object's, else when the first call's arguments fall due ([`due_at`]).
-    fn quiet_until(&self, slots: &[Slot]) -> usize {
+    /// object's, else when the first call's arguments fall due ([`snapshot_due_at`]).
+    fn quiet_until(&self, slots: &[CallSlot]) -> usize {
         if matches!(self.roles.last(), Some(Role::Call(_))) {
             return 0;
         }
@@ -486,7 +489,7 @@ impl CallReader {
                 return 0;
             };
             // Due once its size reaches this: `read` is then `until`.
-            until = until.min((self.read + due_size(tried)).saturating_sub(size));
+            until = until.min((self.read + next_snapshot_size(tried)).saturating_sub(size));
         }
         until
     }
@@ -505,7 +508,7 @@ impl CallReader {
 
     /// The JSON could not be read on: show nothing more for its calls. When it stopped at a
     /// repeated key, a `revised` for each call that showed its first value or is inside it.
-    pub(super) fn bail(&mut self, src: &[u8], slots: &mut [Slot], events: &mut Vec<Event>) {
+    pub(super) fn bail(&mut self, src: &[u8], slots: &mut [CallSlot], events: &mut Vec<Event>) {
         for role in &self.roles {
             if let Role::Call(s) | Role::Args(s) = *role {
                 slots[s].frozen = true;
@@ -548,7 +551,7 @@ fn last_value(reader: &Reader) -> Option<&Value> {
 /// Announces a call once its name is written (and, for marker-less JSON, its shape is a
 /// call's).
 fn name(
-    slot: &mut Slot,
+    slot: &mut CallSlot,
     map: &Map<String, Value>,
     next_index: &mut usize,
     events: &mut Vec<Event>,

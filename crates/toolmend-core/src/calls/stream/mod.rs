@@ -68,7 +68,7 @@ use std::sync::Arc;
 
 /// A call being read: its announced index and what was shown of its arguments.
 #[derive(Debug, Default)]
-struct Slot {
+struct CallSlot {
     index: Option<usize>,
     tool: Option<String>,
     /// The argument key in use; a second one makes the arguments ambiguous.
@@ -80,7 +80,7 @@ struct Slot {
     frozen: bool,
     /// Bytes of arguments read.
     args_bytes: usize,
-    /// `args_bytes` when the partial arguments were last built (see [`due`]).
+    /// `args_bytes` when the partial arguments were last built (see [`snapshot_due`]).
     tried_bytes: Option<usize>,
     /// The call object's size, and whether a key was pending, when it was last looked at
     /// (a call object only grows: the same size is the same object).
@@ -137,7 +137,7 @@ struct Nested {
 impl Nested {
     /// A reader of the arguments of `slot` written as a JSON string; writing, it keeps their
     /// text.
-    fn new(slot: &Slot, written: &Option<Written>) -> Box<Nested> {
+    fn new(slot: &CallSlot, written: &Option<Written>) -> Box<Nested> {
         let mut reader = Reader::new();
         if written.is_some() {
             reader.record(0, text_only(slot, written));
@@ -182,7 +182,7 @@ pub struct Stream {
     buf: String,
     pos: usize,
     mode: Mode,
-    slots: Vec<Slot>,
+    slots: Vec<CallSlot>,
     next_index: usize,
     /// An opening reasoning marker was seen (a closing one can no longer reach back).
     opened: bool,

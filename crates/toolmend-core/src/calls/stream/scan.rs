@@ -1,11 +1,11 @@
 //! The byte scan over the reply: text, reasoning blocks, markers, the names after them and the
 //! JSON bodies they start.
 
-use super::arguments::equip;
+use super::arguments::attach_tools;
 use super::call_reader::{CallReader, Ctx};
 use super::event::Event;
 use super::markers::Action;
-use super::{Slot, Stream};
+use super::{CallSlot, Stream};
 use crate::calls::formats::mistral::{ARROWS_TEXT, MISTRAL_TAGS};
 use crate::calls::formats::{Body, Kind, TABLE};
 use crate::calls::partial::Step;
@@ -165,7 +165,7 @@ impl Stream {
                         self.call_ends.push(p + 1);
                     }
                     if self.slots.len() > slots {
-                        equip(&mut self.slots[slots..], &self.options);
+                        attach_tools(&mut self.slots[slots..], &self.options);
                     }
                     match step {
                         Step::More => self.pos += 1,
@@ -432,13 +432,13 @@ impl Stream {
             tool: tool.clone(),
             id,
         });
-        self.slots.push(Slot {
+        self.slots.push(CallSlot {
             index: Some(index),
             tool: Some(tool),
-            ..Slot::default()
+            ..CallSlot::default()
         });
         let last = self.slots.len() - 1;
-        equip(&mut self.slots[last..], &self.options);
+        attach_tools(&mut self.slots[last..], &self.options);
     }
 
     pub(super) fn retract_all(&mut self, reason: &str, events: &mut Vec<Event>) {

@@ -3,7 +3,7 @@
 
 use super::arguments::weight;
 use super::event::{Event, Prose};
-use super::{Held, Nested, Shown, Slot, Stream, feed_nested, found_in};
+use super::{CallSlot, Held, Nested, Shown, Stream, feed_nested, found_in};
 use crate::calls::formats::json::{ARG_KEYS, WRAPPERS};
 use crate::calls::partial::{Reader, Seg, Step, pointer};
 use crate::calls::{Call, Extracted, Failure};
@@ -293,7 +293,7 @@ impl Ending {
 /// broken call of the same tool that `calls` read whole), and excuses nothing here. Arguments
 /// written as a string may hold the repeat in their decoded text, whose offsets are not the
 /// reply's: there, as where the start is not known, any repeat may.
-fn repeats_after(slot: &Slot, repair: &Repair) -> bool {
+fn repeats_after(slot: &CallSlot, repair: &Repair) -> bool {
     match (&slot.args_src, repair.offset) {
         (Some(args), Some(offset)) if !args.string => offset > args.at,
         _ => true,
@@ -307,7 +307,7 @@ const REVISED_ALL: &str = "the model wrote the call's arguments again (or an obj
 
 /// A `revised` for `path` (in the parameters) of the call `slot` reads, when the arguments it
 /// showed hold that path (read again from `src`, the text that holds them).
-pub(super) fn revise(slot: &mut Slot, path: Vec<Seg>, src: &[u8], events: &mut Vec<Event>) {
+pub(super) fn revise(slot: &mut CallSlot, path: Vec<Seg>, src: &[u8], events: &mut Vec<Event>) {
     if slot.ended || slot.index.is_none() {
         return;
     }
@@ -320,7 +320,7 @@ pub(super) fn revise(slot: &mut Slot, path: Vec<Seg>, src: &[u8], events: &mut V
 }
 
 /// The `revised` event for `path`, unless one named it or a path above it.
-fn push_revised(slot: &mut Slot, path: Vec<Seg>, events: &mut Vec<Event>) {
+fn push_revised(slot: &mut CallSlot, path: Vec<Seg>, events: &mut Vec<Event>) {
     let Some(index) = slot.index else {
         return;
     };
@@ -366,7 +366,7 @@ type ShownArgs = (Map<String, Value>, Option<Vec<Seg>>);
 /// complete): the arguments read again from `src` (the text that holds them) as far as they
 /// were then, coerced as they were shown. Called once or twice per call, and only for a call
 /// whose keys repeat, so events never keep a copy of what they showed.
-fn shown_again(slot: &Slot, src: &[u8]) -> Option<ShownArgs> {
+fn shown_again(slot: &CallSlot, src: &[u8]) -> Option<ShownArgs> {
     let args = slot.args_src.as_ref()?;
     let shown = slot.shown_at?;
     let text = src.get(args.at..)?;
