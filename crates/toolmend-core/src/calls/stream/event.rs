@@ -2,7 +2,7 @@
 //! lines.
 
 use super::{Held, Stream, found_in};
-use crate::calls::filter::outcome_record;
+use crate::calls::filter::outcome_entries;
 use crate::calls::{Call, Extracted, Failure, Incomplete, Rejected, Shape, call_value};
 use serde::ser::{Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -296,7 +296,14 @@ impl Event {
                 m.insert("reason".into(), reason.clone().into());
                 "retracted"
             }
-            Event::End { result, original } => return end_value(result, original, shape),
+            Event::End { result, original } => {
+                let end = EndJson {
+                    result,
+                    original,
+                    shape,
+                };
+                return crate::io::record::to_value(&end);
+            }
         };
         let mut out = Map::new();
         out.insert("event".into(), kind.into());
@@ -329,13 +336,22 @@ impl Serialize for Event {
     }
 }
 
-/// The `end` event: `calls`' record of the result.
-fn end_value(result: &Result<Extracted, Failure>, original: &str, shape: Shape) -> Value {
-    let record = outcome_record(result, Map::new(), original.as_bytes(), shape);
-    let mut out = Map::new();
-    out.insert("event".into(), "end".into());
-    out.extend(record);
-    Value::Object(out)
+/// The `end` event: `calls`' record of the result after `"event": "end"`, serialized from the
+/// record's borrowing views (no `Value` built to write it).
+struct EndJson<'a> {
+    result: &'a Result<Extracted, Failure>,
+    original: &'a str,
+    shape: Shape,
+}
+
+impl Serialize for EndJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("event", "end")?;
+        outcome_entries(&mut map, self.result, self.original.as_bytes(), self.shape)?;
+        map.end()
+    }
 }
 
 /// A `text` or `reasoning` event, as `to_value` gives it, written from the delta where it is.
@@ -435,7 +451,12 @@ impl Stream {
                 }
                 (Event::End { original, .. }, Some(Held::End), _) => {
                     if let Some(result) = &self.result {
-                        serde_json::to_writer(&mut *out, &end_value(result, original, shape))?;
+                        let end = EndJson {
+                            result,
+                            original,
+                            shape,
+                        };
+                        serde_json::to_writer(&mut *out, &end)?;
                     }
                 }
                 _ => self.write_one(&event, shape, out)?,
@@ -479,6 +500,14 @@ impl Stream {
                 Event::CallEnd { index, call } => write_call_end(out, *index, call, shape)?,
                 Event::Text(delta) => write_delta(out, "text", delta)?,
                 Event::Reasoning(delta) => write_delta(out, "reasoning", delta)?,
+                Event::End { result, original } => {
+                    let end = EndJson {
+                        result,
+                        original,
+                        shape,
+                    };
+                    serde_json::to_writer(&mut *out, &end)?;
+                }
                 _ => serde_json::to_writer(&mut *out, &event.to_value(shape))?,
             }
         }
