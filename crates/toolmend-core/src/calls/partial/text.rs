@@ -34,12 +34,12 @@ pub(crate) struct Text {
 #[derive(Debug, Default)]
 pub(super) struct Mark {
     /// `out`'s length then.
-    pub(super) len: usize,
+    len: usize,
     /// The pointer of each container then open, from the recorded frame down, and whether it
     /// is an object.
-    pub(super) frames: Vec<(String, bool)>,
+    frames: Vec<(String, bool)>,
     /// The pointer of the string value then open, if any.
-    pub(super) string: Option<String>,
+    string: Option<String>,
     /// That string is still open.
     pub(super) string_open: bool,
     /// The stack's height then, lowered as those containers close: a container that closes

@@ -32,7 +32,6 @@ pub(super) enum Mode {
 }
 
 impl Mode {
-    /// Reading JSON in this context.
     /// Reading JSON in this context, from offset `start` of the reply; the calls it finds get
     /// slots from `first_slot` on.
     fn json(ctx: Ctx, start: usize, first_slot: usize) -> Mode {

@@ -10,13 +10,13 @@ use serde_json::{Map, Value};
 /// A tool call a server parsed and streams in pieces (OpenAI `tool_calls[].function`,
 /// Anthropic `tool_use` blocks).
 pub(super) struct ServerCall {
-    pub(super) key: usize,
-    pub(super) id: Option<String>,
-    pub(super) name: String,
+    key: usize,
+    id: Option<String>,
+    name: String,
     pub(super) arguments: String,
     /// Its slot, once announced.
     pub(super) slot: Option<usize>,
-    pub(super) reader: Option<CallReader>,
+    reader: Option<CallReader>,
 }
 
 impl Stream {

@@ -244,7 +244,7 @@ enum Ending {
 }
 
 impl Ending {
-    pub(super) fn count(self, found: &Extracted) -> usize {
+    fn count(self, found: &Extracted) -> usize {
         match self {
             Ending::Call => found.calls.len(),
             Ending::Cut => found.incomplete.len(),
