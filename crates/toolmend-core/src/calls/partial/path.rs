@@ -100,7 +100,7 @@ impl Reader {
         path
     }
 
-    /// [`pointer`] of [`Reader::open_path`], written without building the path.
+    /// [`pointer()`] of [`Reader::open_path`], written without building the path.
     pub(crate) fn open_pointer(&self, depth: usize) -> String {
         let mut out = String::new();
         if depth >= self.stack.len() {

@@ -80,14 +80,14 @@ struct CallSlot {
     frozen: bool,
     /// Bytes of arguments read.
     args_bytes: usize,
-    /// `args_bytes` when the partial arguments were last built (see [`snapshot_due`]).
+    /// `args_bytes` when the partial arguments were last built (see [`arguments::snapshot_due`]).
     tried_bytes: Option<usize>,
     /// The call object's size, and whether a key was pending, when it was last looked at
     /// (a call object only grows: the same size is the same object).
     looked: Option<(usize, bool)>,
-    /// The [`weight`] of the parameters last shown.
+    /// The [`arguments::weight`] of the parameters last shown.
     shown: Option<usize>,
-    /// Where the parameters last shown as values were open (see [`growth_of`]).
+    /// Where the parameters last shown as values were open (see `growth_of` in [`arguments`]).
     front: Option<Front>,
     /// The arguments were read to their end (the last `arguments` event was final).
     args_done: bool,
