@@ -3,13 +3,14 @@
 use std::io;
 use std::ops::{Deref, DerefMut};
 
-use serde_json::{Map, Value};
+use serde::ser::SerializeMap;
+use serde_json::Value;
 
-use super::{CallOptions, Extracted, Failure, extract, extract_message, repairs_value};
+use super::{CallOptions, Extracted, Failure, extract, extract_message};
 use crate::error::{Code, Error};
 use crate::io::filter::{Filter, Item, Job, Output, Reading};
 use crate::io::input::{Framing, JSONL_TEXT_MEMBERS, RawInput, too_large};
-use crate::io::record::{Origin, Record, RecordResult, Written, error_value, push_json};
+use crate::io::record::{ErrorJson, Origin, Record, RecordResult, Written, push_json};
 use crate::tools::schema::Violation;
 
 /// How each call is written.
@@ -257,36 +258,35 @@ pub(crate) fn write_outcome(
     }
 }
 
-/// The record of one reply's result as a JSON object, `head` after its `ok` (for the `end`
-/// event of a stream). The same record as [`write_outcome`]'s: its error object and repairs are
-/// built as values with the same fields (`io::record` tests them against the byte writers), and
-/// the value is the `Value` itself (it may nest deeper than serde_json reads back).
-pub(crate) fn outcome_record(
+/// The entries of the record of one reply's result, as [`write_outcome`] writes them without
+/// an origin (`ok`, then `value` and `repairs`, or `error` and `value`?), added to `map` from
+/// the same borrowing views (for the `end` event of a stream, which writes `event` before them).
+pub(crate) fn outcome_entries<M: SerializeMap>(
+    map: &mut M,
     result: &Result<Extracted, Failure>,
-    head: Map<String, Value>,
     original: &[u8],
     shape: Shape,
-) -> Map<String, Value> {
-    let mut record = Map::new();
-    record.insert("ok".into(), result.is_ok().into());
-    record.extend(head);
+) -> Result<(), M::Error> {
+    map.serialize_entry("ok", &result.is_ok())?;
     match result {
         Ok(found) => {
-            record.insert("value".into(), found.to_value(shape));
-            record.insert("repairs".into(), repairs_value(&found.repairs));
+            map.serialize_entry("value", &found.json(shape, false, false))?;
+            map.serialize_entry("repairs", &found.repairs)?;
         }
         Err(failure) => {
             let (found, violations) = failure_parts(failure);
-            record.insert(
-                "error".into(),
-                error_value(&failure.error, original, violations),
-            );
+            let error = ErrorJson {
+                error: &failure.error,
+                original,
+                violations,
+            };
+            map.serialize_entry("error", &error)?;
             if let Some(found) = found {
-                record.insert("value".into(), found.failure_value(shape));
+                map.serialize_entry("value", &found.json(shape, true, false))?;
             }
         }
     }
-    record
+    Ok(())
 }
 
 /// What a failed reply holds, and the schema violations of its error when the first rejected

@@ -227,7 +227,7 @@ fn write_dropped(buf: &mut Vec<u8>, mended: &Mended<'_>) {
 
 /// The error object of a failure record: the error's code, message and offset, the input as
 /// shown (`original`), and the schema `violations` of an `invalid_parameters` error. The one
-/// encoding of it, written into records and built as a value for a stream's `end` event.
+/// encoding of it, written into records and into a stream's `end` event.
 pub(crate) struct ErrorJson<'a> {
     pub error: &'a Error,
     pub original: &'a [u8],
@@ -267,19 +267,6 @@ pub(crate) fn write_error_object(
             violations,
         },
     );
-}
-
-/// The error object of a failure record as a value (see [`ErrorJson`]).
-pub(crate) fn error_value(
-    error: &Error,
-    original: &[u8],
-    violations: &[Violation],
-) -> serde_json::Value {
-    to_value(&ErrorJson {
-        error,
-        original,
-        violations,
-    })
 }
 
 /// Appends `repairs` as a JSON array (each as [`Repair`]'s `Serialize` writes it).
@@ -388,7 +375,11 @@ mod tests {
             let mut member = serde_json::Map::new();
             member.insert(
                 "error".into(),
-                error_value(&error, original.as_bytes(), &violations),
+                to_value(&ErrorJson {
+                    error: &error,
+                    original: original.as_bytes(),
+                    violations: &violations,
+                }),
             );
             let built = serde_json::to_vec(&member).unwrap();
             assert_eq!(String::from_utf8(built), String::from_utf8(written));

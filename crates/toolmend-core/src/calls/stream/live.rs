@@ -22,7 +22,8 @@
 
 use std::borrow::Cow;
 
-use super::{Action, Event, Markers, Prose};
+use super::event::{Event, Prose};
+use super::markers::{Action, Markers};
 use crate::calls::formats::{CODE_FENCE, Kind, TABLE, call_tokens, labelled_open};
 use crate::calls::harmony;
 use crate::calls::scan::{NOISE, REASONING};
@@ -311,7 +312,7 @@ impl Live {
     fn at(&self, rest: &[u8]) -> Result<Option<(usize, Hold)>, ()> {
         let b = usize::from(rest[0]);
         let (start, end) = (usize::from(self.from[b]), usize::from(self.from[b + 1]));
-        super::sequence_at(&self.holds[start..end], rest)
+        super::markers::sequence_at(&self.holds[start..end], rest)
     }
 
     fn scan(&mut self, reply: &str, events: &mut Vec<Event>) {

@@ -1,0 +1,547 @@
+//! The stream's events ([`Event`], [`Added`], [`Prose`]) and how they are written as JSON
+//! lines.
+
+use super::{Held, Stream, found_in};
+use crate::calls::filter::outcome_entries;
+use crate::calls::{Call, Extracted, Failure, Incomplete, Rejected, Shape, call_value};
+use serde::ser::{Serialize, Serializer};
+use serde_json::{Map, Value};
+use std::io::{self, Write};
+
+/// The reply's text or its reasoning, as an [`Event::Corrected`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prose {
+    /// `calls`' `text`.
+    Text,
+    /// `calls`' `reasoning`.
+    Reasoning,
+}
+
+impl Prose {
+    /// The name of the field (`text`, `reasoning`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Prose::Text => "text",
+            Prose::Reasoning => "reasoning",
+        }
+    }
+}
+
+/// What a [`Stream`] tells as a reply arrives. Owned, and serialized as one JSON object with
+/// an `"event"` field (`text`, `reasoning`, `corrected`, `call_start`, `arguments`, `revised`, `call_end`,
+/// `incomplete`, `invalid`, `retracted`, `end`).
+///
+/// A value shown closed in [`Event::Arguments`] is final, except when the model writes its key
+/// again in the same object: then an [`Event::Revised`] naming that path (or a path above it)
+/// comes before anything that shows the new value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// More of the reply's text (`calls`' `text`; deltas concatenate to it).
+    Text(String),
+    /// More of the reply's reasoning (`calls`' `reasoning`).
+    Reasoning(String),
+    /// What the [`Event::Text`] (or [`Event::Reasoning`]) events gave so far is not what
+    /// `calls` gives for the whole reply: it is replaced by `value`, and later deltas add to
+    /// it. Given when bytes that came later decide otherwise (a closing `</think>` with no
+    /// opening one makes everything before it reasoning; at the end, a reply read in another
+    /// way than it was shown).
+    Corrected {
+        /// Which one.
+        field: Prose,
+        /// All of it so far.
+        value: String,
+    },
+    /// A call to `tool` is being written.
+    CallStart {
+        /// The call's number in this stream (0, 1, …).
+        index: usize,
+        /// The bare tool name.
+        tool: String,
+        /// The call's id, when the format carries one before the arguments.
+        id: Option<Value>,
+    },
+    /// What the parameters read so far gained: `added` at `path` (the first event of a call
+    /// adds the members of `""`, the parameters object, which starts empty). Applied in order
+    /// ([`Added::apply`]) the events of a call rebuild its parameters so far. A value whose
+    /// JSON pointer is not a prefix of `open` is final (unless a later [`Event::Revised`]
+    /// names its path or one above it); the value at `open` (a string, or a container) may
+    /// still grow.
+    Arguments {
+        /// The call's number.
+        index: usize,
+        /// The JSON pointer of the value that grew (`""`: the parameters object).
+        path: String,
+        /// What it gained.
+        added: Added,
+        /// The JSON pointer of the value still being written once this is added (`""`: the
+        /// parameters object itself); `None` once the parameters are complete.
+        open: Option<String>,
+    },
+    /// The model wrote the key at `path` again in the same object, after (part of) its value
+    /// was shown: `calls` keeps the last value, so what `arguments` showed at `path` may not
+    /// hold. The call shows no more `arguments`; its result comes at the end. Given at most
+    /// once per path of a call, only for a path an `arguments` event showed, and as soon as
+    /// the repeat is read, or, when the stream had stopped reading the call before it (a part
+    /// it could not vouch for), at the end, before the call's `call_end`, for each shown value
+    /// the final call does not keep.
+    Revised {
+        /// The call's number.
+        index: usize,
+        /// The JSON pointer of the repeated key in the parameters (`""`: the arguments key
+        /// itself, or an envelope holding the call, was written again).
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The call, as `calls` gives it for the whole reply.
+    CallEnd {
+        /// The call's number.
+        index: usize,
+        /// The normalized call with its repairs.
+        call: Call,
+    },
+    /// The call was cut off: it is not a call.
+    Incomplete {
+        /// The call's number.
+        index: usize,
+        /// What `calls` lists under `incomplete`.
+        incomplete: Incomplete,
+    },
+    /// The call cannot be used (bad JSON, unknown tool, parameters that fail the schema, …).
+    Invalid {
+        /// The call's number.
+        index: usize,
+        /// The call and why it was rejected.
+        rejected: Rejected,
+    },
+    /// What was announced at this index is not a call after all (it was inside reasoning, the
+    /// reply turned out to be in another format, or `calls` reads no call there that keeps
+    /// what [`Event::Arguments`] showed).
+    Retracted {
+        /// The call's number.
+        index: usize,
+        /// Why.
+        reason: String,
+    },
+    /// The reply ended: what `calls` gives for the whole reply (the stream's last event),
+    /// written as a `calls --records` record.
+    End {
+        /// The result.
+        result: Box<Result<Extracted, Failure>>,
+        /// The reply, as an error record's `original` shows it (its first 100 characters).
+        original: String,
+    },
+}
+
+/// The version of the stream's event format (docs/streaming.md): 2 since `arguments` events
+/// carry what the parameters gained instead of all of them.
+pub const EVENT_FORMAT: u32 = 2;
+
+/// What an [`Event::Arguments`] adds at its `path`: written as its `append`, `members` or
+/// `items` field.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Added {
+    /// Text at the end of the string at `path` (`"append"`).
+    Text(String),
+    /// Members of the object at `path`, keys it does not have yet, in order (`"members"`);
+    /// the last one's value may still be open.
+    Members(Map<String, Value>),
+    /// Items at the end of the array at `path` (`"items"`); the last one may still be open.
+    Items(Vec<Value>),
+}
+
+impl Added {
+    /// The JSON field that carries it.
+    pub(super) fn field(&self) -> &'static str {
+        match self {
+            Added::Text(_) => "append",
+            Added::Members(_) => "members",
+            Added::Items(_) => "items",
+        }
+    }
+
+    /// Whether it adds nothing.
+    pub(super) fn is_empty(&self) -> bool {
+        match self {
+            Added::Text(text) => text.is_empty(),
+            Added::Members(members) => members.is_empty(),
+            Added::Items(items) => items.is_empty(),
+        }
+    }
+
+    /// Adds this to `parameters` at the JSON pointer `path`, as a consumer of the events does
+    /// to rebuild the parameters; `false` (and nothing changed) when `path` holds no value of
+    /// its kind.
+    pub fn apply(&self, parameters: &mut Map<String, Value>, path: &str) -> bool {
+        let mut whole = Value::Object(std::mem::take(parameters));
+        let fits = match (whole.pointer_mut(path), self) {
+            (Some(Value::String(s)), Added::Text(more)) => {
+                s.push_str(more);
+                true
+            }
+            (Some(Value::Object(m)), Added::Members(more)) => {
+                m.extend(more.iter().map(|(k, v)| (k.clone(), v.clone())));
+                true
+            }
+            (Some(Value::Array(a)), Added::Items(more)) => {
+                a.extend(more.iter().cloned());
+                true
+            }
+            _ => false,
+        };
+        if let Value::Object(m) = whole {
+            *parameters = m;
+        }
+        fits
+    }
+
+    /// Serializes what it holds (the value of its field).
+    fn value_serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Added::Text(text) => text.serialize(serializer),
+            Added::Members(members) => members.serialize(serializer),
+            Added::Items(items) => items.serialize(serializer),
+        }
+    }
+
+    /// What it holds as a JSON value.
+    fn to_value(&self) -> Value {
+        match self {
+            Added::Text(text) => text.clone().into(),
+            Added::Members(members) => Value::Object(members.clone()),
+            Added::Items(items) => Value::Array(items.clone()),
+        }
+    }
+}
+
+/// Serializes an [`Added`] as its value.
+pub(super) struct AddedValue<'a>(pub(super) &'a Added);
+
+impl Serialize for AddedValue<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.value_serialize(serializer)
+    }
+}
+
+impl Event {
+    /// The event as JSON, calls written in `shape`.
+    pub fn to_value(&self, shape: Shape) -> Value {
+        let mut m = Map::new();
+        let kind = match self {
+            Event::Text(delta) => {
+                m.insert("delta".into(), delta.clone().into());
+                "text"
+            }
+            Event::Reasoning(delta) => {
+                m.insert("delta".into(), delta.clone().into());
+                "reasoning"
+            }
+            Event::Corrected { field, value } => {
+                m.insert("field".into(), field.as_str().into());
+                m.insert("value".into(), value.clone().into());
+                "corrected"
+            }
+            Event::CallStart { index, tool, id } => {
+                name_call(&mut m, *index, Some(tool), id.as_ref());
+                "call_start"
+            }
+            Event::Arguments {
+                index,
+                path,
+                added,
+                open,
+            } => {
+                m.insert("index".into(), (*index).into());
+                m.insert("path".into(), path.clone().into());
+                m.insert(added.field().into(), added.to_value());
+                m.insert(
+                    "open".into(),
+                    open.clone().map_or(Value::Null, Value::String),
+                );
+                "arguments"
+            }
+            Event::Revised {
+                index,
+                path,
+                reason,
+            } => {
+                m.insert("index".into(), (*index).into());
+                m.insert("path".into(), path.clone().into());
+                m.insert("reason".into(), reason.clone().into());
+                "revised"
+            }
+            Event::CallEnd { index, call } => {
+                m.insert("index".into(), (*index).into());
+                m.insert("call".into(), call_value(call, shape));
+                "call_end"
+            }
+            Event::Incomplete { index, incomplete } => {
+                let (tool, id) = (incomplete.tool.as_deref(), incomplete.id.as_ref());
+                name_call(&mut m, *index, tool, id);
+                m.insert("offset".into(), incomplete.offset.into());
+                m.insert("message".into(), incomplete.message.clone().into());
+                "incomplete"
+            }
+            Event::Invalid { index, rejected } => {
+                let (tool, id) = (rejected.tool.as_deref(), rejected.id.as_ref());
+                name_call(&mut m, *index, tool, id);
+                let mut e = Map::new();
+                e.insert("code".into(), rejected.error.code.as_str().into());
+                e.insert("message".into(), rejected.error.message.clone().into());
+                m.insert("error".into(), Value::Object(e));
+                "invalid"
+            }
+            Event::Retracted { index, reason } => {
+                m.insert("index".into(), (*index).into());
+                m.insert("reason".into(), reason.clone().into());
+                "retracted"
+            }
+            Event::End { result, original } => {
+                let end = EndJson {
+                    result,
+                    original,
+                    shape,
+                };
+                return crate::io::record::to_value(&end);
+            }
+        };
+        let mut out = Map::new();
+        out.insert("event".into(), kind.into());
+        out.extend(m);
+        Value::Object(out)
+    }
+}
+
+impl Serialize for Event {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // The frequent event is written from what it holds (no copy of the parameters); the
+        // fields in `to_value`'s order.
+        if let Event::Arguments {
+            index,
+            path,
+            added,
+            open,
+        } = self
+        {
+            use serde::ser::SerializeMap;
+            let mut m = serializer.serialize_map(Some(5))?;
+            m.serialize_entry("event", "arguments")?;
+            m.serialize_entry("index", index)?;
+            m.serialize_entry("path", path)?;
+            m.serialize_entry(added.field(), &AddedValue(added))?;
+            m.serialize_entry("open", open)?;
+            return m.end();
+        }
+        self.to_value(Shape::Native).serialize(serializer)
+    }
+}
+
+/// The `end` event: `calls`' record of the result after `"event": "end"`, serialized from the
+/// record's borrowing views (no `Value` built to write it).
+struct EndJson<'a> {
+    result: &'a Result<Extracted, Failure>,
+    original: &'a str,
+    shape: Shape,
+}
+
+impl Serialize for EndJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("event", "end")?;
+        outcome_entries(&mut map, self.result, self.original.as_bytes(), self.shape)?;
+        map.end()
+    }
+}
+
+/// A `text` or `reasoning` event, as `to_value` gives it, written from the delta where it is.
+fn write_delta<W: Write>(out: &mut W, kind: &str, delta: &str) -> io::Result<()> {
+    // Without `write!`: a stream fed a byte at a time writes one of these per byte.
+    out.write_all(b"{\"event\":\"")?;
+    out.write_all(kind.as_bytes())?;
+    out.write_all(b"\",\"delta\":")?;
+    write_str(out, delta)?;
+    out.write_all(b"}")
+}
+
+/// `text` as a JSON string, byte for byte as `serde_json` writes it, by the library's one
+/// escaper (eight bytes checked at a time: a `text` or `reasoning` delta can be the whole
+/// reply, which the `end` record writes once more).
+fn write_str<W: Write>(out: &mut W, text: &str) -> io::Result<()> {
+    crate::bytes::escape::write_json_string(out, text.as_bytes())
+}
+
+/// A `call_end` event, as `to_value` gives it; in the native shape, the parameters written
+/// where they are.
+fn write_call_end<W: Write>(
+    out: &mut W,
+    index: usize,
+    call: &Call,
+    shape: Shape,
+) -> io::Result<()> {
+    if shape != Shape::Native {
+        let event = [
+            ("event", Value::from("call_end")),
+            ("index", index.into()),
+            ("call", call_value(call, shape)),
+        ];
+        let event: Map<String, Value> = event.into_iter().map(|(k, v)| (k.into(), v)).collect();
+        return Ok(serde_json::to_writer(&mut *out, &event)?);
+    }
+    write!(
+        out,
+        "{{\"event\":\"call_end\",\"index\":{index},\"call\":{{\"tool\":"
+    )?;
+    serde_json::to_writer(&mut *out, &call.tool)?;
+    out.write_all(b",\"parameters\":")?;
+    serde_json::to_writer(&mut *out, &call.parameters)?;
+    if let Some(t) = call.terminate {
+        write!(out, ",\"terminate\":{t}")?;
+    }
+    if let Some(id) = &call.id {
+        out.write_all(b",\"id\":")?;
+        serde_json::to_writer(&mut *out, id)?;
+    }
+    out.write_all(b",\"repairs\":")?;
+    serde_json::to_writer(&mut *out, &crate::calls::repairs_value(&call.repairs))?;
+    if !call.dropped.is_empty() {
+        out.write_all(b",\"dropped\":")?;
+        serde_json::to_writer(&mut *out, &call.dropped)?;
+    }
+    out.write_all(b"}}")
+}
+
+/// How an event names its call: `index`, `tool` (`null` when it was not written) and `id`
+/// (when there is one).
+fn name_call(m: &mut Map<String, Value>, index: usize, tool: Option<&str>, id: Option<&Value>) {
+    m.insert("index".into(), index.into());
+    m.insert("tool".into(), tool.map_or(Value::Null, Value::from));
+    if let Some(id) = id {
+        m.insert("id".into(), id.clone());
+    }
+}
+
+impl Stream {
+    pub(super) fn write_some<W: Write>(
+        &mut self,
+        events: &mut Vec<Event>,
+        shape: Shape,
+        out: &mut W,
+    ) -> io::Result<()> {
+        for event in events.drain(..) {
+            let held = self.written.as_mut().and_then(|w| {
+                let front = *w.held.front()?;
+                front.stands_for(&event).then(|| w.held.pop_front())?
+            });
+            let found = self.result.as_deref().and_then(found_in);
+            match (&event, held, found) {
+                (Event::Text(_), Some(Held::Text(from)), Some(found)) => {
+                    write_delta(
+                        out,
+                        "text",
+                        &found.text.as_deref().unwrap_or_default()[from..],
+                    )?;
+                }
+                (Event::Reasoning(_), Some(Held::Reasoning(from)), Some(found)) => {
+                    let reasoning = found.reasoning.as_deref().unwrap_or_default();
+                    write_delta(out, "reasoning", &reasoning[from..])?;
+                }
+                (Event::CallEnd { index, .. }, Some(Held::Call(k)), Some(found)) => {
+                    write_call_end(out, *index, &found.calls[k], shape)?;
+                }
+                (Event::End { original, .. }, Some(Held::End), _) => {
+                    if let Some(result) = &self.result {
+                        let end = EndJson {
+                            result,
+                            original,
+                            shape,
+                        };
+                        serde_json::to_writer(&mut *out, &end)?;
+                    }
+                }
+                _ => self.write_one(&event, shape, out)?,
+            }
+            out.write_all(b"\n")?;
+        }
+        if let Some(w) = &mut self.written
+            && w.ends.is_empty()
+        {
+            w.text.clear();
+            w.from = 0;
+        }
+        Ok(())
+    }
+
+    /// One event as it holds it (no newline).
+    fn write_one<W: Write>(&mut self, event: &Event, shape: Shape, out: &mut W) -> io::Result<()> {
+        {
+            match event {
+                Event::Arguments {
+                    index, path, open, ..
+                } => {
+                    match self.written.as_mut().and_then(|w| {
+                        let end = w.ends.pop_front()?;
+                        let from = std::mem::replace(&mut w.from, end);
+                        Some(&w.text[from..end])
+                    }) {
+                        Some(added) => {
+                            write!(out, "{{\"event\":\"arguments\",\"index\":{index},\"path\":")?;
+                            serde_json::to_writer(&mut *out, path)?;
+                            out.write_all(b",")?;
+                            out.write_all(added)?;
+                            out.write_all(b",\"open\":")?;
+                            serde_json::to_writer(&mut *out, open)?;
+                            out.write_all(b"}")?;
+                        }
+                        // The same JSON, written without a copy of the parameters.
+                        None => serde_json::to_writer(&mut *out, &event)?,
+                    }
+                }
+                Event::CallEnd { index, call } => write_call_end(out, *index, call, shape)?,
+                Event::Text(delta) => write_delta(out, "text", delta)?,
+                Event::Reasoning(delta) => write_delta(out, "reasoning", delta)?,
+                Event::End { result, original } => {
+                    let end = EndJson {
+                        result,
+                        original,
+                        shape,
+                    };
+                    serde_json::to_writer(&mut *out, &end)?;
+                }
+                _ => serde_json::to_writer(&mut *out, &event.to_value(shape))?,
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `write_str` writes what serde_json writes: every ASCII byte at every offset of a
+    /// string long enough to be read eight bytes at a time, non-ASCII, long plain runs.
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let mut texts = vec![
+            String::new(),
+            "é😀 plain text that runs on".repeat(5),
+            "\"\\\n\t\u{1f}x\u{7f}".repeat(20),
+        ];
+        for b in 0u8..0x80 {
+            for at in 0..41 {
+                let mut t = "abcdefghijklmnopqrstuvwxyz0123456789ABCD".to_owned();
+                t.insert(at, char::from(b));
+                texts.push(t);
+            }
+        }
+        for text in &texts {
+            let mut out = Vec::new();
+            write_str(&mut out, text).unwrap();
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(text).unwrap()
+            );
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! The markers a stream looks for in the reply's text, taken from the one format table.
+
+use crate::calls::formats::mistral::{ARROWS, MISTRAL_OPEN};
+use crate::calls::formats::{Body, Kind, TABLE, name_follows_open};
+use crate::calls::scan::REASONING;
+
+/// What a marker starts.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Action {
+    /// A reasoning block of this kind (index in `REASONING`).
+    Think(usize),
+    /// The close of a reasoning block.
+    Unthink,
+    /// A block or prefix format: its body follows.
+    Body(Body),
+    /// `open NAME sep ARGS` (Kimi K2, DeepSeek).
+    Tagged(&'static str),
+    /// `[TOOL_CALLS]`.
+    Mistral,
+    /// `<function=NAME>`, the arguments then running to the block's close.
+    Function(&'static str),
+    /// `>>>NAME\n`.
+    Arrows,
+}
+
+/// The markers a stream looks for, longest first, and which bytes can start one.
+pub(super) struct Markers {
+    pub(super) list: Vec<(&'static [u8], Action)>,
+    pub(super) first: [bool; 256],
+    pub(super) markerless: bool,
+    /// Bytes that start nothing in text (neither a marker nor, marker-less, JSON).
+    pub(super) plain: [bool; 256],
+}
+
+impl Markers {
+    pub(super) fn new(format: Option<&str>) -> Markers {
+        let forced = format.filter(|f| *f != "auto");
+        let mut list: Vec<(&'static [u8], Action)> = Vec::new();
+        for (i, (open, close)) in REASONING.iter().enumerate() {
+            list.push((open.as_bytes(), Action::Think(i)));
+            list.push((close.as_bytes(), Action::Unthink));
+        }
+        let mut markerless = false;
+        for spec in TABLE {
+            if forced.is_some_and(|f| f != spec.name) || (forced.is_none() && !spec.in_auto()) {
+                continue;
+            }
+            let mut add = |marker: &'static str, action: Action| {
+                if !list.iter().any(|(m, _)| *m == marker.as_bytes()) {
+                    list.push((marker.as_bytes(), action));
+                }
+            };
+            match spec.kind {
+                Kind::Block { open, close, body } => {
+                    for marker in open {
+                        if name_follows_open(marker) {
+                            add(marker, Action::Function(close[0]));
+                        } else {
+                            add(marker, Action::Body(body));
+                        }
+                    }
+                }
+                Kind::Prefix { open, body, .. } => {
+                    for marker in open {
+                        add(marker, Action::Body(body));
+                    }
+                }
+                Kind::Tagged {
+                    open,
+                    sep,
+                    body: Body::Json { .. },
+                    ..
+                } => add(open, Action::Tagged(sep)),
+                Kind::Mistral => add(MISTRAL_OPEN, Action::Mistral),
+                Kind::Functionary32 => add(ARROWS, Action::Arrows),
+                Kind::Json => markerless = true,
+                _ => {}
+            }
+        }
+        list.sort_by_key(|(m, _)| std::cmp::Reverse(m.len()));
+        let mut first = [false; 256];
+        for (m, _) in &list {
+            first[m[0] as usize] = true;
+        }
+        let mut plain = [false; 256];
+        for (b, plain) in plain.iter_mut().enumerate() {
+            *plain = !(first[b] || (markerless && b == usize::from(b'{')));
+        }
+        Markers {
+            list,
+            first,
+            markerless,
+            plain,
+        }
+    }
+
+    /// The marker at the start of `rest`: `Ok(Some)` when one is there in full, `Err` when
+    /// `rest` may still become one.
+    pub(super) fn at(&self, rest: &[u8]) -> Result<Option<(usize, Action)>, ()> {
+        sequence_at(&self.list, rest)
+    }
+}
+
+/// Which of `list`'s byte sequences (longest first) is at the start of `rest`: `Ok(Some)` with
+/// its length and tag when one is there in full, `Err` when `rest` may still become one (a
+/// prefix of one, and no longer one whole), `Ok(None)` when none can.
+pub(super) fn sequence_at<M: AsRef<[u8]>, T: Copy>(
+    list: &[(M, T)],
+    rest: &[u8],
+) -> Result<Option<(usize, T)>, ()> {
+    let mut partial = false;
+    for (m, tag) in list {
+        let m = m.as_ref();
+        // Compared a byte at a time: markers are short and most differ within a few
+        // bytes (a call to memcmp per marker cost more, with the start of a marker
+        // looked at again at every byte of a small chunk).
+        let common = m.iter().zip(rest).take_while(|(a, b)| a == b).count();
+        if common < m.len().min(rest.len()) {
+            continue;
+        }
+        if rest.len() >= m.len() {
+            return if partial {
+                Err(())
+            } else {
+                Ok(Some((m.len(), *tag)))
+            };
+        }
+        partial = true;
+    }
+    if partial { Err(()) } else { Ok(None) }
+}

@@ -1,0 +1,593 @@
+//! A reply read as it arrives: [`Stream`] is fed chunks of any size and yields [`Event`]s.
+//!
+//! Three layers:
+//! - **Progress** (`call_start`, `arguments`, `retracted` for a start that was not a call
+//!   after all, and `revised` for a key written again): one scan over the bytes as they come
+//!   finds the call markers of every format family and reads the JSON after them
+//!   incrementally ([`super::partial`]). A tool name is announced once it is written in full;
+//!   partial parameters hold only what no later byte can change, and say which path is still
+//!   open. The one exception is a key the model writes twice in an object: `calls` keeps its
+//!   last value, and no stream can know that a key will come again, so a `revised` event
+//!   names the path whose shown value no longer holds (as soon as the repeat is read, or at
+//!   the end when the stream had stopped reading the call before it).
+//! - **Text and reasoning** (`text`, `reasoning`, `corrected`) as they arrive, holding back
+//!   only what may still start a marker ([`live`]); what the whole reply decides otherwise is
+//!   replaced by a `corrected` event, so that the events, applied, give `calls`' text and
+//!   reasoning.
+//! - **Results** (`call_end`, `incomplete`, `invalid`, `end`, and the rest of the text and
+//!   reasoning) come from the same extractor as `calls` ([`super::extract`]), so for any
+//!   chunking they equal what `calls` gives for the whole reply. What `calls` decides about a
+//!   reply can depend on bytes that have not arrived yet (a closing `</think>` with no opening
+//!   one makes everything before it reasoning; the format chosen is the most specific one that
+//!   finds a call anywhere), so results are given when the reply ends, with [`Stream::finish`].
+//!
+//! Each `call_start` index ends with exactly one of `call_end`, `incomplete`, `invalid` or
+//! `retracted`; `call_end` events come in the order of `calls`' list.
+//!
+//! ```
+//! use toolmend_core::calls::{Added, CallOptions, Event, Stream};
+//!
+//! let mut stream = Stream::new(CallOptions::default());
+//! let mut events = Vec::new();
+//! for chunk in ["Checking.<tool_", "call>{\"name\": \"get_weather\", \"argu", "ments\": {\"city\": \"Os", "lo\"}}</tool_call>"] {
+//!     events.extend(stream.feed(chunk));
+//! }
+//! // The text as it came, then the call.
+//! assert!(matches!(&events[0], Event::Text(delta) if delta == "Checking."));
+//! assert!(matches!(&events[1], Event::CallStart { index: 0, tool, .. } if tool == "get_weather"));
+//! // What the parameters gained: here the first of the call, its members so far.
+//! assert!(matches!(&events[2], Event::Arguments { path, added: Added::Members(members), open: Some(open), .. }
+//!     if path.is_empty() && members["city"] == "Os" && open == "/city"));
+//! events.extend(stream.finish());
+//! assert!(matches!(&events[events.len() - 2], Event::CallEnd { index: 0, call } if call.parameters["city"] == "Oslo"));
+//! ```
+
+mod arguments;
+mod call_reader;
+mod event;
+mod live;
+mod markers;
+mod scan;
+mod server;
+mod settle;
+
+pub use event::{Added, EVENT_FORMAT, Event, Prose};
+
+use super::partial::{Reader, Seg, Step};
+use super::{CallOptions, Extracted, Failure, Shape};
+use crate::io::record::original_text;
+use crate::tools::Tools;
+use arguments::{Front, text_only};
+use live::Live;
+use markers::Markers;
+use scan::Mode;
+use server::ServerCall;
+use std::collections::VecDeque;
+use std::io::{self, Write};
+use std::sync::Arc;
+
+/// A call being read: its announced index and what was shown of its arguments.
+#[derive(Debug, Default)]
+struct CallSlot {
+    index: Option<usize>,
+    tool: Option<String>,
+    /// The argument key in use; a second one makes the arguments ambiguous.
+    args_key: Option<String>,
+    /// Arguments given as a JSON string: read inside it (boxed: it is taken out of the slot
+    /// and put back at every refresh).
+    nested: Option<Box<Nested>>,
+    /// Shown arguments could be contradicted: show no more.
+    frozen: bool,
+    /// Bytes of arguments read.
+    args_bytes: usize,
+    /// `args_bytes` when the partial arguments were last built (see [`arguments::snapshot_due`]).
+    tried_bytes: Option<usize>,
+    /// The call object's size, and whether a key was pending, when it was last looked at
+    /// (a call object only grows: the same size is the same object).
+    looked: Option<(usize, bool)>,
+    /// The [`arguments::weight`] of the parameters last shown.
+    shown: Option<usize>,
+    /// Where the parameters last shown as values were open (see `growth_of` in [`arguments`]).
+    front: Option<Front>,
+    /// The arguments were read to their end (the last `arguments` event was final).
+    args_done: bool,
+    /// The call's JSON was read to its end.
+    closed: bool,
+    /// `retracted` or a result was given.
+    ended: bool,
+    /// Where the arguments are, to read again what was shown of them.
+    args_src: Option<ArgsSrc>,
+    /// How much of the arguments the last `arguments` event showed.
+    shown_at: Option<Shown>,
+    /// The paths (in the parameters) `revised` events named.
+    revised: Vec<Vec<Seg>>,
+    strict: bool,
+    name_is_key: bool,
+    /// The tools whose schemas coerce the parameters (`None` without tools or with `strict`
+    /// arguments, which are not coerced).
+    tools: Option<Arc<Tools>>,
+}
+
+/// Where a call's arguments are: their path in the JSON the call is read from (the path of
+/// its arguments key's value), and the offset of their first byte (`{`, or the opening quote
+/// of arguments written as a JSON string) in the text that holds that JSON (the reply, or a
+/// server call's arguments).
+#[derive(Debug)]
+struct ArgsSrc {
+    path: Vec<Seg>,
+    at: usize,
+    string: bool,
+}
+
+/// How much of a call's arguments an `arguments` event showed: the partial value after this
+/// many bytes (after the `{`; of the string's text for arguments written as a string), or
+/// the whole value.
+#[derive(Debug, Clone, Copy)]
+enum Shown {
+    Part(usize),
+    Whole,
+}
+
+#[derive(Debug)]
+struct Nested {
+    reader: Reader,
+    fed: usize,
+}
+
+impl Nested {
+    /// A reader of the arguments of `slot` written as a JSON string; writing, it keeps their
+    /// text.
+    fn new(slot: &CallSlot, written: &Option<Written>) -> Box<Nested> {
+        let mut reader = Reader::new();
+        if written.is_some() {
+            reader.record(0, text_only(slot, written));
+        }
+        Box::new(Nested { reader, fed: 0 })
+    }
+}
+
+/// Feeds the text of an arguments string read so far (from where it was left) to its reader.
+/// A byte it gives up at is not counted: fed again, it gives up again.
+fn feed_nested(nested: &mut Nested, bytes: &[u8]) -> bool {
+    while nested.fed < bytes.len() {
+        let b = bytes[nested.fed];
+        // Whitespace before the object, as the pipeline trims it.
+        if nested.reader.stack.is_empty()
+            && nested.reader.value.is_none()
+            && b.is_ascii_whitespace()
+        {
+            nested.fed += 1;
+            continue;
+        }
+        match nested.reader.push(b) {
+            Step::More | Step::Done => nested.fed += 1,
+            Step::Bail => return false,
+        }
+    }
+    true
+}
+
+/// A reply read as it arrives (see the module documentation).
+pub struct Stream {
+    options: CallOptions,
+    /// Calls and reasoning that came apart from the text: the reply is then the assistant
+    /// message they make up with the text.
+    server_calls: Vec<ServerCall>,
+    server_reasoning: Option<String>,
+    /// Why the output was cut, when the server's stop reason says it was.
+    cut: Option<String>,
+    markers: Markers,
+    /// The text and reasoning shown as they arrive.
+    live: Live,
+    buf: String,
+    pos: usize,
+    mode: Mode,
+    slots: Vec<CallSlot>,
+    next_index: usize,
+    /// An opening reasoning marker was seen (a closing one can no longer reach back).
+    opened: bool,
+    result: Option<Box<Result<Extracted, Failure>>>,
+    /// Where each call read to its end ends in the reply.
+    call_ends: Vec<usize>,
+    /// Made by [`Stream::writing`]: the parameters' text of the `arguments` events not yet
+    /// written.
+    written: Option<Written>,
+    /// Whether [`Stream::skim`] may read a chunk, and a refresh that would do nothing be
+    /// left out (off only in tests, to compare).
+    skims: bool,
+}
+
+/// What the `arguments` events given and not yet written added (their `append`, `members` or
+/// `items` field, as JSON), in order.
+#[derive(Default)]
+struct Written {
+    text: Vec<u8>,
+    ends: VecDeque<usize>,
+    from: usize,
+    /// The results' events given and not yet written, in order: they are written from the
+    /// stream's result, which they would otherwise each copy.
+    held: VecDeque<Held>,
+}
+
+/// A result event of a writing stream, written from [`Stream::result`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// The text from this byte.
+    Text(usize),
+    /// The reasoning from this byte.
+    Reasoning(usize),
+    /// `calls[k]`.
+    Call(usize),
+    /// The `end` record.
+    End,
+}
+
+impl Held {
+    /// Whether `event` is the one this stands for.
+    fn stands_for(self, event: &Event) -> bool {
+        matches!(
+            (self, event),
+            // Live deltas are never empty: an empty one stands for the rest of the result.
+            (Held::Text(_), Event::Text(d)) | (Held::Reasoning(_), Event::Reasoning(d)) if d.is_empty())
+            || matches!(
+                (self, event),
+                (Held::Call(_), Event::CallEnd { .. }) | (Held::End, Event::End { .. })
+            )
+    }
+}
+
+/// What a result holds: the results of a failed reply too.
+fn found_in(result: &Result<Extracted, Failure>) -> Option<&Extracted> {
+    match result {
+        Ok(found) => Some(found),
+        Err(failure) => failure.extracted.as_deref(),
+    }
+}
+
+impl Stream {
+    /// A stream that reads one reply with these settings (those of [`super::extract`]).
+    pub fn new(options: CallOptions) -> Stream {
+        let markers = Markers::new(options.format.as_deref());
+        let live = Live::new(&markers, &options);
+        Stream {
+            options,
+            server_calls: Vec::new(),
+            server_reasoning: None,
+            cut: None,
+            markers,
+            live,
+            buf: String::new(),
+            pos: 0,
+            mode: Mode::Text,
+            slots: Vec::new(),
+            next_index: 0,
+            opened: false,
+            result: None,
+            call_ends: Vec::new(),
+            written: None,
+            skims: true,
+        }
+    }
+
+    /// The options this stream reads with.
+    pub(crate) fn options(&self) -> &CallOptions {
+        &self.options
+    }
+
+    /// A stream whose events are written as JSON lines, as `calls --stream` writes them, with
+    /// [`Stream::write_events`]. The parameters of its `arguments` events are written from
+    /// the text of the JSON being read, kept as it grows, never built as values: an event
+    /// costs a copy of its text. The results given at the end are written from
+    /// [`Stream::result`], not copied into their events. In exchange, the events it gives
+    /// carry empty values: [`Event::Arguments`] an empty `added`, [`Event::Text`] and
+    /// [`Event::Reasoning`] an empty delta, [`Event::CallEnd`] an empty call and
+    /// [`Event::End`] an empty result; the stream holds what they stand for until
+    /// `write_events` writes them, so every event it gives must be written, in order.
+    pub fn writing(options: CallOptions) -> Stream {
+        let mut stream = Stream::new(options);
+        stream.written = Some(Written::default());
+        stream
+    }
+
+    /// Writes `events` (drained) as JSON lines, one object each, calls in `shape`: what
+    /// `calls --stream` writes. For a stream made by [`Stream::writing`], the `arguments`
+    /// events are written with the parameters it holds for them.
+    #[inline]
+    pub fn write_events<W: Write>(
+        &mut self,
+        events: &mut Vec<Event>,
+        shape: Shape,
+        out: &mut W,
+    ) -> io::Result<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        self.write_some(events, shape, out)
+    }
+
+    /// Reads the next chunk; returns what it makes known. Chunks may split the reply
+    /// anywhere (in a marker, a name, an escape). After [`Stream::finish`] nothing is read.
+    pub fn feed(&mut self, chunk: &str) -> Vec<Event> {
+        let mut events = Vec::new();
+        self.feed_into(chunk, &mut events);
+        events
+    }
+
+    /// [`Stream::feed`], adding the events to `events`.
+    #[inline]
+    pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event>) {
+        if self.result.is_some() || chunk.is_empty() {
+            return;
+        }
+        match chunk.as_bytes() {
+            // A byte's chunk (ASCII, as it is a whole `str`): a push, not a copy call.
+            &[b] => self.buf.push(char::from(b)),
+            _ => self.buf.push_str(chunk),
+        }
+        self.live.read(&self.buf, events);
+        if self.skims && self.skim() {
+            #[cfg(test)]
+            tests::SKIMMED.with(|n| n.set(n.get() + 1));
+            return;
+        }
+        self.read_on(events);
+    }
+
+    /// The scan and the refresh, apart from the skim so that a skimmed chunk costs a call
+    /// that does little.
+    #[inline(never)]
+    fn read_on(&mut self, events: &mut Vec<Event>) {
+        self.scan(events);
+        if self.skims
+            && let Mode::Json(reader, _) = &self.mode
+            && reader.quiet(0)
+        {
+            // The refresh would show and change nothing.
+            return;
+        }
+        self.refresh(events);
+    }
+
+    /// The common chunk, read without the byte-by-byte scan: text that starts nothing,
+    /// reasoning with no sign of its close, or more of a JSON string whose growth shows
+    /// nothing yet. Whether the chunk was read (the scan and refresh would do the same).
+    #[inline]
+    fn skim(&mut self) -> bool {
+        let bytes = &self.buf.as_bytes()[self.pos..];
+        match &mut self.mode {
+            Mode::Text => {
+                if bytes.iter().all(|&b| self.markers.plain[usize::from(b)]) {
+                    self.pos = self.buf.len();
+                    return true;
+                }
+                false
+            }
+            Mode::Reasoning(close) | Mode::SkipTo(close) => {
+                let close = close.as_bytes();
+                if bytes.contains(&close[0]) {
+                    return false;
+                }
+                // As the scan leaves it: the close could still begin in the last bytes.
+                self.pos = self.buf.len().saturating_sub(close.len() - 1).max(self.pos);
+                true
+            }
+            Mode::Json(reader, _) => {
+                let n = bytes.len();
+                if let &[b] = bytes
+                    && reader.nested_at.is_some()
+                {
+                    // Arguments written as a JSON string, a byte at a time.
+                    if !reader.nested_byte(b, &mut self.slots) {
+                        return false;
+                    }
+                    self.pos = self.buf.len();
+                    return true;
+                }
+                if !reader.quiet(n) {
+                    return false;
+                }
+                let taken = match bytes {
+                    &[b] => reader.reader.string_plain_byte(b),
+                    _ => false,
+                } || reader.reader.extend_string(bytes);
+                if !taken {
+                    return false;
+                }
+                reader.read += n;
+                self.pos = self.buf.len();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The text of the reply so far.
+    pub fn reply(&self) -> &str {
+        &self.buf
+    }
+
+    /// Ends the reply with an error that is not about its content (unreadable input, a reply
+    /// too large, a stream cut short): every call announced is retracted, and the `end` event
+    /// carries the error.
+    pub fn abort(&mut self, error: crate::Error) -> Vec<Event> {
+        let original = original_text(self.buf.as_bytes());
+        self.abort_showing(error, original)
+    }
+
+    /// [`Stream::abort`] for a reply that is not text: `unread` is what came after the text fed
+    /// so far (the bytes that are not UTF-8, and as much after them as was read), so that the
+    /// `end` event's `original` shows the reply as an error record of `calls` shows it (U+FFFD
+    /// for what is not UTF-8).
+    pub fn abort_unreadable(&mut self, error: crate::Error, unread: &[u8]) -> Vec<Event> {
+        let mut head = self.buf.as_bytes()[..self.buf.len().min(405)].to_vec();
+        head.extend_from_slice(&unread[..unread.len().min(405)]);
+        self.abort_showing(error, original_text(&head))
+    }
+
+    fn abort_showing(&mut self, error: crate::Error, original: String) -> Vec<Event> {
+        let mut events = Vec::new();
+        if self.result.is_some() {
+            return events;
+        }
+        let reason = format!("the reply could not be read to its end: {}", error.message);
+        self.retract_all(&reason, &mut events);
+        let result = Box::new(Err(Failure {
+            error,
+            extracted: None,
+        }));
+        events.push(Event::End {
+            result: result.clone(),
+            original,
+        });
+        self.result = Some(result);
+        events
+    }
+
+    /// How many announced calls have been read to the end of their JSON (not yet checked as
+    /// `calls` will check them at the end). The loop's `stop_after_call` stops reading then.
+    pub fn closed_calls(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| s.closed && s.index.is_some() && !s.ended)
+            .count()
+    }
+
+    /// For each call in the text read to the end of its JSON, in order, the byte offset in
+    /// [`Stream::reply`] just past it (the loop's `stop_after_call` may end the reply there).
+    pub fn call_ends(&self) -> &[usize] {
+        &self.call_ends
+    }
+
+    /// Ends the reply: the results (`text`, `reasoning`, `call_end`, `incomplete`, `invalid`,
+    /// `retracted`) and the `end` event. A second call returns nothing.
+    pub fn finish(&mut self) -> Vec<Event> {
+        let mut events = Vec::new();
+        if self.result.is_some() {
+            return events;
+        }
+        self.refresh(&mut events);
+        for i in 0..self.server_calls.len() {
+            self.announce_server(i, &mut events);
+        }
+        let (result, original) = match self.message() {
+            Some(message) => (
+                super::message::extract_message_cut(&message, self.cut.as_deref(), &self.options),
+                original_text(message.to_string().as_bytes()),
+            ),
+            None => (
+                super::extract(&self.buf, &self.options),
+                original_text(self.buf.as_bytes()),
+            ),
+        };
+        self.settle(&result, &mut events);
+        let result = Box::new(result);
+        events.push(Event::End {
+            result: if self.hold(Held::End) {
+                Box::new(Ok(Extracted::default()))
+            } else {
+                result.clone()
+            },
+            original,
+        });
+        self.result = Some(result);
+        events
+    }
+
+    /// A writing stream notes that it will write this result event from its result (and the
+    /// event carries an empty value); whether it did.
+    fn hold(&mut self, held: Held) -> bool {
+        match &mut self.written {
+            Some(w) => {
+                w.held.push_back(held);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// What `calls` gives for the whole reply, once finished.
+    pub fn result(&self) -> Option<&Result<Extracted, Failure>> {
+        self.result.as_deref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    thread_local! {
+        /// Chunks read by the skim (in this test thread).
+        pub(super) static SKIMMED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Every `calls` fixture fed a character at a time, with and without [`Stream::skim`]
+    /// and the refreshes left out when quiet: the same events, so the skim reads chunks
+    /// exactly as the byte-by-byte scan does, and a refresh left out would have done nothing.
+    #[test]
+    fn skimming_gives_the_events_of_the_scan() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/calls");
+        let mut replies = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                let Ok(case) = serde_json::from_str::<Value>(line) else {
+                    continue;
+                };
+                let Some(input) = case["input"].as_str() else {
+                    continue;
+                };
+                let mut format = None;
+                if let Some(flags) = case["options"].as_array() {
+                    let flags: Vec<_> = flags.iter().filter_map(Value::as_str).collect();
+                    // Options that change what is read, not how (tools are left out).
+                    if let Some(i) = flags.iter().position(|f| *f == "--format") {
+                        format = flags.get(i + 1).map(|f| (*f).to_owned());
+                    }
+                }
+                for writing in [false, true] {
+                    let options = CallOptions {
+                        format: format.clone(),
+                        ..CallOptions::default()
+                    };
+                    let make = || {
+                        if writing {
+                            Stream::writing(options.clone())
+                        } else {
+                            Stream::new(options.clone())
+                        }
+                    };
+                    let (mut fast, mut slow) = (make(), make());
+                    slow.skims = false;
+                    let (mut a, mut b) = (Vec::new(), Vec::new());
+                    let mut chars = [0u8; 4];
+                    for c in input.chars() {
+                        let c = c.encode_utf8(&mut chars);
+                        fast.feed_into(c, &mut a);
+                        slow.feed_into(c, &mut b);
+                    }
+                    a.extend(fast.finish());
+                    b.extend(slow.finish());
+                    let (mut la, mut lb) = (Vec::new(), Vec::new());
+                    fast.write_events(&mut a, Shape::Native, &mut la).unwrap();
+                    slow.write_events(&mut b, Shape::Native, &mut lb).unwrap();
+                    assert_eq!(
+                        String::from_utf8_lossy(&la),
+                        String::from_utf8_lossy(&lb),
+                        "{}: {input:?}",
+                        path.display()
+                    );
+                }
+                replies += 1;
+            }
+        }
+        assert!(replies > 100, "{replies} replies");
+        assert!(
+            SKIMMED.with(|n| n.get()) > 1000,
+            "the skim read too few characters"
+        );
+    }
+}
