@@ -151,7 +151,7 @@ impl Stream {
     /// the way to the value whose key repeats; or all of the parameters when a key of the
     /// call's envelope repeats (its arguments key, `function`, `tool_calls`, …). A value
     /// changed by anything else gets no `revised`: that would be a bug, which the checks in
-    /// tests/stream.rs and the calls fuzz target catch.
+    /// tests/stream/ and the calls fuzz target catch.
     fn revise_at_end(&mut self, s: usize, call: &Call, events: &mut Vec<Event>) {
         let repeated: Vec<&str> = call
             .repairs
