@@ -67,7 +67,7 @@ pub(crate) fn parse(text: &str, max_nesting: usize) -> Result<Value, Invalid> {
     parse_uncounted(text, max_nesting)
 }
 
-/// [`parse`], not counted by [`parses`]: for debug builds' checks of values built otherwise.
+/// [`parse`], not counted by the tests' `reads`: for debug builds' checks of values built otherwise.
 pub(crate) fn parse_uncounted(text: &str, max_nesting: usize) -> Result<Value, Invalid> {
     let mut p = Parser {
         text,

@@ -221,7 +221,7 @@ impl Calls {
 
 /// Appends the record of one reply's result, and a newline: `{"ok":true, origin…, "value",
 /// "repairs"}`, or `{"ok":false, origin…, "error", "value"?}` with what was found (see
-/// [`CallsFilter::run`]); `original` is the reply as read. The one writer of a calls record.
+/// `Calls::one`); `original` is the reply as read. The one writer of a calls record.
 pub(crate) fn write_outcome(
     buf: &mut Vec<u8>,
     origin: Option<&Origin<'_>>,

@@ -1,4 +1,4 @@
-//! A call found by a decoder made into a [`Call`](super::Call): its name looked up in the
+//! A call found by a decoder made into a [`Call`]: its name looked up in the
 //! tools, its arguments mended (unquoted, typed by the schema for XML-style values) and checked.
 
 use serde_json::{Map, Value};

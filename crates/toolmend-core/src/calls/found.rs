@@ -7,7 +7,7 @@ use super::{Incomplete, Rejected};
 use crate::error::Error;
 use crate::repair::Repair;
 
-/// (`--require-terminate`) and as the loop reads it ([`CallOptions::any_envelope_shape`]).
+/// (`--require-terminate`) and as the loop reads it ([`super::CallOptions::any_envelope_shape`]).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct EnvelopeCheck {
     pub strict: Option<Error>,
@@ -32,7 +32,7 @@ pub(crate) struct Raw {
     pub args_at: Option<usize>,
     /// Why the call was cut although its JSON may be whole: the API's stop reason said so.
     pub cut: Option<String>,
-    /// Values written in the call that it does not use (see [`Call::dropped`]).
+    /// Values written in the call that it does not use (see [`super::Call::dropped`]).
     pub dropped: Vec<Value>,
 }
 

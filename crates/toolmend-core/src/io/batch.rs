@@ -121,7 +121,7 @@ impl From<&Mended<'_>> for MendedValue {
 }
 
 impl MendedValue {
-    /// "Mend, then apply the schema" ([`crate::io::checked::apply_schema`]), owned: the value
+    /// "Mend, then apply the schema" (`io::checked::apply_schema`), owned: the value
     /// coerced to `schema` unless `coerce` is false; its repairs are the mend's, then the
     /// coercions (`schema_type`).
     ///

@@ -17,7 +17,7 @@ pub(super) struct Walk<'a> {
     /// How deep this pass has recursed (see [`MAX_WALK_DEPTH`]).
     pub(super) depth: u32,
     /// How many more subschemas the whole pass, trials included, may visit (see
-    /// [`WALK_STEPS`]).
+    /// [`super::WALK_STEPS`]).
     pub(super) steps: &'a std::cell::Cell<u64>,
 }
 
@@ -61,7 +61,7 @@ impl Walk<'_> {
         });
     }
 
-    /// [`Schema::coerce_partial`] at the subschema `pointer`, for a value whose still open
+    /// [`super::Schema::coerce_partial`] at the subschema `pointer`, for a value whose still open
     /// string is at `open` (relative segments) inside it.
     pub(super) fn partial(
         &mut self,

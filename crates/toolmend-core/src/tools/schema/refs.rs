@@ -50,7 +50,7 @@ pub(super) const NOT_CONSTRAINTS: [&str; 12] = [
 /// The first `$ref` cycle of `document` in which every schema is only a reference (`x` refers
 /// to `y`, `y` to `x`, neither says anything else), written `#/$defs/x -> #/$defs/y -> …`. A
 /// cycle in which some schema says something of its own (`{"$ref": "#", "type": "integer"}`)
-/// is not one: the walk that follows it ends at [`MAX_HOPS`] and the checker at its own rule.
+/// is not one: the walk that follows it ends at [`super::MAX_HOPS`] and the checker at its own rule.
 pub(super) fn empty_ref_cycle(document: &Value) -> Option<String> {
     // Every subschema that holds a local `$ref`, found without recursion.
     let mut starts: Vec<String> = Vec::new();
