@@ -351,6 +351,45 @@ fn end_and_exit_status_are_those_of_calls() {
     }
 }
 
+/// Input `calls` refuses before reading a reply (too large, not UTF-8, a character cut off at
+/// the end, a byte order mark and nothing else) ends the stream with the record `calls
+/// --records` gives for the same input. A reply past `--max-bytes` said "past --max-bytes"
+/// with an empty `original` where `calls` gives the input's size and its first characters.
+#[test]
+fn unreadable_input_ends_with_the_record_of_calls() {
+    let long = format!(
+        "<tool_call>{{\"name\": \"f\", \"arguments\": {{\"a\": \"{}\"}}}}</tool_call>",
+        "é".repeat(300)
+    );
+    let cases: Vec<(Vec<u8>, &[&str])> = vec![
+        (b"hello world this is long".to_vec(), &["--max-bytes", "10"]),
+        (long.clone().into_bytes(), &["--max-bytes", "100"]),
+        (long.clone().into_bytes(), &["--max-bytes", "600"]),
+        (b"he\xffllo".to_vec(), &[]),
+        ([long.as_bytes(), b"\xff", long.as_bytes()].concat(), &[]),
+        (b"cut \xc3".to_vec(), &[]),
+        (b"\xef\xbb".to_vec(), &[]),
+        (b"\xef\xbb\xbf".to_vec(), &[]),
+        (b"\xef\xbb\xbfhi".to_vec(), &["--max-bytes", "2"]),
+    ];
+    for (input, args) in cases {
+        let (events, status) = stream(args, &input);
+        let out = common::toolmend()
+            .args(["calls", "--records"])
+            .args(args)
+            .write_stdin(input.clone())
+            .output()
+            .unwrap();
+        let mut record: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+        record.as_object_mut().unwrap().remove("line");
+        let mut end = well_formed(&events).clone();
+        end.as_object_mut().unwrap().remove("event");
+        let shown = String::from_utf8_lossy(&input[..input.len().min(40)]).into_owned();
+        assert_eq!(end, record, "{shown:?} {args:?}");
+        assert_eq!(status, code(&out), "{shown:?} {args:?}");
+    }
+}
+
 #[test]
 fn events_are_written_while_the_reply_is_still_arriving() {
     let mut child = common::command()

@@ -424,3 +424,10 @@ test('a lone surrogate is the library\'s invalid_utf8: its message and its origi
   }
   assert.equal(new toolmend.Mender().mend('\udfff').original, '\ufffd');
 });
+
+test('too_large says what the CLI says (`toolmend args --records --max-bytes 4`)', async () => {
+  for (const record of [new toolmend.Mender({ maxBytes: 4 }).mend('{"a": 1}'), (await toolmend.mendMany(['{"a": 1}'], { maxBytes: 4 }))[0]]) {
+    assert.equal(record.code, 'too_large');
+    assert.equal(record.message, 'input is 8 bytes, more than the limit of 4 bytes');
+  }
+});

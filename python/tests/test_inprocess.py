@@ -441,3 +441,10 @@ def test_a_lone_surrogate_is_the_librarys_invalid_utf8_cut_as_node_cuts_it():
         assert record.message == "text holds a lone surrogate, which is not valid Unicode"
         # The first 100 characters, the surrogate shown as U+FFFD, and '…' for the rest.
         assert record.original == "\ufffd" + "x" * 99 + "\u2026"
+
+
+def test_too_large_says_what_the_cli_says():
+    # `toolmend args --records --max-bytes 4` on the same input gives this message.
+    for record in (toolmend.Mender(max_bytes=4).mend('{"a": 1}'), toolmend.mend_many(['{"a": 1}'], max_bytes=4)[0]):
+        assert record.code == "too_large"
+        assert record.message == "input is 8 bytes, more than the limit of 4 bytes"

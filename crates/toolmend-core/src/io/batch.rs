@@ -12,6 +12,7 @@ use std::thread;
 use crate::args::{Mended, Mender, Options};
 use crate::error::{Code, Error};
 use crate::io::checked::{SchemaMismatch, apply_schema};
+use crate::io::input::too_large;
 use crate::io::record::original_text;
 use crate::repair::Repair;
 
@@ -33,13 +34,8 @@ impl<'a> Input<'a> {
     /// are not UTF-8 are `invalid_utf8` at the first bad byte.
     pub fn from_bytes(bytes: &'a [u8], max_bytes: usize) -> Input<'a> {
         if bytes.len() > max_bytes {
-            let error = Error::whole(
-                Code::TooLarge,
-                format!(
-                    "input is {} bytes, more than the limit of {max_bytes}",
-                    bytes.len()
-                ),
-            );
+            // The words of the CLI's filter, which reads lines the same way.
+            let error = too_large(bytes.len() as u64, max_bytes);
             return Input::Failed(error, Cow::Owned(original_text(bytes)));
         }
         match std::str::from_utf8(bytes) {

@@ -50,8 +50,10 @@ mod markers;
 mod scan;
 mod server;
 mod settle;
+mod writer;
 
 pub use event::{Added, EVENT_FORMAT, Event, Prose};
+pub use writer::EventWriter;
 
 use super::partial::{Reader, Seg, Step};
 use super::{CallOptions, Extracted, Failure, Shape};

@@ -1,0 +1,272 @@
+//! A reply's bytes in as they are read, its events out as JSON lines: what `calls --stream`
+//! does with its input, for any reader and any writer.
+
+use std::io::{self, BufWriter, Write};
+
+use super::{Event, Stream};
+use crate::calls::{CallOptions, DeltaFraming, Deltas, Extracted, Failure, Shape};
+use crate::error::{Code, Error};
+use crate::io::input::too_large;
+
+/// A byte order mark starts the input, not the reply, as `calls` reads it.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// How much of the input an error record's `original` looks at (100 characters are at most
+/// 400 bytes, and a few more tell whether it was cut).
+const ORIGINAL_BYTES: usize = 405;
+
+/// Reads a reply as its bytes arrive and writes its events, one JSON object per line, as
+/// `toolmend calls --stream` writes them, flushing after each read that gave any: a reader of
+/// `out` sees each event as soon as it is known.
+///
+/// The input is raw text, or the deltas of a server's stream (`framing`); it is checked as
+/// `calls` checks a reply: UTF-8 (a character split between reads waits for its other bytes),
+/// at most `max_bytes`, a byte order mark at its start skipped. A reply that fails those ends
+/// with the same `end` record as `calls --records` gives for the whole input.
+///
+/// ```
+/// use toolmend_core::calls::{CallOptions, EventWriter, Shape};
+///
+/// let mut out = Vec::new();
+/// let mut writer = EventWriter::new(CallOptions::default(), None, Shape::Native, 1 << 20, &mut out);
+/// for piece in ["<tool_call>{\"name\": \"f\", \"argu", "ments\": {\"a\": 1}}</tool_call>"] {
+///     writer.write_bytes(piece.as_bytes()).unwrap();
+/// }
+/// writer.finish().unwrap();
+/// assert!(writer.accepted());
+/// drop(writer);
+/// let text = String::from_utf8(out).unwrap();
+/// assert!(text.lines().next().unwrap().starts_with(r#"{"event":"call_start","index":0,"tool":"f""#));
+/// assert!(text.lines().last().unwrap().starts_with(r#"{"event":"end","ok":true"#));
+/// ```
+pub struct EventWriter<W: Write> {
+    stream: Stream,
+    /// The server's deltas, or `None` for raw text.
+    deltas: Option<Deltas>,
+    events: Vec<Event>,
+    shape: Shape,
+    out: BufWriter<W>,
+    max_bytes: usize,
+    /// Bytes read and not fed yet: a character cut between reads; once the input is past
+    /// `max_bytes` or not UTF-8, the first bytes of what was not fed, for the `end` record.
+    pending: Vec<u8>,
+    /// The bytes of the input read so far, a byte order mark left out.
+    total: u64,
+    /// Whether the start of the input was looked at for a byte order mark.
+    started: bool,
+    state: State,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Reading,
+    /// Past `max_bytes`: the rest is counted, so that the error says the input's size as
+    /// `calls` says it, and not read.
+    TooLarge,
+    /// Bytes that are not UTF-8 at this offset of the reply: enough of the rest is kept for
+    /// the `end` record's `original`.
+    Unreadable(usize),
+    /// The `end` event is written: later bytes change nothing.
+    Ended,
+}
+
+impl<W: Write> EventWriter<W> {
+    /// A writer of `calls --stream`'s events for one reply; `framing` `None` reads raw text.
+    pub fn new(
+        options: CallOptions,
+        framing: Option<DeltaFraming>,
+        shape: Shape,
+        max_bytes: usize,
+        out: W,
+    ) -> EventWriter<W> {
+        EventWriter {
+            stream: Stream::writing(options),
+            deltas: framing.map(Deltas::new),
+            events: Vec::new(),
+            shape,
+            // The events of a read go out through a bounded buffer, flushed after each read:
+            // the last ones (the results, the reply's text and reasoning in full, the `end`
+            // record) are never all held at once.
+            out: BufWriter::with_capacity(64 << 10, out),
+            max_bytes,
+            pending: Vec::new(),
+            total: 0,
+            started: false,
+            state: State::Reading,
+        }
+    }
+
+    /// Reads the next bytes of the input, as they came (any split); writes the events they
+    /// make known. Whether more of the input is wanted: `false` once the `end` event is
+    /// written (bytes that are not UTF-8 end the reply), when reading may stop.
+    ///
+    /// # Errors
+    /// Writing to `out` failed.
+    pub fn write_bytes(&mut self, bytes: &[u8]) -> io::Result<bool> {
+        match self.state {
+            State::Ended => return Ok(false),
+            State::TooLarge => {
+                self.total += bytes.len() as u64;
+                self.keep_for_original(bytes);
+                return Ok(true);
+            }
+            State::Unreadable(at) => {
+                self.keep_for_original(bytes);
+                if self.pending.len() >= ORIGINAL_BYTES {
+                    self.end_unreadable(at)?;
+                    return Ok(false);
+                }
+                return Ok(true);
+            }
+            State::Reading => {}
+        }
+        self.total += bytes.len() as u64;
+        self.pending.extend_from_slice(bytes);
+        if !self.started {
+            if self.pending.len() < BOM.len() && BOM.starts_with(&self.pending) {
+                return Ok(true);
+            }
+            self.started = true;
+            if self.pending.starts_with(BOM) {
+                self.pending.drain(..BOM.len());
+                self.total -= BOM.len() as u64;
+            }
+        }
+        if self.total > self.max_bytes as u64 {
+            self.state = State::TooLarge;
+            self.pending.truncate(ORIGINAL_BYTES);
+            return Ok(true);
+        }
+        let valid = match std::str::from_utf8(&self.pending) {
+            Ok(text) => text.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(e) => {
+                let at = self.stream.reply().len() + e.valid_up_to();
+                self.state = State::Unreadable(at);
+                if self.pending.len() >= ORIGINAL_BYTES {
+                    self.end_unreadable(at)?;
+                    return Ok(false);
+                }
+                return Ok(true);
+            }
+        };
+        let pending = std::mem::take(&mut self.pending);
+        // Checked just above.
+        let text = std::str::from_utf8(&pending[..valid]).unwrap_or_default();
+        let fed = self.feed(text);
+        self.pending = pending;
+        self.pending.drain(..valid);
+        if let Err(error) = fed {
+            self.events.extend(self.stream.abort(error));
+            self.state = State::Ended;
+        }
+        self.write()?;
+        Ok(self.state != State::Ended)
+    }
+
+    /// Reads the next text of the input, already known to be UTF-8 (a reply read as text,
+    /// split anywhere but inside a character): [`EventWriter::write_bytes`] without the check.
+    ///
+    /// # Errors
+    /// Writing to `out` failed.
+    pub fn write_str(&mut self, text: &str) -> io::Result<bool> {
+        if self.state != State::Reading
+            || !self.pending.is_empty()
+            || !self.started
+            || self.total + text.len() as u64 > self.max_bytes as u64
+        {
+            return self.write_bytes(text.as_bytes());
+        }
+        self.total += text.len() as u64;
+        if let Err(error) = self.feed(text) {
+            self.events.extend(self.stream.abort(error));
+            self.state = State::Ended;
+        }
+        self.write()?;
+        Ok(self.state != State::Ended)
+    }
+
+    /// The input ended: writes the last events (the results and `end`) and flushes.
+    ///
+    /// # Errors
+    /// Writing to `out` failed.
+    pub fn finish(&mut self) -> io::Result<()> {
+        match self.state {
+            State::Ended => {}
+            State::TooLarge => {
+                let error = too_large(self.total, self.max_bytes);
+                self.events
+                    .extend(self.stream.abort_unreadable(error, &self.pending));
+            }
+            State::Unreadable(at) => return self.end_unreadable(at),
+            State::Reading => {
+                if !self.pending.is_empty() {
+                    // A character cut off by the end of the input (or the first bytes of what
+                    // looked like a byte order mark): the words of `calls --records`.
+                    let at = self.stream.reply().len();
+                    let error = Error::at(Code::InvalidUtf8, at, "invalid UTF-8");
+                    self.events
+                        .extend(self.stream.abort_unreadable(error, &self.pending));
+                } else if let Some(deltas) = &mut self.deltas {
+                    match deltas.end(&mut self.stream) {
+                        Ok(more) => self.events.extend(more),
+                        Err(error) => self.events.extend(self.stream.abort(error)),
+                    }
+                }
+            }
+        }
+        self.state = State::Ended;
+        self.events.extend(self.stream.finish());
+        self.write()
+    }
+
+    /// What `calls` gives for the whole reply, once it has ended.
+    pub fn result(&self) -> Option<&Result<Extracted, Failure>> {
+        self.stream.result()
+    }
+
+    /// Whether the reply has ended and `calls` accepts it (its exit status is 0).
+    pub fn accepted(&self) -> bool {
+        matches!(self.stream.result(), Some(Ok(_)))
+    }
+
+    /// The text of the reply read so far.
+    pub fn reply(&self) -> &str {
+        self.stream.reply()
+    }
+
+    fn feed(&mut self, text: &str) -> Result<(), Error> {
+        match &mut self.deltas {
+            None => self.stream.feed_into(text, &mut self.events),
+            Some(deltas) => self.events.extend(deltas.text(text, &mut self.stream)?),
+        }
+        Ok(())
+    }
+
+    /// Keeps the first bytes of what was not fed, for the `end` record's `original`.
+    fn keep_for_original(&mut self, bytes: &[u8]) {
+        let room = ORIGINAL_BYTES.saturating_sub(self.pending.len());
+        self.pending
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    /// Ends the reply on bytes that are not UTF-8 at `at`, the words of `calls --records`.
+    fn end_unreadable(&mut self, at: usize) -> io::Result<()> {
+        let error = Error::at(Code::InvalidUtf8, at, "invalid UTF-8");
+        self.events
+            .extend(self.stream.abort_unreadable(error, &self.pending));
+        self.events.extend(self.stream.finish());
+        self.state = State::Ended;
+        self.write()
+    }
+
+    /// Writes the events, one per line, and flushes.
+    fn write(&mut self) -> io::Result<()> {
+        if self.events.is_empty() {
+            return Ok(());
+        }
+        self.stream
+            .write_events(&mut self.events, self.shape, &mut self.out)?;
+        self.out.flush()
+    }
+}
