@@ -7,7 +7,7 @@ use toolmend_core::calls::{CallOptions, DeltaFraming, Deltas, Event, Shape, Stre
 use toolmend_core::{Code, Error};
 
 use crate::cli::files::each_input;
-use crate::cli::{CallsArgs, CallsInputArg, ExitCode};
+use crate::cli::{ArgumentsEventsArg, CallsArgs, CallsInputArg, ExitCode};
 
 /// Runs `calls --stream` over every input.
 pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
@@ -20,6 +20,7 @@ pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
         },
         shape: args.shape(),
         max_bytes: args.io.max_bytes,
+        snapshots: args.arguments_events == ArgumentsEventsArg::Snapshot,
     };
     // `one` says whether the reply was accepted.
     each_input(&args.files, "a reply", |input, _, out, _| {
@@ -33,6 +34,8 @@ struct Reading {
     framing: Option<DeltaFraming>,
     shape: Shape,
     max_bytes: usize,
+    /// `arguments` events carry the whole parameters too.
+    snapshots: bool,
 }
 
 impl Reading {
@@ -43,6 +46,9 @@ impl Reading {
         // never all held at once.
         let out = &mut BufWriter::with_capacity(64 << 10, out);
         let mut stream = Stream::writing(self.options.clone());
+        if self.snapshots {
+            stream = stream.with_snapshots();
+        }
         let mut events = Vec::new();
         match self.framing {
             None => self.raw(input, &mut stream, &mut events, out)?,
