@@ -150,9 +150,16 @@ export class CallExtractor {
  * What the parameters of call `index` gained at `path` (a JSON pointer; `''`: the parameters
  * object, which starts as `{}`): `append`, text at the end of the string there; `members`, new
  * members of the object there; `items`, new items of the array there. Applied in order, a
- * call's events rebuild its parameters so far (event format 2, docs/streaming.md).
+ * call's events rebuild its parameters so far (event format 2, docs/streaming.md). A Stream
+ * made with `argumentsEvents: 'snapshot'` adds `parameters`: all of them once this is added.
  */
-export type ArgumentsEvent = { event: 'arguments'; index: number; path: string; open: string | null } & (
+export type ArgumentsEvent = {
+  event: 'arguments';
+  index: number;
+  path: string;
+  open: string | null;
+  parameters?: { [key: string]: unknown };
+} & (
   | { append: string }
   | { members: { [key: string]: unknown } }
   | { items: unknown[] }
@@ -172,8 +179,14 @@ export type StreamEvent =
   | { event: 'end'; ok: boolean; value?: Calls; error?: { code: string; message: string; [k: string]: unknown }; [k: string]: unknown };
 
 /** A reply read as it arrives (`toolmend calls --stream`): feed, then finish. */
+/** The options of a Stream: those of CallExtractor, and what its `arguments` events carry. */
+export interface StreamOptions extends CallsOptions {
+  /** 'delta' (the default): what the parameters gained; 'snapshot': that and `parameters`, all of them so far. */
+  argumentsEvents?: 'delta' | 'snapshot';
+}
+
 export class Stream {
-  constructor(options?: CallsOptions);
+  constructor(options?: StreamOptions);
   /** The next piece of the reply's text; the events it makes known. */
   feed(chunk: string): StreamEvent[];
   /** Reasoning a server sends apart from the text. */
@@ -189,7 +202,7 @@ export class Stream {
 /** The events of a reply streamed as strings or OpenAI chat-completions chunks. */
 export function stream(
   chunks: Iterable<string | object> | AsyncIterable<string | object>,
-  options?: CallsOptions,
+  options?: StreamOptions,
 ): AsyncGenerator<StreamEvent, void, undefined>;
 
 /** The tool calls in one model reply, as `toolmend calls`. Throws ToolmendError. */

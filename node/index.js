@@ -394,7 +394,7 @@ function thrown(raw) {
 }
 
 /** A native CallExtractor or Stream with these options (tools given as data or a path). */
-function nativeCalls(Class, options) {
+function nativeCalls(Class, options, ...more) {
   const o = options || {};
   const tools = o.tools;
   try {
@@ -407,7 +407,7 @@ function nativeCalls(Class, options) {
       maxDepth: o.maxDepth,
       maxNesting: o.maxNesting,
       maxBytes: o.maxBytes,
-    });
+    }, ...more);
   } catch (e) {
     if (/^invalid_input: /.test(e.message)) throw new ToolmendError('invalid_input', e.message.slice(15));
     throw e;
@@ -417,14 +417,20 @@ function nativeCalls(Class, options) {
 /**
  * A reply read as it arrives (`toolmend calls --stream`; see docs/streaming.md). Each method
  * returns the events it makes known, objects with an `event` key: `call_start`, `arguments`
- * {index, parameters, open}, `revised` {index, path: a key the model wrote again after its
- * value was shown}, `call_end`, `incomplete`, `invalid`, `retracted`, `text`, `reasoning`,
- * and last `end` (a `toolmend calls --records` record).
+ * {index, path, open, and one of append / members / items: what the parameters gained at
+ * `path`; with `argumentsEvents: 'snapshot'` also `parameters`, all of them so far},
+ * `revised` {index, path: a key the model wrote again after its value was shown},
+ * `call_end`, `incomplete`, `invalid`, `retracted`, `text`, `reasoning`, and last `end` (a
+ * `toolmend calls --records` record).
  */
 class Stream {
-  /** The options of CallExtractor (tools, format, requireTerminate, ...). */
+  /**
+   * The options of CallExtractor (tools, format, requireTerminate, ...), and
+   * `argumentsEvents`: 'delta' (the default) or 'snapshot'.
+   */
   constructor(options) {
-    this._native = nativeCalls(native.Stream, options);
+    const kind = options && options.argumentsEvents;
+    this._native = nativeCalls(native.Stream, options, kind == null ? undefined : String(kind));
   }
 
   /** The next piece of the reply's text, split anywhere. */

@@ -250,6 +250,7 @@ fn streamed(chunks: &[&str], expected: &Result<Extracted, Failure>) {
                 path,
                 added,
                 open,
+                ..
             } => {
                 assert!(revised[*index].is_empty(), "arguments after revised");
                 // Rebuilt as a consumer does: what each event added, in order.

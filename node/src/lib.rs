@@ -421,11 +421,20 @@ pub struct NativeStream {
 
 #[napi]
 impl NativeStream {
+    /// `arguments_events`: `delta` (the default) or `snapshot` (each `arguments` event also
+    /// carries the whole `parameters` so far).
     #[napi(constructor)]
-    pub fn new(options: Option<CallsOptions>) -> Result<NativeStream> {
+    pub fn new(
+        options: Option<CallsOptions>,
+        arguments_events: Option<String>,
+    ) -> Result<NativeStream> {
+        let kind = toolmend_core::calls::ArgumentsEvents::from_name(
+            arguments_events.as_deref().unwrap_or("delta"),
+        )
+        .map_err(invalid_arg)?;
         let extractor = CallExtractor::new(options)?;
         Ok(NativeStream {
-            inner: toolmend_core::calls::Stream::new(extractor.options),
+            inner: toolmend_core::calls::Stream::new(extractor.options).with_arguments_events(kind),
             deltas: toolmend_core::calls::Deltas::new(toolmend_core::calls::DeltaFraming::Jsonl),
         })
     }

@@ -226,3 +226,22 @@ test('server chunks are read by the library (issue 26)', async () => {
   ]);
   assert.deepEqual(events.at(-1).value.calls, [{ tool: 'get_weather', parameters: { city: 'Oslo' }, id: 'toolu_1', repairs: [] }]);
 });
+
+test('whole parameters on request (argumentsEvents: snapshot)', () => {
+  for (const reply of REPLIES) {
+    const chars = Array.from(reply);
+    const plain = run(chars);
+    const whole = run(chars, { argumentsEvents: 'snapshot' });
+    assert.ok(plain.every((e) => !('parameters' in e)));
+    // Each carries what the deltas so far add up to (the library's rule, issue 30).
+    const shown = rebuilt(whole);
+    const args = whole.filter((e) => e.event === 'arguments');
+    args.forEach((e, i) => assert.deepEqual(e.parameters, shown[i].parameters));
+    assert.deepEqual(
+      whole.map(({ parameters, ...rest }) => rest),
+      plain,
+    );
+    assert.deepEqual(run(chars, { argumentsEvents: 'delta' }), plain);
+  }
+  assert.throws(() => new toolmend.Stream({ argumentsEvents: 'whole' }), /snapshot/);
+});

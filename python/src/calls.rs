@@ -124,7 +124,7 @@ pub(crate) struct PyStream {
 #[pymethods]
 impl PyStream {
     #[new]
-    #[pyo3(signature = (*, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000))]
+    #[pyo3(signature = (*, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000, arguments_events = "delta"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -134,7 +134,10 @@ impl PyStream {
         strict: bool,
         max_depth: u32,
         max_nesting: usize,
+        arguments_events: &str,
     ) -> PyResult<PyStream> {
+        let kind = toolmend_core::calls::ArgumentsEvents::from_name(arguments_events)
+            .map_err(PyValueError::new_err)?;
         let extractor = CallExtractor::new(
             py,
             tools,
@@ -146,7 +149,7 @@ impl PyStream {
             MAX_BYTES,
         )?;
         Ok(PyStream {
-            inner: toolmend_core::calls::Stream::new(extractor.options),
+            inner: toolmend_core::calls::Stream::new(extractor.options).with_arguments_events(kind),
             deltas: toolmend_core::calls::Deltas::new(toolmend_core::calls::DeltaFraming::Jsonl),
         })
     }

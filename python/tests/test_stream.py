@@ -264,3 +264,22 @@ def test_server_chunks_are_read_by_the_library():
     ]
     events = list(toolmend.stream(anthropic))
     assert events[-1]["value"]["calls"] == [{"tool": "get_weather", "parameters": {"city": "Oslo"}, "id": "toolu_1", "repairs": []}]
+
+
+@pytest.mark.parametrize("reply", REPLIES)
+def test_whole_parameters_on_request(reply):
+    """`arguments_events="snapshot"`: the same events, each `arguments` one carrying
+    `parameters`, what the deltas so far add up to (the library's rule; issue 30)."""
+    chars = list(reply)
+    plain = run(chars)
+    whole = run(chars, arguments_events="snapshot")
+    assert all("parameters" not in e for e in plain)
+    progress = iter(rebuilt(whole))
+    for e in whole:
+        if e["event"] == "arguments":
+            _, params, _ = next(progress)
+            assert e["parameters"] == params
+    assert [{k: v for k, v in e.items() if k != "parameters"} for e in whole] == plain
+    assert run(chars, arguments_events="delta") == plain
+    with pytest.raises(ValueError, match="snapshot"):
+        toolmend.Stream(arguments_events="whole")

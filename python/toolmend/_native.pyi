@@ -115,7 +115,8 @@ class Stream:
     """A reply read as it arrives (`toolmend calls --stream`; see docs/streaming.md). Each
     method returns the events it makes known, dicts with an `"event"` key: `call_start`
     {index, tool, id?}, `arguments` {index, path, open, and one of append / members / items:
-    what the parameters gained at `path`; applied in order they rebuild them, event format 2},
+    what the parameters gained at `path`; applied in order they rebuild them, event format 2;
+    with `arguments_events="snapshot"` also `parameters`, all of them once that is added},
     `revised` {index, path, reason}
     (the model wrote the key at `path` again after its value was shown: what was shown there
     may not hold), `call_end` {index, call}, `incomplete`, `invalid`, `retracted`, `text` /
@@ -131,6 +132,7 @@ class Stream:
         strict: bool = False,
         max_depth: int = 10,
         max_nesting: int = 1000,
+        arguments_events: Literal["delta", "snapshot"] = "delta",
     ) -> None: ...
     def feed(self, chunk: str) -> List[Dict[str, Any]]:
         """The next piece of the reply's text, split anywhere."""

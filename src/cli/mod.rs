@@ -222,7 +222,8 @@ pub struct CallsArgs {
     /// Read one reply as it arrives; write one JSON event per line as it goes
     ///
     /// Events: `text` and `reasoning` deltas, `call_start` {index, tool}, `arguments` {index,
-    /// the parameters so far, `open`: the JSON pointer still being written}, `revised`
+    /// `path` and what the value there gained, `open`: the JSON pointer still being written;
+    /// with --arguments-events snapshot also `parameters`, all of them so far}, `revised`
     /// {index, path: a key the model wrote again after its value was shown}, `call_end`
     /// {index, call}, `incomplete`, `invalid`, `retracted`, and last `end` (the record
     /// `calls --records` writes for the whole reply). The input is raw text (`whole`, the
@@ -231,6 +232,16 @@ pub struct CallsArgs {
     /// See docs/streaming.md. Not with --records: the `end` event is that record.
     #[arg(long, help_heading = "Input", conflicts_with = "records")]
     pub stream: bool,
+
+    /// With --stream: what each `arguments` event carries
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = ArgumentsEventsArg::Delta,
+        help_heading = "Output",
+        requires = "stream"
+    )]
+    pub arguments_events: ArgumentsEventsArg,
 
     #[command(flatten)]
     pub io: StreamFlags<true>,
@@ -282,6 +293,14 @@ pub enum CallsInputArg {
     Whole,
     /// Server-sent events of an OpenAI- or Anthropic-compatible stream (--stream only)
     Sse,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ArgumentsEventsArg {
+    /// What the parameters gained: `path`, `append`, `members` or `items`, and `open`
+    Delta,
+    /// The same, and `parameters`: the whole parameters so far, that added
+    Snapshot,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

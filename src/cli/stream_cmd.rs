@@ -3,10 +3,10 @@
 
 use std::io::{self, Read, Write};
 
-use toolmend_core::calls::{DeltaFraming, EventWriter};
+use toolmend_core::calls::{ArgumentsEvents, DeltaFraming, EventWriter};
 
 use crate::cli::files::each_input;
-use crate::cli::{CallsArgs, CallsInputArg, ExitCode};
+use crate::cli::{ArgumentsEventsArg, CallsArgs, CallsInputArg, ExitCode};
 
 /// Runs `calls --stream` over every input.
 pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
@@ -16,6 +16,10 @@ pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
         CallsInputArg::Jsonl => Some(DeltaFraming::Jsonl),
         CallsInputArg::Sse => Some(DeltaFraming::Sse),
     };
+    let arguments_events = match args.arguments_events {
+        ArgumentsEventsArg::Delta => ArgumentsEvents::Delta,
+        ArgumentsEventsArg::Snapshot => ArgumentsEvents::Snapshot,
+    };
     // `one` says whether the reply was accepted.
     each_input(&args.files, "a reply", |input, _, out, _| {
         let writer = EventWriter::new(
@@ -24,7 +28,8 @@ pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
             args.shape(),
             args.io.max_bytes,
             out,
-        );
+        )
+        .with_arguments_events(arguments_events);
         Ok(!one(input, writer)?)
     })
 }

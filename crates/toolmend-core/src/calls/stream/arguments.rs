@@ -148,13 +148,16 @@ pub(super) fn weight(map: &Map<String, Value>) -> usize {
     map.iter().map(|(k, v)| k.len() + of(v)).sum()
 }
 
-/// Gives new slots the tools whose schemas will coerce their parameters.
-pub(super) fn attach_tools(slots: &mut [CallSlot], options: &CallOptions) {
-    if options.strict {
-        return;
-    }
+/// Gives new slots the tools whose schemas will coerce their parameters, and, when
+/// `snapshots`, the parameters shown (none yet) that their `arguments` events carry whole.
+pub(super) fn attach_tools(slots: &mut [CallSlot], options: &CallOptions, snapshots: bool) {
     for slot in slots {
-        slot.tools.clone_from(&options.tools);
+        if !options.strict {
+            slot.tools.clone_from(&options.tools);
+        }
+        if snapshots {
+            slot.parameters = Some(Map::new());
+        }
     }
 }
 
@@ -254,7 +257,9 @@ pub(super) fn push_arguments_events(
                 path
             })
             .collect();
-        push_growth(index, paths, open, events, || Added::Members(Map::new()));
+        push_growth(index, paths, open, events, None, || {
+            Added::Members(Map::new())
+        });
         return;
     }
     if text.is_some_and(|(reader, _)| reader.text_only()) {
@@ -309,18 +314,21 @@ pub(super) fn push_arguments_events(
             None => added.push_back(growth),
         }
     }
-    push_growth(index, paths, open, events, || {
+    push_growth(index, paths, open, events, slot.parameters.as_mut(), || {
         added.pop_front().unwrap_or(Added::Members(Map::new()))
     });
 }
 
 /// The `arguments` events of one growth: one per value that grew (`paths`, deepest first),
 /// each open at the next one's path (what grows next is still open), the last at `open`.
+/// With `shown` (the whole parameters shown, for a stream that carries them), each event
+/// adds its growth to it and carries the result.
 fn push_growth(
     index: usize,
     paths: Vec<String>,
     open: Option<String>,
     events: &mut Vec<Event>,
+    mut shown: Option<&mut Map<String, Value>>,
     mut added: impl FnMut() -> Added,
 ) {
     let mut paths = paths.into_iter().peekable();
@@ -329,11 +337,18 @@ fn push_growth(
             Some(next) => Some(next.clone()),
             None => open.clone(),
         };
+        let added = added();
+        // The rule a consumer applies ([`Added::apply`]), applied here once for it.
+        let parameters = shown.as_deref_mut().map(|shown| {
+            added.apply(shown, &path);
+            shown.clone()
+        });
         events.push(Event::Arguments {
             index,
             path,
-            added: added(),
+            added,
             open,
+            parameters,
         });
     }
 }

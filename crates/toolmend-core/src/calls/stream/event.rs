@@ -76,6 +76,10 @@ pub enum Event {
         /// The JSON pointer of the value still being written once this is added (`""`: the
         /// parameters object itself); `None` once the parameters are complete.
         open: Option<String>,
+        /// The whole parameters once this is added, for a stream asked for them
+        /// ([`Stream::with_snapshots`]; written as `"parameters"`, after `open`); `None` (and
+        /// not written) otherwise.
+        parameters: Option<Map<String, Value>>,
     },
     /// The model wrote the key at `path` again in the same object, after (part of) its value
     /// was shown: `calls` keeps the last value, so what `arguments` showed at `path` may not
@@ -136,6 +140,33 @@ pub enum Event {
 /// The version of the stream's event format (docs/streaming.md): 2 since `arguments` events
 /// carry what the parameters gained instead of all of them.
 pub const EVENT_FORMAT: u32 = 2;
+
+/// What a stream's `arguments` events carry (`calls --stream --arguments-events`, the
+/// packages' `arguments_events` / `argumentsEvents`), by the names those take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ArgumentsEvents {
+    /// What the parameters gained (the default): `path`, `append` / `members` / `items`,
+    /// `open`.
+    #[default]
+    Delta,
+    /// The same, and `parameters`: the whole parameters once it is added
+    /// ([`Stream::with_snapshots`]).
+    Snapshot,
+}
+
+impl ArgumentsEvents {
+    /// The one reading of the name every surface takes (`delta`, `snapshot`), with its
+    /// message.
+    pub fn from_name(name: &str) -> Result<ArgumentsEvents, String> {
+        match name {
+            "delta" => Ok(ArgumentsEvents::Delta),
+            "snapshot" => Ok(ArgumentsEvents::Snapshot),
+            _ => Err(format!(
+                "arguments events are \"delta\" or \"snapshot\", not {name:?}"
+            )),
+        }
+    }
+}
 
 /// What an [`Event::Arguments`] adds at its `path`: written as its `append`, `members` or
 /// `items` field.
@@ -250,6 +281,7 @@ impl Event {
                 path,
                 added,
                 open,
+                parameters,
             } => {
                 m.insert("index".into(), (*index).into());
                 m.insert("path".into(), path.clone().into());
@@ -258,6 +290,9 @@ impl Event {
                     "open".into(),
                     open.clone().map_or(Value::Null, Value::String),
                 );
+                if let Some(parameters) = parameters {
+                    m.insert("parameters".into(), Value::Object(parameters.clone()));
+                }
                 "arguments"
             }
             Event::Revised {
@@ -321,15 +356,19 @@ impl Serialize for Event {
             path,
             added,
             open,
+            parameters,
         } = self
         {
             use serde::ser::SerializeMap;
-            let mut m = serializer.serialize_map(Some(5))?;
+            let mut m = serializer.serialize_map(Some(5 + usize::from(parameters.is_some())))?;
             m.serialize_entry("event", "arguments")?;
             m.serialize_entry("index", index)?;
             m.serialize_entry("path", path)?;
             m.serialize_entry(added.field(), &AddedValue(added))?;
             m.serialize_entry("open", open)?;
+            if let Some(parameters) = parameters {
+                m.serialize_entry("parameters", parameters)?;
+            }
             return m.end();
         }
         self.to_value(Shape::Native).serialize(serializer)

@@ -274,7 +274,18 @@ impl Live {
     }
 
     /// Reads what arrived of the reply (`reply`, all of it so far) and adds the events.
+    #[inline]
     pub(super) fn read(&mut self, reply: &str, events: &mut Vec<Event>) {
+        // Once stopped nothing is read, and nothing is left to flush (every read and every
+        // server reasoning flushes what it pushed): the chunks of a call cost no call here.
+        if matches!(self.state, State::Stopped) {
+            return;
+        }
+        self.read_on(reply, events);
+    }
+
+    #[inline(never)]
+    fn read_on(&mut self, reply: &str, events: &mut Vec<Event>) {
         self.scan(reply, events);
         self.flush(events);
     }

@@ -52,7 +52,7 @@ mod server;
 mod settle;
 mod writer;
 
-pub use event::{Added, EVENT_FORMAT, Event, Prose};
+pub use event::{Added, ArgumentsEvents, EVENT_FORMAT, Event, Prose};
 pub use writer::EventWriter;
 
 use super::partial::{Reader, Seg, Step};
@@ -63,6 +63,7 @@ use arguments::{Front, text_only};
 use live::Live;
 use markers::Markers;
 use scan::Mode;
+use serde_json::{Map, Value};
 use server::ServerCall;
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -108,6 +109,9 @@ struct CallSlot {
     /// The tools whose schemas coerce the parameters (`None` without tools or with `strict`
     /// arguments, which are not coerced).
     tools: Option<Arc<Tools>>,
+    /// For a stream made [`Stream::with_snapshots`]: the parameters its `arguments` events
+    /// showed, whole (what each next one carries, with what it adds applied).
+    parameters: Option<Map<String, Value>>,
 }
 
 /// Where a call's arguments are: their path in the JSON the call is read from (the path of
@@ -197,6 +201,8 @@ pub struct Stream {
     /// Whether [`Stream::skim`] may read a chunk, and a refresh that would do nothing be
     /// left out (off only in tests, to compare).
     skims: bool,
+    /// Each `arguments` event carries the whole parameters too ([`Stream::with_snapshots`]).
+    snapshots: bool,
 }
 
 /// What the `arguments` events given and not yet written added (their `append`, `members` or
@@ -268,7 +274,35 @@ impl Stream {
             call_ends: Vec::new(),
             written: None,
             skims: true,
+            snapshots: false,
         }
+    }
+
+    /// This stream, its `arguments` events each carrying the whole parameters so far as well
+    /// (`parameters`, once what the event adds is applied), for a consumer that would rather
+    /// not add the deltas up. The events are the same otherwise. It costs a copy of the
+    /// parameters per event (the events come at most once per quarter of growth, so linear
+    /// in the arguments' size); a stream made [`Stream::writing`] then builds and writes the
+    /// values of its events as [`Stream::new`]'s do. Call it before the first chunk.
+    pub fn with_snapshots(self) -> Stream {
+        self.with_arguments_events(ArgumentsEvents::Snapshot)
+    }
+
+    /// This stream with its `arguments` events as `kind` says (the default is
+    /// [`ArgumentsEvents::Delta`]; [`ArgumentsEvents::Snapshot`] is [`Stream::with_snapshots`]).
+    pub fn with_arguments_events(mut self, kind: ArgumentsEvents) -> Stream {
+        if kind == ArgumentsEvents::Delta {
+            return self;
+        }
+        self.snapshots = true;
+        // The whole parameters are values: they are built, not copied from the text.
+        if let Some(w) = &self.written
+            && w.ends.is_empty()
+            && w.held.is_empty()
+        {
+            self.written = None;
+        }
+        self
     }
 
     /// The options this stream reads with.

@@ -164,7 +164,7 @@ impl Stream {
                         self.call_ends.push(p + 1);
                     }
                     if self.slots.len() > slots {
-                        attach_tools(&mut self.slots[slots..], &self.options);
+                        attach_tools(&mut self.slots[slots..], &self.options, self.snapshots);
                     }
                     match step {
                         Step::More => self.pos += 1,
@@ -437,7 +437,7 @@ impl Stream {
             ..CallSlot::default()
         });
         let last = self.slots.len() - 1;
-        attach_tools(&mut self.slots[last..], &self.options);
+        attach_tools(&mut self.slots[last..], &self.options, self.snapshots);
     }
 
     pub(super) fn retract_all(&mut self, reason: &str, events: &mut Vec<Event>) {

@@ -3,7 +3,7 @@
 
 use std::io::{self, BufWriter, Write};
 
-use super::{Event, Stream};
+use super::{ArgumentsEvents, Event, Stream};
 use crate::calls::{CallOptions, DeltaFraming, Deltas, Extracted, Failure, Shape};
 use crate::error::{Code, Error};
 use crate::io::input::too_large;
@@ -94,6 +94,13 @@ impl<W: Write> EventWriter<W> {
             started: false,
             state: State::Reading,
         }
+    }
+
+    /// This writer with its `arguments` events as `kind` says (see
+    /// [`Stream::with_arguments_events`]).
+    pub fn with_arguments_events(mut self, kind: ArgumentsEvents) -> EventWriter<W> {
+        self.stream = self.stream.with_arguments_events(kind);
+        self
     }
 
     /// Reads the next bytes of the input, as they came (any split); writes the events they
