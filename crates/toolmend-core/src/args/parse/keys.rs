@@ -328,7 +328,7 @@ pub(super) fn is_bare_key_byte(b: u8) -> bool {
 /// `"a"` and `"\u0061"` compare equal. Half a surrogate
 /// pair is kept as its WTF-8 bytes, which no decoded text holds. Most keys hold no backslash
 /// and are compared as written.
-fn compared(key: &[u8]) -> Cow<'_, [u8]> {
+pub(super) fn compared(key: &[u8]) -> Cow<'_, [u8]> {
     if memchr::memchr(b'\\', key).is_none() {
         return Cow::Borrowed(key);
     }
@@ -399,7 +399,7 @@ fn push_char(out: &mut Vec<u8>, c: u32) {
 
 /// A cheap fingerprint of a key (with its quotes): its length and its first and last eight
 /// bytes. Equal keys have equal tags; different keys rarely do.
-fn key_tag(key: &[u8]) -> u64 {
+pub(super) fn key_tag(key: &[u8]) -> u64 {
     let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
     // Whole words only: a copy of a variable length would be a memcpy call per key.
     let bits = match key.len() {
