@@ -15,9 +15,10 @@
 //! whose colon is past a line break, and strings at the top level (the unquote stage's).
 
 use super::Parser;
+use super::simd::string_stop;
 use super::strings::surrogate_pair_or_bmp;
 use crate::args::nesting::Container;
-use crate::bytes::{append, find_any, hex4};
+use crate::bytes::{append, hex4};
 use crate::error::Error;
 
 /// Where reading stands between two tokens: what the parser (or the fast path) does next.
@@ -300,7 +301,7 @@ pub(super) fn string_end(
     let mut escaped = false;
     loop {
         if src.get(p) != Some(&b'\\') {
-            p = find_any(src, p, [b'"', b'\\', b'"'], true);
+            p = string_stop(src, p);
         }
         match *src.get(p)? {
             b'"' => return Some((p + 1, escaped)),
