@@ -181,14 +181,22 @@ struct JsonlObject<'a> {
     id: Option<&'a RawValue>,
 }
 
+/// `bytes` as text, or `invalid_utf8` at the first bad byte. The block-at-a-time check
+/// (simdutf8) says only whether the bytes are UTF-8; std's finds where they are not.
+pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
+    simdutf8::basic::from_utf8(bytes).or_else(|_| {
+        std::str::from_utf8(bytes)
+            .map_err(|e| Error::at(Code::InvalidUtf8, e.valid_up_to(), "invalid UTF-8"))
+    })
+}
+
 /// Checks that an input is UTF-8 and, for jsonl, takes the text (and id) out of its line.
 ///
 /// # Errors
 /// `invalid_utf8` at the first bad byte; for jsonl, `invalid_input` for a line that is not a
 /// JSON string or an object carrying the text.
 pub fn decode_input(bytes: &[u8], framing: Framing) -> Result<Decoded<'_>, Error> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| Error::at(Code::InvalidUtf8, e.valid_up_to(), "invalid UTF-8"))?;
+    let text = utf8(bytes)?;
     if framing != Framing::Jsonl {
         return Ok(Decoded {
             text: Cow::Borrowed(text),
