@@ -399,7 +399,7 @@ fn push_char(out: &mut Vec<u8>, c: u32) {
 
 /// A cheap fingerprint of a key (with its quotes): its length and its first and last eight
 /// bytes. Equal keys have equal tags; different keys rarely do.
-pub(super) fn key_tag(key: &[u8]) -> u64 {
+fn key_tag(key: &[u8]) -> u64 {
     let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
     // Whole words only: a copy of a variable length would be a memcpy call per key.
     let bits = match key.len() {

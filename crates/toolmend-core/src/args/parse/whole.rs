@@ -15,7 +15,7 @@
 
 use super::Parser;
 use super::fast::{Resume, fast_number_end, is_ws, string_end};
-use super::keys::{compared, key_tag};
+use super::keys::compared;
 use crate::bytes::append;
 
 /// The most keys one object may have here (each key is compared with every earlier tag of its
@@ -101,10 +101,14 @@ fn copy_valid(
             }
             let (end, escaped) = string_end(src, p, lone_surrogates_as_fffd)?;
             let key = &src[p..end];
-            let tag = if escaped {
-                key_tag(&compared(key))
-            } else {
-                key_tag(key)
+            let tag = match src.get(p..p + 8) {
+                // Most keys are short and plain: their bytes in one load, the rest masked off.
+                Some(word) if !escaped && key.len() < 8 => {
+                    let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+                    tag_of_word(word & (u64::MAX >> (64 - 8 * key.len())), key.len())
+                }
+                _ if escaped => tag_of(&compared(key)),
+                _ => tag_of(key),
             };
             let base = bases[depth - 1] as usize;
             if tags.len() - base >= MAX_KEYS || tags[base..].contains(&tag) {
@@ -191,5 +195,48 @@ fn copy_valid(
                 _ => return None,
             }
         }
+    }
+}
+
+/// A tag of a key as it reads (quotes included, escapes decoded): equal keys have equal tags,
+/// different keys rarely do (and a key whose tag repeats one is left to the other path). Its
+/// length and its first and last eight bytes; a key under eight bytes is one little-endian
+/// word of its bytes.
+#[inline(always)]
+fn tag_of(key: &[u8]) -> u64 {
+    let len = key.len();
+    if len < 8 {
+        let word = key
+            .iter()
+            .rev()
+            .fold(0, |word, &b| word << 8 | u64::from(b));
+        return tag_of_word(word, len);
+    }
+    let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
+    tag_of_word(word(&key[..8]) ^ word(&key[len - 8..]).rotate_left(29), len)
+}
+
+#[inline(always)]
+fn tag_of_word(word: u64, len: usize) -> u64 {
+    word ^ (len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A short key's tag from one load of the bytes around it (as `copy_valid` takes it) is
+    /// the tag of its bytes alone, so that it equals the tag of the same key decoded.
+    #[test]
+    fn short_keys_tag_alike_however_read() {
+        for key in [&b"\"\""[..], b"\"a\"", b"\"abcde\"", b"\"\xc3\xa9\""] {
+            let mut src = key.to_vec();
+            src.extend_from_slice(b":123456789");
+            let word = u64::from_le_bytes(src[..8].try_into().unwrap());
+            let masked = word & (u64::MAX >> (64 - 8 * key.len()));
+            assert_eq!(tag_of_word(masked, key.len()), tag_of(key), "{key:?}");
+        }
+        assert_ne!(tag_of(b"\"a\""), tag_of(b"\"b\""));
+        assert_ne!(tag_of(b"\"content_5\""), tag_of(b"\"content_7\""));
     }
 }
