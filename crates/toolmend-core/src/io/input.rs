@@ -50,6 +50,8 @@ pub struct InputReader<R> {
     buf: Vec<u8>,
     line: u64,
     done: bool,
+    /// Bytes of the reader's buffer lent out as the last input, consumed at the next call.
+    lent: usize,
 }
 
 impl<R: BufRead> InputReader<R> {
@@ -62,6 +64,7 @@ impl<R: BufRead> InputReader<R> {
             buf: Vec::new(),
             line: 0,
             done: false,
+            lent: 0,
         }
     }
 
@@ -70,6 +73,25 @@ impl<R: BufRead> InputReader<R> {
     /// # Errors
     /// Only a failure to read the stream; bad content is for the caller to report.
     pub fn next_input(&mut self) -> io::Result<Option<(u64, RawInput<'_>)>> {
+        self.inner.consume(std::mem::take(&mut self.lent));
+        // A whole line in the reader's buffer is lent as it stands, not copied (past the first
+        // line, whose byte order mark is taken off).
+        if !self.whole && !self.done && self.line > 0 {
+            let end = match self.inner.fill_buf() {
+                Ok(chunk) => memchr::memchr(b'\n', chunk).filter(|&end| end <= self.max_bytes),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => None,
+                Err(e) => return Err(e),
+            };
+            if let Some(end) = end {
+                self.lent = end + 1;
+                self.line += 1;
+                // The buffer just filled, given again without a read.
+                let chunk = self.inner.fill_buf()?;
+                let line = &chunk[..end];
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                return Ok(Some((self.line, RawInput::Bytes(line))));
+            }
+        }
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
         let framed = self.read_into(&mut buf);
@@ -93,6 +115,7 @@ impl<R: BufRead> InputReader<R> {
     /// # Errors
     /// Only a failure to read the stream.
     pub fn read_into(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<(u64, Option<u64>)>> {
+        self.inner.consume(std::mem::take(&mut self.lent));
         if self.done {
             return Ok(None);
         }
@@ -253,6 +276,45 @@ mod tests {
             });
         }
         seen
+    }
+
+    /// Lines lent from the reader's buffer (`next_input`) are the lines copied out of it
+    /// (`read_into`), whatever the buffer's size: lines cut by its end, `\r`, empty lines, a
+    /// byte order mark, lines over the limit and a last line without a newline.
+    #[test]
+    fn lent_lines_are_the_lines_copied() {
+        let data: &[u8] =
+            b"\xEF\xBB\xBF{\"a\":1}\r\n\nxyz\r\r\n0123456789abcdef\n\r\n\xff\xfe\nlast";
+        for max in [3, 5, 10, 100] {
+            for capacity in [1, 2, 3, 5, 7, 16, 64, 4096] {
+                let mut copied = Vec::new();
+                let mut reader = InputReader::new(
+                    std::io::BufReader::with_capacity(capacity, data),
+                    Framing::Lines,
+                    max,
+                );
+                let mut buf = Vec::new();
+                while let Some((n, too_large)) = reader.read_into(&mut buf).unwrap() {
+                    let text = String::from_utf8_lossy(&buf);
+                    copied.push(match too_large {
+                        Some(len) => format!("{n}:too large {len}"),
+                        None => format!("{n}:{text}"),
+                    });
+                    buf.clear();
+                }
+                let reader = std::io::BufReader::with_capacity(capacity, data);
+                let mut lent = InputReader::new(reader, Framing::Lines, max);
+                let mut seen = Vec::new();
+                while let Some((n, input)) = lent.next_input().unwrap() {
+                    seen.push(match input {
+                        RawInput::Bytes(b) => format!("{n}:{}", String::from_utf8_lossy(b)),
+                        RawInput::TooLarge { len, .. } => format!("{n}:too large {len}"),
+                    });
+                }
+                assert_eq!(seen, copied, "capacity {capacity}, max {max}");
+                assert_eq!(seen.len(), 7);
+            }
+        }
     }
 
     #[test]
