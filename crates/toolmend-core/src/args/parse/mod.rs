@@ -13,7 +13,7 @@ mod guess;
 mod keys;
 mod numbers;
 mod scan;
-mod simd;
+pub(crate) mod simd;
 mod strings;
 mod tree;
 mod whole;
