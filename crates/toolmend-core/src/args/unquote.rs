@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use crate::args::locate::locate;
 use crate::args::options::{Options, Target};
-use crate::args::parse::simd::either_stop;
+use crate::args::simd::either_stop;
 use crate::bytes::{append, hex4};
 use crate::error::{Code, Error};
 use crate::repair::{Repair, RepairKind};

@@ -15,9 +15,9 @@
 //! whose colon is past a line break, and strings at the top level (the unquote stage's).
 
 use super::Parser;
-use super::simd::string_stop;
 use super::strings::surrogate_pair_or_bmp;
 use crate::args::nesting::Container;
+use crate::args::simd::string_stop;
 use crate::bytes::{append, hex4};
 use crate::error::Error;
 

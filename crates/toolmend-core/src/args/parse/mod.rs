@@ -13,7 +13,6 @@ mod guess;
 mod keys;
 mod numbers;
 mod scan;
-pub(crate) mod simd;
 mod strings;
 mod tree;
 mod whole;

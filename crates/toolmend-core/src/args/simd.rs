@@ -16,7 +16,7 @@ use crate::bytes::find_any;
 /// or `src.len()` when there is none: where a JSON string's plain bytes stop.
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 #[inline(always)]
-pub(super) fn string_stop(src: &[u8], p: usize) -> usize {
+pub(crate) fn string_stop(src: &[u8], p: usize) -> usize {
     find_any(src, p, [b'"', b'\\', b'"'], true)
 }
 
@@ -24,7 +24,7 @@ pub(super) fn string_stop(src: &[u8], p: usize) -> usize {
 /// or `src.len()` when there is none: where a JSON string's plain bytes stop.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
-pub(super) fn string_stop(src: &[u8], p: usize) -> usize {
+pub(crate) fn string_stop(src: &[u8], p: usize) -> usize {
     use std::arch::x86_64::{
         __m128i, _mm_cmpeq_epi8, _mm_min_epu8, _mm_or_si128, _mm_set1_epi8, _mm_xor_si128,
     };
