@@ -78,6 +78,12 @@ impl<R: BufRead> InputReader<R> {
         // line, whose byte order mark is taken off).
         if !self.whole && !self.done && self.line > 0 {
             let end = match self.inner.fill_buf() {
+                // The end of the stream: at a terminal (Ctrl-D) a second read would wait for
+                // more typing, so it is not read again below.
+                Ok([]) => {
+                    self.done = true;
+                    return Ok(None);
+                }
                 Ok(chunk) => memchr::memchr(b'\n', chunk).filter(|&end| end <= self.max_bytes),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => None,
                 Err(e) => return Err(e),
@@ -315,6 +321,35 @@ mod tests {
                 assert_eq!(seen.len(), 7);
             }
         }
+    }
+
+    /// A terminal's end of input (Ctrl-D) is one read of nothing, and the next read waits for
+    /// more typing: the stream ends at the first empty read, which is not made twice.
+    #[test]
+    fn the_first_empty_read_ends_the_stream() {
+        /// Gives its parts one read each: an empty part is an end of input, after which more
+        /// comes (as at a terminal); then nothing.
+        struct Terminal(Vec<&'static [u8]>);
+        impl std::io::Read for Terminal {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let part = if self.0.is_empty() {
+                    &b""[..]
+                } else {
+                    self.0.remove(0)
+                };
+                buf[..part.len()].copy_from_slice(part);
+                Ok(part.len())
+            }
+        }
+        let terminal = Terminal(vec![b"a\n", b"b\n", b"", b"typed after the end\n"]);
+        let mut reader = InputReader::new(std::io::BufReader::new(terminal), Framing::Lines, 100);
+        let mut seen = Vec::new();
+        while let Some((n, input)) = reader.next_input().unwrap() {
+            if let RawInput::Bytes(b) = input {
+                seen.push(format!("{n}:{}", String::from_utf8_lossy(b)));
+            }
+        }
+        assert_eq!(seen, ["1:a", "2:b"]);
     }
 
     #[test]
