@@ -280,3 +280,214 @@ proptest! {
         }
     }
 }
+
+/// JSON text written token by token, not by serde_json: random white space (JSON's four bytes,
+/// and now and then a comment, a Unicode space or a `+` where the parser reads on), every
+/// escape (`\u` of every kind: ASCII, BMP, surrogate pairs, lone halves), raw non-ASCII and
+/// control bytes, strings long enough to cross the scans' 8- and 16-byte blocks, numbers of
+/// every shape (and some that are not JSON), repeated keys, and nesting from shallow to past
+/// the whole-value pass's 64 levels and 32 keys.
+fn json_text() -> impl Strategy<Value = String> {
+    let ws = prop_oneof![
+        6 => Just(""),
+        2 => Just(" "),
+        1 => prop::sample::select(vec!["\n", "\t", "\r\n", "  \n\t ", " \u{a0}", "/*c*/", "\n+"]),
+    ]
+    .prop_map(str::to_owned);
+    let piece = prop_oneof![
+        4 => "[a-z ]{1,40}",
+        1 => prop::sample::select(vec![
+            "\\\"", "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t", "\\u0041", "\\u00e9",
+            "\\u20AC", "\\ud83d\\ude00", "\\uD83D\\uDE00", "\\ud800", "\\udc00x", "\\ud800\\u0041",
+            "\\x", "\\u12", "é", "€", "😀", "\u{1}", "\u{1f}", "\u{7f}", "'", "`",
+        ])
+        .prop_map(str::to_owned),
+    ];
+    let string =
+        prop::collection::vec(piece, 0..6).prop_map(|pieces| format!("\"{}\"", pieces.concat()));
+    let number = prop_oneof![
+        prop::sample::select(vec![
+            "0",
+            "-0",
+            "1",
+            "-1",
+            "10",
+            "0.5",
+            "-0.25e+10",
+            "1E400",
+            "1e-7",
+            "123456789012345678901234567890",
+            "01",
+            "1.",
+            ".5",
+            "+1",
+            "-",
+            "1e",
+            "0x1F",
+            "NaN",
+        ])
+        .prop_map(str::to_owned),
+        any::<i64>().prop_map(|n| n.to_string()),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| f.to_string()),
+    ];
+    let word = prop::sample::select(vec!["true", "false", "null", "True", "nul", "undefined"])
+        .prop_map(str::to_owned);
+    let key = prop_oneof![
+        3 => prop::sample::select(vec!["\"a\"", "\"b\"", "\"\\u0061\"", "\"a\\/b\"", "\"a/b\""]).prop_map(str::to_owned),
+        2 => "\"[a-z_]{0,12}\"",
+    ];
+    let leaf = prop_oneof![2 => string, 2 => number, 1 => word];
+    leaf.prop_recursive(6, 64, 8, move |inner| {
+        let item = (ws.clone(), inner.clone(), ws.clone());
+        let member = (key.clone(), ws.clone(), ws.clone(), inner, ws.clone());
+        prop_oneof![
+            prop::collection::vec(item, 0..8).prop_map(|items| {
+                let body: Vec<String> = items
+                    .into_iter()
+                    .map(|(a, v, b)| format!("{a}{v}{b}"))
+                    .collect();
+                format!("[{}]", body.join(","))
+            }),
+            prop::collection::vec(member, 0..8).prop_map(|members| {
+                let body: Vec<String> = members
+                    .into_iter()
+                    .map(|(k, a, b, v, c)| format!("{a}{k}{b}:{b}{v}{c}"))
+                    .collect();
+                format!("{{{}}}", body.join(","))
+            }),
+        ]
+    })
+}
+
+/// The value of valid JSON text, as serde_json reads it (`None`: not valid, or a key repeated,
+/// or half a surrogate pair, which serde_json does not read).
+fn serde_value(text: &str) -> Option<Value> {
+    use serde::Deserialize;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = Value::deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(value)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The fast path (the whole-value pass and the token-by-token path) against the parser on
+    /// JSON written token by token, and against serde_json where the text is valid JSON.
+    #[test]
+    fn the_fast_path_writes_what_the_parser_writes_on_json_written_token_by_token(
+        text in json_text(),
+        deep in 0usize..80,
+        wide in 0usize..40,
+        lead in "[ \n]{0,2}",
+    ) {
+        let mut compare = Compare::new();
+        compare.check(&text);
+        compare.check(&format!("{lead}{text}{lead}{text}"));
+        // Deep (past 64 levels) and wide (past 32 keys) around the text.
+        let nested = format!("{}{text}{}", "[".repeat(deep), "]".repeat(deep));
+        compare.check(&nested);
+        let keys: String = (0..wide).map(|i| format!("\"k{i}\": {i}, ")).collect();
+        compare.check(&format!("{{{keys}\"v\": {text}}}"));
+        compare.check(&format!("{{{keys}\"v\": {text}, \"k0\": 1}}"));
+        // Valid JSON comes out as the same value, compact.
+        if let Some(value) = serde_value(&text) {
+            let mut mender = Mender::new(Options { target: Target::Any, ..Options::default() });
+            let mended = mender.mend(&text).expect("valid JSON is mended");
+            let out = mended.value().into_owned();
+            prop_assert_eq!(serde_value(&out), Some(value), "{} gave {}", text, out);
+            if mended.repairs().is_empty() {
+                // Nothing repaired: the text itself, white space between tokens left out.
+                prop_assert_eq!(out, compact(&text));
+            }
+        }
+    }
+}
+
+/// `text` (valid JSON) without the white space between its tokens.
+fn compact(text: &str) -> String {
+    let (mut out, mut in_string, mut escaped) = (String::new(), false, false);
+    for c in text.chars() {
+        if in_string {
+            (in_string, escaped) = (escaped || c != '"', !escaped && c == '\\');
+        } else if c == '"' {
+            in_string = true;
+        } else if matches!(c, ' ' | '\n' | '\r' | '\t') {
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The whole-value pass's limits and the places where it gives a value back to the
+/// token-by-token path: both ways give what the parser gives.
+#[test]
+fn the_fast_path_hands_over_at_the_whole_value_passes_limits() {
+    let mut compare = Compare::new();
+    let deep = |n: usize, inner: &str| format!("{}{inner}{}", "[".repeat(n), "]".repeat(n));
+    let keys = |n: usize| -> String { (0..n).map(|i| format!("\"k{i}\":{i},")).collect() };
+    let long = "x".repeat(100);
+    for input in [
+        deep(63, "1"),
+        deep(64, "1"),
+        deep(65, "{}"),
+        deep(1001, "1"),
+        format!("{{{}\"z\":0}}", keys(31)),
+        format!("{{{}\"z\":0}}", keys(32)),
+        format!("{{{}\"z\":0}}", keys(40)),
+        format!("{{{}\"k0\":0}}", keys(40)),
+        format!("{{{}\"k0\":0}}", keys(10)),
+        format!(
+            "{{\"a\":{{{}\"k0\":0}},\"b\":{{{}\"z\":0}}}}",
+            keys(3),
+            keys(3)
+        ),
+        format!("{{\"s\":\"{long}\\\"{long}\\u00e9{long}\"}}"),
+        format!("{{\"s\":\"{long}\u{1}\"}}"),
+        format!("[\"{long}\" , \"{long}\"\n,\t\"{long}\" ]"),
+        r#"{"a":1,"\u0061":2}"#.to_owned(),
+        r#"{"a/b":1,"a\/b":2}"#.to_owned(),
+        r#"{"s":"\ud800"}"#.to_owned(),
+        r#"{"a" :1, "b"	:	2}"#.to_owned(),
+        "{\"a\"\n:1}".to_owned(),
+        "{\"a\":1}\n{\"a\":2}".to_owned(),
+        "[1,2]  [3]".to_owned(),
+        "[true,false,null,truex]".to_owned(),
+        "[tru]".to_owned(),
+        "{\"a\":[1,2,]}".to_owned(),
+        "{\"a\":1,}".to_owned(),
+        "{\"a\":\"x\", b: 1}".to_owned(),
+        "[\"x\"\n+ \"y\"]".to_owned(),
+        // Given back after a member of the outermost level: the parser's state there (the
+        // level, its keys for a repeat later, the last key and element) as the other path's.
+        r#"{"a": "x", "b": [1, 2], "c": {"d": 1}, "e": True}"#.to_owned(),
+        r#"{"a": 1, "b": 2, 'c': 3, "a": 4}"#.to_owned(),
+        r#"{"a": 1, "\u0062": 2, "c": 3,, "b": 4}"#.to_owned(),
+        format!("{{{}'x': 1, \"k3\": 5, \"k30\": 6}}", keys(28)),
+        format!("{{{}\"x\": 1, \"k3\": 5}}", keys(33)),
+        r#"[1, "x", [2], {"a": 1}, tru]"#.to_owned(),
+        r#"["a", "b": 1]"#.to_owned(),
+        r#"[[1, "x"], "y": 2]"#.to_owned(),
+        r#"[{"a": [1, "z"]}, "y": 2, 3]"#.to_owned(),
+        r#"{"a": [1, "z"], "y": 2, "q" 3}"#.to_owned(),
+        r#"{"a": {"b": 1}, "c": 2"#.to_owned(),
+        r#"{"a": 1, "b": {"c": 2"#.to_owned(),
+        r#"[1, 2, 3"#.to_owned(),
+        r#"{"a": "x", b: 1}"#.to_owned(),
+        r#"{"a": "x" , bee: 1, "c": 2}"#.to_owned(),
+        "{\"a\": \"x\",\n\"b\": \"y\"\n+ \"z\"}".to_owned(),
+        "{\"a\": 1, \"b\": 2 // c\n}".to_owned(),
+        "[\"a\", \"b\"\u{a0}, \"c\"]".to_owned(),
+        r#"{"a": 1, "b": 2}, "c": 3}"#.to_owned(),
+        "{}".to_owned(),
+        "[]".to_owned(),
+        "[ ]".to_owned(),
+        "{ }".to_owned(),
+        "[{}, [], {\"a\": {}}]".to_owned(),
+    ] {
+        compare.check(&input);
+    }
+}

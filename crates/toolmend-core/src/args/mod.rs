@@ -8,6 +8,9 @@
 /// The settings every stage reads.
 mod options;
 
+/// Block-at-a-time scans of string bytes, which the unquote and parse stages share.
+mod simd;
+
 // The stages, in the order they run; a stage imports only those above it.
 
 /// Finding the JSON in text with more around it: code fences, prose, a JSONP wrapper.

@@ -6,7 +6,8 @@ use std::ops::Range;
 
 use crate::args::locate::locate;
 use crate::args::options::{Options, Target};
-use crate::bytes::{append, find_any, hex4};
+use crate::args::simd::either_stop;
+use crate::bytes::{append, hex4};
 use crate::error::{Code, Error};
 use crate::repair::{Repair, RepairKind};
 
@@ -194,7 +195,7 @@ fn holds_json(
         Some(_) => {
             !strict
                 && options.target == Target::Object
-                && memchr::memmem::find(decoded, b"```").is_some()
+                && crate::args::locate::find_fence(decoded).is_some()
         }
         None => {
             if options.target == Target::Object {
@@ -309,7 +310,7 @@ pub(crate) fn decode(
     loop {
         // Escaped JSON has an escape every few bytes: an inlined word-at-a-time scan beats a
         // memchr call per run.
-        let i = find_any(text, p, [quote, b'\\', quote], false);
+        let i = either_stop(text, p, quote, b'\\');
         if i == text.len() {
             if !bare {
                 if strict {

@@ -38,12 +38,9 @@ impl<'a> Input<'a> {
             let error = too_large(bytes.len() as u64, max_bytes);
             return Input::Failed(error, Cow::Owned(original_text(bytes)));
         }
-        match std::str::from_utf8(bytes) {
+        match crate::io::input::utf8(bytes) {
             Ok(text) => Input::Text(text),
-            Err(e) => Input::Failed(
-                Error::at(Code::InvalidUtf8, e.valid_up_to(), "invalid UTF-8"),
-                Cow::Owned(original_text(bytes)),
-            ),
+            Err(error) => Input::Failed(error, Cow::Owned(original_text(bytes))),
         }
     }
 

@@ -50,6 +50,8 @@ pub struct InputReader<R> {
     buf: Vec<u8>,
     line: u64,
     done: bool,
+    /// Bytes of the reader's buffer lent out as the last input, consumed at the next call.
+    lent: usize,
 }
 
 impl<R: BufRead> InputReader<R> {
@@ -62,6 +64,7 @@ impl<R: BufRead> InputReader<R> {
             buf: Vec::new(),
             line: 0,
             done: false,
+            lent: 0,
         }
     }
 
@@ -70,6 +73,31 @@ impl<R: BufRead> InputReader<R> {
     /// # Errors
     /// Only a failure to read the stream; bad content is for the caller to report.
     pub fn next_input(&mut self) -> io::Result<Option<(u64, RawInput<'_>)>> {
+        self.inner.consume(std::mem::take(&mut self.lent));
+        // A whole line in the reader's buffer is lent as it stands, not copied (past the first
+        // line, whose byte order mark is taken off).
+        if !self.whole && !self.done && self.line > 0 {
+            let end = match self.inner.fill_buf() {
+                // The end of the stream: at a terminal (Ctrl-D) a second read would wait for
+                // more typing, so it is not read again below.
+                Ok([]) => {
+                    self.done = true;
+                    return Ok(None);
+                }
+                Ok(chunk) => memchr::memchr(b'\n', chunk).filter(|&end| end <= self.max_bytes),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => None,
+                Err(e) => return Err(e),
+            };
+            if let Some(end) = end {
+                self.lent = end + 1;
+                self.line += 1;
+                // The buffer just filled, given again without a read.
+                let chunk = self.inner.fill_buf()?;
+                let line = &chunk[..end];
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                return Ok(Some((self.line, RawInput::Bytes(line))));
+            }
+        }
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
         let framed = self.read_into(&mut buf);
@@ -93,6 +121,7 @@ impl<R: BufRead> InputReader<R> {
     /// # Errors
     /// Only a failure to read the stream.
     pub fn read_into(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<(u64, Option<u64>)>> {
+        self.inner.consume(std::mem::take(&mut self.lent));
         if self.done {
             return Ok(None);
         }
@@ -181,14 +210,22 @@ struct JsonlObject<'a> {
     id: Option<&'a RawValue>,
 }
 
+/// `bytes` as text, or `invalid_utf8` at the first bad byte. The block-at-a-time check
+/// (simdutf8) says only whether the bytes are UTF-8; std's finds where they are not.
+pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
+    simdutf8::basic::from_utf8(bytes).or_else(|_| {
+        std::str::from_utf8(bytes)
+            .map_err(|e| Error::at(Code::InvalidUtf8, e.valid_up_to(), "invalid UTF-8"))
+    })
+}
+
 /// Checks that an input is UTF-8 and, for jsonl, takes the text (and id) out of its line.
 ///
 /// # Errors
 /// `invalid_utf8` at the first bad byte; for jsonl, `invalid_input` for a line that is not a
 /// JSON string or an object carrying the text.
 pub fn decode_input(bytes: &[u8], framing: Framing) -> Result<Decoded<'_>, Error> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| Error::at(Code::InvalidUtf8, e.valid_up_to(), "invalid UTF-8"))?;
+    let text = utf8(bytes)?;
     if framing != Framing::Jsonl {
         return Ok(Decoded {
             text: Cow::Borrowed(text),
@@ -245,6 +282,74 @@ mod tests {
             });
         }
         seen
+    }
+
+    /// Lines lent from the reader's buffer (`next_input`) are the lines copied out of it
+    /// (`read_into`), whatever the buffer's size: lines cut by its end, `\r`, empty lines, a
+    /// byte order mark, lines over the limit and a last line without a newline.
+    #[test]
+    fn lent_lines_are_the_lines_copied() {
+        let data: &[u8] =
+            b"\xEF\xBB\xBF{\"a\":1}\r\n\nxyz\r\r\n0123456789abcdef\n\r\n\xff\xfe\nlast";
+        for max in [3, 5, 10, 100] {
+            for capacity in [1, 2, 3, 5, 7, 16, 64, 4096] {
+                let mut copied = Vec::new();
+                let mut reader = InputReader::new(
+                    std::io::BufReader::with_capacity(capacity, data),
+                    Framing::Lines,
+                    max,
+                );
+                let mut buf = Vec::new();
+                while let Some((n, too_large)) = reader.read_into(&mut buf).unwrap() {
+                    let text = String::from_utf8_lossy(&buf);
+                    copied.push(match too_large {
+                        Some(len) => format!("{n}:too large {len}"),
+                        None => format!("{n}:{text}"),
+                    });
+                    buf.clear();
+                }
+                let reader = std::io::BufReader::with_capacity(capacity, data);
+                let mut lent = InputReader::new(reader, Framing::Lines, max);
+                let mut seen = Vec::new();
+                while let Some((n, input)) = lent.next_input().unwrap() {
+                    seen.push(match input {
+                        RawInput::Bytes(b) => format!("{n}:{}", String::from_utf8_lossy(b)),
+                        RawInput::TooLarge { len, .. } => format!("{n}:too large {len}"),
+                    });
+                }
+                assert_eq!(seen, copied, "capacity {capacity}, max {max}");
+                assert_eq!(seen.len(), 7);
+            }
+        }
+    }
+
+    /// A terminal's end of input (Ctrl-D) is one read of nothing, and the next read waits for
+    /// more typing: the stream ends at the first empty read, which is not made twice.
+    #[test]
+    fn the_first_empty_read_ends_the_stream() {
+        /// Gives its parts one read each: an empty part is an end of input, after which more
+        /// comes (as at a terminal); then nothing.
+        struct Terminal(Vec<&'static [u8]>);
+        impl std::io::Read for Terminal {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let part = if self.0.is_empty() {
+                    &b""[..]
+                } else {
+                    self.0.remove(0)
+                };
+                buf[..part.len()].copy_from_slice(part);
+                Ok(part.len())
+            }
+        }
+        let terminal = Terminal(vec![b"a\n", b"b\n", b"", b"typed after the end\n"]);
+        let mut reader = InputReader::new(std::io::BufReader::new(terminal), Framing::Lines, 100);
+        let mut seen = Vec::new();
+        while let Some((n, input)) = reader.next_input().unwrap() {
+            if let RawInput::Bytes(b) = input {
+                seen.push(format!("{n}:{}", String::from_utf8_lossy(b)));
+            }
+        }
+        assert_eq!(seen, ["1:a", "2:b"]);
     }
 
     #[test]

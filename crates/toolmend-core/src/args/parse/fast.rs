@@ -17,7 +17,8 @@
 use super::Parser;
 use super::strings::surrogate_pair_or_bmp;
 use crate::args::nesting::Container;
-use crate::bytes::{append, find_any, hex4};
+use crate::args::simd::string_stop;
+use crate::bytes::{append, hex4};
 use crate::error::Error;
 
 /// Where reading stands between two tokens: what the parser (or the fast path) does next.
@@ -37,7 +38,7 @@ pub(super) enum Resume {
 
 /// JSON's own white space: what the fast path skips between tokens.
 #[inline(always)]
-fn is_ws(b: u8) -> bool {
+pub(super) fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\n' | b'\r' | b'\t')
 }
 
@@ -74,6 +75,12 @@ impl Parser<'_> {
                 Resume::Value => {
                     self.pos = at;
                     let top_level = self.sink.scratch.nesting.is_empty();
+                    if top_level
+                        && matches!(src.get(at), Some(b'{' | b'['))
+                        && let Some(done) = self.fast_whole(at)
+                    {
+                        return Ok(done);
+                    }
                     match src.get(at) {
                         Some(b'{') => {
                             let mut inner = at + 1;
@@ -273,41 +280,51 @@ impl Parser<'_> {
     }
 
     /// Where the string whose opening quote is at `at` ends (past its closing quote), and whether
-    /// it holds an escape, when it is a valid JSON string the parser copies as written: no
-    /// control character, every escape valid, and no lone surrogate escape when those are
-    /// replaced.
+    /// it holds an escape, when the parser copies it as written (see [`string_end`]).
     #[inline(always)]
     fn fast_string_end(&self, at: usize) -> Option<(usize, bool)> {
-        let src = self.src;
-        let mut p = at + 1;
-        let mut escaped = false;
-        loop {
-            if src.get(p) != Some(&b'\\') {
-                p = find_any(src, p, [b'"', b'\\', b'"'], true);
-            }
-            match *src.get(p)? {
-                b'"' => return Some((p + 1, escaped)),
-                b'\\' => match *src.get(p + 1)? {
-                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
-                        p += 2;
-                        escaped = true;
-                    }
-                    b'u' => {
-                        p = match hex4(src, p + 2)? {
-                            0xD800..=0xDFFF => match surrogate_pair_or_bmp(src, p) {
-                                Some(end) => end,
-                                None if !self.lone_surrogates_as_fffd => p + 6,
-                                None => return None,
-                            },
-                            _ => p + 6,
-                        };
-                        escaped = true;
-                    }
-                    _ => return None,
-                },
-                // A control character: the parser escapes it (a repair).
+        string_end(self.src, at, self.lone_surrogates_as_fffd)
+    }
+}
+
+/// Where the string whose opening quote is at `at` ends (past its closing quote), and whether
+/// it holds an escape, when it is a valid JSON string the parser copies as written: no control
+/// character, every escape valid, and no lone surrogate escape when those are replaced
+/// (`lone_surrogates_as_fffd`).
+#[inline(always)]
+pub(super) fn string_end(
+    src: &[u8],
+    at: usize,
+    lone_surrogates_as_fffd: bool,
+) -> Option<(usize, bool)> {
+    let mut p = at + 1;
+    let mut escaped = false;
+    loop {
+        if src.get(p) != Some(&b'\\') {
+            p = string_stop(src, p);
+        }
+        match *src.get(p)? {
+            b'"' => return Some((p + 1, escaped)),
+            b'\\' => match *src.get(p + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                    p += 2;
+                    escaped = true;
+                }
+                b'u' => {
+                    p = match hex4(src, p + 2)? {
+                        0xD800..=0xDFFF => match surrogate_pair_or_bmp(src, p) {
+                            Some(end) => end,
+                            None if !lone_surrogates_as_fffd => p + 6,
+                            None => return None,
+                        },
+                        _ => p + 6,
+                    };
+                    escaped = true;
+                }
                 _ => return None,
-            }
+            },
+            // A control character: the parser escapes it (a repair).
+            _ => return None,
         }
     }
 }
@@ -315,7 +332,7 @@ impl Parser<'_> {
 /// Where the JSON number at `at` ends, when it is one by the grammar and what follows may end
 /// it inside a container; `None` for anything else (the parser mends or reads it).
 #[inline(always)]
-fn fast_number_end(src: &[u8], at: usize) -> Option<usize> {
+pub(super) fn fast_number_end(src: &[u8], at: usize) -> Option<usize> {
     let digits = |mut p: usize| {
         while p < src.len() && src[p].is_ascii_digit() {
             p += 1;

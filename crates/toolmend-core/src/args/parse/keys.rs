@@ -328,7 +328,7 @@ pub(super) fn is_bare_key_byte(b: u8) -> bool {
 /// `"a"` and `"\u0061"` compare equal. Half a surrogate
 /// pair is kept as its WTF-8 bytes, which no decoded text holds. Most keys hold no backslash
 /// and are compared as written.
-fn compared(key: &[u8]) -> Cow<'_, [u8]> {
+pub(super) fn compared(key: &[u8]) -> Cow<'_, [u8]> {
     if memchr::memchr(b'\\', key).is_none() {
         return Cow::Borrowed(key);
     }

@@ -15,6 +15,7 @@ mod numbers;
 mod scan;
 mod strings;
 mod tree;
+mod whole;
 mod words;
 
 use fast::Resume;
@@ -59,6 +60,8 @@ struct Scratch {
     keys: Vec<KeyEntry>,
     /// (depth, hash of key) to the first entry with that key, for large objects only.
     key_index: HashMap<(usize, u64), usize>,
+    /// The key tags of the objects open in [`whole`]'s pass.
+    tags: Vec<u64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,242 @@
+//! The fast path's first try: a whole top-level array or object proven valid JSON and copied
+//! in one tight pass, without the parser's state.
+//!
+//! The token-by-token fast path ([`super::fast`]) keeps the parser's nesting stack, key list
+//! and output offsets up to date at every token, so that the repairing parser can take over at
+//! any byte; on clean lines that bookkeeping was most of the time. Here a value that opens at
+//! the top level is read with a bit per open container and a tag per key only, its bytes
+//! copied in runs (white space between tokens left out), and accepted only when every token is
+//! one the token-by-token path copies as written: the same grammar and checks ([`string_end`],
+//! [`fast_number_end`]), no key repeated in an object (not even a key whose tag is only equal),
+//! not deeper than `--max-nesting` (nor than 64 levels, nor over [`MAX_KEYS`] keys in one
+//! object: those are left to the other path). Anything else, and the output written so far is
+//! taken back and the token-by-token path reads the value from its start: the output is the
+//! same either way (tests/fast_path.rs compares both with the repairing parser alone).
+
+use super::Parser;
+use super::fast::{Resume, fast_number_end, is_ws, string_end};
+use super::keys::compared;
+use crate::bytes::append;
+
+/// The most keys one object may have here (each key is compared with every earlier tag of its
+/// object); a larger object is read by the token-by-token path, which indexes its keys.
+const MAX_KEYS: usize = 32;
+
+/// Open containers tracked here, a bit each.
+const MAX_DEPTH: usize = 64;
+
+impl Parser<'_> {
+    /// At a top-level `{` or `[` at `at`: when the whole value there is valid JSON that the
+    /// fast path copies as written, writes it compact and returns [`Resume::Done`] with `pos`
+    /// past it; else writes nothing and returns `None`.
+    #[inline]
+    pub(super) fn fast_whole(&mut self, at: usize) -> Option<Resume> {
+        let out = &mut self.sink.out;
+        let start = out.len();
+        let max_depth = self.max_nesting.min(MAX_DEPTH);
+        let tags = &mut self.sink.scratch.tags;
+        match copy_valid(
+            self.src,
+            at,
+            out,
+            tags,
+            max_depth,
+            self.lone_surrogates_as_fffd,
+        ) {
+            Some(end) => {
+                self.pos = end;
+                Some(Resume::Done)
+            }
+            None => {
+                out.truncate(start);
+                None
+            }
+        }
+    }
+}
+
+/// Reads the array or object at `src[at]` and appends it to `out` without white space between
+/// tokens; where it ends, or `None` at the first thing the fast path would not copy as written
+/// (the caller takes back what was appended). `tags` is scratch space for key tags.
+fn copy_valid(
+    src: &[u8],
+    at: usize,
+    out: &mut Vec<u8>,
+    tags: &mut Vec<u64>,
+    max_depth: usize,
+    lone_surrogates_as_fffd: bool,
+) -> Option<usize> {
+    tags.clear();
+    let mut p = at;
+    // Where the bytes not copied yet start: they are copied in runs, up to white space.
+    let mut run = at;
+    let mut depth = 0;
+    // Bit d: the container open at depth d (0 the outermost) is an object.
+    let mut objects: u64 = 0;
+    // Where each open object's key tags start in `tags`.
+    let mut bases = [0u32; MAX_DEPTH];
+
+    // White space (JSON's four bytes, or with `spaces` only spaces and tabs) skipped, the run
+    // before it copied.
+    macro_rules! skip {
+        ($ws:expr) => {
+            if p < src.len() && $ws(src[p]) {
+                append(out, src, run, p);
+                p += 1;
+                while p < src.len() && $ws(src[p]) {
+                    p += 1;
+                }
+                run = p;
+            }
+        };
+    }
+    let spaces = |b: u8| b == b' ' || b == b'\t';
+
+    // A key at `p` (white space skipped), its colon (after spaces and tabs, as the parser
+    // looks) and the white space after it.
+    macro_rules! key {
+        () => {
+            if src.get(p) != Some(&b'"') {
+                return None;
+            }
+            let (end, escaped) = string_end(src, p, lone_surrogates_as_fffd)?;
+            let key = &src[p..end];
+            let tag = match src.get(p..p + 8) {
+                // Most keys are short and plain: their bytes in one load, the rest masked off.
+                Some(word) if !escaped && key.len() < 8 => {
+                    let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+                    tag_of_word(word & (u64::MAX >> (64 - 8 * key.len())), key.len())
+                }
+                _ if escaped => tag_of(&compared(key)),
+                _ => tag_of(key),
+            };
+            let base = bases[depth - 1] as usize;
+            if tags.len() - base >= MAX_KEYS || tags[base..].contains(&tag) {
+                return None;
+            }
+            tags.push(tag);
+            p = end;
+            skip!(spaces);
+            if src.get(p) != Some(&b':') {
+                return None;
+            }
+            p += 1;
+            skip!(is_ws);
+        };
+    }
+
+    'value: loop {
+        // A value starts at `p`.
+        match *src.get(p)? {
+            open @ (b'{' | b'[') => {
+                if depth >= max_depth {
+                    return None;
+                }
+                p += 1;
+                skip!(is_ws);
+                match (open, src.get(p)) {
+                    (b'{', Some(b'}')) | (b'[', Some(b']')) => p += 1,
+                    (b'{', _) => {
+                        objects |= 1 << depth;
+                        bases[depth] = tags.len() as u32;
+                        depth += 1;
+                        key!();
+                        continue 'value;
+                    }
+                    _ => {
+                        objects &= !(1 << depth);
+                        depth += 1;
+                        continue 'value;
+                    }
+                }
+            }
+            b'"' => p = string_end(src, p, lone_surrogates_as_fffd)?.0,
+            b'-' | b'0'..=b'9' => p = fast_number_end(src, p)?,
+            b't' | b'f' | b'n' => {
+                let rest = &src[p..];
+                let word: &[u8] = match rest[0] {
+                    b't' => b"true",
+                    b'f' => b"false",
+                    _ => b"null",
+                };
+                if !rest.starts_with(word) {
+                    return None;
+                }
+                p += word.len();
+            }
+            _ => return None,
+        }
+        // A value was read: a comma, a closer or (at the top) the end of the value comes next.
+        loop {
+            if depth == 0 {
+                append(out, src, run, p);
+                return Some(p);
+            }
+            skip!(is_ws);
+            let in_object = objects >> (depth - 1) & 1 != 0;
+            match (src.get(p), in_object) {
+                (Some(b','), _) => {
+                    p += 1;
+                    skip!(is_ws);
+                    if in_object {
+                        key!();
+                    }
+                    continue 'value;
+                }
+                (Some(b'}'), true) => {
+                    tags.truncate(bases[depth - 1] as usize);
+                    depth -= 1;
+                    p += 1;
+                }
+                (Some(b']'), false) => {
+                    depth -= 1;
+                    p += 1;
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+/// A tag of a key as it reads (quotes included, escapes decoded): equal keys have equal tags,
+/// different keys rarely do (and a key whose tag repeats one is left to the other path). Its
+/// length and its first and last eight bytes; a key under eight bytes is one little-endian
+/// word of its bytes.
+#[inline(always)]
+fn tag_of(key: &[u8]) -> u64 {
+    let len = key.len();
+    if len < 8 {
+        let word = key
+            .iter()
+            .rev()
+            .fold(0, |word, &b| word << 8 | u64::from(b));
+        return tag_of_word(word, len);
+    }
+    let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
+    tag_of_word(word(&key[..8]) ^ word(&key[len - 8..]).rotate_left(29), len)
+}
+
+#[inline(always)]
+fn tag_of_word(word: u64, len: usize) -> u64 {
+    word ^ (len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A short key's tag from one load of the bytes around it (as `copy_valid` takes it) is
+    /// the tag of its bytes alone, so that it equals the tag of the same key decoded.
+    #[test]
+    fn short_keys_tag_alike_however_read() {
+        for key in [&b"\"\""[..], b"\"a\"", b"\"abcde\"", b"\"\xc3\xa9\""] {
+            let mut src = key.to_vec();
+            src.extend_from_slice(b":123456789");
+            let word = u64::from_le_bytes(src[..8].try_into().unwrap());
+            let masked = word & (u64::MAX >> (64 - 8 * key.len()));
+            assert_eq!(tag_of_word(masked, key.len()), tag_of(key), "{key:?}");
+        }
+        assert_ne!(tag_of(b"\"a\""), tag_of(b"\"b\""));
+        assert_ne!(tag_of(b"\"content_5\""), tag_of(b"\"content_7\""));
+    }
+}
