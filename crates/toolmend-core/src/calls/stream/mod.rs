@@ -171,6 +171,21 @@ fn feed_nested(nested: &mut Nested, bytes: &[u8]) -> bool {
     true
 }
 
+/// Gives `reader` the plain string bytes the skim counted and passed over, the last
+/// `reader.deferred` bytes of `buf` before `pos`, in one go.
+#[inline]
+fn catch_up(reader: &mut call_reader::CallReader, buf: &str, pos: usize) {
+    if reader.deferred > 0 {
+        let from = pos - reader.deferred;
+        reader.deferred = 0;
+        let taken = reader
+            .reader
+            .extend_plain_string(&buf.as_bytes()[from..pos]);
+        // Each was taken alone as more of the same plain string.
+        debug_assert!(taken, "deferred string bytes not taken");
+    }
+}
+
 /// A reply read as it arrives (see the module documentation).
 pub struct Stream {
     options: CallOptions,
@@ -201,6 +216,13 @@ pub struct Stream {
     skims: bool,
     /// Each `arguments` event carries the whole parameters too ([`Stream::with_snapshots`]).
     snapshots: bool,
+    /// How many more one-byte chunks `feed_into` may take as plain bytes of the open JSON
+    /// string without a look at the call reader: set by the skim when it took one (the live
+    /// text stopped, the reader quiet for this many bytes more), 0 once anything else comes.
+    /// A string fed a byte at a time then costs little more than the append to the reply.
+    run: usize,
+    /// Bytes taken so, not yet counted in the reader ([`Stream::settle_run`]).
+    ran: usize,
 }
 
 /// What the `arguments` events given and not yet written added (their `append`, `members` or
@@ -273,6 +295,8 @@ impl Stream {
             written: None,
             skims: true,
             snapshots: false,
+            run: 0,
+            ran: 0,
         }
     }
 
@@ -350,6 +374,22 @@ impl Stream {
     /// [`Stream::feed`], adding the events to `events`.
     #[inline]
     pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event>) {
+        if let &[b] = chunk.as_bytes()
+            && self.run > 0
+            && b >= 0x20
+            && b != b'"'
+            && b != b'\\'
+        {
+            // One more plain byte of a string the skim found quiet (see `run`).
+            self.run -= 1;
+            self.ran += 1;
+            self.buf.push(char::from(b));
+            self.pos += 1;
+            #[cfg(test)]
+            tests::SKIMMED.with(|n| n.set(n.get() + 1));
+            return;
+        }
+        self.settle_run();
         if self.result.is_some() || chunk.is_empty() {
             return;
         }
@@ -408,6 +448,26 @@ impl Stream {
             Mode::Json(reader, _) => {
                 let n = bytes.len();
                 if let &[b] = bytes
+                    && reader.nested_at.is_none()
+                    && b >= 0x20
+                    && b != b'"'
+                    && b != b'\\'
+                    && reader.quiet(1)
+                    && (reader.deferred > 0 || reader.reader.in_plain_string())
+                {
+                    // More of a plain string, a byte at a time: counted now, given to the
+                    // reader with the bytes after it when it is next used (`catch_up`).
+                    reader.deferred += 1;
+                    reader.read += 1;
+                    self.pos = self.buf.len();
+                    if self.live.stopped() {
+                        // The bytes that may follow the same way, without a look at the reader.
+                        self.run = reader.quiet_left();
+                    }
+                    return true;
+                }
+                catch_up(reader, &self.buf, self.pos);
+                if let &[b] = bytes
                     && reader.nested_at.is_some()
                 {
                     // Arguments written as a JSON string, a byte at a time.
@@ -435,6 +495,29 @@ impl Stream {
         }
     }
 
+    /// Gives the call reader the string bytes the skim counted and passed over (see
+    /// `CallReader::deferred`), before anything else reads it.
+    fn catch_up(&mut self) {
+        self.settle_run();
+        if let Mode::Json(reader, _) = &mut self.mode {
+            catch_up(reader, &self.buf, self.pos);
+        }
+    }
+
+    /// Counts the bytes `feed_into` took on the `run` in the call reader (as deferred string
+    /// bytes), and ends the run: anything but one more plain byte looks at the reader again.
+    #[inline]
+    fn settle_run(&mut self) {
+        self.run = 0;
+        if self.ran > 0 {
+            if let Mode::Json(reader, _) = &mut self.mode {
+                reader.read += self.ran;
+                reader.deferred += self.ran;
+            }
+            self.ran = 0;
+        }
+    }
+
     /// The text of the reply so far.
     pub fn reply(&self) -> &str {
         &self.buf
@@ -459,6 +542,7 @@ impl Stream {
     }
 
     fn abort_showing(&mut self, error: crate::Error, original: String) -> Vec<Event> {
+        self.catch_up();
         let mut events = Vec::new();
         if self.result.is_some() {
             return events;
