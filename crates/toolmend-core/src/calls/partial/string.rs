@@ -73,15 +73,11 @@ impl Reader {
         true
     }
 
-    /// [`Reader::extend_string`] for bytes already known plain (each printable ASCII, neither
-    /// a quote nor a backslash, as the stream's skim took them one by one): not looked at
-    /// again. Whether a plain string was open to take them.
+    /// [`Reader::extend_string`] for bytes already known plain (no control character, quote
+    /// or backslash, as the stream's skim took them a few at a time): not looked at again.
+    /// Whether a plain string was open to take them.
     pub(crate) fn extend_plain_string(&mut self, chunk: &[u8]) -> bool {
-        debug_assert!(
-            chunk
-                .iter()
-                .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\')
-        );
+        debug_assert!(chunk.iter().all(|&b| b >= 0x20 && b != b'"' && b != b'\\'));
         let Lex::Str {
             bytes,
             rec,

@@ -171,6 +171,19 @@ fn feed_nested(nested: &mut Nested, bytes: &[u8]) -> bool {
     true
 }
 
+/// Whether `bytes` (a small chunk: at most 16 bytes) can only add to an open JSON string
+/// without ending it or starting an escape: no quote, backslash or control character.
+#[inline]
+fn plain_string_bytes(bytes: &[u8]) -> bool {
+    !bytes.is_empty() && bytes.len() <= 16 && bytes.iter().all(|&b| plain_string_byte(b))
+}
+
+/// Whether `b` can only add to an open JSON string (see [`plain_string_bytes`]).
+#[inline]
+fn plain_string_byte(b: u8) -> bool {
+    b >= 0x20 && b != b'"' && b != b'\\'
+}
+
 /// Gives `reader` the plain string bytes the skim counted and passed over, the last
 /// `reader.deferred` bytes of `buf` before `pos`, in one go.
 #[inline]
@@ -374,17 +387,22 @@ impl Stream {
     /// [`Stream::feed`], adding the events to `events`.
     #[inline]
     pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event>) {
-        if let &[b] = chunk.as_bytes()
-            && self.run > 0
-            && b >= 0x20
-            && b != b'"'
-            && b != b'\\'
+        let n = chunk.len();
+        if n <= self.run
+            && match chunk.as_bytes() {
+                // The usual chunk of a string fed a byte at a time, looked at alone.
+                &[b] => plain_string_byte(b),
+                bytes => plain_string_bytes(bytes),
+            }
         {
-            // One more plain byte of a string the skim found quiet (see `run`).
-            self.run -= 1;
-            self.ran += 1;
-            self.buf.push(char::from(b));
-            self.pos += 1;
+            // More plain bytes of a string the skim found quiet (see `run`).
+            self.run -= n;
+            self.ran += n;
+            match chunk.as_bytes() {
+                &[b] => self.buf.push(char::from(b)),
+                _ => self.buf.push_str(chunk),
+            }
+            self.pos += n;
             #[cfg(test)]
             tests::SKIMMED.with(|n| n.set(n.get() + 1));
             return;
@@ -447,18 +465,15 @@ impl Stream {
             }
             Mode::Json(reader, _) => {
                 let n = bytes.len();
-                if let &[b] = bytes
-                    && reader.nested_at.is_none()
-                    && b >= 0x20
-                    && b != b'"'
-                    && b != b'\\'
-                    && reader.quiet(1)
+                if reader.nested_at.is_none()
+                    && reader.quiet(n)
+                    && plain_string_bytes(bytes)
                     && (reader.deferred > 0 || reader.reader.in_plain_string())
                 {
-                    // More of a plain string, a byte at a time: counted now, given to the
-                    // reader with the bytes after it when it is next used (`catch_up`).
-                    reader.deferred += 1;
-                    reader.read += 1;
+                    // More of a plain string, a few bytes at a time: counted now, given to
+                    // the reader with the bytes after them when it is next used (`catch_up`).
+                    reader.deferred += n;
+                    reader.read += n;
                     self.pos = self.buf.len();
                     if self.live.stopped() {
                         // The bytes that may follow the same way, without a look at the reader.
@@ -639,8 +654,8 @@ mod tests {
         pub(super) static SKIMMED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
-    /// Every `calls` fixture fed a character at a time, with and without [`Stream::skim`]
-    /// and the refreshes left out when quiet: the same events, so the skim reads chunks
+    /// Every `calls` fixture fed one and three characters at a time, with and without
+    /// [`Stream::skim`] and the refreshes left out when quiet: the same events, so the skim reads chunks
     /// exactly as the byte-by-byte scan does, and a refresh left out would have done nothing.
     #[test]
     fn skimming_gives_the_events_of_the_scan() {
@@ -666,7 +681,7 @@ mod tests {
                         format = flags.get(i + 1).map(|f| (*f).to_owned());
                     }
                 }
-                for writing in [false, true] {
+                for (writing, per) in [(false, 1), (true, 1), (false, 3), (true, 3)] {
                     let options = CallOptions {
                         format: format.clone(),
                         ..CallOptions::default()
@@ -681,11 +696,12 @@ mod tests {
                     let (mut fast, mut slow) = (make(), make());
                     slow.skims = false;
                     let (mut a, mut b) = (Vec::new(), Vec::new());
-                    let mut chars = [0u8; 4];
-                    for c in input.chars() {
-                        let c = c.encode_utf8(&mut chars);
-                        fast.feed_into(c, &mut a);
-                        slow.feed_into(c, &mut b);
+                    // A character at a time, or three (a few bytes, as tokens come).
+                    let chars: Vec<char> = input.chars().collect();
+                    for piece in chars.chunks(per) {
+                        let piece: String = piece.iter().collect();
+                        fast.feed_into(&piece, &mut a);
+                        slow.feed_into(&piece, &mut b);
                     }
                     a.extend(fast.finish());
                     b.extend(slow.finish());
