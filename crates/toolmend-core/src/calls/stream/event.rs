@@ -432,14 +432,14 @@ fn write_value<W: Write>(out: &mut W, value: &Value) -> io::Result<()> {
         Value::String(s) => write_str(out, s),
         Value::Object(map) => write_map(out, map),
         Value::Array(items) => {
-            out.write_all(b"[")?;
+            out.write_all(&[b'['])?;
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.write_all(b",")?;
                 }
                 write_value(out, item)?;
             }
-            out.write_all(b"]")
+            out.write_all(&[b']'])
         }
         // Numbers as written, `true`, `false`, `null`: serde_json's own text.
         scalar => Ok(serde_json::to_writer(&mut *out, scalar)?),
