@@ -73,6 +73,31 @@ impl Reader {
         true
     }
 
+    /// [`Reader::extend_string`] for bytes already known plain (no control character, quote
+    /// or backslash, as the stream's skim took them a few at a time): not looked at again.
+    /// Whether a plain string was open to take them.
+    pub(crate) fn extend_plain_string(&mut self, chunk: &[u8]) -> bool {
+        debug_assert!(chunk.iter().all(|&b| b >= 0x20 && b != b'"' && b != b'\\'));
+        let Lex::Str {
+            bytes,
+            rec,
+            text_only,
+            escape: Escape::No,
+            ..
+        } = &mut self.lex
+        else {
+            return false;
+        };
+        if !*text_only {
+            extend(bytes, chunk);
+        }
+        if *rec && let Some(t) = &mut self.text {
+            extend(&mut t.out, chunk);
+            t.weight += chunk.len();
+        }
+        true
+    }
+
     /// Reads `chunk` in one go when it only adds to the open string (no quote or backslash,
     /// no escape under way), as pushing its bytes one by one would; whether it did.
     pub(crate) fn extend_string(&mut self, chunk: &[u8]) -> bool {

@@ -75,6 +75,11 @@ pub(super) struct CallReader {
     /// to its end by the slot's nested reader: found by the last refresh, forgotten by `push`
     /// (see [`CallReader::nested_byte`]).
     pub(super) nested_at: Option<usize>,
+    /// Plain bytes of the open string that the stream's skim counted in `read` but did not
+    /// give to `reader` yet: the last this many bytes before the stream's position. They are
+    /// given in one go ([`Stream::catch_up`](super::Stream)) before the reader is used, so
+    /// that a string fed a byte at a time costs no append per byte.
+    pub(super) deferred: usize,
 }
 
 impl CallReader {
@@ -90,6 +95,7 @@ impl CallReader {
             first_slot,
             quiet_until: 0,
             nested_at: None,
+            deferred: 0,
         }
     }
 
@@ -471,6 +477,11 @@ impl CallReader {
     /// on top).
     pub(super) fn quiet(&self, n: usize) -> bool {
         self.read + n < self.quiet_until
+    }
+
+    /// How many more single bytes would each be [`CallReader::quiet`] now.
+    pub(super) fn quiet_left(&self) -> usize {
+        self.quiet_until.saturating_sub(self.read + 1)
     }
 
     /// The `read` at which a refresh may show something: 0 when the top frame is a call

@@ -410,6 +410,42 @@ fn write_str<W: Write>(out: &mut W, text: &str) -> io::Result<()> {
     crate::bytes::escape::write_json_string(out, text.as_bytes())
 }
 
+/// `map` as compact JSON, byte for byte as `serde_json` writes it, its strings by the
+/// library's escaper ([`write_str`], eight bytes at a time where serde_json takes one: a
+/// call's parameters can hold a long string).
+fn write_map<W: Write>(out: &mut W, map: &Map<String, Value>) -> io::Result<()> {
+    out.write_all(b"{")?;
+    for (i, (key, value)) in map.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        write_str(out, key)?;
+        out.write_all(b":")?;
+        write_value(out, value)?;
+    }
+    out.write_all(b"}")
+}
+
+/// `value` as compact JSON, as [`write_map`] writes a map.
+fn write_value<W: Write>(out: &mut W, value: &Value) -> io::Result<()> {
+    match value {
+        Value::String(s) => write_str(out, s),
+        Value::Object(map) => write_map(out, map),
+        Value::Array(items) => {
+            out.write_all(&[b'['])?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                write_value(out, item)?;
+            }
+            out.write_all(&[b']'])
+        }
+        // Numbers as written, `true`, `false`, `null`: serde_json's own text.
+        scalar => Ok(serde_json::to_writer(&mut *out, scalar)?),
+    }
+}
+
 /// A `call_end` event, as `to_value` gives it; in the native shape, the parameters written
 /// where they are.
 fn write_call_end<W: Write>(
@@ -433,7 +469,7 @@ fn write_call_end<W: Write>(
     )?;
     serde_json::to_writer(&mut *out, &call.tool)?;
     out.write_all(b",\"parameters\":")?;
-    serde_json::to_writer(&mut *out, &call.parameters)?;
+    write_map(out, &call.parameters)?;
     if let Some(t) = call.terminate {
         write!(out, ",\"terminate\":{t}")?;
     }
@@ -557,6 +593,30 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `write_map` writes what serde_json writes: nested objects and arrays, numbers as
+    /// written, escapes, non-ASCII, empty containers.
+    #[test]
+    fn maps_are_written_as_serde_json_writes_them() {
+        let texts = [
+            r#"{}"#,
+            r#"{"a": 1, "b": -0.5e3, "c": 1.0, "d": 12345678901234567890123, "e": true, "f": null}"#,
+            r#"{"s": "x\"\\\n\t\u001f\u007f é😀", "k\"ey": [], "o": {}, "n": [[1, [2, {"x": [false]}]], "y"]}"#,
+            r#"{"long": "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\u0000"}"#,
+        ];
+        for text in texts {
+            let value: Value = serde_json::from_str(text).unwrap();
+            let Value::Object(map) = &value else {
+                unreachable!()
+            };
+            let mut out = Vec::new();
+            write_map(&mut out, map).unwrap();
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(&value).unwrap()
+            );
+        }
+    }
 
     /// `write_str` writes what serde_json writes: every ASCII byte at every offset of a
     /// string long enough to be read eight bytes at a time, non-ASCII, long plain runs.

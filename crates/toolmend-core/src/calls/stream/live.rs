@@ -268,6 +268,11 @@ impl Live {
         }
     }
 
+    /// Whether it stopped reading (after a call marker): nothing more is shown live.
+    pub(super) fn stopped(&self) -> bool {
+        matches!(self.state, State::Stopped)
+    }
+
     /// What the `text` and `reasoning` events given so far add up to.
     pub(super) fn shown(&self) -> (&str, &str) {
         (&self.text.shown, &self.reasoning.shown)

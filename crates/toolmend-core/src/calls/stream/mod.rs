@@ -173,6 +173,34 @@ fn feed_nested(nested: &mut Nested, bytes: &[u8]) -> bool {
     true
 }
 
+/// Whether `bytes` (a small chunk: at most 16 bytes) can only add to an open JSON string
+/// without ending it or starting an escape: no quote, backslash or control character.
+#[inline]
+fn plain_string_bytes(bytes: &[u8]) -> bool {
+    !bytes.is_empty() && bytes.len() <= 16 && bytes.iter().all(|&b| plain_string_byte(b))
+}
+
+/// Whether `b` can only add to an open JSON string (see [`plain_string_bytes`]).
+#[inline]
+fn plain_string_byte(b: u8) -> bool {
+    b >= 0x20 && b != b'"' && b != b'\\'
+}
+
+/// Gives `reader` the plain string bytes the skim counted and passed over, the last
+/// `reader.deferred` bytes of `buf` before `pos`, in one go.
+#[inline]
+fn catch_up(reader: &mut call_reader::CallReader, buf: &str, pos: usize) {
+    if reader.deferred > 0 {
+        let from = pos - reader.deferred;
+        reader.deferred = 0;
+        let taken = reader
+            .reader
+            .extend_plain_string(&buf.as_bytes()[from..pos]);
+        // Each was taken alone as more of the same plain string.
+        debug_assert!(taken, "deferred string bytes not taken");
+    }
+}
+
 /// A reply read as it arrives (see the module documentation).
 pub struct Stream {
     options: CallOptions,
@@ -203,6 +231,13 @@ pub struct Stream {
     skims: bool,
     /// Each `arguments` event carries the whole parameters too ([`Stream::with_snapshots`]).
     snapshots: bool,
+    /// How many more one-byte chunks `feed_into` may take as plain bytes of the open JSON
+    /// string without a look at the call reader: set by the skim when it took one (the live
+    /// text stopped, the reader quiet for this many bytes more), 0 once anything else comes.
+    /// A string fed a byte at a time then costs little more than the append to the reply.
+    run: usize,
+    /// Bytes taken so, not yet counted in the reader ([`Stream::settle_run`]).
+    ran: usize,
 }
 
 /// What the `arguments` events given and not yet written added (their `append`, `members` or
@@ -275,6 +310,8 @@ impl Stream {
             written: None,
             skims: true,
             snapshots: false,
+            run: 0,
+            ran: 0,
         }
     }
 
@@ -352,6 +389,27 @@ impl Stream {
     /// [`Stream::feed`], adding the events to `events`.
     #[inline]
     pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event>) {
+        let n = chunk.len();
+        if n <= self.run
+            && match chunk.as_bytes() {
+                // The usual chunk of a string fed a byte at a time, looked at alone.
+                &[b] => plain_string_byte(b),
+                bytes => plain_string_bytes(bytes),
+            }
+        {
+            // More plain bytes of a string the skim found quiet (see `run`).
+            self.run -= n;
+            self.ran += n;
+            match chunk.as_bytes() {
+                &[b] => self.buf.push(char::from(b)),
+                _ => self.buf.push_str(chunk),
+            }
+            self.pos += n;
+            #[cfg(test)]
+            tests::SKIMMED.with(|n| n.set(n.get() + 1));
+            return;
+        }
+        self.settle_run();
         if self.result.is_some() || chunk.is_empty() {
             return;
         }
@@ -409,6 +467,23 @@ impl Stream {
             }
             Mode::Json(reader, _) => {
                 let n = bytes.len();
+                if reader.nested_at.is_none()
+                    && reader.quiet(n)
+                    && plain_string_bytes(bytes)
+                    && (reader.deferred > 0 || reader.reader.in_plain_string())
+                {
+                    // More of a plain string, a few bytes at a time: counted now, given to
+                    // the reader with the bytes after them when it is next used (`catch_up`).
+                    reader.deferred += n;
+                    reader.read += n;
+                    self.pos = self.buf.len();
+                    if self.live.stopped() {
+                        // The bytes that may follow the same way, without a look at the reader.
+                        self.run = reader.quiet_left();
+                    }
+                    return true;
+                }
+                catch_up(reader, &self.buf, self.pos);
                 if let &[b] = bytes
                     && reader.nested_at.is_some()
                 {
@@ -437,6 +512,29 @@ impl Stream {
         }
     }
 
+    /// Gives the call reader the string bytes the skim counted and passed over (see
+    /// `CallReader::deferred`), before anything else reads it.
+    fn catch_up(&mut self) {
+        self.settle_run();
+        if let Mode::Json(reader, _) = &mut self.mode {
+            catch_up(reader, &self.buf, self.pos);
+        }
+    }
+
+    /// Counts the bytes `feed_into` took on the `run` in the call reader (as deferred string
+    /// bytes), and ends the run: anything but one more plain byte looks at the reader again.
+    #[inline]
+    fn settle_run(&mut self) {
+        self.run = 0;
+        if self.ran > 0 {
+            if let Mode::Json(reader, _) = &mut self.mode {
+                reader.read += self.ran;
+                reader.deferred += self.ran;
+            }
+            self.ran = 0;
+        }
+    }
+
     /// The text of the reply so far.
     pub fn reply(&self) -> &str {
         &self.buf
@@ -461,6 +559,7 @@ impl Stream {
     }
 
     fn abort_showing(&mut self, error: crate::Error, original: String) -> Vec<Event> {
+        self.catch_up();
         let mut events = Vec::new();
         if self.result.is_some() {
             return events;
@@ -557,8 +656,8 @@ mod tests {
         pub(super) static SKIMMED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
-    /// Every `calls` fixture fed a character at a time, with and without [`Stream::skim`]
-    /// and the refreshes left out when quiet: the same events, so the skim reads chunks
+    /// Every `calls` fixture fed one and three characters at a time, with and without
+    /// [`Stream::skim`] and the refreshes left out when quiet: the same events, so the skim reads chunks
     /// exactly as the byte-by-byte scan does, and a refresh left out would have done nothing.
     #[test]
     fn skimming_gives_the_events_of_the_scan() {
@@ -584,7 +683,7 @@ mod tests {
                         format = flags.get(i + 1).map(|f| (*f).to_owned());
                     }
                 }
-                for writing in [false, true] {
+                for (writing, per) in [(false, 1), (true, 1), (false, 3), (true, 3)] {
                     let options = CallOptions {
                         format: format.clone(),
                         ..CallOptions::default()
@@ -599,11 +698,12 @@ mod tests {
                     let (mut fast, mut slow) = (make(), make());
                     slow.skims = false;
                     let (mut a, mut b) = (Vec::new(), Vec::new());
-                    let mut chars = [0u8; 4];
-                    for c in input.chars() {
-                        let c = c.encode_utf8(&mut chars);
-                        fast.feed_into(c, &mut a);
-                        slow.feed_into(c, &mut b);
+                    // A character at a time, or three (a few bytes, as tokens come).
+                    let chars: Vec<char> = input.chars().collect();
+                    for piece in chars.chunks(per) {
+                        let piece: String = piece.iter().collect();
+                        fast.feed_into(&piece, &mut a);
+                        slow.feed_into(&piece, &mut b);
                     }
                     a.extend(fast.finish());
                     b.extend(slow.finish());

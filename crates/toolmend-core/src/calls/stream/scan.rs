@@ -72,6 +72,7 @@ const MAX_NAME: usize = 256;
 impl Stream {
     /// Scans the bytes not yet looked at.
     pub(super) fn scan(&mut self, events: &mut Vec<Event>) {
+        self.catch_up();
         let len = self.buf.len();
         while self.pos < len {
             let bytes = self.buf.as_bytes();
@@ -454,6 +455,7 @@ impl Stream {
 
     /// Names and arguments of the calls being read, as far as they are certain.
     pub(super) fn refresh(&mut self, events: &mut Vec<Event>) {
+        self.catch_up();
         if let Mode::Json(reader, _) = &mut self.mode {
             reader.refresh(
                 self.buf.as_bytes(),

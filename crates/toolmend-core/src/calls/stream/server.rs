@@ -24,6 +24,7 @@ impl Stream {
     /// Anthropic `thinking` blocks). The reply is then an assistant message (see
     /// [`Stream::message`]); its reasoning is shown as it arrives (see [`Event::Corrected`]).
     pub fn feed_reasoning(&mut self, delta: &str) -> Vec<Event> {
+        self.catch_up();
         let mut events = Vec::new();
         if self.result.is_none() {
             self.server_reasoning
@@ -46,6 +47,7 @@ impl Stream {
         name: Option<&str>,
         arguments: &str,
     ) -> Vec<Event> {
+        self.catch_up();
         let mut events = Vec::new();
         if self.result.is_some() {
             return events;
