@@ -16,7 +16,7 @@
 // The thread CPU clock is read through libc.
 #![allow(unsafe_code)]
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::time::Instant;
 
 /// Where the stream's events go: counted and dropped, after a 64 KiB buffer, as
@@ -45,7 +45,7 @@ fn cpu() -> f64 {
     t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
-use toolmend_core::calls::{CallOptions, Event, Shape, Stream, extract};
+use toolmend_core::calls::{CallOptions, Event, EventWriter, Shape, extract};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -97,37 +97,18 @@ fn main() {
     let (mut events, mut event_bytes) = (0usize, 0usize);
     for _ in 0..if run_stream { rounds } else { 0 } {
         let (start, start_cpu) = (Instant::now(), cpu());
-        // What `calls --stream` does: a writing stream, the events of each chunk written as
-        // JSON lines through a 64 KiB buffer, flushed after each chunk that gave any.
-        let mut stream = Stream::writing(options.clone());
-        let mut out: Vec<Event> = Vec::new();
-        let mut sink = BufWriter::with_capacity(1 << 16, Counted(0));
-        let mut n = 0;
-        let mut write =
-            |stream: &mut Stream, out: &mut Vec<Event>, sink: &mut BufWriter<Counted>| {
-                if out.is_empty() {
-                    return;
-                }
-                n += out.len();
-                stream
-                    .write_events(out, Shape::Native, sink)
-                    .expect("in memory");
-                sink.flush().expect("in memory");
-            };
+        // What `calls --stream` does (`EventWriter`): the events of each chunk written as JSON
+        // lines through a 64 KiB buffer, flushed after each chunk that gave any.
+        let mut writer =
+            EventWriter::new(options.clone(), None, Shape::Native, usize::MAX, Counted(0));
         // The chunks were cut before the clock started (a reader gets them as `str`s).
         for &piece in &cuts {
-            stream.feed_into(piece, &mut out);
-            // Checked here, as `calls --stream`'s `write` does inlined: a chunk that gave
-            // nothing costs no call of the closure.
-            if !out.is_empty() {
-                write(&mut stream, &mut out, &mut sink);
-            }
+            writer.write_str(piece).expect("in memory");
         }
-        out.extend(stream.finish());
-        write(&mut stream, &mut out, &mut sink);
+        writer.finish().expect("in memory");
         streamed.push(start.elapsed().as_secs_f64());
         streamed_cpu.push(cpu() - start_cpu);
-        (events, event_bytes) = (n, sink.get_ref().0);
+        (events, event_bytes) = (writer.events_written() as usize, writer.get_ref().0);
     }
     // (fastest, median), or nulls for what did not run.
     let stats = |v: &mut Vec<f64>| -> (Option<f64>, Option<f64>) {

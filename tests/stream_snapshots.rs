@@ -4,7 +4,7 @@
 //! parameters of its call's `call_end` on its last one. The default output has no such field.
 
 use serde_json::{Map, Value, json};
-use toolmend_core::calls::{CallOptions, Event, Shape, Stream};
+use toolmend_core::calls::{ArgumentsEvents, CallOptions, Event, EventWriter, Shape, Stream};
 
 mod common;
 use common::{code, stderr, stdout};
@@ -172,23 +172,31 @@ fn the_library_carries_them_at_any_chunking() {
             for (writing, snapshots) in [(false, false), (false, true), (true, false), (true, true)]
             {
                 let options = CallOptions::default();
-                let mut s = if writing {
-                    Stream::writing(options)
+                let kind = if snapshots {
+                    ArgumentsEvents::Snapshot
                 } else {
-                    Stream::new(options)
+                    ArgumentsEvents::Delta
                 };
-                if snapshots {
-                    s = s.with_snapshots();
-                }
-                let mut events = Vec::new();
                 let chars: Vec<char> = reply.chars().collect();
-                for piece in chars.chunks(chunk) {
-                    s.feed_into(&piece.iter().collect::<String>(), &mut events);
-                }
-                events.extend(s.finish());
                 let mut out = Vec::new();
-                s.write_events(&mut events, Shape::Native, &mut out)
-                    .unwrap();
+                if writing {
+                    let mut w =
+                        EventWriter::new(options, None, Shape::Native, usize::MAX, &mut out)
+                            .with_arguments_events(kind);
+                    for piece in chars.chunks(chunk) {
+                        w.write_str(&piece.iter().collect::<String>()).unwrap();
+                    }
+                    w.finish().unwrap();
+                } else {
+                    let mut s = Stream::new(options).with_arguments_events(kind);
+                    let mut events = Vec::new();
+                    for piece in chars.chunks(chunk) {
+                        s.feed_into(&piece.iter().collect::<String>(), &mut events);
+                    }
+                    events.extend(s.finish());
+                    s.write_events(&mut events, Shape::Native, &mut out)
+                        .unwrap();
+                }
                 let values: Vec<Value> = String::from_utf8(out)
                     .unwrap()
                     .lines()

@@ -1,4 +1,4 @@
-//! `Stream::writing` with `Stream::write_events` (what `calls --stream` writes) against
+//! `EventWriter` (what `calls --stream` writes) against
 //! `Stream::new` whose events are serialized one by one: the same bytes, for every `calls`
 //! fixture fed whole, a character at a time, split in two at every character boundary and
 //! split at random points, and for every recorded server stream in fixtures/stream/. A
@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use toolmend_core::calls::{CallOptions, DeltaFraming, Deltas, Event, Shape, Stream};
+use toolmend_core::calls::{CallOptions, DeltaFraming, Deltas, Event, EventWriter, Shape, Stream};
 
 mod common;
 use common::{CallsCase, calls_cases, split_at};
@@ -36,20 +36,16 @@ fn both(options: &CallOptions, chunks: &[&str]) -> (Vec<u8>, Vec<u8>) {
 
 /// [`both`], calls in `shape`.
 fn both_in(options: &CallOptions, chunks: &[&str], shape: Shape) -> (Vec<u8>, Vec<u8>) {
-    let (mut values, mut lines) = (
-        Stream::new(options.clone()),
-        Stream::writing(options.clone()),
-    );
+    let mut values = Stream::new(options.clone());
     let (mut a, mut b) = (Vec::new(), Vec::new());
-    let mut events = Vec::new();
+    let mut lines = EventWriter::new(options.clone(), None, shape, usize::MAX, &mut b);
     for chunk in chunks {
         serialized_in(&values.feed(chunk), shape, &mut a);
-        lines.feed_into(chunk, &mut events);
-        lines.write_events(&mut events, shape, &mut b).unwrap();
+        assert!(lines.write_str(chunk).unwrap());
     }
     serialized_in(&values.finish(), shape, &mut a);
-    let mut end = lines.finish();
-    lines.write_events(&mut end, shape, &mut b).unwrap();
+    lines.finish().unwrap();
+    drop(lines);
     (a, b)
 }
 
@@ -163,23 +159,18 @@ fn written_events_are_the_serialized_events_for_server_streams() {
         };
         let text = std::fs::read_to_string(&path).unwrap();
         let options = CallOptions::default();
-        let (mut values, mut lines) = (Stream::new(options.clone()), Stream::writing(options));
-        let (mut dv, mut dl) = (Deltas::new(framing), Deltas::new(framing));
+        let mut values = Stream::new(options.clone());
+        let mut dv = Deltas::new(framing);
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        for line in text.lines() {
-            serialized(&dv.line(line, &mut values).unwrap(), &mut a);
-            let mut events = dl.line(line, &mut lines).unwrap();
-            lines
-                .write_events(&mut events, Shape::Native, &mut b)
-                .unwrap();
+        let mut lines = EventWriter::new(options, Some(framing), Shape::Native, usize::MAX, &mut b);
+        for line in text.split_inclusive('\n') {
+            serialized(&dv.text(line, &mut values).unwrap(), &mut a);
+            assert!(lines.write_str(line).unwrap());
         }
         serialized(&dv.end(&mut values).unwrap(), &mut a);
         serialized(&values.finish(), &mut a);
-        let mut events = dl.end(&mut lines).unwrap();
-        events.extend(lines.finish());
-        lines
-            .write_events(&mut events, Shape::Native, &mut b)
-            .unwrap();
+        lines.finish().unwrap();
+        drop(lines);
         assert!(
             String::from_utf8_lossy(&a).contains("\"event\":\"arguments\""),
             "{}: no arguments event to compare",

@@ -18,7 +18,9 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
-use toolmend_core::calls::{CallOptions, Event, Extracted, Failure, Prose, Shape, Stream, extract};
+use toolmend_core::calls::{
+    CallOptions, Event, EventWriter, Extracted, Failure, Prose, Shape, Stream, extract,
+};
 
 #[path = "../common/mod.rs"]
 mod common;

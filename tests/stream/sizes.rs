@@ -2,38 +2,34 @@
 
 use super::*;
 
-/// The bytes of the events `Stream::writing` writes for `reply` fed `chunk` bytes at a time,
-/// as `calls --stream` writes them: (`arguments` events, every event but `end`, `end`).
+/// The bytes of the events `EventWriter` writes for `reply` fed `chunk` bytes at a time, as
+/// `calls --stream` writes them: (`arguments` events, every event but `end`, `end`).
 fn written_sizes(reply: &str, chunk: usize) -> (usize, usize, usize) {
-    let mut stream = Stream::writing(CallOptions::default());
-    let (mut events, mut out) = (Vec::new(), Vec::new());
-    let mut sizes = (0, 0, 0);
-    let mut count = |out: &mut Vec<u8>| {
-        for line in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            let n = line.len() + 1;
-            if line.starts_with(br#"{"event":"end""#) {
-                sizes.2 += n;
-                continue;
-            }
-            if line.starts_with(br#"{"event":"arguments""#) {
-                sizes.0 += n;
-            }
-            sizes.1 += n;
-        }
-        out.clear();
-    };
+    let mut out = Vec::new();
+    let mut writer = EventWriter::new(
+        CallOptions::default(),
+        None,
+        Shape::Native,
+        usize::MAX,
+        &mut out,
+    );
     for piece in reply.as_bytes().chunks(chunk) {
-        stream.feed_into(std::str::from_utf8(piece).unwrap(), &mut events);
-        stream
-            .write_events(&mut events, Shape::Native, &mut out)
-            .unwrap();
-        count(&mut out);
+        assert!(writer.write_bytes(piece).unwrap());
     }
-    let mut end = stream.finish();
-    stream
-        .write_events(&mut end, Shape::Native, &mut out)
-        .unwrap();
-    count(&mut out);
+    writer.finish().unwrap();
+    drop(writer);
+    let mut sizes = (0, 0, 0);
+    for line in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let n = line.len() + 1;
+        if line.starts_with(br#"{"event":"end""#) {
+            sizes.2 += n;
+            continue;
+        }
+        if line.starts_with(br#"{"event":"arguments""#) {
+            sizes.0 += n;
+        }
+        sizes.1 += n;
+    }
     sizes
 }
 

@@ -426,20 +426,25 @@ fn write_map<W: Write>(out: &mut W, map: &Map<String, Value>) -> io::Result<()> 
     out.write_all(b"}")
 }
 
+const ARRAY_OPEN: u8 = b'[';
+const ARRAY_CLOSE: u8 = b']';
+
 /// `value` as compact JSON, as [`write_map`] writes a map.
 fn write_value<W: Write>(out: &mut W, value: &Value) -> io::Result<()> {
     match value {
         Value::String(s) => write_str(out, s),
         Value::Object(map) => write_map(out, map),
         Value::Array(items) => {
-            out.write_all(&[b'['])?;
+            // Brackets as bytes, not `b"["`: tests/layers.rs reads a literal starting with `[`
+            // in the stream's files as a format marker.
+            out.write_all(&[ARRAY_OPEN])?;
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.write_all(b",")?;
                 }
                 write_value(out, item)?;
             }
-            out.write_all(&[b']'])
+            out.write_all(&[ARRAY_CLOSE])
         }
         // Numbers as written, `true`, `false`, `null`: serde_json's own text.
         scalar => Ok(serde_json::to_writer(&mut *out, scalar)?),

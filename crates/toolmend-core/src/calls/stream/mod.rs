@@ -355,16 +355,18 @@ impl Stream {
     /// carry empty values: [`Event::Arguments`] an empty `added`, [`Event::Text`] and
     /// [`Event::Reasoning`] an empty delta, [`Event::CallEnd`] an empty call and
     /// [`Event::End`] an empty result; the stream holds what they stand for until
-    /// `write_events` writes them, so every event it gives must be written, in order.
-    pub fn writing(options: CallOptions) -> Stream {
+    /// `write_events` writes them, so every event it gives must be written, in order: the
+    /// crate's [`EventWriter`] does that, and is what users get.
+    pub(crate) fn writing(options: CallOptions) -> Stream {
         let mut stream = Stream::new(options);
         stream.written = Some(Written::default());
         stream
     }
 
     /// Writes `events` (drained) as JSON lines, one object each, calls in `shape`: what
-    /// `calls --stream` writes. For a stream made by [`Stream::writing`], the `arguments`
-    /// events are written with the parameters it holds for them.
+    /// `calls --stream` writes ([`EventWriter`] reads and writes a whole reply that way). For
+    /// the crate's writing streams, the `arguments` events are written with the parameters the
+    /// stream holds for them.
     #[inline]
     pub fn write_events<W: Write>(
         &mut self,

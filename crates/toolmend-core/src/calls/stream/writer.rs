@@ -55,6 +55,8 @@ pub struct EventWriter<W: Write> {
     /// Whether the start of the input was looked at for a byte order mark.
     started: bool,
     state: State,
+    /// How many events were written.
+    written: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +95,7 @@ impl<W: Write> EventWriter<W> {
             total: 0,
             started: false,
             state: State::Reading,
+            written: 0,
         }
     }
 
@@ -242,6 +245,16 @@ impl<W: Write> EventWriter<W> {
         self.stream.reply()
     }
 
+    /// How many events were written so far.
+    pub fn events_written(&self) -> u64 {
+        self.written
+    }
+
+    /// The writer the events go to (what was written is flushed to it after each read).
+    pub fn get_ref(&self) -> &W {
+        self.out.get_ref()
+    }
+
     fn feed(&mut self, text: &str) -> Result<(), Error> {
         match &mut self.deltas {
             None => self.stream.feed_into(text, &mut self.events),
@@ -272,6 +285,7 @@ impl<W: Write> EventWriter<W> {
         if self.events.is_empty() {
             return Ok(());
         }
+        self.written += self.events.len() as u64;
         self.stream
             .write_events(&mut self.events, self.shape, &mut self.out)?;
         self.out.flush()
