@@ -484,6 +484,10 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
         read_by.extend(found.cut.iter().map(|c| (spec.name, c.clone())));
         out.cut.append(&mut found.cut);
         out.repairs.append(&mut found.repairs);
+        // Only white space left: the formats after this one would find nothing in it.
+        if skip_ws(&visible, 0) == visible.len() {
+            break;
+        }
     }
     // A marker no call could be read from is an error, never silent text; one inside what
     // another format read is that format's markup, and a wrapper around another format's
