@@ -13,15 +13,18 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 /// See [`KeyEntry::tag`].
-const REPORTED: u64 = 1 << 63;
+pub(super) const REPORTED: u64 = 1 << 63;
 
 /// Objects with more keys than this look keys up by hash instead of by scanning.
-const LINEAR_KEYS: usize = 24;
+pub(super) const LINEAR_KEYS: usize = 24;
 
 impl<'a> Parser<'a> {
     /// Rewrites the members of the object being closed so each key appears once, at its first
     /// position, with its last value (what `JSON.parse` and Python's `json` keep).
     pub(super) fn merge_duplicates(&mut self, keys_base: usize) {
+        if self.sink.scratch.unplaced != 0 {
+            self.place_keys();
+        }
         let entries = &self.sink.scratch.keys[keys_base..];
         let body_start = entries[0].start;
         let end = self.sink.out.len();
@@ -211,6 +214,9 @@ impl<'a> Parser<'a> {
     /// runs for every key, and as a call it cost 5% more instructions.
     #[inline(always)]
     pub(super) fn note_key(&mut self, start: usize, at: usize, escaped: bool) {
+        if self.sink.scratch.unplaced != 0 {
+            self.place_keys_if_compared(start);
+        }
         let end = self.sink.out.len();
         let depth = self.sink.scratch.nesting.depth();
         let scratch = &mut self.sink.scratch;
@@ -398,15 +404,11 @@ fn push_char(out: &mut Vec<u8>, c: u32) {
 }
 
 /// A cheap fingerprint of a key (with its quotes): its length and its first and last eight
-/// bytes. Equal keys have equal tags; different keys rarely do.
-fn key_tag(key: &[u8]) -> u64 {
-    let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
-    // Whole words only: a copy of a variable length would be a memcpy call per key.
-    let bits = match key.len() {
-        0..8 => key.iter().fold(0, |tag, &b| tag << 8 | u64::from(b)),
-        len => word(&key[..8]) ^ word(&key[len - 8..]).rotate_left(29),
-    };
-    (bits ^ (key.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) & !REPORTED
+/// bytes. Equal keys have equal tags; different keys rarely do. The whole-value pass's tag
+/// ([`super::whole::tag_of`]) without the [`REPORTED`] bit, so that its tags are taken over
+/// when the fast path takes up inside an object ([`super::handover`]).
+pub(super) fn key_tag(key: &[u8]) -> u64 {
+    super::whole::tag_of(key) & !REPORTED
 }
 
 /// FNV-1a: a fast hash for short keys; collisions are checked by comparing the keys.
