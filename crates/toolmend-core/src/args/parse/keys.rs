@@ -23,7 +23,7 @@ impl<'a> Parser<'a> {
     /// position, with its last value (what `JSON.parse` and Python's `json` keep).
     pub(super) fn merge_duplicates(&mut self, keys_base: usize) {
         if self.sink.scratch.unplaced != 0 {
-            self.place_keys();
+            super::handover::place_keys(&mut self.sink.scratch, &self.sink.out);
         }
         let entries = &self.sink.scratch.keys[keys_base..];
         let body_start = entries[0].start;
@@ -73,6 +73,8 @@ impl<'a> Parser<'a> {
             }
             None => at,
         };
+        // Whether the key as written may hold an escape (not when copied as it reads).
+        let mut escaped = true;
         let plain_end = match self.src[at] {
             b'"' => Some(skip_plain(self.src, at + 1, Quote::Double)),
             _ => None,
@@ -86,6 +88,7 @@ impl<'a> Parser<'a> {
             self.sink.out.extend_from_slice(&self.src[at..=end]);
             self.tree_copied(start, at + 1..end, true);
             self.pos = end + 1;
+            escaped = false;
         } else if let Some(colon) = self.key_cut_at_colon(at) {
             // `{"key:"value"}`, `{"key:value}`: the key's closing quote is missing before
             // its colon.
@@ -134,7 +137,7 @@ impl<'a> Parser<'a> {
         } else {
             return Err(self.invalid(at, "expected a string key"));
         }
-        self.note_key(start, at, true);
+        self.note_key(start, at, escaped);
         Ok(())
     }
 
@@ -214,9 +217,6 @@ impl<'a> Parser<'a> {
     /// runs for every key, and as a call it cost 5% more instructions.
     #[inline(always)]
     pub(super) fn note_key(&mut self, start: usize, at: usize, escaped: bool) {
-        if self.sink.scratch.unplaced != 0 {
-            self.place_keys_if_compared(start);
-        }
         let end = self.sink.out.len();
         let depth = self.sink.scratch.nesting.depth();
         let scratch = &mut self.sink.scratch;
@@ -230,8 +230,11 @@ impl<'a> Parser<'a> {
         };
         let key: &[u8] = &read;
         let tag = key_tag(key);
-        let entries = &scratch.keys[keys_base..];
         let out = &self.sink.out;
+        if scratch.unplaced != 0 {
+            super::handover::place_keys_if_compared(scratch, out, keys_base, tag);
+        }
+        let entries = &scratch.keys[keys_base..];
         let same = |e: &KeyEntry| *compared(&out[e.start..e.end]) == *key;
         // The key's first entry in this object, if it has one.
         let first = if entries.len() < LINEAR_KEYS {
@@ -335,7 +338,8 @@ pub(super) fn is_bare_key_byte(b: u8) -> bool {
 /// pair is kept as its WTF-8 bytes, which no decoded text holds. Most keys hold no backslash
 /// and are compared as written.
 pub(super) fn compared(key: &[u8]) -> Cow<'_, [u8]> {
-    if memchr::memchr(b'\\', key).is_none() {
+    // Most keys are short: core's search (a byte loop there) costs less than memchr's setup.
+    if !key.contains(&b'\\') {
         return Cow::Borrowed(key);
     }
     let hex4 = |at: usize| -> Option<u32> {

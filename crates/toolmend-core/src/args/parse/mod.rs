@@ -65,7 +65,7 @@ struct Scratch {
     tags: Vec<u64>,
     /// How many entries of `keys` from `unplaced_base` have their tag but not yet their place
     /// in the output: the keys of an object taken up after its last member ([`handover`]),
-    /// found by [`Parser::place_keys`] when compared. Its `{` is at `unplaced_from` in the output.
+    /// found by [`handover::place_keys`] when compared. Its `{` is at `unplaced_from` in the output.
     unplaced: usize,
     unplaced_base: usize,
     unplaced_from: usize,
