@@ -8,17 +8,16 @@
 //! is found back from the failing byte (strings stepped over by their unescaped opening
 //! quote), which also gives its place in the compact copy the pass wrote; the level goes on
 //! the nesting stack; its keys are the pass's tags (the same function), and their places in
-//! the output are found only when a key is compared with them ([`place_keys`]: a
+//! the output are found only when a key is compared with them (`keys::place_keys`: a
 //! repeat, or a large object). The fast path reaches that comma in that state itself (every
 //! token before it is one both copy as written), so the output is the same (tests/fast_path.rs
 //! compares it with the repairing parser alone).
 
 use super::fast::{Resume, is_ws};
-use super::keys::{LINEAR_KEYS, REPORTED};
+use super::keys::REPORTED;
 use super::whole::Failed;
-use super::{KeyEntry, Parser, Scratch};
+use super::{KeyEntry, Parser};
 use crate::args::nesting::Container;
-use crate::args::simd::string_stop;
 
 /// Where [`KeyEntry`]s taken over from the pass say they are, until placed.
 const UNPLACED: usize = 0;
@@ -103,73 +102,6 @@ impl Parser<'_> {
             Container::Object => Resume::Member(Some(comma)),
             Container::Array => Resume::Element(Some(comma)),
         })
-    }
-}
-
-/// Before a key whose tag is `tag` is noted in the object whose keys start at `keys_base`:
-/// places the keys taken over from the pass when they are to be compared with it (its tag is
-/// one of theirs, or the object is large enough to be indexed by the keys' text).
-#[cold]
-#[inline(never)]
-pub(super) fn place_keys_if_compared(
-    scratch: &mut Scratch,
-    out: &[u8],
-    keys_base: usize,
-    tag: u64,
-) {
-    if keys_base != scratch.unplaced_base {
-        return;
-    }
-    let entries = &scratch.keys[keys_base..];
-    if entries.len() >= LINEAR_KEYS || entries.iter().any(|e| e.tag & !REPORTED == tag) {
-        place_keys(scratch, out);
-    }
-}
-
-/// Finds where the keys taken over from the pass are in the output `out`: the outermost
-/// level's keys in the compact copy from its `{`, in order.
-#[cold]
-#[inline(never)]
-pub(super) fn place_keys(scratch: &mut Scratch, out: &[u8]) {
-    let count = std::mem::take(&mut scratch.unplaced);
-    let entries = &mut scratch.keys[scratch.unplaced_base..][..count];
-    let mut p = scratch.unplaced_from + 1;
-    let mut placed = 0;
-    let mut level = 1;
-    let mut want_key = true;
-    while placed < count && p < out.len() {
-        match out[p] {
-            b'"' => {
-                let end = string_end_in_copy(out, p);
-                if want_key && level == 1 {
-                    entries[placed].start = p;
-                    entries[placed].end = end;
-                    placed += 1;
-                    want_key = false;
-                }
-                p = end;
-                continue;
-            }
-            b'{' | b'[' => level += 1,
-            b'}' | b']' => level -= 1,
-            b',' if level == 1 => want_key = true,
-            _ => {}
-        }
-        p += 1;
-    }
-    debug_assert_eq!(placed, count, "every key taken over is in the copy");
-}
-
-/// Past the closing quote of the string whose opening quote is at `at`, in text proven valid.
-fn string_end_in_copy(out: &[u8], at: usize) -> usize {
-    let mut end = at + 1;
-    loop {
-        end = string_stop(out, end);
-        match out.get(end) {
-            Some(b'"') | None => return end + 1,
-            Some(b'\\') => end += 2,
-            Some(_) => end += 1,
-        }
     }
 }
 

@@ -4,7 +4,8 @@
 //! ([`compared`]).
 
 use super::strings::skip_plain;
-use super::{KeyEntry, Parser, Quote};
+use super::{KeyEntry, Parser, Quote, Scratch};
+use crate::args::simd::string_stop;
 use crate::bytes::escape::push_json_string;
 use crate::error::Error;
 use crate::repair::{Repair, RepairKind};
@@ -23,7 +24,7 @@ impl<'a> Parser<'a> {
     /// position, with its last value (what `JSON.parse` and Python's `json` keep).
     pub(super) fn merge_duplicates(&mut self, keys_base: usize) {
         if self.sink.scratch.unplaced != 0 {
-            super::handover::place_keys(&mut self.sink.scratch, &self.sink.out);
+            place_keys(&mut self.sink.scratch, &self.sink.out);
         }
         let entries = &self.sink.scratch.keys[keys_base..];
         let body_start = entries[0].start;
@@ -232,7 +233,7 @@ impl<'a> Parser<'a> {
         let tag = key_tag(key);
         let out = &self.sink.out;
         if scratch.unplaced != 0 {
-            super::handover::place_keys_if_compared(scratch, out, keys_base, tag);
+            place_keys_if_compared(scratch, out, keys_base, tag);
         }
         let entries = &scratch.keys[keys_base..];
         let same = |e: &KeyEntry| *compared(&out[e.start..e.end]) == *key;
@@ -409,10 +410,100 @@ fn push_char(out: &mut Vec<u8>, c: u32) {
 
 /// A cheap fingerprint of a key (with its quotes): its length and its first and last eight
 /// bytes. Equal keys have equal tags; different keys rarely do. The whole-value pass's tag
-/// ([`super::whole::tag_of`]) without the [`REPORTED`] bit, so that its tags are taken over
+/// ([`tag_of`]) without the [`REPORTED`] bit, so that its tags are taken over
 /// when the fast path takes up inside an object ([`super::handover`]).
 pub(super) fn key_tag(key: &[u8]) -> u64 {
-    super::whole::tag_of(key) & !REPORTED
+    tag_of(key) & !REPORTED
+}
+
+/// A tag of a key as it reads (quotes included, escapes decoded): equal keys have equal tags,
+/// different keys rarely do (and a key whose tag repeats one is left to the other path). Its
+/// length and its first and last eight bytes; a key under eight bytes is one little-endian
+/// word of its bytes.
+#[inline(always)]
+pub(super) fn tag_of(key: &[u8]) -> u64 {
+    let len = key.len();
+    if len < 8 {
+        let word = key
+            .iter()
+            .rev()
+            .fold(0, |word, &b| word << 8 | u64::from(b));
+        return tag_of_word(word, len);
+    }
+    let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
+    tag_of_word(word(&key[..8]) ^ word(&key[len - 8..]).rotate_left(29), len)
+}
+
+#[inline(always)]
+pub(super) fn tag_of_word(word: u64, len: usize) -> u64 {
+    word ^ (len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// Before a key whose tag is `tag` is noted in the object whose keys start at `keys_base`:
+/// places the keys taken over from the pass when they are to be compared with it (its tag is
+/// one of theirs, or the object is large enough to be indexed by the keys' text).
+#[cold]
+#[inline(never)]
+pub(super) fn place_keys_if_compared(
+    scratch: &mut Scratch,
+    out: &[u8],
+    keys_base: usize,
+    tag: u64,
+) {
+    if keys_base != scratch.unplaced_base {
+        return;
+    }
+    let entries = &scratch.keys[keys_base..];
+    if entries.len() >= LINEAR_KEYS || entries.iter().any(|e| e.tag & !REPORTED == tag) {
+        place_keys(scratch, out);
+    }
+}
+
+/// Finds where the keys taken over from the pass are in the output `out`: the outermost
+/// level's keys in the compact copy from its `{`, in order.
+#[cold]
+#[inline(never)]
+pub(super) fn place_keys(scratch: &mut Scratch, out: &[u8]) {
+    let count = std::mem::take(&mut scratch.unplaced);
+    let entries = &mut scratch.keys[scratch.unplaced_base..][..count];
+    let mut p = scratch.unplaced_from + 1;
+    let mut placed = 0;
+    let mut level = 1;
+    let mut want_key = true;
+    while placed < count && p < out.len() {
+        match out[p] {
+            b'"' => {
+                let end = string_end_in_copy(out, p);
+                if want_key && level == 1 {
+                    entries[placed].start = p;
+                    entries[placed].end = end;
+                    placed += 1;
+                    want_key = false;
+                }
+                p = end;
+                continue;
+            }
+            b'{' | b'[' => level += 1,
+            b'}' | b']' => level -= 1,
+            b',' if level == 1 => want_key = true,
+            _ => {}
+        }
+        p += 1;
+    }
+    debug_assert_eq!(placed, count, "every key taken over is in the copy");
+}
+
+/// Past the closing quote of the string whose opening quote is at `at`, in text proven valid.
+fn string_end_in_copy(out: &[u8], at: usize) -> usize {
+    let mut end = at + 1;
+    loop {
+        end = string_stop(out, end);
+        match out.get(end) {
+            Some(b'"') | None => return end + 1,
+            Some(b'\\') => end += 2,
+            Some(_) => end += 1,
+        }
+    }
 }
 
 /// FNV-1a: a fast hash for short keys; collisions are checked by comparing the keys.

@@ -17,7 +17,7 @@
 
 use super::Parser;
 use super::fast::{Resume, fast_number_end, is_ws, string_end};
-use super::keys::compared;
+use super::keys::{compared, tag_of, tag_of_word};
 use crate::bytes::append;
 
 /// The most keys one object may have here (each key is compared with every earlier tag of its
@@ -245,29 +245,6 @@ fn copy_valid(
             }
         }
     }
-}
-
-/// A tag of a key as it reads (quotes included, escapes decoded): equal keys have equal tags,
-/// different keys rarely do (and a key whose tag repeats one is left to the other path). Its
-/// length and its first and last eight bytes; a key under eight bytes is one little-endian
-/// word of its bytes.
-#[inline(always)]
-pub(super) fn tag_of(key: &[u8]) -> u64 {
-    let len = key.len();
-    if len < 8 {
-        let word = key
-            .iter()
-            .rev()
-            .fold(0, |word, &b| word << 8 | u64::from(b));
-        return tag_of_word(word, len);
-    }
-    let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
-    tag_of_word(word(&key[..8]) ^ word(&key[len - 8..]).rotate_left(29), len)
-}
-
-#[inline(always)]
-fn tag_of_word(word: u64, len: usize) -> u64 {
-    word ^ (len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 #[cfg(test)]
