@@ -41,6 +41,38 @@ pub(crate) fn string_stop(src: &[u8], p: usize) -> usize {
     scan(src, p, stops, |b| matches!(b, b'"' | b'\\' | 0..0x20))
 }
 
+/// The first position from `p` holding `"`, `\`, a control character or `quote`, or
+/// `src.len()`: where the plain bytes of a string opened by another quote stop.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[inline(always)]
+pub(crate) fn quoted_stop(src: &[u8], p: usize, quote: u8) -> usize {
+    find_any(src, p, [b'"', b'\\', quote], true)
+}
+
+/// The first position from `p` holding `"`, `\`, a control character or `quote`, or
+/// `src.len()`: where the plain bytes of a string opened by another quote stop.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+pub(crate) fn quoted_stop(src: &[u8], p: usize, quote: u8) -> usize {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_min_epu8, _mm_or_si128, _mm_set1_epi8, _mm_xor_si128,
+    };
+    let stops = |v: __m128i| {
+        // SAFETY: SSE2 is enabled for this build (cfg above); no memory is read.
+        unsafe {
+            // As in `string_stop`, and the quote.
+            let flipped = _mm_xor_si128(v, _mm_set1_epi8(0x02));
+            let low = _mm_cmpeq_epi8(_mm_min_epu8(flipped, _mm_set1_epi8(0x20)), flipped);
+            let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+            let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(quote as i8));
+            _mm_or_si128(_mm_or_si128(low, backslash), quote)
+        }
+    };
+    scan(src, p, stops, |b| {
+        matches!(b, b'"' | b'\\' | 0..0x20) || b == quote
+    })
+}
+
 /// The first position from `p` holding `a` or `b`, or `src.len()` when there is none.
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 #[inline(always)]
@@ -165,6 +197,28 @@ mod tests {
             }
         }
         assert_eq!(string_stop(b"ab", 5), 2);
+    }
+
+    /// The same for the scan of a string opened by another quote.
+    #[test]
+    fn quoted_stop_finds_what_a_byte_loop_finds() {
+        for quote in [b'\'', 0xE2] {
+            let stop = |b: u8| matches!(b, b'"' | b'\\' | 0..0x20) || b == quote;
+            for len in 0..70 {
+                for at in 0..=len {
+                    for byte in [quote, b'"', b'\\', 0x00, 0x1F, 0x20, 0x5D, 0xFF] {
+                        let mut src: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+                        if at < len {
+                            src[at] = byte;
+                        }
+                        for from in [0, 1, 15, 16, 17, 31, 33].into_iter().filter(|&f| f <= len) {
+                            let expect = (from..len).find(|&i| stop(src[i])).unwrap_or(len);
+                            assert_eq!(quoted_stop(&src, from, quote), expect, "{src:?} {from}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// The same for the scan for either of two bytes.

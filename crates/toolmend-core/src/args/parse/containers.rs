@@ -564,6 +564,9 @@ impl<'a> Parser<'a> {
                     self.merge_duplicates(frame.keys_base);
                 }
                 self.sink.scratch.keys.truncate(frame.keys_base);
+                if frame.keys_base <= self.sink.scratch.unplaced_base {
+                    self.sink.scratch.unplaced = 0;
+                }
                 self.sink.out.push(b'}');
             }
         }

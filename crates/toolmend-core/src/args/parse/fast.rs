@@ -77,9 +77,14 @@ impl Parser<'_> {
                     let top_level = self.sink.scratch.nesting.is_empty();
                     if top_level
                         && matches!(src.get(at), Some(b'{' | b'['))
-                        && let Some(done) = self.fast_whole(at)
+                        && let Some(resume) = self.fast_whole(at)
                     {
-                        return Ok(done);
+                        if resume == Resume::Done {
+                            return Ok(resume);
+                        }
+                        // Taken up after the value's last complete member ([`super::handover`]).
+                        state = resume;
+                        continue;
                     }
                     match src.get(at) {
                         Some(b'{') => {

@@ -18,18 +18,25 @@ impl<'a> Parser<'a> {
 
     /// Whether the last key of the open object appeared earlier in it.
     pub(super) fn last_key_repeats(&self) -> bool {
-        let Some(level) = self.sink.scratch.nesting.top() else {
+        // Without a repeat noted no key is compared (nor looked at where it is not placed
+        // yet: see `place_keys`).
+        if !self
+            .sink
+            .scratch
+            .nesting
+            .top()
+            .is_some_and(|level| level.has_duplicate())
+        {
             return false;
-        };
+        }
         let keys = &self.sink.scratch.keys[self.sink.scratch.nesting.keys_base()..];
         let Some((last, earlier)) = keys.split_last() else {
             return false;
         };
         let key = &self.sink.out[last.start..last.end];
-        level.has_duplicate()
-            && earlier
-                .iter()
-                .any(|e| &self.sink.out[e.start..e.end] == key)
+        earlier
+            .iter()
+            .any(|e| &self.sink.out[e.start..e.end] == key)
     }
 
     /// Whether the open container is an object directly inside an array.

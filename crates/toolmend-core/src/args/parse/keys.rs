@@ -4,7 +4,8 @@
 //! ([`compared`]).
 
 use super::strings::skip_plain;
-use super::{KeyEntry, Parser, Quote};
+use super::{KeyEntry, Parser, Quote, Scratch};
+use crate::args::simd::string_stop;
 use crate::bytes::escape::push_json_string;
 use crate::error::Error;
 use crate::repair::{Repair, RepairKind};
@@ -13,15 +14,18 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 /// See [`KeyEntry::tag`].
-const REPORTED: u64 = 1 << 63;
+pub(super) const REPORTED: u64 = 1 << 63;
 
 /// Objects with more keys than this look keys up by hash instead of by scanning.
-const LINEAR_KEYS: usize = 24;
+pub(super) const LINEAR_KEYS: usize = 24;
 
 impl<'a> Parser<'a> {
     /// Rewrites the members of the object being closed so each key appears once, at its first
     /// position, with its last value (what `JSON.parse` and Python's `json` keep).
     pub(super) fn merge_duplicates(&mut self, keys_base: usize) {
+        if self.sink.scratch.unplaced != 0 {
+            place_keys(&mut self.sink.scratch, &self.sink.out);
+        }
         let entries = &self.sink.scratch.keys[keys_base..];
         let body_start = entries[0].start;
         let end = self.sink.out.len();
@@ -70,6 +74,8 @@ impl<'a> Parser<'a> {
             }
             None => at,
         };
+        // Whether the key as written may hold an escape (not when copied as it reads).
+        let mut escaped = true;
         let plain_end = match self.src[at] {
             b'"' => Some(skip_plain(self.src, at + 1, Quote::Double)),
             _ => None,
@@ -83,6 +89,7 @@ impl<'a> Parser<'a> {
             self.sink.out.extend_from_slice(&self.src[at..=end]);
             self.tree_copied(start, at + 1..end, true);
             self.pos = end + 1;
+            escaped = false;
         } else if let Some(colon) = self.key_cut_at_colon(at) {
             // `{"key:"value"}`, `{"key:value}`: the key's closing quote is missing before
             // its colon.
@@ -131,7 +138,7 @@ impl<'a> Parser<'a> {
         } else {
             return Err(self.invalid(at, "expected a string key"));
         }
-        self.note_key(start, at, true);
+        self.note_key(start, at, escaped);
         Ok(())
     }
 
@@ -224,8 +231,11 @@ impl<'a> Parser<'a> {
         };
         let key: &[u8] = &read;
         let tag = key_tag(key);
-        let entries = &scratch.keys[keys_base..];
         let out = &self.sink.out;
+        if scratch.unplaced != 0 {
+            place_keys_if_compared(scratch, out, keys_base, tag);
+        }
+        let entries = &scratch.keys[keys_base..];
         let same = |e: &KeyEntry| *compared(&out[e.start..e.end]) == *key;
         // The key's first entry in this object, if it has one.
         let first = if entries.len() < LINEAR_KEYS {
@@ -329,7 +339,8 @@ pub(super) fn is_bare_key_byte(b: u8) -> bool {
 /// pair is kept as its WTF-8 bytes, which no decoded text holds. Most keys hold no backslash
 /// and are compared as written.
 pub(super) fn compared(key: &[u8]) -> Cow<'_, [u8]> {
-    if memchr::memchr(b'\\', key).is_none() {
+    // Most keys are short: core's search (a byte loop there) costs less than memchr's setup.
+    if !key.contains(&b'\\') {
         return Cow::Borrowed(key);
     }
     let hex4 = |at: usize| -> Option<u32> {
@@ -398,15 +409,101 @@ fn push_char(out: &mut Vec<u8>, c: u32) {
 }
 
 /// A cheap fingerprint of a key (with its quotes): its length and its first and last eight
-/// bytes. Equal keys have equal tags; different keys rarely do.
-fn key_tag(key: &[u8]) -> u64 {
+/// bytes. Equal keys have equal tags; different keys rarely do. The whole-value pass's tag
+/// ([`tag_of`]) without the [`REPORTED`] bit, so that its tags are taken over
+/// when the fast path takes up inside an object ([`super::handover`]).
+pub(super) fn key_tag(key: &[u8]) -> u64 {
+    tag_of(key) & !REPORTED
+}
+
+/// A tag of a key as it reads (quotes included, escapes decoded): equal keys have equal tags,
+/// different keys rarely do (and a key whose tag repeats one is left to the other path). Its
+/// length and its first and last eight bytes; a key under eight bytes is one little-endian
+/// word of its bytes.
+#[inline(always)]
+pub(super) fn tag_of(key: &[u8]) -> u64 {
+    let len = key.len();
+    if len < 8 {
+        let word = key
+            .iter()
+            .rev()
+            .fold(0, |word, &b| word << 8 | u64::from(b));
+        return tag_of_word(word, len);
+    }
     let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
-    // Whole words only: a copy of a variable length would be a memcpy call per key.
-    let bits = match key.len() {
-        0..8 => key.iter().fold(0, |tag, &b| tag << 8 | u64::from(b)),
-        len => word(&key[..8]) ^ word(&key[len - 8..]).rotate_left(29),
-    };
-    (bits ^ (key.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) & !REPORTED
+    tag_of_word(word(&key[..8]) ^ word(&key[len - 8..]).rotate_left(29), len)
+}
+
+#[inline(always)]
+pub(super) fn tag_of_word(word: u64, len: usize) -> u64 {
+    word ^ (len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// Before a key whose tag is `tag` is noted in the object whose keys start at `keys_base`:
+/// places the keys taken over from the pass when they are to be compared with it (its tag is
+/// one of theirs, or the object is large enough to be indexed by the keys' text).
+#[cold]
+#[inline(never)]
+pub(super) fn place_keys_if_compared(
+    scratch: &mut Scratch,
+    out: &[u8],
+    keys_base: usize,
+    tag: u64,
+) {
+    if keys_base != scratch.unplaced_base {
+        return;
+    }
+    let entries = &scratch.keys[keys_base..];
+    if entries.len() >= LINEAR_KEYS || entries.iter().any(|e| e.tag & !REPORTED == tag) {
+        place_keys(scratch, out);
+    }
+}
+
+/// Finds where the keys taken over from the pass are in the output `out`: the outermost
+/// level's keys in the compact copy from its `{`, in order.
+#[cold]
+#[inline(never)]
+pub(super) fn place_keys(scratch: &mut Scratch, out: &[u8]) {
+    let count = std::mem::take(&mut scratch.unplaced);
+    let entries = &mut scratch.keys[scratch.unplaced_base..][..count];
+    let mut p = scratch.unplaced_from + 1;
+    let mut placed = 0;
+    let mut level = 1;
+    let mut want_key = true;
+    while placed < count && p < out.len() {
+        match out[p] {
+            b'"' => {
+                let end = string_end_in_copy(out, p);
+                if want_key && level == 1 {
+                    entries[placed].start = p;
+                    entries[placed].end = end;
+                    placed += 1;
+                    want_key = false;
+                }
+                p = end;
+                continue;
+            }
+            b'{' | b'[' => level += 1,
+            b'}' | b']' => level -= 1,
+            b',' if level == 1 => want_key = true,
+            _ => {}
+        }
+        p += 1;
+    }
+    debug_assert_eq!(placed, count, "every key taken over is in the copy");
+}
+
+/// Past the closing quote of the string whose opening quote is at `at`, in text proven valid.
+fn string_end_in_copy(out: &[u8], at: usize) -> usize {
+    let mut end = at + 1;
+    loop {
+        end = string_stop(out, end);
+        match out.get(end) {
+            Some(b'"') | None => return end + 1,
+            Some(b'\\') => end += 2,
+            Some(_) => end += 1,
+        }
+    }
 }
 
 /// FNV-1a: a fast hash for short keys; collisions are checked by comparing the keys.

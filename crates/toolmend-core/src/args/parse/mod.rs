@@ -10,6 +10,7 @@
 mod containers;
 mod fast;
 mod guess;
+mod handover;
 mod keys;
 mod numbers;
 mod scan;
@@ -62,6 +63,12 @@ struct Scratch {
     key_index: HashMap<(usize, u64), usize>,
     /// The key tags of the objects open in [`whole`]'s pass.
     tags: Vec<u64>,
+    /// How many entries of `keys` from `unplaced_base` have their tag but not yet their place
+    /// in the output: the keys of an object taken up after its last member ([`handover`]),
+    /// found by [`handover::place_keys`] when compared. Its `{` is at `unplaced_from` in the output.
+    unplaced: usize,
+    unplaced_base: usize,
+    unplaced_from: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -159,6 +166,7 @@ impl<'a> Parser<'a> {
         scratch.nesting.clear();
         scratch.keys.clear();
         scratch.key_index.clear();
+        scratch.unplaced = 0;
         sink.tree.new_parser();
         Parser {
             src,

@@ -1,8 +1,9 @@
 //! Quoted strings in every quote style a model writes, their escapes, and strings cut short.
 
 use super::{Parser, Quote};
+use crate::args::simd::{quoted_stop, string_stop};
 use crate::bytes::escape::push_escape;
-use crate::bytes::{find_any, hex4};
+use crate::bytes::hex4;
 use crate::error::Error;
 use crate::repair::RepairKind;
 
@@ -11,9 +12,9 @@ use crate::repair::RepairKind;
 pub(super) fn skip_plain(src: &[u8], p: usize, quote: Quote) -> usize {
     // Constant bytes per call, so the scan for a double quote tests two bytes, not three.
     match quote {
-        Quote::Double => find_any(src, p, [b'"', b'\\', b'"'], true),
-        Quote::Single => find_any(src, p, [b'"', b'\\', b'\''], true),
-        Quote::CurlyDouble | Quote::CurlySingle => find_any(src, p, [b'"', b'\\', 0xE2], true),
+        Quote::Double => string_stop(src, p),
+        Quote::Single => quoted_stop(src, p, b'\''),
+        Quote::CurlyDouble | Quote::CurlySingle => quoted_stop(src, p, 0xE2),
         // Five stop bytes (`, ' and the acute accent's lead byte close it): a byte loop, as
         // backtick strings are rare.
         Quote::Backtick => src[p..]

@@ -9,13 +9,15 @@
 //! one the token-by-token path copies as written: the same grammar and checks ([`string_end`],
 //! [`fast_number_end`]), no key repeated in an object (not even a key whose tag is only equal),
 //! not deeper than `--max-nesting` (nor than 64 levels, nor over [`MAX_KEYS`] keys in one
-//! object: those are left to the other path). Anything else, and the output written so far is
-//! taken back and the token-by-token path reads the value from its start: the output is the
-//! same either way (tests/fast_path.rs compares both with the repairing parser alone).
+//! object: those are left to the other path). Anything else, and the token-by-token path takes
+//! up after the last complete member of the outermost level ([`super::handover`] rebuilds its
+//! state there from the pass's), or, when there is none, the output written so far is taken
+//! back and it reads the value from its start: the output is the same either way
+//! (tests/fast_path.rs compares both with the repairing parser alone).
 
 use super::Parser;
 use super::fast::{Resume, fast_number_end, is_ws, string_end};
-use super::keys::compared;
+use super::keys::{compared, tag_of, tag_of_word};
 use crate::bytes::append;
 
 /// The most keys one object may have here (each key is compared with every earlier tag of its
@@ -28,7 +30,8 @@ const MAX_DEPTH: usize = 64;
 impl Parser<'_> {
     /// At a top-level `{` or `[` at `at`: when the whole value there is valid JSON that the
     /// fast path copies as written, writes it compact and returns [`Resume::Done`] with `pos`
-    /// past it; else writes nothing and returns `None`.
+    /// past it; else the state the token-by-token path takes up in ([`super::handover`]), or
+    /// `None` with nothing written.
     #[inline]
     pub(super) fn fast_whole(&mut self, at: usize) -> Option<Resume> {
         let out = &mut self.sink.out;
@@ -43,21 +46,48 @@ impl Parser<'_> {
             max_depth,
             self.lone_surrogates_as_fffd,
         ) {
-            Some(end) => {
+            Ok(end) => {
                 self.pos = end;
                 Some(Resume::Done)
             }
-            None => {
-                out.truncate(start);
-                None
+            Err(failed) => {
+                // The bytes read since the last run copied: `out` then holds the compact
+                // copy of everything before the failing byte.
+                append(out, self.src, failed.run, failed.at);
+                let resume = self.resume_after_member(at, start, &failed);
+                if resume.is_none() {
+                    self.sink.out.truncate(start);
+                }
+                resume
             }
         }
     }
 }
 
+/// Where [`copy_valid`] stopped: the byte it would not copy as written, and where the bytes
+/// not copied yet start.
+pub(super) struct Failed {
+    pub(super) at: usize,
+    run: usize,
+    /// The containers open there.
+    pub(super) depth: usize,
+    /// The tags in the pass's `tags` that are the outermost object's keys (the first ones).
+    pub(super) outer_keys: usize,
+}
+
+/// How many of the first tags are the outermost object's keys: all up to where the first
+/// object open inside it starts its own.
+#[cold]
+fn outer_keys(objects: u64, depth: usize, bases: &[u32; MAX_DEPTH], tags: usize) -> usize {
+    (1..depth)
+        .find(|&d| objects >> d & 1 != 0)
+        .map_or(tags, |d| bases[d] as usize)
+}
+
 /// Reads the array or object at `src[at]` and appends it to `out` without white space between
-/// tokens; where it ends, or `None` at the first thing the fast path would not copy as written
-/// (the caller takes back what was appended). `tags` is scratch space for key tags.
+/// tokens; where it ends, or where it stopped at the first thing the fast path would not copy
+/// as written (the bytes from `run` up to there are not appended). `tags` is scratch space for
+/// key tags.
 fn copy_valid(
     src: &[u8],
     at: usize,
@@ -65,7 +95,7 @@ fn copy_valid(
     tags: &mut Vec<u64>,
     max_depth: usize,
     lone_surrogates_as_fffd: bool,
-) -> Option<usize> {
+) -> Result<usize, Failed> {
     tags.clear();
     let mut p = at;
     // Where the bytes not copied yet start: they are copied in runs, up to white space.
@@ -75,6 +105,17 @@ fn copy_valid(
     let mut objects: u64 = 0;
     // Where each open object's key tags start in `tags`.
     let mut bases = [0u32; MAX_DEPTH];
+
+    macro_rules! fail {
+        () => {
+            return Err(Failed {
+                at: p,
+                run,
+                depth,
+                outer_keys: outer_keys(objects, depth, &bases, tags.len()),
+            })
+        };
+    }
 
     // White space (JSON's four bytes, or with `spaces` only spaces and tabs) skipped, the run
     // before it copied.
@@ -97,9 +138,11 @@ fn copy_valid(
     macro_rules! key {
         () => {
             if src.get(p) != Some(&b'"') {
-                return None;
+                fail!();
             }
-            let (end, escaped) = string_end(src, p, lone_surrogates_as_fffd)?;
+            let Some((end, escaped)) = string_end(src, p, lone_surrogates_as_fffd) else {
+                fail!();
+            };
             let key = &src[p..end];
             let tag = match src.get(p..p + 8) {
                 // Most keys are short and plain: their bytes in one load, the rest masked off.
@@ -112,13 +155,13 @@ fn copy_valid(
             };
             let base = bases[depth - 1] as usize;
             if tags.len() - base >= MAX_KEYS || tags[base..].contains(&tag) {
-                return None;
+                fail!();
             }
             tags.push(tag);
             p = end;
             skip!(spaces);
             if src.get(p) != Some(&b':') {
-                return None;
+                fail!();
             }
             p += 1;
             skip!(is_ws);
@@ -127,10 +170,10 @@ fn copy_valid(
 
     'value: loop {
         // A value starts at `p`.
-        match *src.get(p)? {
+        match src.get(p).copied().unwrap_or(0) {
             open @ (b'{' | b'[') => {
                 if depth >= max_depth {
-                    return None;
+                    fail!();
                 }
                 p += 1;
                 skip!(is_ws);
@@ -150,8 +193,14 @@ fn copy_valid(
                     }
                 }
             }
-            b'"' => p = string_end(src, p, lone_surrogates_as_fffd)?.0,
-            b'-' | b'0'..=b'9' => p = fast_number_end(src, p)?,
+            b'"' => match string_end(src, p, lone_surrogates_as_fffd) {
+                Some((end, _)) => p = end,
+                None => fail!(),
+            },
+            b'-' | b'0'..=b'9' => match fast_number_end(src, p) {
+                Some(end) => p = end,
+                None => fail!(),
+            },
             b't' | b'f' | b'n' => {
                 let rest = &src[p..];
                 let word: &[u8] = match rest[0] {
@@ -160,17 +209,17 @@ fn copy_valid(
                     _ => b"null",
                 };
                 if !rest.starts_with(word) {
-                    return None;
+                    fail!();
                 }
                 p += word.len();
             }
-            _ => return None,
+            _ => fail!(),
         }
         // A value was read: a comma, a closer or (at the top) the end of the value comes next.
         loop {
             if depth == 0 {
                 append(out, src, run, p);
-                return Some(p);
+                return Ok(p);
             }
             skip!(is_ws);
             let in_object = objects >> (depth - 1) & 1 != 0;
@@ -192,33 +241,10 @@ fn copy_valid(
                     depth -= 1;
                     p += 1;
                 }
-                _ => return None,
+                _ => fail!(),
             }
         }
     }
-}
-
-/// A tag of a key as it reads (quotes included, escapes decoded): equal keys have equal tags,
-/// different keys rarely do (and a key whose tag repeats one is left to the other path). Its
-/// length and its first and last eight bytes; a key under eight bytes is one little-endian
-/// word of its bytes.
-#[inline(always)]
-fn tag_of(key: &[u8]) -> u64 {
-    let len = key.len();
-    if len < 8 {
-        let word = key
-            .iter()
-            .rev()
-            .fold(0, |word, &b| word << 8 | u64::from(b));
-        return tag_of_word(word, len);
-    }
-    let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
-    tag_of_word(word(&key[..8]) ^ word(&key[len - 8..]).rotate_left(29), len)
-}
-
-#[inline(always)]
-fn tag_of_word(word: u64, len: usize) -> u64 {
-    word ^ (len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 #[cfg(test)]
