@@ -343,7 +343,7 @@ fn starts_json(s: &[u8]) -> bool {
 }
 
 /// The first `{` or `[` after `from` that opens something JSON-like: prose such as
-/// "see [docs]" is passed over, and one that opens clearly (`{"`, `[1`) is preferred to an
+/// "see \[docs\]" is passed over, and one that opens clearly (`{"`, `[1`) is preferred to an
 /// earlier one that would need an unquoted key ("the {braces} below: {\"a\": 1}").
 fn json_start(text: &[u8], from: usize) -> Option<usize> {
     let mut weak = None;
@@ -376,7 +376,7 @@ pub(crate) fn next_clear_json_start(text: &[u8], from: usize) -> Option<usize> {
 
 #[derive(PartialEq, Eq)]
 enum Strength {
-    /// Not JSON: "see [docs]".
+    /// Not JSON: "see \[docs\]".
     None,
     /// JSON only after repair: `{name: 1}`, or an opening bracket at the very end.
     Weak,

@@ -40,7 +40,7 @@ pub enum Truncated {
     /// Close what was left open and report it as repairs (`unterminated_container`, ...).
     #[default]
     Heal,
-    /// Refuse it with [`Code::Truncated`]: for a caller about to act on the value.
+    /// Refuse it with [`crate::Code::Truncated`]: for a caller about to act on the value.
     Error,
 }
 

@@ -4,7 +4,7 @@
 //! On x86_64 (SSE2 is part of its baseline) 16 or 32 bytes are tested per step; the end of the
 //! input is tested with one block that overlaps what was already tested, not byte by byte.
 //! Elsewhere the crate's word-at-a-time `find_any` does the same job. The scan for a quote or a
-//! backslash ([`either_stop`]) serves the unquote stage's decoding of string layers.
+//! backslash (`either_stop`) serves the unquote stage's decoding of string layers.
 
 // The unsafe code of this module is the SSE2 scan: unaligned loads within the slice's bounds.
 #![allow(unsafe_code)]

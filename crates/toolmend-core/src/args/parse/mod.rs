@@ -35,8 +35,8 @@ struct KeyEntry {
     start: usize,
     /// Output offset just past the key's closing quote.
     end: usize,
-    /// [`key_tag`] of the key: most keys differ here, without comparing their bytes. The top
-    /// bit ([`REPORTED`]) is not part of it: on a key's first entry, it says a `duplicate_key`
+    /// [`keys::key_tag`] of the key: most keys differ here, without comparing their bytes. The top
+    /// bit ([`keys::REPORTED`]) is not part of it: on a key's first entry, it says a `duplicate_key`
     /// repair already names the key in this object.
     tag: u64,
 }
@@ -65,7 +65,7 @@ struct Scratch {
     tags: Vec<u64>,
     /// How many entries of `keys` from `unplaced_base` have their tag but not yet their place
     /// in the output: the keys of an object taken up after its last member ([`handover`]),
-    /// found by [`handover::place_keys`] when compared. Its `{` is at `unplaced_from` in the output.
+    /// found by [`keys::place_keys`] when compared. Its `{` is at `unplaced_from` in the output.
     unplaced: usize,
     unplaced_base: usize,
     unplaced_from: usize,

@@ -319,7 +319,7 @@ impl Stream {
     /// (`parameters`, once what the event adds is applied), for a consumer that would rather
     /// not add the deltas up. The events are the same otherwise. It costs a copy of the
     /// parameters per event (the events come at most once per quarter of growth, so linear
-    /// in the arguments' size); a stream made [`Stream::writing`] then builds and writes the
+    /// in the arguments' size); a writing stream ([`EventWriter`]) then builds and writes the
     /// values of its events as [`Stream::new`]'s do. Call it before the first chunk.
     pub fn with_snapshots(self) -> Stream {
         self.with_arguments_events(ArgumentsEvents::Snapshot)
