@@ -103,6 +103,20 @@ for m in re.finditer(r'^pub use ([^;]*);', strip_comments(files.get('core:lib.rs
         if len(full) > 1 and full[-1] not in aliases:
             reexports[full[-1]] = full
 
+def paths_after(t, at, brace):
+    """The paths written at `at` of `t`, after `prefix::`: a brace group's (`brace` is its `{`)
+    or the one path there, each a list of names."""
+    if brace:
+        depth, i = 1, at
+        while depth:
+            depth += {'{': 1, '}': -1}.get(t[i], 0)
+            i += 1
+        ps = expand([], t[at:i - 1])
+    else:
+        ps = [re.match(r'[\w:]*', t[at:]).group(0).split('::')]
+    return [[x for x in p if x] for p in ps]
+
+
 edges = {}
 for key, text in files.items():
     crate, rel = key.split(':', 1)
@@ -111,16 +125,7 @@ for key, text in files.items():
     paths = []
     for m in re.finditer(r'\b(crate|super|toolmend_core)::(\{)?', t):
         kind = m.group(1)
-        if m.group(2):
-            depth, i = 1, m.end()
-            while depth:
-                depth += {'{': 1, '}': -1}.get(t[i], 0)
-                i += 1
-            ps = expand([], t[m.end():i - 1])
-        else:
-            ps = [re.match(r'[\w:]*', t[m.end():]).group(0).split('::')]
-        for p in ps:
-            p = [x for x in p if x]
+        for p in paths_after(t, m.end(), m.group(2)):
             if kind == 'crate':
                 paths.append((crate, p))
             elif kind == 'toolmend_core':
@@ -135,16 +140,8 @@ for key, text in files.items():
     children = re.findall(r'^\s*(?:pub(?:\([\w:\s]+\))?\s+)?mod\s+(\w+)\s*;', t, re.M)
     for child in children:
         for m in re.finditer(r'(?<![\w:])(?:self::)?%s::(\{)?' % child, t):
-            if m.group(1):
-                depth, i = 1, m.end()
-                while depth:
-                    depth += {'{': 1, '}': -1}.get(t[i], 0)
-                    i += 1
-                ps = expand([], t[m.end():i - 1])
-            else:
-                ps = [re.match(r'[\w:]*', t[m.end():]).group(0).split('::')]
-            for p in ps:
-                paths.append((crate, me + [child] + [x for x in p if x]))
+            for p in paths_after(t, m.end(), m.group(1)):
+                paths.append((crate, me + [child] + p))
         for m in re.finditer(r'^\s*(?:pub(?:\([\w:\s]+\))?\s+)?use\s+(?:self::)?%s\s*;' % child, t, re.M):
             paths.append((crate, me + [child]))
     for cr, p in paths:

@@ -79,10 +79,9 @@ pub(crate) fn to_py_err(
     }
 }
 
-/// A `str` holding lone surrogates with each one replaced by U+FFFD, as JavaScript's
-/// `toWellFormed` does (`to_string_lossy` gives three for each: one per byte of its UTF-8).
-/// Only the first 101 characters: a record's `original` shows 100 and whether more follow.
-fn well_formed(s: &Bound<'_, PyString>) -> String {
+/// The input error of a `str` holding lone surrogates: its first 101 characters as UTF-16 code
+/// units (a lone surrogate is one unit with `surrogatepass`), for the library to show.
+fn lone_surrogate(s: &Bound<'_, PyString>) -> Input<'static> {
     let head = PySlice::new(s.py(), 0, 101, 1);
     let units = s
         .get_item(head)
@@ -90,16 +89,13 @@ fn well_formed(s: &Bound<'_, PyString>) -> String {
         .ok()
         .and_then(|b| b.cast_into::<PyBytes>().ok());
     match units {
-        Some(bytes) => {
-            let units = bytes
+        Some(bytes) => Input::lone_surrogate_in(
+            bytes
                 .as_bytes()
                 .chunks_exact(2)
-                .map(|pair| u16::from_le_bytes([pair[0], pair[1]]));
-            char::decode_utf16(units)
-                .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
-                .collect()
-        }
-        None => s.to_string_lossy().into_owned(),
+                .map(|pair| u16::from_le_bytes([pair[0], pair[1]])),
+        ),
+        None => Input::lone_surrogate(&s.to_string_lossy()),
     }
 }
 
@@ -115,7 +111,7 @@ pub(crate) fn input<'a>(obj: &'a Bound<'_, PyAny>, max_bytes: usize) -> Input<'a
     if let Ok(s) = obj.cast::<PyString>() {
         match s.to_str() {
             Ok(text) => Input::from_text(text, max_bytes),
-            Err(_) => Input::lone_surrogate(&well_formed(s)),
+            Err(_) => lone_surrogate(s),
         }
     } else if let Ok(b) = obj.cast::<PyBytes>() {
         Input::from_bytes(b.as_bytes(), max_bytes)

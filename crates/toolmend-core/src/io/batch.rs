@@ -64,6 +64,18 @@ impl<'a> Input<'a> {
         )
     }
 
+    /// [`Input::lone_surrogate`] for a string given as its UTF-16 code units (a Python `str`
+    /// or JavaScript string that is not valid Unicode): each lone surrogate is shown as one
+    /// U+FFFD, as JavaScript's `toWellFormed` shows it. Only the first 101 characters are
+    /// decoded: `original` shows 100 and whether more follow.
+    pub fn lone_surrogate_in(units: impl IntoIterator<Item = u16>) -> Input<'static> {
+        let shown: String = char::decode_utf16(units)
+            .take(101)
+            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect();
+        Input::lone_surrogate(&shown)
+    }
+
     /// The text, or the error the input already is.
     ///
     /// # Errors
@@ -334,5 +346,11 @@ mod tests {
         assert_eq!(input.original(), original_text(long.as_bytes()));
         assert!(input.original().ends_with('…'));
         assert_eq!(input.original().chars().count(), 101);
+        // From UTF-16: one U+FFFD for each lone surrogate, a pair kept.
+        let units: Vec<u16> = [0xD800, 0x61, 0xD83D, 0xDE00, 0xDC00].into();
+        let from_units = Input::lone_surrogate_in(units);
+        assert_eq!(from_units.original(), "\u{FFFD}a😀\u{FFFD}");
+        let many = Input::lone_surrogate_in(std::iter::repeat_n(0xD800, 500));
+        assert_eq!(many.original(), "\u{FFFD}".repeat(100) + "…");
     }
 }
