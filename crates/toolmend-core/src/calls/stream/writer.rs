@@ -163,15 +163,10 @@ impl<W: Write> EventWriter<W> {
         let pending = std::mem::take(&mut self.pending);
         // Checked just above.
         let text = std::str::from_utf8(&pending[..valid]).unwrap_or_default();
-        let fed = self.feed(text);
+        let more = self.feed_and_write(text);
         self.pending = pending;
         self.pending.drain(..valid);
-        if let Err(error) = fed {
-            self.events.extend(self.stream.abort(error));
-            self.state = State::Ended;
-        }
-        self.write()?;
-        Ok(self.state != State::Ended)
+        more
     }
 
     /// Reads the next text of the input, already known to be UTF-8 (a reply read as text,
@@ -188,12 +183,7 @@ impl<W: Write> EventWriter<W> {
             return self.write_bytes(text.as_bytes());
         }
         self.total += text.len() as u64;
-        if let Err(error) = self.feed(text) {
-            self.events.extend(self.stream.abort(error));
-            self.state = State::Ended;
-        }
-        self.write()?;
-        Ok(self.state != State::Ended)
+        self.feed_and_write(text)
     }
 
     /// The input ended: writes the last events (the results and `end`) and flushes.
@@ -255,12 +245,24 @@ impl<W: Write> EventWriter<W> {
         self.out.get_ref()
     }
 
-    fn feed(&mut self, text: &str) -> Result<(), Error> {
-        match &mut self.deltas {
-            None => self.stream.feed_into(text, &mut self.events),
-            Some(deltas) => self.events.extend(deltas.text(text, &mut self.stream)?),
+    /// Feeds `text` (the stream's, or the server deltas' in it) and writes what it made
+    /// known; an error of the deltas ends the reply. Whether more is wanted.
+    fn feed_and_write(&mut self, text: &str) -> io::Result<bool> {
+        let fed = match &mut self.deltas {
+            None => {
+                self.stream.feed_into(text, &mut self.events);
+                Ok(())
+            }
+            Some(deltas) => deltas
+                .text(text, &mut self.stream)
+                .map(|events| self.events.extend(events)),
+        };
+        if let Err(error) = fed {
+            self.events.extend(self.stream.abort(error));
+            self.state = State::Ended;
         }
-        Ok(())
+        self.write()?;
+        Ok(self.state != State::Ended)
     }
 
     /// Keeps the first bytes of what was not fed, for the `end` record's `original`.
