@@ -118,12 +118,13 @@ fn a_tool_gets_sigterm_first_and_may_clean_up() {
     let (out, _) = s.run(&config, "go");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(s.exists("tool-cleaned-up"), "no SIGTERM reached the tool");
-    // It left by itself after SIGTERM, and toolmend did not wait out the grace (1 s) before
-    // SIGKILL, which would take the run to 4 s or more whatever the load: the bound is the
-    // timeout plus the whole grace, so only a tool needing over 1 s to leave could miss it.
+    // Stopped at its timeout, not before. That a tool which leaves on SIGTERM is not waited
+    // for until the grace ends is shown without a clock by the unit test
+    // `agent::process::tests::sigterm_comes_first_and_sigkill_after_the_grace` (a grace of two
+    // minutes there); here a wall-clock bound would only measure the machine's load.
     let elapsed = s.events_of("tool.result")[0]["data"]["elapsed_ms"]
         .as_u64()
         .unwrap();
-    assert!((3000..4000).contains(&elapsed), "{elapsed} ms");
+    assert!(elapsed >= 3000, "{elapsed} ms");
     s.assert_nothing_left(1);
 }

@@ -213,16 +213,15 @@ fn a_failing_hook_fails_closed_with_4() {
     ] {
         let s = Setup::new(&format!("hook-{mode}"));
         let replies = [echo("hi", false), "never".into()];
-        // The hanging hook gets 1 s; the others the usual 5 s, which they do not need.
+        // The hanging hook (120 s) gets 1 s, the others the usual 5 s, which they do not need; a
+        // run that waited the hook out would be killed after 30 s, which is no exit 4.
         let rest = match mode {
             "hang" => approved_echo(mode).replace("timeout = 5\n", "timeout = 1\n"),
             _ => approved_echo(mode),
         };
         let config = s.config(&replies, "", &rest);
-        let start = Instant::now();
         let out = s.run(&config, &["go"]);
         assert_eq!(code(&out), 4, "{mode}: {}", stderr(&out));
-        assert!(start.elapsed() < Duration::from_secs(5), "{mode}");
         assert!(
             s.log("tool.log").is_empty(),
             "{mode}: the tool must not run"

@@ -26,10 +26,7 @@ fn interrupt(signal: i32) {
         .unwrap_or_default()
         .contains("tool.call")
     {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the tool never started"
-        );
+        assert!(start.elapsed() < GUARD, "the tool never started");
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(200));
@@ -37,9 +34,10 @@ fn interrupt(signal: i32) {
     unsafe {
         libc::kill(child.id() as libc::pid_t, signal);
     }
+    // Promptly: the tool would sleep 120 s (a guard against waiting it out, not a measure).
     let sent = Instant::now();
     let status = child.wait().unwrap();
-    assert!(sent.elapsed() < Duration::from_secs(3));
+    assert!(sent.elapsed() < GUARD, "{:?}", sent.elapsed());
     assert_eq!(status.code(), Some(130));
     let events = events(&std::fs::read_to_string(&transcript).unwrap());
     assert_eq!(events.last().unwrap()["data"]["status"], "interrupted");

@@ -39,10 +39,9 @@ command = ["python3", "{bin}/chatty_tool.py"]
 "#;
     let replies = [call("chatty", json!({}), false), "Quiet now.".into()];
     let config = s.config(&replies, "", rest);
-    let start = Instant::now();
+    // (A run blocked on the tool's full pipes would be killed after 30 s: no exit 0.)
     let out = s.run(&config, &["go"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(start.elapsed() < Duration::from_secs(20));
     let result: Value =
         serde_json::from_str(s.messages(1)[3]["content"].as_str().unwrap()).unwrap();
     assert_eq!(result["ok"], true);
@@ -145,7 +144,9 @@ fn a_model_that_keeps_failing_exits_8() {
 
 #[test]
 fn a_model_command_that_cannot_start_is_a_config_error_at_once() {
-    // It was retried (here 2 retries, 1 s apart), then the run failed with exit 8.
+    // It was retried (here 2 retries, 100 s apart), then the run failed with exit 8. Not
+    // retried now: a retry would keep the run past the 30 s after which it is killed, which
+    // is no exit 2.
     let s = Setup::new("llm-missing");
     std::fs::write(s.path("not-executable"), "#!/bin/sh\necho hi\n").unwrap();
     for program in [
@@ -158,15 +159,13 @@ fn a_model_command_that_cannot_start_is_a_config_error_at_once() {
         std::fs::write(
             &config,
             format!(
-                "[llm]\ncommand = [{}]\nretries = 2\nretry_delay = 1\n",
+                "[llm]\ncommand = [{}]\nretries = 2\nretry_delay = 100\nmax_retry_delay = 100\n",
                 quoted(&program)
             ),
         )
         .unwrap();
-        let start = Instant::now();
         let out = s.run(&config, &["go"]);
         assert_eq!(code(&out), 2, "{program}: {}", stderr(&out));
-        assert!(start.elapsed() < Duration::from_secs(1), "{program}");
         let err = stderr(&out);
         assert!(err.contains("[llm] command"), "{err}");
         assert!(
@@ -180,15 +179,13 @@ fn a_model_command_that_cannot_start_is_a_config_error_at_once() {
     std::fs::write(
         &config,
         format!(
-            "[llm]\ncommand = [{}]\nretries = 2\nretry_delay = 1\n",
+            "[llm]\ncommand = [{}]\nretries = 2\nretry_delay = 100\nmax_retry_delay = 100\n",
             quoted(&program)
         ),
     )
     .unwrap();
-    let start = Instant::now();
     let (out, transcript) = s.run_with_transcript(&config);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
-    assert!(start.elapsed() < Duration::from_secs(1));
     assert!(stderr(&out).contains("could not start"), "{}", stderr(&out));
     assert!(stderr(&out).contains("not retried"), "{}", stderr(&out));
     let events = events(&transcript);
