@@ -573,6 +573,11 @@ def bindings(args, res):
         got = json.loads(run.stdout.strip().splitlines()[-1])
         out[name] = {"median_s": {w: statistics.median(t) for w, t in got["times"].items()},
                      "runs": got["times"], "failed": got["failed"]}
+        if "cpu" in got:
+            # CPU time (the Node driver's process.cpuUsage): moves less than wall time on a
+            # machine shared with other work.
+            out[name]["cpu_median_s"] = {w: statistics.median(t) for w, t in got["cpu"].items()
+                                         if None not in t}
 
     if args.no_peers:
         out["python"] = out["node"] = {"skipped": "--no-peers"}
@@ -934,16 +939,21 @@ def report(res, args):
           "installs them into bench/work/).\n" % (
               b["size"], format(b["lines"], ","), b["bytes"] / 1e6, b["rounds"], fmt_t(b["cli_s"]),
               b.get("warmup", 0)))
-        w("| language | way | median | µs per line | failed inputs |")
-        w("|---|---|---:|---:|---:|")
+        w("Node's `per_call_*_agent` ways run as many lines as agents send them (bench/drivers/"
+          "agent_lines.mjs: the same five tools' arguments again and again, one in ten broken), "
+          "the corpus's other ways its lines. CPU: the process's CPU time in the run (Node only: "
+          "the main thread and V8's GC helpers), which moves less than wall time on a shared machine.\n")
+        w("| language | way | median | CPU median | µs per line | failed inputs |")
+        w("|---|---|---:|---:|---:|---:|")
         for lang in ("python", "node"):
             d = b.get(lang, {})
             if "skipped" in d:
-                w("| %s | skipped: %s | | | |" % (lang, d["skipped"]))
+                w("| %s | skipped: %s | | | | |" % (lang, d["skipped"]))
                 continue
+            cpu = d.get("cpu_median_s", {})
             for way, t in d["median_s"].items():
-                w("| %s | %s | %s | %.2f | %s |" % (lang, way, fmt_t(t), t / b["lines"] * 1e6,
-                                                     format(d["failed"][way], ",")))
+                w("| %s | %s | %s | %s | %.2f | %s |" % (lang, way, fmt_t(t), fmt_t(cpu[way]) if way in cpu else "-",
+                                                          t / b["lines"] * 1e6, format(d["failed"][way], ",")))
         w("")
         w("| target | measured | met |")
         w("|---|---|---|")
@@ -956,12 +966,22 @@ def report(res, args):
                 r = d[theirs] / d[mine]
                 w("| per call, %s, %s back: ≥ %dx faster than %s | %.1fx (%s vs %s) | %s |" % (
                     lang, out, goal, peer, r, fmt_t(d[mine]), fmt_t(d[theirs]), "yes" if r >= goal else "**no**"))
+        nc = b.get("node", {}).get("cpu_median_s")
+        if nd and nc and "per_call_toolmend_agent" in nd:
+            for what, mine, theirs in (("bench corpus", "per_call_toolmend", "per_call_jsonrepair_objects"),
+                                       ("agent lines", "per_call_toolmend_agent", "per_call_jsonrepair_agent")):
+                r, rc = nd[theirs] / nd[mine], nc[theirs] / nc[mine]
+                w("| per call, Node, objects back, %s: ≥ 3x faster than jsonrepair | %.1fx wall (%s vs %s), "
+                  "%.1fx CPU (%s vs %s) | %s |" % (what, r, fmt_t(nd[mine]), fmt_t(nd[theirs]), rc, fmt_t(nc[mine]),
+                                                    fmt_t(nc[theirs]), "yes" if min(r, rc) >= 3 else "**no**"))
         if nd and "objects_alone" in nd:
             # Both objects ways end in JSON.parse of a library's JSON text; V8 building the
             # objects (shapes for the corpus's varied keys) bounds the ratio whatever the mending costs.
             w("| Node objects: the most toolmend could reach were its mending free (`objects_alone`: "
-              "JSON.parse of toolmend's result texts, made before the round) | %.1fx (%s) | |" % (
-                  nd["per_call_jsonrepair_objects"] / nd["objects_alone"], fmt_t(nd["objects_alone"])))
+              "JSON.parse of toolmend's result texts, made before the round) | %.1fx (%s)%s | |" % (
+                  nd["per_call_jsonrepair_objects"] / nd["objects_alone"], fmt_t(nd["objects_alone"]),
+                  ", %.1fx CPU (%s)" % (nc["per_call_jsonrepair_objects"] / nc["objects_alone"],
+                                        fmt_t(nc["objects_alone"])) if nc and "objects_alone" in nc else ""))
         for lang, d, way in (("Python", py, "mend_many"), ("Node", nd, "mend_many")):
             if d:
                 # The CLI timed in the driver's own rounds, beside mend_many (else the one here).

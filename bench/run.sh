@@ -83,7 +83,7 @@ if [ "$peers" = 1 ] && [ "${BENCH_NO_BINDINGS:-0}" != 1 ]; then
     fi
     if command -v npm >/dev/null 2>&1 && (cd "$root" && make --no-print-directory node-package PROFILE=release >&2); then
         (cd "$work" && npm install --silent --no-audit --no-fund "$root"/target/npm/release/toolmend-*.tgz)
-        cp "$here/drivers/bindings_driver.mjs" "$work/bindings_driver.mjs"
+        cp "$here/drivers/bindings_driver.mjs" "$here/drivers/agent_lines.mjs" "$work/"
     else
         echo "the Node package did not build: its bindings figures will be skipped" >&2
     fi

@@ -7,6 +7,10 @@
 //   per_call_jsonrepair_objects JSON.parse(jsonrepair(line)): an object back
 //   per_call_toolmend_text      mender.mend(line).json: the JSON text back (null on failure)
 //   per_call_jsonrepair_text    jsonrepair(line): the JSON text back
+//   per_call_toolmend_agent     toolmend.mendArgs(line) on as many lines as agents send them
+//                               (agent_lines.mjs: the same five tools' arguments again and
+//                               again, one in ten broken), made before the rounds
+//   per_call_jsonrepair_agent   JSON.parse(jsonrepair(line)) on those agent lines
 //   mend_many                   await toolmend.mendMany(lines): one call, off the main thread
 //   cli                         `toolmend args FILE` (the package's binary), output thrown away:
 //                               in the same rounds, so that mendMany's ratio to it is fair
@@ -22,17 +26,22 @@
 // the hidden classes until a full GC) made the next way's objects cheaper, by the order of the
 // round alone.
 //
+// Each run's CPU time (process.cpuUsage: the main thread and V8's GC helpers) is kept beside
+// its wall time: on a machine shared with other work it moves less than the wall time.
+//
 // usage: node --expose-gc bindings_driver.mjs FILE ROUNDS [WARMUP]   (run from bench/work/,
-// beside node_modules)
+// beside node_modules and agent_lines.mjs)
 import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import toolmend from 'toolmend';
 import { jsonrepair } from 'jsonrepair';
+import { agentLines } from './agent_lines.mjs';
 
 const [file, roundsArg, warmupArg = '1'] = process.argv.slice(2);
 const text = readFileSync(file, 'utf8');
 const lines = text.split('\n');
 if (lines[lines.length - 1] === '') lines.pop();
+const agent = agentLines(lines.length);
 
 // objects_alone's texts: toolmend's result for each line (null where it fails), made before
 // each of its runs and dropped after, so that other ways do not carry them in their heap.
@@ -60,6 +69,29 @@ const ways = {
   per_call_jsonrepair_objects: async () => {
     let failed = 0;
     for (const line of lines) {
+      try {
+        JSON.parse(jsonrepair(line));
+      } catch {
+        failed += 1;
+      }
+    }
+    return failed;
+  },
+  per_call_toolmend_agent: async () => {
+    let failed = 0;
+    for (const line of agent) {
+      try {
+        toolmend.mendArgs(line);
+      } catch (e) {
+        if (!(e instanceof toolmend.ToolmendError)) throw e;
+        failed += 1;
+      }
+    }
+    return failed;
+  },
+  per_call_jsonrepair_agent: async () => {
+    let failed = 0;
+    for (const line of agent) {
       try {
         JSON.parse(jsonrepair(line));
       } catch {
@@ -102,24 +134,30 @@ const ways = {
 
 const names = Object.keys(ways);
 const times = Object.fromEntries(names.map((n) => [n, []]));
+const cpu = Object.fromEntries(names.map((n) => [n, []]));
 const failed = {};
 const rounds = Number(roundsArg);
 const run = async (n) => {
   prepare[n]?.();
   globalThis.gc?.();
+  const cpuStarted = process.cpuUsage();
   const started = process.hrtime.bigint();
   failed[n] = await ways[n]();
   const took = Number(process.hrtime.bigint() - started) / 1e9;
+  const used = process.cpuUsage(cpuStarted);
   results = null;
-  return took;
+  // The CLI's CPU time is its own process's, which cpuUsage does not count.
+  return [took, n === 'cli' ? null : (used.user + used.system) / 1e6];
 };
 for (let w = 0; w < Number(warmupArg); w++) {
   for (const n of names) await run(n);
 }
 for (let r = 0; r < rounds; r++) {
   for (const n of [...names.slice(r % names.length), ...names.slice(0, r % names.length)]) {
-    times[n].push(await run(n));
-    process.stderr.write(`  round ${r + 1}: ${n} ${times[n].at(-1).toFixed(3)}s\n`);
+    const [took, used] = await run(n);
+    times[n].push(took);
+    cpu[n].push(used);
+    process.stderr.write(`  round ${r + 1}: ${n} ${took.toFixed(3)}s (CPU ${used?.toFixed(3)}s)\n`);
   }
 }
-console.log(JSON.stringify({ times, failed, lines: lines.length }));
+console.log(JSON.stringify({ times, cpu, failed, lines: lines.length }));
