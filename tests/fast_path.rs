@@ -491,3 +491,61 @@ fn the_fast_path_hands_over_at_the_whole_value_passes_limits() {
         compare.check(&input);
     }
 }
+
+/// The whole-value pass reads its value 64 bytes at a time (the structural index): every
+/// case below is shifted to start at every offset of a block, so that each quote, backslash
+/// run (of every length, so of both parities), escape, control byte, non-ASCII byte, token
+/// and white space falls on either side of a block boundary; both ways give what the parser
+/// gives.
+#[test]
+fn the_fast_path_writes_what_the_parser_writes_across_block_boundaries() {
+    let mut compare = Compare::new();
+    let deep = |n: usize, inner: &str| format!("{}{inner}{}", "[".repeat(n), "]".repeat(n));
+    let keys = |n: usize| -> String { (0..n).map(|i| format!("\"k{i}\":{i},")).collect() };
+    let mut cases: Vec<String> = vec![
+        r#"{"a":"x\"y","b":"\\","c":"\\\"","d":"\\\\"}"#.to_owned(),
+        r#"{"a" : "x", "b" :	[1 , 2.5e3 ,-0, true,false ,null ] }"#.to_owned(),
+        "{\"a\"\n:1}".to_owned(),
+        "{\"a\"  \t:\n\r\t1}".to_owned(),
+        "{\"a\":\"\u{1}\"}".to_owned(),
+        "{\"a\":\"tab\there\"}".to_owned(),
+        "{\"a\":\"é€😀\",\"€\":\"\\u00e9\\ud83d\\ude00\"}".to_owned(),
+        r#"{"a":"\ud800","b":"\udc00x"}"#.to_owned(),
+        r#"{"a":"\x"}"#.to_owned(),
+        r#"{"a":"\u12"}"#.to_owned(),
+        r#"{"a":1,"a":2}"#.to_owned(),
+        r#"{"a":1,"\u0061":2}"#.to_owned(),
+        r#"{"a":{"b":1},"b":{"a":1,"b":2}}"#.to_owned(),
+        r#"["unterminated"#.to_owned(),
+        r#"["x" "y"]"#.to_owned(),
+        r#"{"a":"x", b: 1}"#.to_owned(),
+        "[truex,1]".to_owned(),
+        "[1,tru".to_owned(),
+        "[123456789012345678901234567890123456789012345678901234567890123456789]".to_owned(),
+        "[\"a\"\u{a0},1]".to_owned(),
+        "{\"a\":1}\u{7f}".to_owned(),
+        "[\"\\\"\" , \"\\\\\"]  [1]".to_owned(),
+        deep(64, "1"),
+        deep(65, "1"),
+        format!("{{{}\"z\":0}}", keys(31)),
+        format!("{{{}\"z\":0}}", keys(32)),
+        format!("{{{}\"k7\":0}}", keys(20)),
+    ];
+    // A backslash run of every length up to 9 before a quote, a letter and the end.
+    for run in 1..=9 {
+        let slashes = "\\".repeat(run);
+        cases.push(format!("[\"{slashes}\"]"));
+        cases.push(format!("[\"{slashes}n\",\"x\"]"));
+        cases.push(format!("{{\"{slashes}\":\"{slashes}\"}}"));
+        cases.push(format!("[\"a\",\"{slashes}"));
+    }
+    for case in &cases {
+        for shift in 0..=64 {
+            let pad = "p".repeat(shift);
+            compare.check(&format!("[\"{pad}\",{case}]"));
+            compare.check(&format!("{{\"{pad}\" : {case} }}"));
+            compare.check(&format!("[{}{case}]", " ".repeat(shift)));
+            compare.check(&format!("{}{case}", " ".repeat(shift)));
+        }
+    }
+}
