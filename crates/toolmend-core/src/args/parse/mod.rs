@@ -14,6 +14,7 @@ mod handover;
 mod keys;
 mod numbers;
 mod scan;
+mod single;
 mod strings;
 mod tree;
 mod whole;

@@ -1,0 +1,85 @@
+//! The fast path's reading of single-quoted keys and strings (`{'a': 'x'}`, Python's `repr` of a
+//! dict): the most common broken line, and one the repairing parser read token by token, with
+//! a hand-over between it and the fast path at every key and value.
+//!
+//! Only the plain case is taken here: nothing between the quotes that the parser reads in a way
+//! of its own (a double quote, a backslash, a control character), and after the closing quote
+//! what the parser reads there the same way: a colon after a key (past spaces and tabs), and
+//! after a value what [`Parser::value_quote_closes`] takes as the string's end, with no `+`
+//! joining another string. Then the output and the repairs (a `single_quotes` repair at each
+//! opening quote, a duplicate key's) are the parser's own; anything else is left to the parser,
+//! with nothing written (tests/fast_path.rs compares both with the parser alone).
+
+use super::Parser;
+use crate::args::simd::quoted_stop;
+use crate::bytes::append;
+use crate::repair::{Repair, RepairKind};
+
+impl Parser<'_> {
+    /// For a single-quoted key at `at` in an object: where its closing quote is and where its
+    /// value starts (past the colon), when the parser's `key` and `colon` read it plainly.
+    #[inline(always)]
+    pub(super) fn single_key(&self, at: usize) -> Option<(usize, usize)> {
+        if self.strict {
+            return None;
+        }
+        let close = quoted_stop(self.src, at + 1, b'\'');
+        if self.src.get(close) != Some(&b'\'') {
+            return None;
+        }
+        let colon = self.skip_spaces_from(close + 1);
+        if self.src.get(colon) != Some(&b':') {
+            return None;
+        }
+        // `'a':: 1` is the parser's (a doubled colon).
+        let value = self.skip_spaces_from(colon + 1);
+        (self.src.get(value) != Some(&b':')).then_some((close, colon + 1))
+    }
+
+    /// Writes the key [`Parser::single_key`] found (quoted at `at` and `close`) and the colon,
+    /// noting the key as the parser's `key` does; the value starts at `value`.
+    #[inline(always)]
+    pub(super) fn single_member(&mut self, at: usize, close: usize, value: usize) {
+        if self.sink.scratch.nesting.add_member() {
+            self.sink.out.push(b',');
+        }
+        self.sink
+            .repairs
+            .push(Repair::at(RepairKind::SingleQuotes, at));
+        let start = self.sink.out.len();
+        self.sink.out.push(b'"');
+        append(&mut self.sink.out, self.src, at + 1, close);
+        self.sink.out.push(b'"');
+        // No backslash in it: the key as written is the key as compared.
+        self.note_key(start, at, false);
+        self.sink.out.push(b':');
+        self.pos = value;
+    }
+
+    /// For a single-quoted string value at `at` inside a container: writes it and returns
+    /// `true` when the parser's `string_value` reads it plainly, else writes nothing.
+    #[inline(always)]
+    pub(super) fn single_value(&mut self, at: usize) -> bool {
+        if self.strict {
+            return false;
+        }
+        let src = self.src;
+        let close = quoted_stop(src, at + 1, b'\'');
+        if src.get(close) != Some(&b'\'') || !self.value_quote_closes(close + 1, true) {
+            return false;
+        }
+        // `'a' + 'b'`: joined strings are the parser's.
+        if self.src.get(self.skip_blank_from(close + 1)) == Some(&b'+') {
+            return false;
+        }
+        self.sink
+            .repairs
+            .push(Repair::at(RepairKind::SingleQuotes, at));
+        let out = &mut self.sink.out;
+        out.push(b'"');
+        append(out, src, at + 1, close);
+        out.push(b'"');
+        self.pos = close + 1;
+        true
+    }
+}
