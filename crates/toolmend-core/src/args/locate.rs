@@ -283,8 +283,7 @@ fn closing_fence(text: &[u8], start: usize) -> Option<usize> {
         usize::MAX
     };
     let mut scanned = start;
-    for i in memchr::memmem::find_iter(&text[start..], b"```") {
-        let at = start + i;
+    for at in fences(text, start) {
         if last.is_some_and(|l| at < l + 3) {
             continue; // inside a longer run of backticks
         }
@@ -314,6 +313,25 @@ fn closing_fence(text: &[u8], start: usize) -> Option<usize> {
         }
     }
     last
+}
+
+/// Where each run of three backticks from `from` starts, left to right and not overlapping
+/// (as `memmem::find_iter` finds them): a backtick found by memchr, then the two bytes after
+/// it, without a searcher built per call (see [`find_fence`]).
+fn fences(text: &[u8], from: usize) -> impl Iterator<Item = usize> + '_ {
+    let mut next = from;
+    std::iter::from_fn(move || {
+        while let Some(i) = memchr::memchr(b'`', text.get(next..)?) {
+            let at = next + i;
+            if text[at..].starts_with(b"```") {
+                next = at + 3;
+                return Some(at);
+            }
+            next = at + 1;
+        }
+        next = text.len();
+        None
+    })
 }
 
 /// `[TOOL_CALLS]`, `[ANSWER]`: a bracketed marker in capitals before the JSON, not an array.

@@ -124,6 +124,10 @@ pub(crate) fn offset_in(whole: &str, part: &str) -> Option<usize> {
 
 /// `text` cut to `max` characters, with `…` when cut.
 pub fn cut(text: &str, max: usize) -> String {
+    // No more bytes than `max`, so no more characters: most prose noted is a short line.
+    if text.len() <= max {
+        return text.to_owned();
+    }
     match text.char_indices().nth(max) {
         Some((end, _)) => {
             let mut cut = text[..end].to_owned();
