@@ -65,12 +65,27 @@ impl Parser<'_> {
         }
         let src = self.src;
         let close = quoted_stop(src, at + 1, b'\'');
-        if src.get(close) != Some(&b'\'') || !self.value_quote_closes(close + 1, true) {
+        if src.get(close) != Some(&b'\'') {
             return false;
         }
-        // `'a' + 'b'`: joined strings are the parser's.
-        if self.src.get(self.skip_blank_from(close + 1)) == Some(&b'+') {
-            return false;
+        // Most strings end an item: a closer right after the quote, or a comma and (past
+        // spaces) the next item's quote. The parser's look-aheads take those as the end (no
+        // inner quote, no prose after the comma, no `+`), so they are not asked.
+        let ends_item = match src.get(close + 1) {
+            Some(b'}' | b']') => true,
+            Some(b',') => matches!(
+                src.get(self.skip_spaces_from(close + 2)),
+                Some(b'\'' | b'"')
+            ),
+            _ => false,
+        };
+        if !ends_item {
+            // `'a' + 'b'`: joined strings are the parser's.
+            if !self.value_quote_closes(close + 1, true)
+                || src.get(self.skip_blank_from(close + 1)) == Some(&b'+')
+            {
+                return false;
+            }
         }
         self.sink
             .repairs
