@@ -90,7 +90,7 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
     if let Some(open) = list_marker(rest) {
         // `- {...}`, `1. [...]`: a markdown list item holding the JSON.
         let mut repair = Repair::at(RepairKind::Prose, from);
-        repair.text = Some(String::from_utf8_lossy(rest[..open].trim_ascii()).into_owned());
+        repair.text = Some(crate::bytes::lossy(rest[..open].trim_ascii()).into_owned());
         repairs.push(repair);
         return Located {
             start: from + open,
@@ -157,7 +157,7 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
     match json_start(text, from) {
         Some(start) => {
             let mut repair = Repair::at(RepairKind::Prose, from);
-            let prose = String::from_utf8_lossy(&text[from..start]);
+            let prose = crate::bytes::lossy(&text[from..start]);
             repair.text = Some(crate::bytes::cut(prose.trim(), 100));
             repairs.push(repair);
             Located {
@@ -234,7 +234,7 @@ fn list_marker(text: &[u8]) -> Option<usize> {
 fn fenced(text: &[u8], from: usize, fence: usize, repairs: &mut Vec<Repair>) -> Located {
     if fence > from {
         let mut repair = Repair::at(RepairKind::Prose, from);
-        let prose = String::from_utf8_lossy(&text[from..fence]);
+        let prose = crate::bytes::lossy(&text[from..fence]);
         repair.text = Some(crate::bytes::cut(prose.trim(), 100));
         repairs.push(repair);
     }
