@@ -469,6 +469,12 @@ fn the_fast_path_reads_single_quotes_as_the_parser_does() {
         "{'': 'x', '': 'y'}",
         "{'a': 'x', 'b': 'y'} {'a': 'z'}",
         "[['a', ['b', ['c']]], 'd']",
+        // Python's literals: whole words only, and not a call (`True(1)`, the parser's).
+        "{'a': True, 'b': [False, None, Truex, None_, True$, TRUE, Nonesuch], 'c': False}",
+        "{\"a\": True, \"b\": [None(), True (1), False(0)], \"c\": None}",
+        "[True, False, None",
+        "{'a': Tru",
+        "[None\n, True\t]",
     ] {
         compare.check(input);
     }

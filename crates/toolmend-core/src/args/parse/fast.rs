@@ -135,6 +135,7 @@ impl Parser<'_> {
                             _ => return Ok(Resume::Value),
                         },
                         Some(b'\'') if self.single_value(at) => Resume::After,
+                        Some(b'T' | b'F' | b'N') if self.python_literal(at) => Resume::After,
                         Some(b'-' | b'0'..=b'9') => match fast_number_end(src, at) {
                             Some(end) => {
                                 append(&mut self.sink.out, src, at, end);
@@ -215,7 +216,19 @@ impl Parser<'_> {
                         self.close_frame();
                         Resume::After
                     }
-                    Some(b'"' | b'\'' | b'{' | b'[' | b'0'..=b'9' | b't' | b'f' | b'n') => {
+                    Some(
+                        b'"'
+                        | b'\''
+                        | b'{'
+                        | b'['
+                        | b'0'..=b'9'
+                        | b't'
+                        | b'f'
+                        | b'n'
+                        | b'T'
+                        | b'F'
+                        | b'N',
+                    ) => {
                         self.fast_element(at);
                         Resume::Value
                     }

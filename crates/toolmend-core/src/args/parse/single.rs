@@ -8,7 +8,8 @@
 //! after a value what [`Parser::value_quote_closes`] takes as the string's end, with no `+`
 //! joining another string. Then the output and the repairs (a `single_quotes` repair at each
 //! opening quote, a duplicate key's) are the parser's own; anything else is left to the parser,
-//! with nothing written (tests/fast_path.rs compares both with the parser alone).
+//! with nothing written (tests/fast_path.rs compares both with the parser alone). The same
+//! lines' `True`, `False` and `None` are read here too.
 
 use super::Parser;
 use crate::args::simd::quoted_stop;
@@ -95,6 +96,35 @@ impl Parser<'_> {
         append(out, src, at + 1, close);
         out.push(b'"');
         self.pos = close + 1;
+        true
+    }
+}
+
+impl Parser<'_> {
+    /// For `True`, `False` or `None` at `at` inside a container (Python's literals, in the
+    /// same lines): writes the JSON literal with the parser's `python_literal` repair and
+    /// returns `true` when the parser's `word` reads the word so (a whole word, no call after
+    /// it), else writes nothing.
+    #[inline(always)]
+    pub(super) fn python_literal(&mut self, at: usize) -> bool {
+        if self.strict {
+            return false;
+        }
+        let rest = &self.src[at..];
+        let (word, json): (&[u8], &[u8]) = match rest[0] {
+            b'T' => (b"True", b"true"),
+            b'F' => (b"False", b"false"),
+            _ => (b"None", b"null"),
+        };
+        let ends = |b: &u8| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'('));
+        if !rest.starts_with(word) || !rest.get(word.len()).is_none_or(ends) {
+            return false;
+        }
+        self.sink
+            .repairs
+            .push(Repair::at(RepairKind::PythonLiteral, at));
+        self.sink.out.extend_from_slice(json);
+        self.pos = at + word.len();
         true
     }
 }
