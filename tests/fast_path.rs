@@ -406,6 +406,108 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The same text with its single and double quotes swapped (`{'a': 'say "hi"'}`, as
+    /// Python writes a dict): the fast path's single-quoted keys and strings against the
+    /// parser, whole, cut short and changed at random places.
+    #[test]
+    fn the_fast_path_writes_what_the_parser_writes_on_single_quoted_text(
+        text in json_text(),
+        seed in 1..u64::MAX,
+    ) {
+        let swapped: String = text
+            .chars()
+            .map(|c| match c {
+                '"' => '\'',
+                '\'' => '"',
+                c => c,
+            })
+            .collect();
+        let mut compare = Compare::new();
+        let mut seed = seed;
+        compare.check_variants(&swapped, &mut seed);
+        compare.check(&format!("[{swapped}, {swapped}]"));
+    }
+}
+
+/// Single-quoted keys and strings where the parser reads them in a way of its own: the fast
+/// path leaves those to it, and writes the plain ones as it does.
+#[test]
+fn the_fast_path_reads_single_quotes_as_the_parser_does() {
+    let mut compare = Compare::new();
+    for input in [
+        "{'a': 'x', 'b': ['y', 'z', 1, True, None], 'c': {'d': 'e'}}",
+        "{'a': 1, 'a': 2, 'b': {'a': 'x', 'a': 'y'}}",
+        "{'a': 'it\\'s', 'b': 'say \"hi\"', 'c': 'back\\\\slash'}",
+        "{'a' : 'x' , 'b'\t:\t'y'}",
+        "{'a':: 1, 'b': : 2}",
+        "{'a'\n: 1}",
+        "{'a': 'x' + 'y', 'b': 'z'\n+ 'w'}",
+        "{'a': 'x' /* c */ + 'y'}",
+        "{'a': 'x' 'b': 1}",
+        "{'a': 'x' b: 1}",
+        "{'a': 'x', b: 1, 'c': 'say 'hi' there'}",
+        "['a', 'b' c', 'd']",
+        "['a': 1]",
+        "['key': 'value'}]",
+        "{'a': 'line\nbreak', 'b': 'tab\there'}",
+        "{'a': 'x', 'b': 'unterminated",
+        "{'a': 'x\\",
+        "{'a\": 1}",
+        "{\"a': 1}",
+        "{'a', 'b'}",
+        "[{'a', 'b'}, {'a': 1}]",
+        "{'ids': {'x', 'y'}}",
+        "{'caf\u{e9}': '\u{2019}x\u{2019}', 'b': \u{2018}y\u{2019}}",
+        "'{\"a\": 1}'",
+        "['x', 'y',]",
+        "{'a': 'x',}",
+        "{'a': 'x'}}",
+        "{'a': ''}",
+        "{'': 'x', '': 'y'}",
+        "{'a': 'x', 'b': 'y'} {'a': 'z'}",
+        "[['a', ['b', ['c']]], 'd']",
+        // Python's literals: whole words only, and not a call (`True(1)`, the parser's).
+        "{'a': True, 'b': [False, None, Truex, None_, True$, TRUE, Nonesuch], 'c': False}",
+        "{\"a\": True, \"b\": [None(), True (1), False(0)], \"c\": None}",
+        "[True, False, None",
+        "{'a': Tru",
+        "[None\n, True\t]",
+    ] {
+        compare.check(input);
+    }
+}
+
+/// A valid line broken at every position (cut there, a byte put in, one left out): the fast
+/// path hands over to the parser (after the whole-value pass, after a single-quoted key or
+/// string) wherever the break is.
+#[test]
+fn the_fast_path_hands_over_at_every_position_of_a_valid_prefix() {
+    let mut compare = Compare::new();
+    for line in [
+        r#"{"a": "x\"y", "b": [1, -2.5e3, true, null, {"c": {}}], "d": {"e": ["f", []]}, "g": "h"}"#,
+        "{'a': 'x', 'b': [1, 'y', None], 'c': {'d': 'e', 'f': True}, 'g': 'h'}",
+    ] {
+        let bytes = line.as_bytes();
+        for at in 0..=bytes.len() {
+            compare.check(&String::from_utf8_lossy(&bytes[..at]));
+            for insert in [&b","[..], b"'", b"\"", b"}", b"]", b" x ", b"\\"] {
+                let mut changed = bytes[..at].to_vec();
+                changed.extend_from_slice(insert);
+                changed.extend_from_slice(&bytes[at..]);
+                compare.check(&String::from_utf8_lossy(&changed));
+            }
+            if at < bytes.len() {
+                let mut dropped = bytes.to_vec();
+                dropped.remove(at);
+                compare.check(&String::from_utf8_lossy(&dropped));
+            }
+        }
+    }
+}
+
 /// `text` (valid JSON) without the white space between its tokens.
 fn compact(text: &str) -> String {
     let (mut out, mut in_string, mut escaped) = (String::new(), false, false);

@@ -90,7 +90,7 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
     if let Some(open) = list_marker(rest) {
         // `- {...}`, `1. [...]`: a markdown list item holding the JSON.
         let mut repair = Repair::at(RepairKind::Prose, from);
-        repair.text = Some(String::from_utf8_lossy(rest[..open].trim_ascii()).into_owned());
+        repair.text = Some(crate::bytes::lossy(rest[..open].trim_ascii()).into_owned());
         repairs.push(repair);
         return Located {
             start: from + open,
@@ -157,7 +157,7 @@ pub(crate) fn locate(text: &[u8], from: usize, repairs: &mut Vec<Repair>) -> Loc
     match json_start(text, from) {
         Some(start) => {
             let mut repair = Repair::at(RepairKind::Prose, from);
-            let prose = String::from_utf8_lossy(&text[from..start]);
+            let prose = crate::bytes::lossy(&text[from..start]);
             repair.text = Some(crate::bytes::cut(prose.trim(), 100));
             repairs.push(repair);
             Located {
@@ -234,7 +234,7 @@ fn list_marker(text: &[u8]) -> Option<usize> {
 fn fenced(text: &[u8], from: usize, fence: usize, repairs: &mut Vec<Repair>) -> Located {
     if fence > from {
         let mut repair = Repair::at(RepairKind::Prose, from);
-        let prose = String::from_utf8_lossy(&text[from..fence]);
+        let prose = crate::bytes::lossy(&text[from..fence]);
         repair.text = Some(crate::bytes::cut(prose.trim(), 100));
         repairs.push(repair);
     }
@@ -283,8 +283,7 @@ fn closing_fence(text: &[u8], start: usize) -> Option<usize> {
         usize::MAX
     };
     let mut scanned = start;
-    for i in memchr::memmem::find_iter(&text[start..], b"```") {
-        let at = start + i;
+    for at in fences(text, start) {
         if last.is_some_and(|l| at < l + 3) {
             continue; // inside a longer run of backticks
         }
@@ -314,6 +313,25 @@ fn closing_fence(text: &[u8], start: usize) -> Option<usize> {
         }
     }
     last
+}
+
+/// Where each run of three backticks from `from` starts, left to right and not overlapping
+/// (as `memmem::find_iter` finds them): a backtick found by memchr, then the two bytes after
+/// it, without a searcher built per call (see [`find_fence`]).
+fn fences(text: &[u8], from: usize) -> impl Iterator<Item = usize> + '_ {
+    let mut next = from;
+    std::iter::from_fn(move || {
+        while let Some(i) = memchr::memchr(b'`', text.get(next..)?) {
+            let at = next + i;
+            if text[at..].starts_with(b"```") {
+                next = at + 3;
+                return Some(at);
+            }
+            next = at + 1;
+        }
+        next = text.len();
+        None
+    })
 }
 
 /// `[TOOL_CALLS]`, `[ANSWER]`: a bracketed marker in capitals before the JSON, not an array.

@@ -7,7 +7,7 @@ use std::ops::Range;
 use crate::args::locate::locate;
 use crate::args::options::{Options, Target};
 use crate::args::simd::either_stop;
-use crate::bytes::{append, hex4};
+use crate::bytes::hex4;
 use crate::error::{Code, Error};
 use crate::repair::{Repair, RepairKind};
 
@@ -287,7 +287,21 @@ pub(crate) fn decode(
     keep_lone: bool,
     out: &mut Vec<u8>,
 ) -> Option<Layer> {
-    out.clear();
+    let decoded = decode_into(text, bare, strict, keep_lone, out);
+    if decoded.is_none() {
+        out.clear();
+    }
+    decoded
+}
+
+/// [`decode`], leaving what it wrote so far in `out` when the text is no literal.
+fn decode_into(
+    text: &[u8],
+    bare: bool,
+    strict: bool,
+    keep_lone: bool,
+    out: &mut Vec<u8>,
+) -> Option<Layer> {
     // Raw control characters are not allowed inside a JSON string.
     if strict && !bare && text.trim_ascii_end()[1..].iter().any(|&b| b < 0x20) {
         return None;
@@ -301,53 +315,58 @@ pub(crate) fn decode(
     } else {
         b'"'
     };
+    // What an escape decodes to is never longer than the escape, so the text decoded so far
+    // is never longer than the text read (`w <= p`): the buffer is made long enough once (only
+    // what the last layer left short of that is zeroed) and written by index, with `SPARE`
+    // bytes past the text's length for a short run copied as one block. Escaped JSON has an
+    // escape every few bytes: a `Vec::push` or `extend_from_slice` per escape and per run (a
+    // capacity check and a length store each) were a third of this function's cost.
+    let len = text.len();
+    if out.len() < len + SPARE {
+        out.resize(len + SPARE, 0);
+    }
+    let buf = &mut out[..len + SPARE];
+    let mut w = 0;
     let mut layer = Layer::default();
-    out.reserve(text.len());
     let mut p = usize::from(!bare);
-    let mut run = p;
     // Where the text just after the last `\\` escape is.
     let mut backslash_before = None;
     loop {
-        // Escaped JSON has an escape every few bytes: an inlined word-at-a-time scan beats a
-        // memchr call per run.
-        let i = either_stop(text, p, quote, b'\\');
-        if i == text.len() {
+        // Escapes come in runs (`\\\"` in a second layer): then there is nothing to scan for
+        // or copy before the next one.
+        let i = if text.get(p) == Some(&b'\\') {
+            p
+        } else {
+            let i = either_stop(text, p, quote, b'\\');
+            w = put(buf, w, text, p, i);
+            i
+        };
+        if i == len {
             if !bare {
                 if strict {
                     return None;
                 }
                 layer.unterminated = true;
             }
-            out.extend_from_slice(&text[run..]);
             break;
         }
         if text[i] == quote {
             // Bare text holding a raw quote is not escaped JSON (but for a string written with
             // escaped quotes, `\"hello"`, where it is the closing one); a literal must end here.
-            if bare && !strict && text.starts_with(b"\\\"") {
-                layer.raw_quote.get_or_insert(i);
-                out.extend_from_slice(&text[run..=i]);
-                p = i + 1;
-                run = p;
-                continue;
-            }
             // `{\"a\": \"say \\"hi\\"\"}`: `\\` then a raw quote is an escaped quote of the
             // inner JSON written one escape short; it stays escaped.
-            if bare && !strict && backslash_before == Some(i) {
+            if bare && !strict && (text.starts_with(b"\\\"") || backslash_before == Some(i)) {
                 layer.raw_quote.get_or_insert(i);
-                out.push(b'"');
+                buf[w] = b'"';
+                w += 1;
                 p = i + 1;
-                run = p;
                 continue;
             }
             if bare || !text[i + 1..].iter().all(u8::is_ascii_whitespace) {
                 return None;
             }
-            out.extend_from_slice(&text[run..i]);
             break;
         }
-        // The text between two escapes: a few bytes, mostly.
-        append(out, text, run, i);
         let Some(&e) = text.get(i + 1) else {
             if strict {
                 return None;
@@ -355,78 +374,100 @@ pub(crate) fn decode(
             // A literal cut just after a backslash: half an escape names nothing, so it is
             // left out (the layer is unterminated). Bare text keeps it as written.
             if bare {
-                out.push(b'\\');
+                buf[w] = b'\\';
+                w += 1;
             }
             layer.unterminated = !bare;
-            run = text.len();
-            p = run;
+            p = len;
             continue;
         };
         p = i + 2;
-        if e == b'\\' {
-            backslash_before = Some(p);
-        }
-        match e {
-            b'"' | b'\\' | b'/' => out.push(e),
-            b'\'' if quote == b'\'' => out.push(e),
-            b'b' => out.push(0x08),
-            b'f' => out.push(0x0c),
-            b'n' => out.push(b'\n'),
-            b'r' => out.push(b'\r'),
-            b't' => out.push(b'\t'),
-            b'u' => match hex4(text, i + 2) {
-                Some(unit) => {
-                    p = i + 6;
-                    let c = match unit {
-                        0xD800..=0xDBFF => {
-                            let low = (text.get(p) == Some(&b'\\')
-                                && text.get(p + 1) == Some(&b'u'))
-                            .then(|| hex4(text, p + 2))
-                            .flatten()
-                            .filter(|low| (0xDC00..=0xDFFF).contains(low));
-                            match low {
-                                Some(low) => {
-                                    p += 6;
-                                    char::from_u32(
-                                        0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00),
-                                    )
+        let decoded = match e {
+            b'"' | b'/' => e,
+            b'\\' => {
+                backslash_before = Some(p);
+                e
+            }
+            b'\'' if quote == b'\'' => e,
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => {
+                match hex4(text, i + 2) {
+                    Some(unit) => {
+                        p = i + 6;
+                        let c = match unit {
+                            0xD800..=0xDBFF => {
+                                let low = (text.get(p) == Some(&b'\\')
+                                    && text.get(p + 1) == Some(&b'u'))
+                                .then(|| hex4(text, p + 2))
+                                .flatten()
+                                .filter(|low| (0xDC00..=0xDFFF).contains(low));
+                                match low {
+                                    Some(low) => {
+                                        p += 6;
+                                        char::from_u32(
+                                            0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00),
+                                        )
+                                    }
+                                    None => None,
                                 }
-                                None => None,
                             }
-                        }
-                        _ => char::from_u32(unit),
-                    };
-                    let c = match c {
-                        Some(c) => c,
-                        None if keep_lone => {
-                            out.extend_from_slice(&text[i..i + 6]);
-                            run = p;
-                            continue;
-                        }
-                        None if strict => return None,
-                        None => {
-                            layer.lone_surrogate.get_or_insert(i);
-                            char::REPLACEMENT_CHARACTER
-                        }
-                    };
-                    let mut utf8 = [0; 4];
-                    out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+                            _ => char::from_u32(unit),
+                        };
+                        let c = match c {
+                            Some(c) => c,
+                            None if keep_lone => {
+                                buf[w..w + 6].copy_from_slice(&text[i..i + 6]);
+                                w += 6;
+                                continue;
+                            }
+                            None if strict => return None,
+                            None => {
+                                layer.lone_surrogate.get_or_insert(i);
+                                char::REPLACEMENT_CHARACTER
+                            }
+                        };
+                        w += c.encode_utf8(&mut buf[w..]).len();
+                    }
+                    None if strict => return None,
+                    None => {
+                        buf[w..w + 2].copy_from_slice(b"\\u");
+                        w += 2;
+                    }
                 }
-                None if strict => return None,
-                None => {
-                    out.extend_from_slice(b"\\u");
-                }
-            },
+                continue;
+            }
             _ if strict => return None,
             // Not an escape: keep both characters as they were written.
             _ => {
-                out.push(b'\\');
                 p = i + 1;
+                b'\\'
             }
-        }
-        run = p;
+        };
+        buf[w] = decoded;
+        w += 1;
     }
+    out.truncate(w);
     Some(layer)
+}
+
+/// Bytes past the end of [`decode`]'s buffer, so that a short run is copied as one block.
+const SPARE: usize = 16;
+
+/// Copies `text[from..to]` to `buf` at `w` and returns where the copy ends. A run of up to
+/// [`SPARE`] bytes is copied as one block of that size (the bytes past the run are written
+/// over later, or cut off): `w <= from`, and `buf` has `SPARE` bytes more than `text`.
+#[inline(always)]
+fn put(buf: &mut [u8], w: usize, text: &[u8], from: usize, to: usize) -> usize {
+    let n = to - from;
+    match text.get(from..from + SPARE) {
+        Some(block) if n <= SPARE => buf[w..w + SPARE].copy_from_slice(block),
+        _ => buf[w..w + n].copy_from_slice(&text[from..to]),
+    }
+    w + n
 }
 
 /// The range of `text` holding an object or array whose every double quote is doubled, as a CSV
@@ -490,6 +531,10 @@ pub(crate) fn is_bare_escaped(text: &[u8]) -> bool {
     let rest = rest.trim_ascii_start();
     rest.starts_with(b"\\\"")
 }
+
+#[cfg(test)]
+#[path = "unquote_reference.rs"]
+mod reference;
 
 #[cfg(test)]
 mod tests {

@@ -122,8 +122,21 @@ pub(crate) fn offset_in(whole: &str, part: &str) -> Option<usize> {
     (start + part.len() <= whole.len()).then_some(start)
 }
 
+/// `bytes` as text, invalid UTF-8 replaced by U+FFFD as `String::from_utf8_lossy` does, with
+/// core's word-at-a-time check first (the lossy one goes a byte at a time).
+pub(crate) fn lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
 /// `text` cut to `max` characters, with `…` when cut.
 pub fn cut(text: &str, max: usize) -> String {
+    // No more bytes than `max`, so no more characters: most prose noted is a short line.
+    if text.len() <= max {
+        return text.to_owned();
+    }
     match text.char_indices().nth(max) {
         Some((end, _)) => {
             let mut cut = text[..end].to_owned();

@@ -109,6 +109,14 @@ impl Parser<'_> {
                                     }
                                     None => return Ok(Resume::Value),
                                 },
+                                Some(b'\'') => match self.single_key(inner) {
+                                    Some((close, value)) => {
+                                        self.open(Container::Object, at)?;
+                                        self.single_member(inner, close, value);
+                                        Resume::Value
+                                    }
+                                    None => return Ok(Resume::Value),
+                                },
                                 _ => return Ok(Resume::Value),
                             }
                         }
@@ -126,6 +134,8 @@ impl Parser<'_> {
                             }
                             _ => return Ok(Resume::Value),
                         },
+                        Some(b'\'') if self.single_value(at) => Resume::After,
+                        Some(b'T' | b'F' | b'N') if self.python_literal(at) => Resume::After,
                         Some(b'-' | b'0'..=b'9') => match fast_number_end(src, at) {
                             Some(end) => {
                                 append(&mut self.sink.out, src, at, end);
@@ -191,6 +201,13 @@ impl Parser<'_> {
                         }
                         None => return Ok(state),
                     },
+                    Some(b'\'') => match self.single_key(at) {
+                        Some((close, value)) => {
+                            self.single_member(at, close, value);
+                            Resume::Value
+                        }
+                        None => return Ok(state),
+                    },
                     _ => return Ok(state),
                 },
                 Resume::Element(comma) => match src.get(at) {
@@ -199,7 +216,19 @@ impl Parser<'_> {
                         self.close_frame();
                         Resume::After
                     }
-                    Some(b'"' | b'{' | b'[' | b'0'..=b'9' | b't' | b'f' | b'n') => {
+                    Some(
+                        b'"'
+                        | b'\''
+                        | b'{'
+                        | b'['
+                        | b'0'..=b'9'
+                        | b't'
+                        | b'f'
+                        | b'n'
+                        | b'T'
+                        | b'F'
+                        | b'N',
+                    ) => {
                         self.fast_element(at);
                         Resume::Value
                     }

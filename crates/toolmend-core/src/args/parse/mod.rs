@@ -14,6 +14,7 @@ mod handover;
 mod keys;
 mod numbers;
 mod scan;
+mod single;
 mod strings;
 mod tree;
 mod whole;
@@ -353,7 +354,7 @@ impl<'a> Parser<'a> {
 
     /// Records text left out of the value, with its first characters.
     pub(crate) fn note_prose(&mut self, from: usize, to: usize) {
-        let text = String::from_utf8_lossy(&self.src[from..to]);
+        let text = crate::bytes::lossy(&self.src[from..to]);
         let mut repair = Repair::at(RepairKind::Prose, from);
         repair.text = Some(crate::bytes::cut(text.trim(), 100));
         self.sink.repairs.push(repair);
