@@ -529,7 +529,14 @@ mod tests {
     #[test]
     fn deadline_kills_the_group() {
         let started = Instant::now();
-        let done = run(&sh(&format!("{HANG} & {HANG}")), b"", soon(0.2), 100, Group::Own).unwrap();
+        let done = run(
+            &sh(&format!("{HANG} & {HANG}")),
+            b"",
+            soon(0.2),
+            100,
+            Group::Own,
+        )
+        .unwrap();
         assert_eq!(done.ended, Ended::TimedOut);
         assert!(started.elapsed() < CUT_SHORT);
     }
