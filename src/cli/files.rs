@@ -29,7 +29,9 @@ impl Read for Input<'_> {
     }
 }
 
+// Inlined: the filters call these twice per line, and the call cost more than the work.
 impl BufRead for Input<'_> {
+    #[inline]
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         match self {
             Input::Stdin(r) => r.fill_buf(),
@@ -37,6 +39,7 @@ impl BufRead for Input<'_> {
         }
     }
 
+    #[inline]
     fn consume(&mut self, amount: usize) {
         match self {
             Input::Stdin(r) => r.consume(amount),

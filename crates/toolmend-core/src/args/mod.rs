@@ -71,6 +71,8 @@ pub struct Mender {
     lone_surrogates_as_fffd: bool,
     /// Valid JSON read by the repairing parser too (see [`Mender::without_fast_path`]).
     fast_path_off: bool,
+    /// How much of the sink's output is a caller's, kept (see [`Mender::mend_onto`]).
+    kept: usize,
 }
 
 /// A mended input: the value (as compact JSON text), what was dropped, and what was repaired.
@@ -98,7 +100,11 @@ impl Mended<'_> {
 
     /// Appends the value as compact JSON to `buf`.
     pub fn write_value(&self, buf: &mut Vec<u8>) {
-        self.write_value_to(buf).expect("a Vec takes every write");
+        match self.concat {
+            Concat::All => self.write_value_to(buf).expect("a Vec takes every write"),
+            // One copy, without the `io::Write` layer: this runs once per line.
+            _ => buf.extend_from_slice(&self.out[self.parts[0].clone()]),
+        }
     }
 
     /// Writes the value as compact JSON to `out`.
@@ -289,34 +295,82 @@ impl Mender {
         &self.options
     }
 
+    /// [`Mender::mend`], with the value appended to `buf` as [`Mended::write_value`] writes it,
+    /// and nothing appended on an error. The parser writes the value straight after what `buf`
+    /// holds (its output buffer is `buf`, lent for the call), so a value is written once, where
+    /// it goes, not written then copied: `args` and `repair` do this once per line.
+    pub(crate) fn mend_onto(&mut self, input: &str, buf: &mut Vec<u8>) -> Result<(), Error> {
+        if self.options.concat == Concat::All {
+            // The value is `[`, the values, `]`: written from the parts.
+            return self.mend(input).map(|mended| mended.write_value(buf));
+        }
+        std::mem::swap(&mut self.sink.out, buf);
+        self.kept = self.sink.out.len();
+        let kept = self.kept;
+        let value = self.mend(input).map(|mended| mended.parts[0].clone());
+        self.kept = 0;
+        let out = &mut self.sink.out;
+        match &value {
+            Ok(part) => {
+                // Values after the first (dropped) go. The first starts where `buf` ended (no
+                // input is known where it does not; the move is a guard, never taken by tests).
+                if part.start != kept {
+                    out.copy_within(part.clone(), kept);
+                }
+                out.truncate(kept + part.len());
+            }
+            Err(_) => out.truncate(kept),
+        }
+        std::mem::swap(&mut self.sink.out, buf);
+        value.map(|_| ())
+    }
+
     /// Runs the pipeline over one input.
     ///
     /// # Errors
     /// An [`Error`] whose [`Code`] says which stage failed and whose message says where.
     pub fn mend(&mut self, input: &str) -> Result<Mended<'_>, Error> {
-        self.sink.tree.reset();
-        self.sink.out.clear();
+        // The tree holds nothing while values are not built (`mend_value` turns it on before
+        // it mends): clearing it per input would be a call per line for nothing.
+        if self.sink.tree.on {
+            self.sink.tree.reset();
+        }
+        self.sink.out.truncate(self.kept);
         self.sink.repairs.clear();
         self.parts.clear();
-        let options = self.options.clone();
         let span = trim(input)?;
-        let mut layers = std::mem::take(&mut self.layers);
-        let keep_lone = !self.lone_surrogates_as_fffd;
-        let fast_path_off = self.fast_path_off;
-        let is_json = |text: &[u8]| is_json(text, options.max_nesting, fast_path_off);
+        // The fields are borrowed one by one (no copy of the options, no move of the layers
+        // out and back): this runs once per line.
+        let options = &self.options;
+        let rules = Rules {
+            strict: false,
+            max_nesting: options.max_nesting,
+            lone_surrogates_as_fffd: self.lone_surrogates_as_fffd,
+            fast_path_off: self.fast_path_off,
+        };
+        let is_json = |text: &[u8]| is_json(text, rules.max_nesting, rules.fast_path_off);
         let found = unquote(
             input.as_bytes(),
             span.clone(),
-            &options,
-            keep_lone,
+            options,
+            !rules.lone_surrogates_as_fffd,
             &is_json,
             &mut self.sink.repairs,
-            &mut layers,
+            &mut self.layers,
         );
-        let parsed =
-            found.and_then(|found| self.parse(input, &found, &layers).map(|()| found.layers));
-        self.layers = layers;
-        let layers = parsed.map_err(|error| validate::failed(error, input, span.end, &options))?;
+        let layers = found
+            .and_then(|found| {
+                parse(
+                    input,
+                    &found,
+                    &self.layers,
+                    &mut self.sink,
+                    &mut self.parts,
+                    rules,
+                )
+                .map(|()| found.layers)
+            })
+            .map_err(|error| validate::failed(error, input, span.end, options))?;
         validate::validate(
             &self.sink.out,
             &self.parts,
@@ -324,7 +378,7 @@ impl Mender {
             input,
             span.end,
             layers,
-            &options,
+            options,
         )?;
         Ok(Mended {
             out: &self.sink.out,
@@ -333,53 +387,53 @@ impl Mender {
             concat: options.concat,
         })
     }
+}
 
-    /// Split and repair: parses the JSON the unquote stage `found` (in the input or in one of
-    /// the `layers` it decoded), then the text after a closing code fence, writing each value
-    /// to `out` and its range to `parts`.
-    fn parse(
-        &mut self,
-        input_text: &str,
-        found: &Unquoted,
-        layers: &[Vec<u8>; 2],
-    ) -> Result<(), Error> {
-        let input = input_text.as_bytes();
-        let text_of = |text: Text| -> &[u8] {
-            match text {
-                Text::Input => input,
-                Text::Inner => &layers[0],
-                Text::Outer => &layers[1],
-            }
-        };
-        let rules = Rules {
-            strict: found.strict,
-            max_nesting: self.options.max_nesting,
-            lone_surrogates_as_fffd: self.lone_surrogates_as_fffd,
-            fast_path_off: self.fast_path_off,
-        };
-        let note = |mut err: Error| {
-            err.message.push_str(&layer_note(found.layers));
-            err
-        };
-        let text = text_of(found.text);
-        // The input is text already; a decoded layer is checked once, if values are built.
-        let source = match found.text {
-            Text::Input => input_text.get(..found.end),
-            Text::Inner | Text::Outer => None,
-        };
-        Parser::new(&text[..found.end], found.start, &mut self.sink, rules)
-            .source_text(source)
-            .document(&mut self.parts, found.jsonp)
-            .map_err(note)?;
-        if let Some((text, at)) = found.tail {
-            // Text after a closing code fence: prose, or more fenced values.
-            Parser::new(text_of(text), at, &mut self.sink, rules)
-                .source_text(None)
-                .more_values(&mut self.parts, false)
-                .map_err(note)?;
+/// Split and repair: parses the JSON the unquote stage `found` (in the input or in one of the
+/// `layers` it decoded), then the text after a closing code fence, writing each value to the
+/// sink's output and its range to `parts`. `rules` are the mender's; `found` says if strict.
+fn parse(
+    input_text: &str,
+    found: &Unquoted,
+    layers: &[Vec<u8>; 2],
+    sink: &mut Sink,
+    parts: &mut Vec<Range<usize>>,
+    rules: Rules,
+) -> Result<(), Error> {
+    let input = input_text.as_bytes();
+    let text_of = |text: Text| -> &[u8] {
+        match text {
+            Text::Input => input,
+            Text::Inner => &layers[0],
+            Text::Outer => &layers[1],
         }
-        Ok(())
+    };
+    let rules = Rules {
+        strict: found.strict,
+        ..rules
+    };
+    let note = |mut err: Error| {
+        err.message.push_str(&layer_note(found.layers));
+        err
+    };
+    let text = text_of(found.text);
+    // The input is text already; a decoded layer is checked once, if values are built.
+    let source = match found.text {
+        Text::Input => input_text.get(..found.end),
+        Text::Inner | Text::Outer => None,
+    };
+    Parser::new(&text[..found.end], found.start, sink, rules)
+        .source_text(source)
+        .document(parts, found.jsonp)
+        .map_err(note)?;
+    if let Some((text, at)) = found.tail {
+        // Text after a closing code fence: prose, or more fenced values.
+        Parser::new(text_of(text), at, sink, rules)
+            .source_text(None)
+            .more_values(parts, false)
+            .map_err(note)?;
     }
+    Ok(())
 }
 
 /// Trim: the input past a byte order mark and white space, as a range of the input (offsets
@@ -466,4 +520,50 @@ pub(crate) fn repair_value(input: &str, max_nesting: usize) -> Option<Value> {
         return None;
     }
     built.value.ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `mend_onto` appends what `mend` then `write_value` would, after what the buffer held,
+    /// and nothing on an error: values found anywhere in the output (a later one kept, others
+    /// dropped, one decoded from a string, one after a code fence) and every `Concat`.
+    #[test]
+    fn mend_onto_appends_what_write_value_writes() {
+        let inputs = [
+            r#"{"a": 1}"#,
+            r#"{"a":1}{"b":2}{"c":3}"#,
+            r#""{\"a\": [1, 2,]}""#,
+            "```json\n{\"a\": 1}\n```\nthen\n```json\n{\"b\": 2}\n```",
+            "prose {'a': True} more prose",
+            "[1, 2]",
+            r#"{"cut": "#,
+            "",
+            "1 2 3",
+        ];
+        for concat in [Concat::First, Concat::All, Concat::Error] {
+            for target in [Target::Object, Target::Any] {
+                let options = Options {
+                    concat,
+                    target,
+                    ..Options::default()
+                };
+                let (mut plain, mut onto) = (Mender::new(options.clone()), Mender::new(options));
+                let mut buf = b"held\n".to_vec();
+                for input in inputs {
+                    let mut want = buf.clone();
+                    let expected = plain.mend(input).map(|m| m.write_value(&mut want));
+                    let got = onto.mend_onto(input, &mut buf);
+                    assert_eq!(got.is_ok(), expected.is_ok(), "{input:?} {concat:?}");
+                    assert_eq!(buf, want, "{input:?} {concat:?} {target:?}");
+                    buf.push(b'\n');
+                    // The same mender, used plainly in between, is not confused.
+                    let again = onto.mend(input).map(|m| m.value().into_owned());
+                    let first = plain.mend(input).map(|m| m.value().into_owned());
+                    assert_eq!(again.ok(), first.ok());
+                }
+            }
+        }
+    }
 }

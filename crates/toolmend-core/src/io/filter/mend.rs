@@ -57,6 +57,20 @@ impl Mend {
             }
         };
         origin.id = decoded.id;
+        if direct.is_none() && !self.options.records && self.options.schema.is_none() {
+            // The most common case, a value per line: written once, in place.
+            return match self.mender.mend_onto(&decoded.text, &mut buf.out) {
+                Ok(()) => {
+                    buf.out.push(b'\n');
+                    Ok(true)
+                }
+                Err(error) => {
+                    // Without records, an error record goes to stderr.
+                    Record::error(&origin, &error, decoded.text.as_bytes()).write(&mut buf.err);
+                    Ok(false)
+                }
+            };
+        }
         match self.mender.mend(&decoded.text) {
             Ok(mended) => {
                 if let Some(schema) = &self.options.schema {
