@@ -250,7 +250,11 @@ impl<W: Write> EventWriter<W> {
     fn feed_and_write(&mut self, text: &str) -> io::Result<bool> {
         let fed = match &mut self.deltas {
             None => {
+                // The text and reasoning this read gives before any other event are written
+                // first, with no event of their own.
+                self.stream.lead(self.events.is_empty());
                 self.stream.feed_into(text, &mut self.events);
+                self.stream.lead(false);
                 Ok(())
             }
             Some(deltas) => deltas
@@ -284,12 +288,13 @@ impl<W: Write> EventWriter<W> {
 
     /// Writes the events, one per line, and flushes.
     fn write(&mut self) -> io::Result<()> {
-        if self.events.is_empty() {
+        let leading = self.stream.leading();
+        if self.events.is_empty() && leading == 0 {
             return Ok(());
         }
-        self.written += self.events.len() as u64;
+        self.written += (self.events.len() + leading) as u64;
         self.stream
-            .write_events(&mut self.events, self.shape, &mut self.out)?;
+            .write_some(&mut self.events, self.shape, &mut self.out)?;
         self.out.flush()
     }
 }
