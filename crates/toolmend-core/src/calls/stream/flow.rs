@@ -22,15 +22,15 @@ impl Flow {
     #[inline]
     pub(super) fn push(&mut self, s: &str) {
         if self.started && !self.muted {
-            match s.as_bytes() {
+            match *s.as_bytes() {
                 // A byte (ASCII, as it is a whole `str`) of a part that has started, as a
                 // stream fed a byte at a time gives them: white space waits, anything else
                 // shows what waited and itself.
-                &[b] if char::from(b).is_whitespace() => {
+                [b] if char::from(b).is_whitespace() => {
                     self.pending.push(char::from(b));
                     return;
                 }
-                &[b] => {
+                [b] => {
                     if !self.pending.is_empty() {
                         self.shown.push_str(&self.pending);
                         self.pending.clear();
@@ -40,7 +40,7 @@ impl Flow {
                 }
                 // More after no white space, ending in a character that is not white space:
                 // nothing to trim or hold back.
-                &[.., last]
+                [.., last]
                     if self.pending.is_empty()
                         && last.is_ascii()
                         && !char::from(last).is_whitespace() =>
