@@ -119,8 +119,8 @@ pub(super) struct Unwritten {
     /// How many of the first deltas came before any event: they have no event of their own,
     /// and are written before the events (see [`Live::leading`]).
     pub(super) leading: usize,
-    /// The deltas of this read may lead: the writer writes the events of each read after the
-    /// deltas that came first.
+    /// Deltas may lead: the stream is fed with the events not yet written, which are written
+    /// after each read, after the deltas that came first.
     pub(super) may_lead: bool,
 }
 

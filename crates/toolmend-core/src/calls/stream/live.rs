@@ -308,9 +308,11 @@ impl Live {
         self.unwritten = Some(Unwritten::default());
     }
 
-    /// For a writing stream whose events of each read are written after it: the deltas the
-    /// next reads give before any other event need no event (they are written first, with
-    /// [`Live::next_leading`]); the `text` or `reasoning` event of each costs nothing.
+    /// For a writing stream that feeds each read with the events not yet written and writes
+    /// them after it: the deltas a read gives while those are none need no event (they are
+    /// written first, with [`Live::next_leading`]); the `text` or `reasoning` event of each
+    /// costs nothing.
+    #[inline]
     pub(super) fn lead(&mut self, may: bool) {
         if let Some(out) = &mut self.unwritten {
             out.may_lead = may;
@@ -318,6 +320,7 @@ impl Live {
     }
 
     /// How many deltas came before any event (see [`Live::lead`]).
+    #[inline]
     pub(super) fn leading(&self) -> usize {
         self.unwritten.as_ref().map_or(0, |out| out.leading)
     }
@@ -349,6 +352,7 @@ impl Live {
     }
 
     /// Every delta given was written: their text is let go.
+    #[inline]
     pub(super) fn all_written(&mut self) {
         if let Some(out) = &mut self.unwritten
             && out.next == out.ends.len()

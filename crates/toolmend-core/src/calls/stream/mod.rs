@@ -541,11 +541,13 @@ impl Stream {
     }
 
     /// See [`Live::lead`].
+    #[inline]
     fn lead(&mut self, may: bool) {
         self.live.lead(may);
     }
 
     /// How many text and reasoning deltas are to be written before the events given.
+    #[inline]
     fn leading(&self) -> usize {
         self.live.leading()
     }

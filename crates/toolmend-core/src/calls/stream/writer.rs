@@ -81,8 +81,13 @@ impl<W: Write> EventWriter<W> {
         max_bytes: usize,
         out: W,
     ) -> EventWriter<W> {
+        let mut stream = Stream::writing(options);
+        // Raw text is fed with `self.events` and written after each read: the text and
+        // reasoning a read gives before any other event are written first, with no event of
+        // their own. (A server's deltas are read into events of their own first.)
+        stream.lead(framing.is_none());
         EventWriter {
-            stream: Stream::writing(options),
+            stream,
             deltas: framing.map(Deltas::new),
             events: Vec::new(),
             shape,
@@ -250,11 +255,7 @@ impl<W: Write> EventWriter<W> {
     fn feed_and_write(&mut self, text: &str) -> io::Result<bool> {
         let fed = match &mut self.deltas {
             None => {
-                // The text and reasoning this read gives before any other event are written
-                // first, with no event of their own.
-                self.stream.lead(self.events.is_empty());
                 self.stream.feed_into(text, &mut self.events);
-                self.stream.lead(false);
                 Ok(())
             }
             Some(deltas) => deltas
