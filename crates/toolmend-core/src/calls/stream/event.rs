@@ -542,18 +542,23 @@ impl Stream {
         shape: Shape,
         out: &mut W,
     ) -> io::Result<()> {
-        while let Some((text, delta)) = self.live.next_leading() {
-            write_delta_line(out, text, delta)?;
-        }
-        if events.is_empty() {
-            // Only the deltas that came first (the usual read of a stream fed a byte at a time).
-            self.live.all_written();
-            return Ok(());
+        // Live deltas to write (a writing stream's): none once its text stopped, at a call.
+        let live = self.live.unwritten();
+        if live {
+            while let Some((text, delta)) = self.live.next_leading() {
+                write_delta_line(out, text, delta)?;
+            }
+            if events.is_empty() {
+                // Only the deltas that came first (the usual read of prose fed a byte at a time).
+                self.live.all_written();
+                return Ok(());
+            }
         }
         for event in events.drain(..) {
             // A live delta of a writing stream, from where the stream keeps it (the results'
             // text and reasoning come after every live one).
-            if let Event::Text(d) | Event::Reasoning(d) = &event
+            if live
+                && let Event::Text(d) | Event::Reasoning(d) = &event
                 && d.is_empty()
                 && let Some(delta) = self.live.next_unwritten()
             {
@@ -594,7 +599,9 @@ impl Stream {
             }
             out.write_all(b"\n")?;
         }
-        self.live.all_written();
+        if live {
+            self.live.all_written();
+        }
         if let Some(w) = &mut self.written
             && w.ends.is_empty()
         {

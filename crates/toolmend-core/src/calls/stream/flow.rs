@@ -116,9 +116,6 @@ pub(super) struct Unwritten {
     pub(super) next: usize,
     /// Where the next one starts.
     pub(super) from: usize,
-    /// How many of the first deltas came before any event: they have no event of their own,
-    /// and are written before the events (see [`Live::leading`]).
-    pub(super) leading: usize,
     /// Deltas may lead: the stream is fed with the events not yet written, which are written
     /// after each read, after the deltas that came first.
     pub(super) may_lead: bool,

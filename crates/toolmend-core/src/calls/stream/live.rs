@@ -109,6 +109,9 @@ pub(super) struct Live {
     source: Option<Source>,
     /// For a writing stream: the deltas not yet written.
     unwritten: Option<Unwritten>,
+    /// How many of the first of those came before any event: they have no event of their
+    /// own, and are written before the events (see [`Live::lead`]).
+    leading: usize,
 }
 
 impl Live {
@@ -225,6 +228,7 @@ impl Live {
             reasoning: Flow::default(),
             source: None,
             unwritten: None,
+            leading: 0,
         }
     }
 
@@ -283,10 +287,10 @@ impl Live {
                         flow.flushed = flow.shown.len();
                         if out.may_lead
                             && events.is_empty()
-                            && out.next + out.leading + 1 == out.ends.len()
+                            && out.next + self.leading + 1 == out.ends.len()
                         {
                             // Nothing came before it: written first, with no event.
-                            out.leading += 1;
+                            self.leading += 1;
                             continue;
                         }
                         String::new()
@@ -319,10 +323,18 @@ impl Live {
         }
     }
 
+    /// Whether deltas given are not written yet (a writing stream's).
+    #[inline]
+    pub(super) fn unwritten(&self) -> bool {
+        self.unwritten
+            .as_ref()
+            .is_some_and(|out| out.next < out.ends.len())
+    }
+
     /// How many deltas came before any event (see [`Live::lead`]).
     #[inline]
     pub(super) fn leading(&self) -> usize {
-        self.unwritten.as_ref().map_or(0, |out| out.leading)
+        self.leading
     }
 
     /// The next delta that came before any event, as its event's line would show it: whether
@@ -330,10 +342,10 @@ impl Live {
     #[inline]
     pub(super) fn next_leading(&mut self) -> Option<(bool, &str)> {
         let out = self.unwritten.as_mut()?;
-        if out.leading == 0 {
+        if self.leading == 0 {
             return None;
         }
-        out.leading -= 1;
+        self.leading -= 1;
         let (end, text) = *out.ends.get(out.next)?;
         out.next += 1;
         let from = std::mem::replace(&mut out.from, end);
