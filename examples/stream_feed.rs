@@ -12,7 +12,9 @@
 //! runs: on a shared machine the others mostly measure the other processes), the same for
 //! the thread's CPU time (`cpu_ratio`: what the other processes of a loaded machine add to
 //! least), and the number and total size of the events. With `oneshot` or `stream` only that one runs (for its peak
-//! memory).
+//! memory). With `floor`, one-shot and, in place of the stream, a loop that only writes one
+//! minimal event line (`{"event":"text","delta":"x"}`) per chunk the same way (`floor_*`,
+//! `floor_cpu_ratio`): what any stream that writes an event per chunk costs at least.
 // The thread CPU clock is read through libc.
 #![allow(unsafe_code)]
 
@@ -57,7 +59,8 @@ fn main() {
     let chunk: usize = chunk.parse().expect("a chunk size");
     let rounds: usize = args.get(3).map_or(3, |r| r.parse().expect("rounds"));
     let only = args.get(4).map(String::as_str);
-    let (run_oneshot, run_stream) = (only != Some("stream"), only != Some("oneshot"));
+    let floor = only == Some("floor");
+    let (run_oneshot, run_stream) = (only != Some("stream"), only != Some("oneshot") && !floor);
     let options = CallOptions::default();
 
     let mut oneshot = Vec::new();
@@ -110,6 +113,18 @@ fn main() {
         streamed_cpu.push(cpu() - start_cpu);
         (events, event_bytes) = (writer.events_written() as usize, writer.get_ref().0);
     }
+    let mut floor_cpu = Vec::new();
+    for _ in 0..if floor { rounds } else { 0 } {
+        let start_cpu = cpu();
+        let mut out = std::io::BufWriter::with_capacity(64 << 10, Counted(0));
+        for _ in &cuts {
+            out.write_all(b"{\"event\":\"text\",\"delta\":\"x\"}\n")
+                .expect("in memory");
+            out.flush().expect("in memory");
+        }
+        floor_cpu.push(cpu() - start_cpu);
+        (events, event_bytes) = (cuts.len(), out.get_ref().0);
+    }
     // (fastest, median), or nulls for what did not run.
     let stats = |v: &mut Vec<f64>| -> (Option<f64>, Option<f64>) {
         v.sort_by(f64::total_cmp);
@@ -119,6 +134,8 @@ fn main() {
     let ratio = o_min.zip(s_min).map(|(o, s)| s / o);
     let ((oc_min, _), (sc_min, _)) = (stats(&mut oneshot_cpu), stats(&mut streamed_cpu));
     let cpu_ratio = oc_min.zip(sc_min).map(|(o, s)| s / o);
+    let (floor_min, _) = stats(&mut floor_cpu);
+    let floor_ratio = oc_min.zip(floor_min).map(|(o, f)| f / o);
     println!(
         "{}",
         serde_json::json!({
@@ -127,6 +144,7 @@ fn main() {
             "stream_min_s": s_min, "stream_median_s": s_med, "ratio": ratio,
             "oneshot_cpu_min_s": oc_min, "stream_cpu_min_s": sc_min, "cpu_ratio": cpu_ratio,
             "events": events, "event_bytes": event_bytes,
+            "floor_cpu_min_s": floor_min, "floor_cpu_ratio": floor_ratio,
         })
     );
 }

@@ -33,6 +33,18 @@ pub fn push_json_string_body(out: &mut Vec<u8>, text: &[u8]) {
 /// Those of `out`.
 pub fn write_json_string<W: Write + ?Sized>(out: &mut W, text: &[u8]) -> io::Result<()> {
     out.write_all(b"\"")?;
+    write_json_string_body(out, text)?;
+    out.write_all(b"\"")
+}
+
+/// Writes `text` to `out` escaped for the inside of a JSON string, without the quotes.
+///
+/// # Errors
+/// Those of `out`.
+pub(crate) fn write_json_string_body<W: Write + ?Sized>(
+    out: &mut W,
+    text: &[u8],
+) -> io::Result<()> {
     let mut run = 0;
     let mut failed = Ok(());
     each_escape(text, |at, b| {
@@ -45,8 +57,7 @@ pub fn write_json_string<W: Write + ?Sized>(out: &mut W, text: &[u8]) -> io::Res
         run = at + 1;
     });
     failed?;
-    out.write_all(&text[run..])?;
-    out.write_all(b"\"")
+    out.write_all(&text[run..])
 }
 
 /// Calls `found` with the offset and value of each byte of `text` that must be escaped, in order.
@@ -68,7 +79,7 @@ fn each_escape(text: &[u8], mut found: impl FnMut(usize, u8)) {
 
 /// Whether `b` cannot appear raw in a JSON string.
 #[inline]
-fn needs_escape(b: u8) -> bool {
+pub(crate) fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 

@@ -403,6 +403,40 @@ fn write_delta<W: Write>(out: &mut W, kind: &str, delta: &str) -> io::Result<()>
     out.write_all(b"}")
 }
 
+/// [`write_delta`] and its newline, a short delta's line in one write: a stream fed a byte
+/// at a time writes one per byte, where each write to a buffered writer costs a call and a
+/// copy.
+#[inline]
+fn write_delta_line<W: Write>(out: &mut W, text: bool, delta: &str) -> io::Result<()> {
+    const SHORT: usize = 4;
+    let head: &[u8] = if text {
+        b"{\"event\":\"text\",\"delta\":\""
+    } else {
+        b"{\"event\":\"reasoning\",\"delta\":\""
+    };
+    if delta.len() > SHORT {
+        out.write_all(head)?;
+        crate::bytes::escape::write_json_string_body(out, delta.as_bytes())?;
+        return out.write_all(b"\"}\n");
+    }
+    // The longest head, each byte escaped as `\u00XX`, the tail.
+    let mut line = [0u8; 32 + 6 * SHORT + 3];
+    line[..head.len()].copy_from_slice(head);
+    let mut n = head.len();
+    for &b in delta.as_bytes() {
+        if crate::bytes::escape::needs_escape(b) {
+            let (escape, len) = crate::bytes::escape::escaped(b);
+            line[n..n + len].copy_from_slice(&escape[..len]);
+            n += len;
+        } else {
+            line[n] = b;
+            n += 1;
+        }
+    }
+    line[n..n + 3].copy_from_slice(b"\"}\n");
+    out.write_all(&line[..n + 3])
+}
+
 /// `text` as a JSON string, byte for byte as `serde_json` writes it, by the library's one
 /// escaper (eight bytes checked at a time: a `text` or `reasoning` delta can be the whole
 /// reply, which the `end` record writes once more).
@@ -508,7 +542,29 @@ impl Stream {
         shape: Shape,
         out: &mut W,
     ) -> io::Result<()> {
+        // Live deltas to write (a writing stream's): none once its text stopped, at a call.
+        let live = self.live.unwritten();
+        if live {
+            while let Some((text, delta)) = self.live.next_leading() {
+                write_delta_line(out, text, delta)?;
+            }
+            if events.is_empty() {
+                // Only the deltas that came first (the usual read of prose fed a byte at a time).
+                self.live.all_written();
+                return Ok(());
+            }
+        }
         for event in events.drain(..) {
+            // A live delta of a writing stream, from where the stream keeps it (the results'
+            // text and reasoning come after every live one).
+            if live
+                && let Event::Text(d) | Event::Reasoning(d) = &event
+                && d.is_empty()
+                && let Some(delta) = self.live.next_unwritten()
+            {
+                write_delta_line(out, matches!(event, Event::Text(_)), delta)?;
+                continue;
+            }
             let held = self.written.as_mut().and_then(|w| {
                 let front = *w.held.front()?;
                 front.stands_for(&event).then(|| w.held.pop_front())?
@@ -542,6 +598,9 @@ impl Stream {
                 _ => self.write_one(&event, shape, out)?,
             }
             out.write_all(b"\n")?;
+        }
+        if live {
+            self.live.all_written();
         }
         if let Some(w) = &mut self.written
             && w.ends.is_empty()

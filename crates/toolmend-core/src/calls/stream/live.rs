@@ -23,6 +23,7 @@
 use std::borrow::Cow;
 
 use super::event::{Event, Prose};
+use super::flow::{Flow, Unwritten, append};
 use super::markers::{Action, Markers};
 use crate::calls::formats::{CODE_FENCE, Kind, TABLE, call_tokens, labelled_open};
 use crate::calls::harmony;
@@ -69,57 +70,6 @@ enum State {
     Stopped,
 }
 
-/// The shown text or reasoning: what its events added up to, and the part being read.
-#[derive(Debug, Default)]
-struct Flow {
-    /// What the events given so far add up to.
-    shown: String,
-    /// Shown by the next event.
-    delta: String,
-    /// The current part has shown something (its leading white space is trimmed).
-    started: bool,
-    /// White space after the part's last shown character (trimmed if the part ends there).
-    pending: String,
-    /// Not shown live (its source came second: the end gives it).
-    muted: bool,
-}
-
-impl Flow {
-    /// More of the current part.
-    fn push(&mut self, s: &str) {
-        if self.muted {
-            return;
-        }
-        let s = if self.started { s } else { s.trim_start() };
-        let body = s.trim_end();
-        if body.is_empty() {
-            self.pending.push_str(s);
-            return;
-        }
-        if !self.started {
-            self.started = true;
-            if !self.shown.is_empty() || !self.delta.is_empty() {
-                self.delta.push('\n');
-            }
-        }
-        self.delta.push_str(&self.pending);
-        self.pending.clear();
-        self.delta.push_str(body);
-        self.pending.push_str(&s[body.len()..]);
-    }
-
-    /// The part ended: its trailing white space is trimmed.
-    fn end_part(&mut self) {
-        self.started = false;
-        self.pending.clear();
-    }
-
-    /// Something visible was given or is about to be.
-    fn any(&self) -> bool {
-        !self.shown.is_empty() || !self.delta.is_empty()
-    }
-}
-
 /// Which source of reasoning is shown live: the reply's own blocks, or a server's
 /// `reasoning_content` (`calls` puts the blocks first; the second source waits for the end).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,6 +88,8 @@ pub(super) struct Live {
     first: [bool; 256],
     /// A `{` or `[` may open a marker-less call.
     brackets: bool,
+    /// Bytes that start a call token ([`call_tokens`]), which ends a reasoning block.
+    token_first: [bool; 256],
     options: CallOptions,
     pos: usize,
     state: State,
@@ -155,6 +107,11 @@ pub(super) struct Live {
     text: Flow,
     reasoning: Flow,
     source: Option<Source>,
+    /// For a writing stream: the deltas not yet written.
+    unwritten: Option<Unwritten>,
+    /// How many of the first of those came before any event: they have no event of their
+    /// own, and are written before the events (see [`Live::lead`]).
+    leading: usize,
 }
 
 impl Live {
@@ -249,11 +206,16 @@ impl Live {
             Some(Kind::Harmony | Kind::Hunyuan | Kind::Functionary32) => State::Stopped,
             _ => State::Text,
         };
+        let mut token_first = [false; 256];
+        for token in call_tokens() {
+            token_first[usize::from(token.as_bytes()[0])] = true;
+        }
         Live {
             holds,
             from,
             first,
             brackets,
+            token_first,
             options: options.clone(),
             pos: 0,
             state,
@@ -265,6 +227,8 @@ impl Live {
             text: Flow::default(),
             reasoning: Flow::default(),
             source: None,
+            unwritten: None,
+            leading: 0,
         }
     }
 
@@ -275,7 +239,10 @@ impl Live {
 
     /// What the `text` and `reasoning` events given so far add up to.
     pub(super) fn shown(&self) -> (&str, &str) {
-        (&self.text.shown, &self.reasoning.shown)
+        (
+            &self.text.shown[..self.text.flushed],
+            &self.reasoning.shown[..self.reasoning.flushed],
+        )
     }
 
     /// Reads what arrived of the reply (`reply`, all of it so far) and adds the events.
@@ -312,14 +279,100 @@ impl Live {
             (&mut self.text, Prose::Text),
             (&mut self.reasoning, Prose::Reasoning),
         ] {
-            if !flow.delta.is_empty() {
-                flow.shown.push_str(&flow.delta);
-                let delta = std::mem::take(&mut flow.delta);
+            if flow.flushed < flow.shown.len() {
+                let delta = match &mut self.unwritten {
+                    Some(out) => {
+                        append(&mut out.text, flow.delta());
+                        out.ends.push((out.text.len(), matches!(kind, Prose::Text)));
+                        flow.flushed = flow.shown.len();
+                        if out.may_lead
+                            && events.is_empty()
+                            && out.next + self.leading + 1 == out.ends.len()
+                        {
+                            // Nothing came before it: written first, with no event.
+                            self.leading += 1;
+                            continue;
+                        }
+                        String::new()
+                    }
+                    None => flow.delta().to_owned(),
+                };
+                flow.flushed = flow.shown.len();
                 events.push(match kind {
                     Prose::Text => Event::Text(delta),
                     Prose::Reasoning => Event::Reasoning(delta),
                 });
             }
+        }
+    }
+
+    /// A writing stream's live text and reasoning events carry empty deltas: the writer takes
+    /// each with [`Live::next_unwritten`].
+    pub(super) fn writing(&mut self) {
+        self.unwritten = Some(Unwritten::default());
+    }
+
+    /// For a writing stream that feeds each read with the events not yet written and writes
+    /// them after it: the deltas a read gives while those are none need no event (they are
+    /// written first, with [`Live::next_leading`]); the `text` or `reasoning` event of each
+    /// costs nothing.
+    #[inline]
+    pub(super) fn lead(&mut self, may: bool) {
+        if let Some(out) = &mut self.unwritten {
+            out.may_lead = may;
+        }
+    }
+
+    /// Whether deltas given are not written yet (a writing stream's).
+    #[inline]
+    pub(super) fn unwritten(&self) -> bool {
+        self.unwritten
+            .as_ref()
+            .is_some_and(|out| out.next < out.ends.len())
+    }
+
+    /// How many deltas came before any event (see [`Live::lead`]).
+    #[inline]
+    pub(super) fn leading(&self) -> usize {
+        self.leading
+    }
+
+    /// The next delta that came before any event, as its event's line would show it: whether
+    /// it is `text`, and its text.
+    #[inline]
+    pub(super) fn next_leading(&mut self) -> Option<(bool, &str)> {
+        let out = self.unwritten.as_mut()?;
+        if self.leading == 0 {
+            return None;
+        }
+        self.leading -= 1;
+        let (end, text) = *out.ends.get(out.next)?;
+        out.next += 1;
+        let from = std::mem::replace(&mut out.from, end);
+        Some((text, &out.text[from..end]))
+    }
+
+    /// The delta of the next live `text` or `reasoning` event of a writing stream not yet
+    /// written, if any is left (the events of the results come after all of them).
+    #[inline]
+    pub(super) fn next_unwritten(&mut self) -> Option<&str> {
+        let out = self.unwritten.as_mut()?;
+        let (end, _) = *out.ends.get(out.next)?;
+        out.next += 1;
+        let from = std::mem::replace(&mut out.from, end);
+        Some(&out.text[from..end])
+    }
+
+    /// Every delta given was written: their text is let go.
+    #[inline]
+    pub(super) fn all_written(&mut self) {
+        if let Some(out) = &mut self.unwritten
+            && out.next == out.ends.len()
+        {
+            out.text.clear();
+            out.ends.clear();
+            out.next = 0;
+            out.from = 0;
         }
     }
 
@@ -387,8 +440,7 @@ impl Live {
                 State::Think { close } => {
                     let rest = &bytes[p..];
                     let tokens = call_tokens();
-                    let starts = |m: &str| m.as_bytes()[0] == b;
-                    if !starts(close) && !tokens.iter().any(|t| starts(t)) {
+                    if b != close.as_bytes()[0] && !self.token_first[usize::from(b)] {
                         let run = rest
                             .iter()
                             .position(|&c| c == close.as_bytes()[0] || c == b'<')

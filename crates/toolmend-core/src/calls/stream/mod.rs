@@ -45,6 +45,7 @@
 mod arguments;
 mod call_reader;
 mod event;
+mod flow;
 mod live;
 mod markers;
 mod scan;
@@ -270,7 +271,8 @@ impl Held {
     fn stands_for(self, event: &Event) -> bool {
         matches!(
             (self, event),
-            // Live deltas are never empty: an empty one stands for the rest of the result.
+            // Live deltas are never empty, or (a writing stream's) all written before: an empty
+            // one here stands for the rest of the result.
             (Held::Text(_), Event::Text(d)) | (Held::Reasoning(_), Event::Reasoning(d)) if d.is_empty())
             || matches!(
                 (self, event),
@@ -360,6 +362,7 @@ impl Stream {
     pub(crate) fn writing(options: CallOptions) -> Stream {
         let mut stream = Stream::new(options);
         stream.written = Some(Written::default());
+        stream.live.writing();
         stream
     }
 
@@ -535,6 +538,18 @@ impl Stream {
             }
             self.ran = 0;
         }
+    }
+
+    /// See [`Live::lead`].
+    #[inline]
+    fn lead(&mut self, may: bool) {
+        self.live.lead(may);
+    }
+
+    /// How many text and reasoning deltas are to be written before the events given.
+    #[inline]
+    fn leading(&self) -> usize {
+        self.live.leading()
     }
 
     /// The text of the reply so far.

@@ -81,8 +81,13 @@ impl<W: Write> EventWriter<W> {
         max_bytes: usize,
         out: W,
     ) -> EventWriter<W> {
+        let mut stream = Stream::writing(options);
+        // Raw text is fed with `self.events` and written after each read: the text and
+        // reasoning a read gives before any other event are written first, with no event of
+        // their own. (A server's deltas are read into events of their own first.)
+        stream.lead(framing.is_none());
         EventWriter {
-            stream: Stream::writing(options),
+            stream,
             deltas: framing.map(Deltas::new),
             events: Vec::new(),
             shape,
@@ -284,12 +289,13 @@ impl<W: Write> EventWriter<W> {
 
     /// Writes the events, one per line, and flushes.
     fn write(&mut self) -> io::Result<()> {
-        if self.events.is_empty() {
+        let leading = self.stream.leading();
+        if self.events.is_empty() && leading == 0 {
             return Ok(());
         }
-        self.written += self.events.len() as u64;
+        self.written += (self.events.len() + leading) as u64;
         self.stream
-            .write_events(&mut self.events, self.shape, &mut self.out)?;
+            .write_some(&mut self.events, self.shape, &mut self.out)?;
         self.out.flush()
     }
 }
