@@ -216,3 +216,83 @@ fn same_per_character(name: &str, reply: &str) {
     assert!(shown > 10, "{name}: partial parameters shown {shown} times");
     same(name, "per character", (a, b));
 }
+
+/// `write_str` takes most reads by a count alone (`plain_left`): it must still give what
+/// `write_bytes` gives for the same bytes, at every limit around the reply's length (the read
+/// that crosses it ends the reply `too_large`), and when a read of bytes left a character
+/// unfinished before it (a look at the held bytes, not the count).
+#[test]
+fn write_str_is_write_bytes_at_every_limit_and_after_a_cut_character() {
+    let reply = "Café first. <tool_call>{\"name\": \"f\", \"arguments\": {\"s\": \"naïve ☃ text\"}}</tool_call> then bye";
+    let pieces: Vec<&str> = {
+        let mut v = Vec::new();
+        let mut at = 0;
+        for (i, _) in reply.char_indices().skip(1) {
+            if i - at >= 3 {
+                v.push(&reply[at..i]);
+                at = i;
+            }
+        }
+        v.push(&reply[at..]);
+        v
+    };
+    let options = CallOptions::default();
+    for limit in (0..=reply.len() + 2).chain([usize::MAX]) {
+        let (mut by_str, mut by_bytes) = (Vec::new(), Vec::new());
+        let mut s = EventWriter::new(options.clone(), None, Shape::Native, limit, &mut by_str);
+        let mut b = EventWriter::new(options.clone(), None, Shape::Native, limit, &mut by_bytes);
+        for piece in &pieces {
+            let more = s.write_str(piece).unwrap();
+            assert_eq!(
+                more,
+                b.write_bytes(piece.as_bytes()).unwrap(),
+                "limit {limit}"
+            );
+        }
+        s.finish().unwrap();
+        b.finish().unwrap();
+        drop((s, b));
+        assert_eq!(
+            String::from_utf8_lossy(&by_str),
+            String::from_utf8_lossy(&by_bytes),
+            "limit {limit}"
+        );
+    }
+    // The first byte of "é" by bytes, then text: the held byte is not followed by the rest
+    // of its character, whichever way the text comes.
+    for then in ["more text", "\u{a9} more"] {
+        let (mut by_str, mut by_bytes) = (Vec::new(), Vec::new());
+        let mut s = EventWriter::new(
+            options.clone(),
+            None,
+            Shape::Native,
+            usize::MAX,
+            &mut by_str,
+        );
+        let mut b = EventWriter::new(
+            options.clone(),
+            None,
+            Shape::Native,
+            usize::MAX,
+            &mut by_bytes,
+        );
+        for w in [&mut s, &mut b] {
+            w.write_str("Caf").unwrap();
+            w.write_bytes(&[0xC3]).unwrap();
+        }
+        s.write_str(then).unwrap();
+        b.write_bytes(then.as_bytes()).unwrap();
+        s.finish().unwrap();
+        b.finish().unwrap();
+        drop((s, b));
+        assert_eq!(
+            String::from_utf8_lossy(&by_str),
+            String::from_utf8_lossy(&by_bytes)
+        );
+        assert!(
+            String::from_utf8_lossy(&by_str).contains("invalid_utf8"),
+            "{}",
+            String::from_utf8_lossy(&by_str)
+        );
+    }
+}

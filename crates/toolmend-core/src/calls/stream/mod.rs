@@ -414,6 +414,13 @@ impl Stream {
             tests::SKIMMED.with(|n| n.set(n.get() + 1));
             return;
         }
+        self.feed_on(chunk, events);
+    }
+
+    /// [`Stream::feed_into`] past its first check: apart, so that the check is inlined where
+    /// the stream is fed a byte at a time.
+    #[inline(never)]
+    fn feed_on(&mut self, chunk: &str, events: &mut Vec<Event>) {
         self.settle_run();
         if self.result.is_some() || chunk.is_empty() {
             return;

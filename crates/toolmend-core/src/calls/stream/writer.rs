@@ -57,6 +57,10 @@ pub struct EventWriter<W: Write> {
     state: State,
     /// How many events were written.
     written: u64,
+    /// How many bytes more [`EventWriter::write_str`] may feed without a look at anything
+    /// but this count: raw text being read, nothing held back, the first bytes past
+    /// (`max_bytes` less the total; 0 otherwise).
+    plain_left: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +105,7 @@ impl<W: Write> EventWriter<W> {
             started: false,
             state: State::Reading,
             written: 0,
+            plain_left: 0,
         }
     }
 
@@ -118,6 +123,26 @@ impl<W: Write> EventWriter<W> {
     /// # Errors
     /// Writing to `out` failed.
     pub fn write_bytes(&mut self, bytes: &[u8]) -> io::Result<bool> {
+        let more = self.read_bytes(bytes);
+        self.plain_left = self.plain_budget();
+        more
+    }
+
+    /// What [`EventWriter::plain_left`] is after a read.
+    fn plain_budget(&self) -> u64 {
+        if self.state == State::Reading
+            && self.pending.is_empty()
+            && self.started
+            && self.deltas.is_none()
+        {
+            (self.max_bytes as u64).saturating_sub(self.total)
+        } else {
+            0
+        }
+    }
+
+    /// [`EventWriter::write_bytes`], but for the count of what may come as plain text.
+    fn read_bytes(&mut self, bytes: &[u8]) -> io::Result<bool> {
         match self.state {
             State::Ended => return Ok(false),
             State::TooLarge => {
@@ -179,7 +204,28 @@ impl<W: Write> EventWriter<W> {
     ///
     /// # Errors
     /// Writing to `out` failed.
+    #[inline]
     pub fn write_str(&mut self, text: &str) -> io::Result<bool> {
+        let n = text.len() as u64;
+        if n <= self.plain_left {
+            // Raw text, the usual read: fed here, and the writing called only when the read
+            // made something known (a string fed a byte at a time makes nothing known for most
+            // bytes, and a call per byte was most of what such a stream cost).
+            self.plain_left -= n;
+            self.total += n;
+            self.stream.feed_into(text, &mut self.events);
+            if !self.events.is_empty() || self.stream.leading() > 0 {
+                self.write()?;
+            }
+            return Ok(true);
+        }
+        let more = self.read_str(text);
+        self.plain_left = self.plain_budget();
+        more
+    }
+
+    /// [`EventWriter::write_str`] past its first check.
+    fn read_str(&mut self, text: &str) -> io::Result<bool> {
         if self.state != State::Reading
             || !self.pending.is_empty()
             || !self.started
@@ -196,6 +242,7 @@ impl<W: Write> EventWriter<W> {
     /// # Errors
     /// Writing to `out` failed.
     pub fn finish(&mut self) -> io::Result<()> {
+        self.plain_left = 0;
         match self.state {
             State::Ended => {}
             State::TooLarge => {
