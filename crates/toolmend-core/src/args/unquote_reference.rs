@@ -156,10 +156,11 @@ pub(super) fn decode_before(
     Some(layer)
 }
 
-fn outcome(
-    layer: Option<Layer>,
-    out: &[u8],
-) -> Option<(Vec<u8>, bool, Option<usize>, Option<usize>)> {
+/// What a decoding gave: the bytes written, whether the string was left open, and where a
+/// lone surrogate and a raw quote were.
+type Outcome = Option<(Vec<u8>, bool, Option<usize>, Option<usize>)>;
+
+fn outcome(layer: Option<Layer>, out: &[u8]) -> Outcome {
     layer.map(|l| (out.to_vec(), l.unterminated, l.lone_surrogate, l.raw_quote))
 }
 
@@ -213,7 +214,7 @@ fn decode_gives_what_it_gave_before() {
         for _ in 0..next(&mut seed) % 12 {
             let piece = pieces[next(&mut seed) as usize % pieces.len()];
             text.extend_from_slice(piece);
-            if next(&mut seed) % 4 == 0 {
+            if next(&mut seed).is_multiple_of(4) {
                 let plain = next(&mut seed) as usize % 40;
                 text.extend(std::iter::repeat_n(b'p', plain));
             }
