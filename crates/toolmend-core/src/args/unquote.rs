@@ -84,10 +84,13 @@ pub(crate) fn unquote(
     // A valid JSON string given to `repair` is a value as it stands: it is unquoted only
     // when its layers, each a valid literal, end in a whole object or array. Neither the
     // text it holds (`"{}` in `"\"{}"`, a fenced block) nor the input around it is mended.
-    let valid_string = options.target == Target::Any
-        && !options.strict
-        && input[span.start] == b'"'
-        && decode(&input[span.clone()], false, true, keep_lone, next).is_some();
+    let mut checked =
+        if options.target == Target::Any && !options.strict && input[span.start] == b'"' {
+            decode(&input[span.clone()], false, true, keep_lone, next)
+        } else {
+            None
+        };
+    let valid_string = checked.is_some();
     let strict = options.strict || valid_string;
     let mut found = Unquoted {
         text: Text::Input,
@@ -133,7 +136,13 @@ pub(crate) fn unquote(
         if !matches!(body[0], b'"' | b'\'') && !bare {
             break false;
         }
-        let Some(layer) = decode(body, bare, strict, keep_lone, next) else {
+        // The first layer of a valid string was decoded by the check above, into `next`,
+        // the same way (strict, nothing located before it): not decoded again.
+        let layer = match checked.take() {
+            Some(layer) if !bare => Some(layer),
+            _ => decode(body, bare, strict, keep_lone, next),
+        };
+        let Some(layer) = layer else {
             break false;
         };
         let decoded = next.trim_ascii();
