@@ -5,6 +5,9 @@
 
 use toolmend_core::calls::{CallOptions, EventWriter, Shape, Stream};
 
+mod common;
+use common::calls_cases;
+
 /// The reply cut in pieces of `per` bytes (at character boundaries).
 fn pieces(reply: &str, per: usize) -> Vec<&str> {
     let mut out = Vec::new();
@@ -79,39 +82,12 @@ fn prose_and_reasoning_are_written_as_a_plain_stream_writes_them() {
 
 #[test]
 fn every_fixture_is_written_as_a_plain_stream_writes_it() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/calls");
-    let mut replies = 0;
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "jsonl") {
-            continue;
-        }
-        for line in std::fs::read_to_string(&path).unwrap().lines() {
-            let Ok(case) = serde_json::from_str::<serde_json::Value>(line) else {
-                continue;
-            };
-            let Some(input) = case["input"].as_str() else {
-                continue;
-            };
-            let flags: Vec<&str> = case["options"]
-                .as_array()
-                .map(|f| f.iter().filter_map(|v| v.as_str()).collect())
-                .unwrap_or_default();
-            let format = flags
-                .iter()
-                .position(|f| *f == "--format")
-                .and_then(|i| flags.get(i + 1))
-                .map(|f| (*f).to_owned());
-            let options = CallOptions {
-                format,
-                ..CallOptions::default()
-            };
-            for per in [1, 2, 3, 5, 9] {
-                let (written, plain) = both(input, per, &options);
-                assert_eq!(written, plain, "{} {per}: {input:?}", path.display());
-            }
-            replies += 1;
+    let cases = calls_cases();
+    for case in &cases {
+        for per in [1, 2, 3, 5, 9] {
+            let (written, plain) = both(&case.input, per, &case.options);
+            assert_eq!(written, plain, "{} {per}: {:?}", case.name, case.input);
         }
     }
-    assert!(replies > 100, "{replies} replies");
+    assert!(cases.len() > 100, "{} replies", cases.len());
 }
