@@ -147,3 +147,20 @@ fn calls_is_linear_on_every_adversarial_family() {
         report.join("\n")
     );
 }
+
+/// Markers no call can be read from are each an error, checked against the errors before
+/// them: that check went over every earlier error, so a reply of nothing but such markers was
+/// quadratic in their number, which shows only at thousands of them (125,000 GigaChat markers
+/// in 10 MB took 50 s, 12,500 took 0.1 s). Sizes here are 512 KiB and 4 MiB: about 6,500 and
+/// 52,000 markers.
+#[test]
+fn calls_is_linear_in_the_markers_no_call_is_read_from() {
+    let unit = "<|message_sep|>function call<|role_sep|>";
+    let small = cpu_time(&rep(unit, 512 << 10));
+    let large = cpu_time(&rep(unit, 4 << 20));
+    let growth = large.as_secs_f64() / small.as_secs_f64().max(1e-3);
+    assert!(
+        large <= FLOOR || growth <= MAX_GROWTH,
+        "{small:?} -> {large:?} (x{growth:.1}): superlinear"
+    );
+}

@@ -13,6 +13,7 @@ pub(crate) mod json;
 pub(crate) mod mistral;
 mod python;
 mod text;
+mod unread;
 mod xml;
 
 use std::ops::Range;
@@ -27,6 +28,7 @@ pub(crate) use json::{collect, encoded_arguments};
 use mistral::*;
 use python::*;
 pub(crate) use text::CODE_FENCE;
+use unread::{ReadSpans, Taken};
 
 use super::scan::{Masked, Reasoning, blank, is_whole_json, reasoning, remaining_text, skip_ws};
 use super::{Ctx, Item, Out, harmony, truncated};
@@ -493,15 +495,9 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
     // another format read is that format's markup, and a wrapper around another format's
     // calls held them.
     let mut errors = Vec::new();
+    let (read, mut taken) = (ReadSpans::new(&read_by), Taken::default());
     for (name, (item, span)) in unread {
-        let inside = read_by.iter().any(|(by, c)| {
-            (c.start <= span.start && span.start < c.end)
-                || (*by != name && span.start <= c.start && c.end <= span.end)
-        });
-        let again = errors
-            .iter()
-            .any(|(_, s): &(Item, Range<usize>)| s.start < span.end && span.start < s.end);
-        if !inside && !again {
+        if !read.hold(name, &span) && taken.take(&span) {
             format.get_or_insert(name);
             errors.push((item, span));
         }
