@@ -107,7 +107,7 @@ mod tests {
         let formats = ["a", "b", "c"];
         for _ in 0..400 {
             let room = 2 + next(40);
-            let mut span = |next: &mut dyn FnMut(usize) -> usize| {
+            let span = |next: &mut dyn FnMut(usize) -> usize| {
                 let start = next(room);
                 start..start + next(room / 2 + 1)
             };
