@@ -150,9 +150,9 @@ fn calls_is_linear_on_every_adversarial_family() {
 
 /// Markers no call can be read from are each an error, checked against the errors before
 /// them: that check went over every earlier error, so a reply of nothing but such markers was
-/// quadratic in their number, which shows only at tens of thousands of them (250,000 GigaChat markers
-/// in 10 MB took 50 s, 25,000 took 0.16 s). Sizes here are 512 KiB and 4 MiB: about 13,000 and
-// 105,000 markers.
+/// quadratic in their number, which shows only at tens of thousands of them (250,000 GigaChat
+/// markers in 10 MB took 50 s, 25,000 took 0.16 s). Sizes here are 512 KiB and 4 MiB: about
+/// 13,000 and 105,000 markers.
 #[test]
 fn calls_is_linear_in_the_markers_no_call_is_read_from() {
     let unit = "<|message_sep|>function call<|role_sep|>";

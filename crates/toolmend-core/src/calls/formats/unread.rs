@@ -4,7 +4,7 @@
 //!
 //! Each question is answered from spans indexed once, in a logarithmic search: asking every
 //! marker against every span made a reply of many such markers quadratic (125,000 repeated
-//! GigaChat markers, 10 MB: 50 s; bench/RESULTS.md, the `calls` scaling series).
+//! GigaChat markers, 10 MB: 50 s; bench/HISTORY.md).
 
 use std::collections::BTreeSet;
 use std::ops::Range;
