@@ -3,7 +3,7 @@
 //! them), and not one overlapping a marker already taken as an error.
 //!
 //! Each question is answered from spans indexed once, in a logarithmic search: asking every
-//! marker against every span made a reply of many such markers quadratic (125,000 repeated
+//! marker against every span made a reply of many such markers quadratic (250,000 repeated
 //! GigaChat markers, 10 MB: 50 s; bench/HISTORY.md).
 
 use std::collections::BTreeSet;
