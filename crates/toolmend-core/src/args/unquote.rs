@@ -493,7 +493,18 @@ fn doubled_quotes(text: &[u8], is_json: &dyn Fn(&[u8]) -> bool) -> Option<Range<
         _ => return None,
     };
     let body = text[start..].trim_ascii_start();
-    if !body[1..].trim_ascii_start().starts_with(b"\"\"") {
+    let first = body[1..].trim_ascii_start();
+    if !first.starts_with(b"\"\"") {
+        return None;
+    }
+    // Two quotes alone before a colon, comma or closer are an empty string as written
+    // (`{"":1}{}`, `["",1][]`): doubled, an empty string is four (`{"""":1}`).
+    if first.get(2) != Some(&b'"')
+        && matches!(
+            first[2..].trim_ascii_start().first(),
+            Some(b':' | b',' | b']' | b'}')
+        )
+    {
         return None;
     }
     let mut end = text.len();
@@ -620,6 +631,14 @@ mod tests {
         assert_eq!(found(r#"{"a": ""}"#), None);
         assert_eq!(found(r#"{1: ""a""}"#), None);
         assert_eq!(found(r#"""{}"#), None);
+        // An empty key or string as written, in text that is not one JSON value (values one
+        // after another): not doubled. Doubled, an empty string is four quotes.
+        assert_eq!(found(r#"{"":null}{}"#), None);
+        assert_eq!(found(r#"{"" : 1} {"":2}"#), None);
+        assert_eq!(found(r#"["",1][]"#), None);
+        assert_eq!(found(r#"[""]]"#), None);
+        assert_eq!(found(r#"{"""":1}"#), Some(0..8));
+        assert_eq!(found(r#"{"""": ""x""}"#), Some(0..13));
         // Valid JSON as it stands is never undoubled.
         assert_eq!(doubled_quotes(br#"[""]"#, &|_: &[u8]| true), None);
         let mut out = Vec::new();
