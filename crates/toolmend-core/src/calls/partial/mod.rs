@@ -13,12 +13,14 @@
 //! is marked open.
 
 mod path;
+mod same;
 mod string;
 mod text;
 
 use serde_json::{Map, Value};
 
 pub(crate) use path::{Seg, pointer};
+pub(crate) use same::is_object;
 use string::Escape;
 pub(crate) use text::Text;
 

@@ -6,6 +6,9 @@ use super::path::{push_index, push_key};
 use super::string::escape_into;
 use super::{Frame, Lex, Reader};
 
+/// How much recorded text already written out [`Reader::forget_written`] leaves in place.
+const FORGET_FROM: usize = 4096;
+
 /// One frame of the stack written as JSON while it is read ([`Reader::record`]): the text
 /// that serializing its [`Reader::snapshot`] with `serde_json` gives, less the closing that
 /// [`Reader::close_text`] adds. What it holds can only grow (a snapshot only grows), so a
@@ -35,11 +38,14 @@ pub(crate) struct Text {
 pub(super) struct Mark {
     /// `out`'s length then.
     len: usize,
-    /// The pointer of each container then open, from the recorded frame down, and whether it
-    /// is an object.
-    frames: Vec<(String, bool)>,
-    /// The pointer of the string value then open, if any.
-    string: Option<String>,
+    /// The pointer of the deepest value then open: each pointer below is a start of it (one
+    /// string for all, not one per container, as a mark is taken for every event).
+    path: String,
+    /// The length in `path` of the pointer of each container then open, from the recorded
+    /// frame down, and whether it is an object.
+    frames: Vec<(usize, bool)>,
+    /// The length in `path` of the pointer of the string value then open, if any.
+    string: Option<usize>,
     /// That string is still open.
     pub(super) string_open: bool,
     /// The stack's height then, lowered as those containers close: a container that closes
@@ -91,6 +97,7 @@ impl Reader {
         if !t.done && self.stack.len() <= t.base {
             return false;
         }
+        // (Only before the first growth: nothing was forgotten.)
         into.extend_from_slice(&t.out);
         if t.done {
             return true;
@@ -118,15 +125,19 @@ impl Reader {
             return;
         };
         let mut mark = t.mark.lock().unwrap_or_else(PoisonError::into_inner);
-        match mark.take() {
+        let reuse = match mark.take() {
             None => {
                 into.extend_from_slice(b"\"members\":");
                 self.close_text(into);
                 ops.push((String::new(), into.len()));
+                Mark::default()
             }
-            Some(m) => self.cut(t, &m, into, ops),
-        }
-        *mark = Some(self.mark_now(t));
+            Some(m) => {
+                self.cut(t, &m, into, ops);
+                m
+            }
+        };
+        *mark = Some(self.mark_now(t, reuse));
     }
 
     /// [`Reader::growth`] since the mark `m`.
@@ -134,7 +145,8 @@ impl Reader {
         let out = &t.out;
         let mut from = m.len;
         let mut ends = m.ends.iter().copied();
-        if let Some(path) = &m.string {
+        if let Some(len) = m.string {
+            let path = &m.path[..len];
             let end = if m.string_open {
                 out.len()
             } else {
@@ -144,7 +156,7 @@ impl Reader {
                 into.extend_from_slice(b"\"append\":\"");
                 into.extend_from_slice(&out[from..end]);
                 into.push(b'"');
-                ops.push((path.clone(), into.len()));
+                ops.push((path.to_owned(), into.len()));
             }
             if m.string_open {
                 // Nothing after it can have been written.
@@ -152,7 +164,8 @@ impl Reader {
             }
             from = end + 1;
         }
-        for (i, (path, object)) in m.frames.iter().enumerate().rev() {
+        for (i, &(len, object)) in m.frames.iter().enumerate().rev() {
+            let path = &m.path[..len];
             let depth = t.base + i;
             let closed = depth >= m.low;
             let end = if closed {
@@ -165,7 +178,7 @@ impl Reader {
                 added = rest;
             }
             if !added.is_empty() {
-                into.extend_from_slice(if *object {
+                into.extend_from_slice(if object {
                     b"\"members\":{"
                 } else {
                     b"\"items\":["
@@ -183,8 +196,8 @@ impl Reader {
                         });
                     }
                 }
-                into.push(if *object { b'}' } else { b']' });
-                ops.push((path.clone(), into.len()));
+                into.push(if object { b'}' } else { b']' });
+                ops.push((path.to_owned(), into.len()));
             }
             if !closed {
                 return;
@@ -193,16 +206,48 @@ impl Reader {
         }
     }
 
-    /// The mark of the text as it stands: the pointers of the open containers and string.
-    fn mark_now(&self, t: &Text) -> Mark {
-        let mut frames = Vec::new();
+    /// Drops the recorded text that the last [`Reader::growth`] wrote out, all of it before
+    /// its mark but the frame's opener (which [`Reader::recorded`] looks at): each growth
+    /// cuts from the mark on, so no later one reads it, and a long string's text is then not
+    /// held twice (here and in the reply). Left where it is while it is short (a drain moves
+    /// what follows the mark).
+    pub(crate) fn forget_written(&mut self) {
+        let Some(t) = &mut self.text else {
+            return;
+        };
+        let Ok(Some(m)) = t.mark.get_mut() else {
+            return;
+        };
+        if m.len < FORGET_FROM {
+            return;
+        }
+        let cut = m.len - 1;
+        t.out.drain(1..m.len);
+        m.len = 1;
+        // Each end was pushed after the mark.
+        for end in &mut m.ends {
+            *end -= cut;
+        }
+    }
+
+    /// The mark of the text as it stands: the pointers of the open containers and string
+    /// (in the buffers of `reuse`, an earlier mark).
+    fn mark_now(&self, t: &Text, reuse: Mark) -> Mark {
+        let Mark {
+            mut path,
+            mut frames,
+            mut ends,
+            ..
+        } = reuse;
+        path.clear();
+        frames.clear();
+        ends.clear();
         let mut string = None;
         if !t.done {
-            let mut path = String::new();
             let top = self.stack.len();
             let open_string = matches!(self.lex, Lex::Str { rec: true, .. });
             for (depth, frame) in self.stack.iter().enumerate().skip(t.base) {
-                frames.push((path.clone(), matches!(frame, Frame::Object { .. })));
+                frames.push((path.len(), matches!(frame, Frame::Object { .. })));
                 if depth + 1 == top && !open_string {
                     break;
                 }
@@ -212,18 +257,19 @@ impl Reader {
                     Frame::Array(items) => push_index(&mut path, items.len()),
                 }
                 if depth + 1 == top {
-                    string = Some(path);
+                    string = Some(path.len());
                     break;
                 }
             }
         }
         Mark {
             len: t.out.len(),
+            path,
             frames,
             string_open: string.is_some(),
             string,
             low: self.stack.len(),
-            ends: Vec::new(),
+            ends,
         }
     }
 

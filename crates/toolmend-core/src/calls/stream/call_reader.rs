@@ -398,6 +398,7 @@ impl CallReader {
                                         events,
                                         written,
                                     );
+                                    nested.reader.forget_written();
                                 }
                             } else {
                                 slot.frozen = true;
@@ -430,6 +431,7 @@ impl CallReader {
         }
         self.nested_at = nested_at;
         self.quiet_until = self.quiet_until(slots);
+        self.reader.forget_written();
     }
 
     /// Reads `b` as `push` and a refresh would, when it only adds to a string inside

@@ -237,8 +237,10 @@ pub struct Stream {
     /// text stopped, the reader quiet for this many bytes more), 0 once anything else comes.
     /// A string fed a byte at a time then costs little more than the append to the reply.
     run: usize,
-    /// Bytes taken so, not yet counted in the reader ([`Stream::settle_run`]).
-    ran: usize,
+    /// A run was granted: the bytes `feed_into` took on it are those of `buf` past `pos`
+    /// (neither `pos` nor the reader counts them, so that such a byte costs its append and
+    /// the count down of `run`), counted by [`Stream::settle_run`].
+    running: bool,
 }
 
 /// What the `arguments` events given and not yet written added (their `append`, `members` or
@@ -313,7 +315,7 @@ impl Stream {
             skims: true,
             snapshots: false,
             run: 0,
-            ran: 0,
+            running: false,
         }
     }
 
@@ -394,33 +396,45 @@ impl Stream {
     /// [`Stream::feed`], adding the events to `events`.
     #[inline]
     pub fn feed_into(&mut self, chunk: &str, events: &mut Vec<Event>) {
-        let n = chunk.len();
-        if n <= self.run
-            && match chunk.as_bytes() {
-                // The usual chunk of a string fed a byte at a time, looked at alone.
-                &[b] => plain_string_byte(b),
-                bytes => plain_string_bytes(bytes),
-            }
-        {
-            // More plain bytes of a string the skim found quiet (see `run`).
-            self.run -= n;
-            self.ran += n;
-            match chunk.as_bytes() {
-                &[b] => self.buf.push(char::from(b)),
-                _ => self.buf.push_str(chunk),
-            }
-            self.pos += n;
-            #[cfg(test)]
-            tests::SKIMMED.with(|n| n.set(n.get() + 1));
-            return;
+        if !self.take_run(chunk) {
+            self.feed_on(chunk, events);
         }
-        self.feed_on(chunk, events);
+    }
+
+    /// Takes `chunk` when it is more plain bytes of a string the skim found quiet (see
+    /// `run`): appended to the reply, and nothing else done. Whether it did.
+    #[inline]
+    pub(crate) fn take_run(&mut self, chunk: &str) -> bool {
+        let n = chunk.len();
+        if n > self.run {
+            return false;
+        }
+        match chunk.as_bytes() {
+            // The usual chunk of a string fed a byte at a time, looked at alone; ASCII, so
+            // that its push is a byte's.
+            &[b] => {
+                if !(plain_string_byte(b) && b.is_ascii()) {
+                    return false;
+                }
+                self.buf.push(char::from(b));
+            }
+            bytes => {
+                if !plain_string_bytes(bytes) {
+                    return false;
+                }
+                self.buf.push_str(chunk);
+            }
+        }
+        self.run -= n;
+        #[cfg(test)]
+        tests::SKIMMED.with(|n| n.set(n.get() + 1));
+        true
     }
 
     /// [`Stream::feed_into`] past its first check: apart, so that the check is inlined where
     /// the stream is fed a byte at a time.
     #[inline(never)]
-    fn feed_on(&mut self, chunk: &str, events: &mut Vec<Event>) {
+    pub(crate) fn feed_on(&mut self, chunk: &str, events: &mut Vec<Event>) {
         self.settle_run();
         if self.result.is_some() || chunk.is_empty() {
             return;
@@ -492,6 +506,7 @@ impl Stream {
                     if self.live.stopped() {
                         // The bytes that may follow the same way, without a look at the reader.
                         self.run = reader.quiet_left();
+                        self.running = true;
                     }
                     return true;
                 }
@@ -538,12 +553,15 @@ impl Stream {
     #[inline]
     fn settle_run(&mut self) {
         self.run = 0;
-        if self.ran > 0 {
+        if self.running {
+            self.running = false;
+            // `pos` was the reply's end when the run was granted.
+            let ran = self.buf.len() - self.pos;
+            self.pos = self.buf.len();
             if let Mode::Json(reader, _) = &mut self.mode {
-                reader.read += self.ran;
-                reader.deferred += self.ran;
+                reader.read += ran;
+                reader.deferred += ran;
             }
-            self.ran = 0;
         }
     }
 

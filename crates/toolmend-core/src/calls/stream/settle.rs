@@ -5,7 +5,7 @@ use super::arguments::weight;
 use super::event::{Event, Prose};
 use super::{CallSlot, Held, Nested, Shown, Stream, feed_nested, found_in};
 use crate::calls::formats::json::{ARG_KEYS, WRAPPERS};
-use crate::calls::partial::{Reader, Seg, Step, pointer};
+use crate::calls::partial::{Reader, Seg, Step, is_object, pointer};
 use crate::calls::{Call, Extracted, Failure};
 use crate::{Repair, RepairKind};
 use serde_json::{Map, Value};
@@ -129,6 +129,10 @@ impl Stream {
                     .iter()
                     .any(|r| r.kind == RepairKind::DuplicateKey && repeats_after(slot, r)) =>
             {
+                return true;
+            }
+            // The usual call: shown whole, and `calls` gives it as it was written.
+            Some(Shown::Whole) if shown_unchanged(slot, self.src_of(s), &call.parameters) => {
                 return true;
             }
             // Not by weight when the source is there: two calls of one tool can weigh the same
@@ -430,6 +434,23 @@ fn shown_again(slot: &CallSlot, src: &[u8]) -> Option<ShownArgs> {
         definition.coerce_partial(&mut params, open.as_deref());
     }
     Some((params, open))
+}
+
+/// Whether the arguments `slot` showed whole are `parameters` as they are, to the order of
+/// their members: [`shown_again`] would read them so, and they would agree; found without
+/// building them. `false` when that cannot be told so (arguments written as a string, a
+/// schema that coerced what was shown, or any difference): then `shown_again` tells.
+fn shown_unchanged(slot: &CallSlot, src: &[u8], parameters: &Map<String, Value>) -> bool {
+    let Some(args) = &slot.args_src else {
+        return false;
+    };
+    let coerced =
+        matches!((&slot.tools, &slot.tool), (Some(tools), Some(tool)) if tools.get(tool).is_some());
+    !args.string
+        && !coerced
+        && src
+            .get(args.at..)
+            .is_some_and(|text| is_object(text, parameters))
 }
 
 /// Pushes `text` to `reader` up to the end of its value, as a byte at a time would, but a

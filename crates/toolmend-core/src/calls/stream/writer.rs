@@ -213,7 +213,11 @@ impl<W: Write> EventWriter<W> {
             // bytes, and a call per byte was most of what such a stream cost).
             self.plain_left -= n;
             self.total += n;
-            self.stream.feed_into(text, &mut self.events);
+            if self.stream.take_run(text) {
+                // More of a quiet string: no event, nothing to write.
+                return Ok(true);
+            }
+            self.stream.feed_on(text, &mut self.events);
             if !self.events.is_empty() || self.stream.leading() > 0 {
                 self.write()?;
             }

@@ -1,0 +1,42 @@
+//! Writes to stdout the events `calls --stream` writes (`EventWriter`) for a reply fed in
+//! chunks whose sizes cycle from 1 to MAX bytes (1, 2, …, MAX, 1, 2, …; cut at character
+//! boundaries): to compare two builds' events byte for byte on the same splits.
+//!
+//! ```text
+//! cargo run --release --example stream_events -- REPLY_FILE MAX
+//! ```
+
+use std::io::Write;
+
+use toolmend_core::calls::{CallOptions, EventWriter, Shape};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(path), Some(max)) = (args.get(1), args.get(2)) else {
+        eprintln!("usage: stream_events REPLY_FILE MAX");
+        std::process::exit(2);
+    };
+    let reply = std::fs::read_to_string(path).expect("a UTF-8 reply file");
+    let max: usize = max.parse().expect("a chunk size");
+    let stdout = std::io::stdout().lock();
+    let mut writer = EventWriter::new(
+        CallOptions::default(),
+        None,
+        Shape::Native,
+        usize::MAX,
+        stdout,
+    );
+    let (mut at, mut size) = (0, 0);
+    while at < reply.len() {
+        size = size % max.max(1) + 1;
+        let mut end = (at + size).min(reply.len());
+        while !reply.is_char_boundary(end) {
+            end += 1;
+        }
+        writer.write_str(&reply[at..end]).expect("stdout");
+        at = end;
+    }
+    writer.finish().expect("stdout");
+    drop(writer);
+    std::io::stdout().flush().expect("stdout");
+}
