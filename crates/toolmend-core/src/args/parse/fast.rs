@@ -17,7 +17,7 @@
 use super::Parser;
 use super::strings::surrogate_pair_or_bmp;
 use crate::args::nesting::Container;
-use crate::args::simd::string_stop;
+use crate::args::simd_avx::{Portable, Stops};
 use crate::bytes::{append, hex4};
 use crate::error::Error;
 
@@ -331,11 +331,22 @@ pub(super) fn string_end(
     at: usize,
     lone_surrogates_as_fffd: bool,
 ) -> Option<(usize, bool)> {
+    string_end_with(Portable, src, at, lone_surrogates_as_fffd)
+}
+
+/// [`string_end`] with the scan `stops` (the whole-value pass's, picked for the CPU).
+#[inline(always)]
+pub(super) fn string_end_with(
+    stops: impl Stops,
+    src: &[u8],
+    at: usize,
+    lone_surrogates_as_fffd: bool,
+) -> Option<(usize, bool)> {
     let mut p = at + 1;
     let mut escaped = false;
     loop {
         if src.get(p) != Some(&b'\\') {
-            p = string_stop(src, p);
+            p = stops.string_stop(src, p);
         }
         match *src.get(p)? {
             b'"' => return Some((p + 1, escaped)),

@@ -16,8 +16,9 @@
 //! (tests/fast_path.rs compares both with the repairing parser alone).
 
 use super::Parser;
-use super::fast::{Resume, fast_number_end, is_ws, string_end};
+use super::fast::{Resume, fast_number_end, is_ws, string_end_with};
 use super::keys::{compared, tag_of, tag_of_word};
+use crate::args::simd_avx::{Stops, WithStops, dispatch};
 use crate::bytes::append;
 
 /// The most keys one object may have here (each key is compared with every earlier tag of its
@@ -84,11 +85,63 @@ fn outer_keys(objects: u64, depth: usize, bases: &[u32; MAX_DEPTH], tags: usize)
         .map_or(tags, |d| bases[d] as usize)
 }
 
+/// A key tag's bit in its object's filter: six bits of the tag mixed (a short key's tag is
+/// its bytes, whose high bits are zero and whose low byte is its quote).
+#[inline(always)]
+fn bloom_bit(tag: u64) -> u64 {
+    1 << (tag.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58)
+}
+
 /// Reads the array or object at `src[at]` and appends it to `out` without white space between
 /// tokens; where it ends, or where it stopped at the first thing the fast path would not copy
 /// as written (the bytes from `run` up to there are not appended). `tags` is scratch space for
-/// key tags.
+/// key tags. Compiled with AVX2's scan for strings where the CPU has it ([`dispatch`]).
 fn copy_valid(
+    src: &[u8],
+    at: usize,
+    out: &mut Vec<u8>,
+    tags: &mut Vec<u64>,
+    max_depth: usize,
+    lone_surrogates_as_fffd: bool,
+) -> Result<usize, Failed> {
+    /// The arguments, for [`dispatch`].
+    struct CopyValid<'s, 'o> {
+        src: &'s [u8],
+        at: usize,
+        out: &'o mut Vec<u8>,
+        tags: &'o mut Vec<u64>,
+        max_depth: usize,
+        lone_surrogates_as_fffd: bool,
+    }
+    impl WithStops for CopyValid<'_, '_> {
+        type Out = Result<usize, Failed>;
+        #[inline(always)]
+        fn run<S: Stops>(self, stops: S) -> Self::Out {
+            copy_valid_with(
+                stops,
+                self.src,
+                self.at,
+                self.out,
+                self.tags,
+                self.max_depth,
+                self.lone_surrogates_as_fffd,
+            )
+        }
+    }
+    dispatch(CopyValid {
+        src,
+        at,
+        out,
+        tags,
+        max_depth,
+        lone_surrogates_as_fffd,
+    })
+}
+
+/// [`copy_valid`] with the scan `stops`.
+#[inline(always)]
+fn copy_valid_with(
+    stops: impl Stops,
     src: &[u8],
     at: usize,
     out: &mut Vec<u8>,
@@ -105,6 +158,9 @@ fn copy_valid(
     let mut objects: u64 = 0;
     // Where each open object's key tags start in `tags`.
     let mut bases = [0u32; MAX_DEPTH];
+    // A bit per key tag of each open object ([`bloom_bit`]): a key whose bit is not set there
+    // is compared with none of the object's tags.
+    let mut blooms = [0u64; MAX_DEPTH];
 
     macro_rules! fail {
         () => {
@@ -140,8 +196,13 @@ fn copy_valid(
             if src.get(p) != Some(&b'"') {
                 fail!();
             }
-            let Some((end, escaped)) = string_end(src, p, lone_surrogates_as_fffd) else {
-                fail!();
+            // (A `match`, not `Option::or_else`: that call was left out of line.)
+            let (end, escaped) = match stops.plain_string_end(src, p) {
+                Some(end) => (end, false),
+                None => match string_end_with(stops, src, p, lone_surrogates_as_fffd) {
+                    Some(found) => found,
+                    None => fail!(),
+                },
             };
             let key = &src[p..end];
             let tag = match src.get(p..p + 8) {
@@ -154,9 +215,12 @@ fn copy_valid(
                 _ => tag_of(key),
             };
             let base = bases[depth - 1] as usize;
-            if tags.len() - base >= MAX_KEYS || tags[base..].contains(&tag) {
+            let bit = bloom_bit(tag);
+            let bloom = &mut blooms[depth - 1];
+            if tags.len() - base >= MAX_KEYS || (*bloom & bit != 0 && tags[base..].contains(&tag)) {
                 fail!();
             }
+            *bloom |= bit;
             tags.push(tag);
             p = end;
             skip!(spaces);
@@ -182,6 +246,7 @@ fn copy_valid(
                     (b'{', _) => {
                         objects |= 1 << depth;
                         bases[depth] = tags.len() as u32;
+                        blooms[depth] = 0;
                         depth += 1;
                         key!();
                         continue 'value;
@@ -193,26 +258,21 @@ fn copy_valid(
                     }
                 }
             }
-            b'"' => match string_end(src, p, lone_surrogates_as_fffd) {
-                Some((end, _)) => p = end,
-                None => fail!(),
+            b'"' => match stops.plain_string_end(src, p) {
+                Some(end) => p = end,
+                None => match string_end_with(stops, src, p, lone_surrogates_as_fffd) {
+                    Some((end, _)) => p = end,
+                    None => fail!(),
+                },
             },
             b'-' | b'0'..=b'9' => match fast_number_end(src, p) {
                 Some(end) => p = end,
                 None => fail!(),
             },
-            b't' | b'f' | b'n' => {
-                let rest = &src[p..];
-                let word: &[u8] = match rest[0] {
-                    b't' => b"true",
-                    b'f' => b"false",
-                    _ => b"null",
-                };
-                if !rest.starts_with(word) {
-                    fail!();
-                }
-                p += word.len();
-            }
+            // Each word compared at a length known here (a load and a compare, not a call).
+            b't' if src.get(p..p + 4) == Some(b"true") => p += 4,
+            b'f' if src.get(p..p + 5) == Some(b"false") => p += 5,
+            b'n' if src.get(p..p + 4) == Some(b"null") => p += 4,
             _ => fail!(),
         }
         // A value was read: a comma, a closer or (at the top) the end of the value comes next.
