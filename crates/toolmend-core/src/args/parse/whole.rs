@@ -204,15 +204,15 @@ fn copy_valid_with(
                     None => fail!(),
                 },
             };
-            let key = &src[p..end];
+            let len = end - p;
             let tag = match src.get(p..p + 8) {
                 // Most keys are short and plain: their bytes in one load, the rest masked off.
-                Some(word) if !escaped && key.len() < 8 => {
+                Some(word) if !escaped && len < 8 => {
                     let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-                    tag_of_word(word & (u64::MAX >> (64 - 8 * key.len())), key.len())
+                    tag_of_word(word & (u64::MAX >> (64 - 8 * len)), len)
                 }
-                _ if escaped => tag_of(&compared(key)),
-                _ => tag_of(key),
+                _ if escaped => tag_of(&compared(&src[p..end])),
+                _ => tag_of(&src[p..end]),
             };
             let base = bases[depth - 1] as usize;
             let bit = bloom_bit(tag);
@@ -223,9 +223,12 @@ fn copy_valid_with(
             *bloom |= bit;
             tags.push(tag);
             p = end;
-            skip!(spaces);
+            // Most keys are followed by their colon at once.
             if src.get(p) != Some(&b':') {
-                fail!();
+                skip!(spaces);
+                if src.get(p) != Some(&b':') {
+                    fail!();
+                }
             }
             p += 1;
             skip!(is_ws);
@@ -282,16 +285,17 @@ fn copy_valid_with(
                 return Ok(p);
             }
             skip!(is_ws);
+            // A comma first (most values are followed by one), whatever the level's kind.
+            if src.get(p) == Some(&b',') {
+                p += 1;
+                skip!(is_ws);
+                if objects >> (depth - 1) & 1 != 0 {
+                    key!();
+                }
+                continue 'value;
+            }
             let in_object = objects >> (depth - 1) & 1 != 0;
             match (src.get(p), in_object) {
-                (Some(b','), _) => {
-                    p += 1;
-                    skip!(is_ws);
-                    if in_object {
-                        key!();
-                    }
-                    continue 'value;
-                }
                 (Some(b'}'), true) => {
                     tags.truncate(bases[depth - 1] as usize);
                     depth -= 1;
