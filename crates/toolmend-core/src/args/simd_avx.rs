@@ -16,13 +16,13 @@
 pub(crate) trait Stops: Copy {
     fn string_stop(self, src: &[u8], p: usize) -> usize;
 
-    /// For the string whose opening quote is at `at`: where it ends (past its closing quote)
-    /// when that quote comes within the first block tested and before any `\` or control
-    /// byte; `None` when that is not known at once (the caller reads the string on with
-    /// [`Stops::string_stop`]).
+    /// For the string whose opening quote is at `at`: `Ok` where it ends (past its closing
+    /// quote) when that quote comes within the first block tested and before any `\` or
+    /// control byte; else `Err` where the caller reads the string on (with
+    /// [`Stops::string_stop`]): the first stop byte, or the first byte not tested.
     #[inline(always)]
-    fn plain_string_end(self, _src: &[u8], _at: usize) -> Option<usize> {
-        None
+    fn string_start(self, _src: &[u8], at: usize) -> Result<usize, usize> {
+        Err(at + 1)
     }
 }
 
@@ -85,14 +85,14 @@ impl Stops for Avx2 {
     }
 
     #[inline(always)]
-    fn plain_string_end(self, src: &[u8], at: usize) -> Option<usize> {
+    fn string_start(self, src: &[u8], at: usize) -> Result<usize, usize> {
         use std::arch::x86_64::{
             __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_min_epu8, _mm256_movemask_epi8,
             _mm256_or_si256, _mm256_set1_epi8, _mm256_xor_si256,
         };
-        let from = at.checked_add(1)?;
+        let from = at + 1;
         if from.checked_add(32).is_none_or(|end| end > src.len()) {
-            return None;
+            return Err(from);
         }
         // SAFETY: `self` exists only when the CPU has AVX2 ([`Avx2::detect`]); the 32 bytes
         // read from `from` are inside `src` (`from + 32 <= len`, checked above), and the load
@@ -108,9 +108,15 @@ impl Stops for Avx2 {
                 _mm256_movemask_epi8(_mm256_or_si256(low, backslash)) as u32,
             )
         };
-        // The first byte that stops the string (quotes are among `stops`), if a quote.
+        // The first byte that stops the string (quotes are among `stops`): a quote ends it.
         let first = stops & stops.wrapping_neg();
-        (first & quotes != 0).then(|| from + first.trailing_zeros() as usize + 1)
+        if first & quotes != 0 {
+            Ok(from + first.trailing_zeros() as usize + 1)
+        } else if stops != 0 {
+            Err(from + stops.trailing_zeros() as usize)
+        } else {
+            Err(from + 32)
+        }
     }
 }
 
@@ -162,7 +168,8 @@ mod tests {
             }
         }
         assert_eq!(stops.string_stop(b"ab", 5), 2);
-        // A string's end found at once is where the scan finds its closing quote.
+        // A string's end found at once is where the scan finds its closing quote; else it is
+        // read on from no further than the first stop byte.
         for len in 0..80 {
             for quote in 0..len {
                 for byte in [b'"', b'\\', 0x00, 0x1F, 0x20, 0xA2] {
@@ -174,11 +181,19 @@ mod tests {
                             src[at] = byte;
                         }
                         for at in 0..len {
-                            let Some(end) = stops.plain_string_end(&src, at) else {
-                                continue;
-                            };
                             let stop = stops.string_stop(&src, at + 1);
-                            assert_eq!((src[stop], end), (b'"', stop + 1), "{src:?} {at}");
+                            match stops.string_start(&src, at) {
+                                Ok(end) => {
+                                    assert_eq!((src[stop], end), (b'"', stop + 1), "{src:?} {at}")
+                                }
+                                // Read on from the first stop byte, or from before it.
+                                Err(from) => assert!(
+                                    from == stop
+                                        || from == at + 1
+                                        || from == at + 33 && from <= stop,
+                                    "{src:?} {at} {from}"
+                                ),
+                            }
                         }
                     }
                 }

@@ -331,18 +331,31 @@ pub(super) fn string_end(
     at: usize,
     lone_surrogates_as_fffd: bool,
 ) -> Option<(usize, bool)> {
-    string_end_with(Portable, src, at, lone_surrogates_as_fffd)
+    string_end_from(Portable, src, at + 1, lone_surrogates_as_fffd)
 }
 
-/// [`string_end`] with the scan `stops` (the whole-value pass's, picked for the CPU).
+/// The bytes that make an escape of two bytes (`\n`, `\"`, ...): one load, not a jump table.
+const SHORT_ESCAPES: [bool; 256] = {
+    let mut table = [false; 256];
+    let bytes = *b"\"\\/bfnrt";
+    let mut i = 0;
+    while i < bytes.len() {
+        table[bytes[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
+/// [`string_end`] with the scan `stops` (the whole-value pass's, picked for the CPU), read
+/// on from `from`: a byte of the string at or before its first `"`, `\` or control byte.
 #[inline(always)]
-pub(super) fn string_end_with(
+pub(super) fn string_end_from(
     stops: impl Stops,
     src: &[u8],
-    at: usize,
+    from: usize,
     lone_surrogates_as_fffd: bool,
 ) -> Option<(usize, bool)> {
-    let mut p = at + 1;
+    let mut p = from;
     let mut escaped = false;
     loop {
         if src.get(p) != Some(&b'\\') {
@@ -351,7 +364,7 @@ pub(super) fn string_end_with(
         match *src.get(p)? {
             b'"' => return Some((p + 1, escaped)),
             b'\\' => match *src.get(p + 1)? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                next if SHORT_ESCAPES[usize::from(next)] => {
                     p += 2;
                     escaped = true;
                 }

@@ -16,7 +16,7 @@
 //! (tests/fast_path.rs compares both with the repairing parser alone).
 
 use super::Parser;
-use super::fast::{Resume, fast_number_end, is_ws, string_end_with};
+use super::fast::{Resume, fast_number_end, is_ws, string_end_from};
 use super::keys::{compared, tag_of, tag_of_word};
 use crate::args::simd_avx::{Stops, WithStops, dispatch};
 use crate::bytes::append;
@@ -212,9 +212,9 @@ fn copy_valid_with(
                 fail!();
             }
             // (A `match`, not `Option::or_else`: that call was left out of line.)
-            let (end, escaped) = match stops.plain_string_end(src, p) {
-                Some(end) => (end, false),
-                None => match string_end_with(stops, src, p, lone_surrogates_as_fffd) {
+            let (end, escaped) = match stops.string_start(src, p) {
+                Ok(end) => (end, false),
+                Err(from) => match string_end_from(stops, src, from, lone_surrogates_as_fffd) {
                     Some(found) => found,
                     None => fail!(),
                 },
@@ -272,9 +272,9 @@ fn copy_valid_with(
                     }
                 }
             }
-            b'"' => match stops.plain_string_end(src, p) {
-                Some(end) => p = end,
-                None => match string_end_with(stops, src, p, lone_surrogates_as_fffd) {
+            b'"' => match stops.string_start(src, p) {
+                Ok(end) => p = end,
+                Err(from) => match string_end_from(stops, src, from, lone_surrogates_as_fffd) {
                     Some((end, _)) => p = end,
                     None => fail!(),
                 },
