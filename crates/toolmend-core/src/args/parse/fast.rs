@@ -489,7 +489,7 @@ mod tests {
         for run in 1..20 {
             let digits: String = (0..run).map(|i| char::from(b'1' + (i % 9) as u8)).collect();
             for shape in [
-                format!("{digits}"),
+                digits.clone(),
                 format!("-{digits}"),
                 format!("1.{digits}"),
                 format!("{digits}e-{digits}"),
