@@ -654,7 +654,9 @@ fn the_fast_path_writes_what_the_parser_writes_across_block_boundaries() {
     for len in 0..=18 {
         let key = "k".repeat(len);
         cases.push(format!("{{\"{key}\":1,\"{key}x\":2,\"{key}\":3}}"));
-        cases.push(format!("{{\"a\":{{\"{key}\":[1]}},\"{key}\":{{\"{key}\":2}}}}"));
+        cases.push(format!(
+            "{{\"a\":{{\"{key}\":[1]}},\"{key}\":{{\"{key}\":2}}}}"
+        ));
         let digits = "7".repeat(len + 1);
         cases.push(format!("[{digits},-{digits}.{digits}e+{digits},{digits}x]"));
         cases.push(format!("[1.{digits}"));

@@ -173,9 +173,11 @@ fn copy_valid_with(
     let mut objects: u64 = 0;
     // Where each open object's key tags start in `tags`.
     let mut bases = [0u32; MAX_DEPTH];
-    // A bit per key tag of each open object ([`bloom_bit`]): a key whose bit is not set there
-    // is compared with none of the object's tags.
+    // A bit per key tag of the innermost open object ([`bloom_bit`]): a key whose bit is not
+    // set is compared with none of the object's tags. The filters of the objects around it are
+    // kept in `blooms` (each saved where the object inside it opens) while it is open.
     let mut blooms = [0u64; MAX_DEPTH];
+    let mut bloom = 0u64;
 
     macro_rules! fail {
         () => {
@@ -227,11 +229,10 @@ fn copy_valid_with(
             };
             let base = bases[depth - 1] as usize;
             let bit = bloom_bit(tag);
-            let bloom = &mut blooms[depth - 1];
-            if tags.len() - base >= MAX_KEYS || (*bloom & bit != 0 && tags[base..].contains(&tag)) {
+            if tags.len() - base >= MAX_KEYS || (bloom & bit != 0 && tags[base..].contains(&tag)) {
                 fail!();
             }
-            *bloom |= bit;
+            bloom |= bit;
             tags.push(tag);
             p = end;
             // Most keys are followed by their colon at once.
@@ -247,47 +248,52 @@ fn copy_valid_with(
     }
 
     'value: loop {
-        // A value starts at `p`.
-        match src.get(p).copied().unwrap_or(0) {
-            open @ (b'{' | b'[') => {
-                if depth >= max_depth {
-                    fail!();
-                }
-                p += 1;
-                skip!(is_ws);
-                match (open, src.get(p)) {
-                    (b'{', Some(b'}')) | (b'[', Some(b']')) => p += 1,
-                    (b'{', _) => {
-                        objects |= 1 << depth;
-                        bases[depth] = tags.len() as u32;
-                        blooms[depth] = 0;
-                        depth += 1;
-                        key!();
-                        continue 'value;
-                    }
-                    _ => {
-                        objects &= !(1 << depth);
-                        depth += 1;
-                        continue 'value;
-                    }
-                }
-            }
-            b'"' => match stops.string_start(src, p) {
+        // A value starts at `p`. Strings first: most values are.
+        let first = src.get(p).copied().unwrap_or(0);
+        if first == b'"' {
+            match stops.string_start(src, p) {
                 Ok(end) => p = end,
                 Err(from) => match string_end_from(stops, src, from, lone_surrogates_as_fffd) {
                     Some((end, _)) => p = end,
                     None => fail!(),
                 },
-            },
-            b'-' | b'0'..=b'9' => match fast_number_end(src, p) {
-                Some(end) => p = end,
-                None => fail!(),
-            },
-            // Each word compared at a length known here (a load and a compare, not a call).
-            b't' if src.get(p..p + 4) == Some(b"true") => p += 4,
-            b'f' if src.get(p..p + 5) == Some(b"false") => p += 5,
-            b'n' if src.get(p..p + 4) == Some(b"null") => p += 4,
-            _ => fail!(),
+            }
+        } else {
+            match first {
+                open @ (b'{' | b'[') => {
+                    if depth >= max_depth {
+                        fail!();
+                    }
+                    p += 1;
+                    skip!(is_ws);
+                    match (open, src.get(p)) {
+                        (b'{', Some(b'}')) | (b'[', Some(b']')) => p += 1,
+                        (b'{', _) => {
+                            objects |= 1 << depth;
+                            bases[depth] = tags.len() as u32;
+                            blooms[depth] = bloom;
+                            bloom = 0;
+                            depth += 1;
+                            key!();
+                            continue 'value;
+                        }
+                        _ => {
+                            objects &= !(1 << depth);
+                            depth += 1;
+                            continue 'value;
+                        }
+                    }
+                }
+                b'-' | b'0'..=b'9' => match fast_number_end(src, p) {
+                    Some(end) => p = end,
+                    None => fail!(),
+                },
+                // Each word compared at a length known here (a load and a compare, not a call).
+                b't' if src.get(p..p + 4) == Some(b"true") => p += 4,
+                b'f' if src.get(p..p + 5) == Some(b"false") => p += 5,
+                b'n' if src.get(p..p + 4) == Some(b"null") => p += 4,
+                _ => fail!(),
+            }
         }
         // A value was read: a comma, a closer or (at the top) the end of the value comes next.
         loop {
@@ -309,6 +315,7 @@ fn copy_valid_with(
             match (src.get(p), in_object) {
                 (Some(b'}'), true) => {
                     tags.truncate(bases[depth - 1] as usize);
+                    bloom = blooms[depth - 1];
                     depth -= 1;
                     p += 1;
                 }
