@@ -633,6 +633,34 @@ fn the_fast_path_writes_what_the_parser_writes_across_block_boundaries() {
         format!("{{{}\"z\":0}}", keys(32)),
         format!("{{{}\"k7\":0}}", keys(20)),
     ];
+    // Around the AVX2 pass's first probe of a string (the 32 bytes after its opening quote)
+    // and its 32-byte steps: strings and keys whose closing quote, escape or control byte is at
+    // either side of its edges, strings cut there at the end of the input; keys of every
+    // length around the eight bytes a tag loads at once; numbers around eight digits a step.
+    for len in 29..=35 {
+        let plain = "s".repeat(len);
+        cases.push(format!("[\"{plain}\",\"{plain}\"]"));
+        cases.push(format!("{{\"{plain}\":1,\"{plain}\":2}}"));
+        cases.push(format!("[\"{plain}"));
+        cases.push(format!("[\"x\",\"{plain}"));
+        for cut in [len - 2, len - 1, len] {
+            let (a, b) = plain.split_at(cut);
+            cases.push(format!("[\"{a}\\n{b}\",1]"));
+            cases.push(format!("[\"{a}\\u00e9{b}\",1]"));
+            cases.push(format!("[\"{a}\u{1}{b}\",1]"));
+            cases.push(format!("{{\"{a}\\\"{b}\":1}}"));
+        }
+    }
+    for len in 0..=18 {
+        let key = "k".repeat(len);
+        cases.push(format!("{{\"{key}\":1,\"{key}x\":2,\"{key}\":3}}"));
+        cases.push(format!(
+            "{{\"a\":{{\"{key}\":[1]}},\"{key}\":{{\"{key}\":2}}}}"
+        ));
+        let digits = "7".repeat(len + 1);
+        cases.push(format!("[{digits},-{digits}.{digits}e+{digits},{digits}x]"));
+        cases.push(format!("[1.{digits}"));
+    }
     // A backslash run of every length up to 9 before a quote, a letter and the end.
     for run in 1..=9 {
         let slashes = "\\".repeat(run);

@@ -10,6 +10,7 @@ mod options;
 
 /// Block-at-a-time scans of string bytes, which the unquote and parse stages share.
 mod simd;
+mod simd_avx;
 
 // The stages, in the order they run; a stage imports only those above it.
 

@@ -16,8 +16,9 @@
 //! (tests/fast_path.rs compares both with the repairing parser alone).
 
 use super::Parser;
-use super::fast::{Resume, fast_number_end, is_ws, string_end};
+use super::fast::{Resume, fast_number_end, is_ws, string_end_from};
 use super::keys::{compared, tag_of, tag_of_word};
+use crate::args::simd_avx::{Stops, WithStops, dispatch};
 use crate::bytes::append;
 
 /// The most keys one object may have here (each key is compared with every earlier tag of its
@@ -84,11 +85,78 @@ fn outer_keys(objects: u64, depth: usize, bases: &[u32; MAX_DEPTH], tags: usize)
         .map_or(tags, |d| bases[d] as usize)
 }
 
+/// [`tag_of`] the key `src[p..end]` (no escape in it), whose first eight bytes (some past the
+/// key when it is shorter) are `first`: under eight bytes, its bytes; else its first eight
+/// bytes and its last eight turned. Both taken and the one that does not apply masked off, so
+/// that keys of mixed lengths cost no mispredicted branch.
+#[inline(always)]
+fn plain_tag(src: &[u8], first: &[u8], p: usize, end: usize) -> u64 {
+    let len = end - p;
+    let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
+    let first = word(first) & (u64::MAX >> (64 - 8 * len.min(8)));
+    // `end - 8` is at least `p - 6` (a key has its two quotes), and not below 0.
+    let at = end.saturating_sub(8);
+    let last = word(&src[at..at + 8]).rotate_left(29) & 0u64.wrapping_sub(u64::from(len >= 8));
+    tag_of_word(first ^ last, len)
+}
+
+/// A key tag's bit in its object's filter: six bits of the tag mixed (a short key's tag is
+/// its bytes, whose high bits are zero and whose low byte is its quote).
+#[inline(always)]
+fn bloom_bit(tag: u64) -> u64 {
+    1 << (tag.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58)
+}
+
 /// Reads the array or object at `src[at]` and appends it to `out` without white space between
 /// tokens; where it ends, or where it stopped at the first thing the fast path would not copy
 /// as written (the bytes from `run` up to there are not appended). `tags` is scratch space for
-/// key tags.
+/// key tags. Compiled with AVX2's scan for strings where the CPU has it ([`dispatch`]).
 fn copy_valid(
+    src: &[u8],
+    at: usize,
+    out: &mut Vec<u8>,
+    tags: &mut Vec<u64>,
+    max_depth: usize,
+    lone_surrogates_as_fffd: bool,
+) -> Result<usize, Failed> {
+    /// The arguments, for [`dispatch`].
+    struct CopyValid<'s, 'o> {
+        src: &'s [u8],
+        at: usize,
+        out: &'o mut Vec<u8>,
+        tags: &'o mut Vec<u64>,
+        max_depth: usize,
+        lone_surrogates_as_fffd: bool,
+    }
+    impl WithStops for CopyValid<'_, '_> {
+        type Out = Result<usize, Failed>;
+        #[inline(always)]
+        fn run<S: Stops>(self, stops: S) -> Self::Out {
+            copy_valid_with(
+                stops,
+                self.src,
+                self.at,
+                self.out,
+                self.tags,
+                self.max_depth,
+                self.lone_surrogates_as_fffd,
+            )
+        }
+    }
+    dispatch(CopyValid {
+        src,
+        at,
+        out,
+        tags,
+        max_depth,
+        lone_surrogates_as_fffd,
+    })
+}
+
+/// [`copy_valid`] with the scan `stops`.
+#[inline(always)]
+fn copy_valid_with(
+    stops: impl Stops,
     src: &[u8],
     at: usize,
     out: &mut Vec<u8>,
@@ -105,6 +173,11 @@ fn copy_valid(
     let mut objects: u64 = 0;
     // Where each open object's key tags start in `tags`.
     let mut bases = [0u32; MAX_DEPTH];
+    // A bit per key tag of the innermost open object ([`bloom_bit`]): a key whose bit is not
+    // set is compared with none of the object's tags. The filters of the objects around it are
+    // kept in `blooms` (each saved where the object inside it opens) while it is open.
+    let mut blooms = [0u64; MAX_DEPTH];
+    let mut bloom = 0u64;
 
     macro_rules! fail {
         () => {
@@ -140,28 +213,34 @@ fn copy_valid(
             if src.get(p) != Some(&b'"') {
                 fail!();
             }
-            let Some((end, escaped)) = string_end(src, p, lone_surrogates_as_fffd) else {
-                fail!();
+            // (A `match`, not `Option::or_else`: that call was left out of line.)
+            let (end, escaped) = match stops.string_start(src, p) {
+                Ok(end) => (end, false),
+                Err(from) => match string_end_from(stops, src, from, lone_surrogates_as_fffd) {
+                    Some(found) => found,
+                    None => fail!(),
+                },
             };
-            let key = &src[p..end];
             let tag = match src.get(p..p + 8) {
-                // Most keys are short and plain: their bytes in one load, the rest masked off.
-                Some(word) if !escaped && key.len() < 8 => {
-                    let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-                    tag_of_word(word & (u64::MAX >> (64 - 8 * key.len())), key.len())
-                }
-                _ if escaped => tag_of(&compared(key)),
-                _ => tag_of(key),
+                // A plain key's tag from two loads, whatever its length (no branch on it).
+                Some(first) if !escaped => plain_tag(src, first, p, end),
+                _ if escaped => tag_of(&compared(&src[p..end])),
+                _ => tag_of(&src[p..end]),
             };
             let base = bases[depth - 1] as usize;
-            if tags.len() - base >= MAX_KEYS || tags[base..].contains(&tag) {
+            let bit = bloom_bit(tag);
+            if tags.len() - base >= MAX_KEYS || (bloom & bit != 0 && tags[base..].contains(&tag)) {
                 fail!();
             }
+            bloom |= bit;
             tags.push(tag);
             p = end;
-            skip!(spaces);
+            // Most keys are followed by their colon at once.
             if src.get(p) != Some(&b':') {
-                fail!();
+                skip!(spaces);
+                if src.get(p) != Some(&b':') {
+                    fail!();
+                }
             }
             p += 1;
             skip!(is_ws);
@@ -169,51 +248,52 @@ fn copy_valid(
     }
 
     'value: loop {
-        // A value starts at `p`.
-        match src.get(p).copied().unwrap_or(0) {
-            open @ (b'{' | b'[') => {
-                if depth >= max_depth {
-                    fail!();
-                }
-                p += 1;
-                skip!(is_ws);
-                match (open, src.get(p)) {
-                    (b'{', Some(b'}')) | (b'[', Some(b']')) => p += 1,
-                    (b'{', _) => {
-                        objects |= 1 << depth;
-                        bases[depth] = tags.len() as u32;
-                        depth += 1;
-                        key!();
-                        continue 'value;
-                    }
-                    _ => {
-                        objects &= !(1 << depth);
-                        depth += 1;
-                        continue 'value;
-                    }
-                }
+        // A value starts at `p`. Strings first: most values are.
+        let first = src.get(p).copied().unwrap_or(0);
+        if first == b'"' {
+            match stops.string_start(src, p) {
+                Ok(end) => p = end,
+                Err(from) => match string_end_from(stops, src, from, lone_surrogates_as_fffd) {
+                    Some((end, _)) => p = end,
+                    None => fail!(),
+                },
             }
-            b'"' => match string_end(src, p, lone_surrogates_as_fffd) {
-                Some((end, _)) => p = end,
-                None => fail!(),
-            },
-            b'-' | b'0'..=b'9' => match fast_number_end(src, p) {
-                Some(end) => p = end,
-                None => fail!(),
-            },
-            b't' | b'f' | b'n' => {
-                let rest = &src[p..];
-                let word: &[u8] = match rest[0] {
-                    b't' => b"true",
-                    b'f' => b"false",
-                    _ => b"null",
-                };
-                if !rest.starts_with(word) {
-                    fail!();
+        } else {
+            match first {
+                open @ (b'{' | b'[') => {
+                    if depth >= max_depth {
+                        fail!();
+                    }
+                    p += 1;
+                    skip!(is_ws);
+                    match (open, src.get(p)) {
+                        (b'{', Some(b'}')) | (b'[', Some(b']')) => p += 1,
+                        (b'{', _) => {
+                            objects |= 1 << depth;
+                            bases[depth] = tags.len() as u32;
+                            blooms[depth] = bloom;
+                            bloom = 0;
+                            depth += 1;
+                            key!();
+                            continue 'value;
+                        }
+                        _ => {
+                            objects &= !(1 << depth);
+                            depth += 1;
+                            continue 'value;
+                        }
+                    }
                 }
-                p += word.len();
+                b'-' | b'0'..=b'9' => match fast_number_end(src, p) {
+                    Some(end) => p = end,
+                    None => fail!(),
+                },
+                // Each word compared at a length known here (a load and a compare, not a call).
+                b't' if src.get(p..p + 4) == Some(b"true") => p += 4,
+                b'f' if src.get(p..p + 5) == Some(b"false") => p += 5,
+                b'n' if src.get(p..p + 4) == Some(b"null") => p += 4,
+                _ => fail!(),
             }
-            _ => fail!(),
         }
         // A value was read: a comma, a closer or (at the top) the end of the value comes next.
         loop {
@@ -222,18 +302,20 @@ fn copy_valid(
                 return Ok(p);
             }
             skip!(is_ws);
+            // A comma first (most values are followed by one), whatever the level's kind.
+            if src.get(p) == Some(&b',') {
+                p += 1;
+                skip!(is_ws);
+                if objects >> (depth - 1) & 1 != 0 {
+                    key!();
+                }
+                continue 'value;
+            }
             let in_object = objects >> (depth - 1) & 1 != 0;
             match (src.get(p), in_object) {
-                (Some(b','), _) => {
-                    p += 1;
-                    skip!(is_ws);
-                    if in_object {
-                        key!();
-                    }
-                    continue 'value;
-                }
                 (Some(b'}'), true) => {
                     tags.truncate(bases[depth - 1] as usize);
+                    bloom = blooms[depth - 1];
                     depth -= 1;
                     p += 1;
                 }
@@ -261,6 +343,26 @@ mod tests {
             let word = u64::from_le_bytes(src[..8].try_into().unwrap());
             let masked = word & (u64::MAX >> (64 - 8 * key.len()));
             assert_eq!(tag_of_word(masked, key.len()), tag_of(key), "{key:?}");
+        }
+        // Every length, the key at the start of its text and after other bytes.
+        for len in 2..20 {
+            for before in [0, 1, 7, 9] {
+                let key: Vec<u8> = (0..len)
+                    .map(|i| {
+                        if i == 0 || i == len - 1 {
+                            b'"'
+                        } else {
+                            b'a' + i as u8
+                        }
+                    })
+                    .collect();
+                let mut src = vec![b'x'; before];
+                src.extend_from_slice(&key);
+                src.extend_from_slice(b":123456789");
+                let (p, end) = (before, before + len);
+                let tag = plain_tag(&src, &src[p..p + 8], p, end);
+                assert_eq!(tag, tag_of(&key), "{len} {before}");
+            }
         }
         assert_ne!(tag_of(b"\"a\""), tag_of(b"\"b\""));
         assert_ne!(tag_of(b"\"content_5\""), tag_of(b"\"content_7\""));
