@@ -23,9 +23,31 @@ fn pieces(reply: &str, per: usize) -> Vec<&str> {
     out
 }
 
+/// The reply cut in pieces of 1, 2, ... `most` bytes in turn, again and again (at character
+/// boundaries): every byte comes at every place of a piece, as a model's tokens come.
+fn cycled(reply: &str, most: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut at, mut per) = (0, 0);
+    while at < reply.len() {
+        per = per % most + 1;
+        let mut end = (at + per).min(reply.len());
+        while !reply.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&reply[at..end]);
+        at = end;
+    }
+    out
+}
+
 /// The lines `EventWriter` writes, and those of a `Stream::new`'s events written after each
 /// piece with `write_events`.
 fn both(reply: &str, per: usize, options: &CallOptions) -> (String, String) {
+    both_pieces(&pieces(reply, per), options)
+}
+
+/// [`both`] for the reply in these pieces.
+fn both_pieces(pieces: &[&str], options: &CallOptions) -> (String, String) {
     let mut written = Vec::new();
     let mut writer = EventWriter::new(
         options.clone(),
@@ -36,7 +58,7 @@ fn both(reply: &str, per: usize, options: &CallOptions) -> (String, String) {
     );
     let mut stream = Stream::new(options.clone());
     let (mut events, mut plain) = (Vec::new(), Vec::new());
-    for piece in pieces(reply, per) {
+    for &piece in pieces {
         writer.write_str(piece).unwrap();
         stream.feed_into(piece, &mut events);
         stream
@@ -90,4 +112,90 @@ fn every_fixture_is_written_as_a_plain_stream_writes_it() {
         }
     }
     assert!(cases.len() > 100, "{} replies", cases.len());
+}
+
+/// Prose that leaves and takes again the writer's lane of plain prose (a chunk of text or
+/// reasoning that starts nothing is written straight from the reply) at every kind of edge:
+/// white space waiting when a lane starts or ends, bytes that may start a marker (`<`, `[`,
+/// an `f` that may begin `functools`, `{`), markers and reasoning tags split across pieces,
+/// noise tokens, code fences, characters of 2 to 4 bytes, control characters and quotes to
+/// escape, a reply that starts as a quoted string or with a byte order mark.
+const EDGES: &[&str] = &[
+    "plain words, then of fun and functools free  \t x",
+    "  lead\u{a0}space\u{3000}and\u{2003}wide é ü 中文 😀 a\u{85}b \u{b}v\u{c}f\r\nnew",
+    "esc \"q\" back\\slash \u{1}\u{1f}\u{7f} tab\there \n\n para",
+    "a < b and c [d] e {x} f {} g [1, 2] h ``` i ` j",
+    "<think>mull it over < maybe </thin not yet</think> answer\n then",
+    "<think>\n  deep \u{a0} thought é\n\n</think>\n\n  text after  ",
+    "before</think>after the close with no open",
+    "text <|im_end|> more <|im_start|> and [THINK]inner[/THINK] out",
+    "text then ```json\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n``` after",
+    "text <tool_call>{\"name\": \"f\", \"arguments\": {\"a\": \"é\"}}</tool_call> after",
+    "<think>why</think>so [TOOL_CALLS][{\"name\": \"f\", \"arguments\": {}}]",
+    "\"quoted reply\" then more",
+    "\u{feff}bom then words",
+    "x",
+    " ",
+    "trailing space   ",
+];
+
+#[test]
+fn prose_lane_edges_are_written_as_a_plain_stream_writes_them() {
+    let options = CallOptions::default();
+    for reply in EDGES {
+        for per in 1..=4 {
+            let (written, plain) = both(reply, per, &options);
+            assert_eq!(written, plain, "{per}: {reply:?}");
+        }
+        for most in [4, 7] {
+            let (written, plain) = both_pieces(&cycled(reply, most), &options);
+            assert_eq!(written, plain, "1-{most}: {reply:?}");
+        }
+    }
+    // Long runs of each, in every cycle: a lane holds over many pieces.
+    let long: String = EDGES.iter().map(|r| r.repeat(3)).collect();
+    for most in [1, 4, 7] {
+        let (written, plain) = both_pieces(&cycled(&long, most), &options);
+        assert_eq!(written, plain, "1-{most}: the edges together");
+    }
+}
+
+/// `write_bytes` and `write_str` mixed (a character cut between two `write_bytes` waits for
+/// its other bytes; only `write_str` takes the lane of plain prose): the lines of the same
+/// pieces all given to `write_bytes`.
+#[test]
+fn prose_fed_as_bytes_and_text_is_written_as_bytes_alone_write_it() {
+    let reply = EDGES.concat();
+    let write = |mixed: bool, phase: usize| {
+        let mut written = Vec::new();
+        let mut writer = EventWriter::new(
+            CallOptions::default(),
+            None,
+            Shape::Native,
+            usize::MAX,
+            &mut written,
+        );
+        // Bytes cut anywhere, in turns of 1 to 4 bytes; mixed, those that are text as text
+        // but every third.
+        let bytes = reply.as_bytes();
+        let (mut at, mut turn) = (0, phase);
+        while at < bytes.len() {
+            turn += 1;
+            let end = (at + turn % 4 + 1).min(bytes.len());
+            match std::str::from_utf8(&bytes[at..end]) {
+                Ok(text) if mixed && turn % 3 != 0 => writer.write_str(text).unwrap(),
+                _ => writer.write_bytes(&bytes[at..end]).unwrap(),
+            };
+            at = end;
+        }
+        writer.finish().unwrap();
+        drop(writer);
+        String::from_utf8(written).unwrap()
+    };
+    // Every phase of the turns: each byte comes alone, as text, somewhere.
+    for phase in 0..12 {
+        let (mixed, bytes) = (write(true, phase), write(false, phase));
+        assert_eq!(mixed, bytes, "{phase}");
+        assert!(mixed.contains("{\"event\":\"reasoning\""), "{mixed}");
+    }
 }

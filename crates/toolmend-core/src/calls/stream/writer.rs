@@ -3,6 +3,7 @@
 
 use std::io::{self, BufWriter, Write};
 
+use super::prose::{Lane, write_prose_line};
 use super::{ArgumentsEvents, Event, Stream};
 use crate::calls::{CallOptions, DeltaFraming, Deltas, Extracted, Failure, Shape};
 use crate::error::{Code, Error};
@@ -61,6 +62,10 @@ pub struct EventWriter<W: Write> {
     /// but this count: raw text being read, nothing held back, the first bytes past
     /// (`max_bytes` less the total; 0 otherwise).
     plain_left: u64,
+    /// Where the stream stood after the last read, if it reads plain prose: a chunk that
+    /// starts nothing there is read and written in one go ([`Stream::take_prose`]), until
+    /// another comes ([`EventWriter::leave_lane`]).
+    lane: Option<Lane>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +111,7 @@ impl<W: Write> EventWriter<W> {
             state: State::Reading,
             written: 0,
             plain_left: 0,
+            lane: None,
         }
     }
 
@@ -123,8 +129,10 @@ impl<W: Write> EventWriter<W> {
     /// # Errors
     /// Writing to `out` failed.
     pub fn write_bytes(&mut self, bytes: &[u8]) -> io::Result<bool> {
+        self.leave_lane();
         let more = self.read_bytes(bytes);
         self.plain_left = self.plain_budget();
+        self.lane = self.prose_lane();
         more
     }
 
@@ -213,15 +221,48 @@ impl<W: Write> EventWriter<W> {
             // bytes, and a call per byte was most of what such a stream cost).
             self.plain_left -= n;
             self.total += n;
+            if let Some(lane) = &mut self.lane
+                && self.stream.takes_prose(lane, text.as_bytes())
+            {
+                // Plain prose: its one line (if any) written straight away, and the stream
+                // still in the lane.
+                if let Some(delta) = self.stream.take_prose(lane, text) {
+                    self.written += 1;
+                    write_prose_line(&mut self.out, lane.text(), delta)?;
+                    self.out.flush()?;
+                }
+                return Ok(true);
+            }
+            self.leave_lane();
             self.stream.feed_into(text, &mut self.events);
             if !self.events.is_empty() || self.stream.leading() > 0 {
                 self.write()?;
             }
+            self.lane = self.prose_lane();
             return Ok(true);
         }
+        self.leave_lane();
         let more = self.read_str(text);
         self.plain_left = self.plain_budget();
+        self.lane = self.prose_lane();
         more
+    }
+
+    /// Leaves the lane of plain prose, if in one: the stream as if it had read its chunks
+    /// the whole way (before anything else reads it).
+    fn leave_lane(&mut self) {
+        if let Some(lane) = self.lane.take() {
+            self.stream.leave_lane(lane);
+        }
+    }
+
+    /// Where the stream stands for the next chunk of plain prose, if it reads such ([`Lane`]):
+    /// only once all its events are written.
+    fn prose_lane(&self) -> Option<Lane> {
+        if self.plain_left == 0 || !self.events.is_empty() {
+            return None;
+        }
+        self.stream.prose_lane()
     }
 
     /// [`EventWriter::write_str`] past its first check.
@@ -243,6 +284,7 @@ impl<W: Write> EventWriter<W> {
     /// Writing to `out` failed.
     pub fn finish(&mut self) -> io::Result<()> {
         self.plain_left = 0;
+        self.leave_lane();
         match self.state {
             State::Ended => {}
             State::TooLarge => {
