@@ -12,6 +12,24 @@ use crate::io::input::too_large;
 /// A byte order mark starts the input, not the reply, as `calls` reads it.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// Every ASCII character, in order: a byte's `str` is sliced from here.
+const ASCII: &str = {
+    const fn all() -> [u8; 128] {
+        let mut bytes = [0u8; 128];
+        let mut b = 0;
+        while b < 128 {
+            bytes[b] = b as u8;
+            b += 1;
+        }
+        bytes
+    }
+    const BYTES: [u8; 128] = all();
+    match std::str::from_utf8(&BYTES) {
+        Ok(text) => text,
+        Err(_) => panic!("ASCII is UTF-8"),
+    }
+};
+
 /// How much of the input an error record's `original` looks at (100 characters are at most
 /// 400 bytes, and a few more tell whether it was cut).
 const ORIGINAL_BYTES: usize = 405;
@@ -128,7 +146,26 @@ impl<W: Write> EventWriter<W> {
     ///
     /// # Errors
     /// Writing to `out` failed.
+    #[inline(always)]
     pub fn write_bytes(&mut self, bytes: &[u8]) -> io::Result<bool> {
+        if !bytes.is_empty() && bytes.len() as u64 <= self.plain_left {
+            // Raw text read with nothing pending, within the size: read as `write_str` reads
+            // it (on its first check), so that a reply read a byte at a time costs no more.
+            let text = match *bytes {
+                // A byte of ASCII: its `str` without a call to check it.
+                [b] if b.is_ascii() => Some(&ASCII[usize::from(b)..=usize::from(b)]),
+                _ => std::str::from_utf8(bytes).ok(),
+            };
+            if let Some(text) = text {
+                return self.write_str(text);
+            }
+        }
+        self.write_bytes_on(bytes)
+    }
+
+    /// [`EventWriter::write_bytes`] past its first check.
+    #[inline(never)]
+    fn write_bytes_on(&mut self, bytes: &[u8]) -> io::Result<bool> {
         self.leave_lane();
         let more = self.read_bytes(bytes);
         self.plain_left = self.plain_budget();
@@ -215,25 +252,36 @@ impl<W: Write> EventWriter<W> {
     #[inline]
     pub fn write_str(&mut self, text: &str) -> io::Result<bool> {
         let n = text.len() as u64;
+        if n <= self.plain_left
+            && let Some(lane) = &mut self.lane
+            && self.stream.takes_prose(lane, text.as_bytes())
+        {
+            // Plain prose: its one line (if any) written straight away, and the stream still
+            // in the lane.
+            self.plain_left -= n;
+            self.total += n;
+            if let Some(delta) = self.stream.take_prose(lane, text) {
+                self.written += 1;
+                write_prose_line(&mut self.out, lane.text(), delta)?;
+                self.out.flush()?;
+            }
+            return Ok(true);
+        }
+        self.write_str_on(text)
+    }
+
+    /// [`EventWriter::write_str`] past the lane of plain prose: apart, so that the lane is
+    /// inlined where the writer is fed a byte at a time.
+    #[inline(never)]
+    fn write_str_on(&mut self, text: &str) -> io::Result<bool> {
+        self.leave_lane();
+        let n = text.len() as u64;
         if n <= self.plain_left {
             // Raw text, the usual read: fed here, and the writing called only when the read
             // made something known (a string fed a byte at a time makes nothing known for most
             // bytes, and a call per byte was most of what such a stream cost).
             self.plain_left -= n;
             self.total += n;
-            if let Some(lane) = &mut self.lane
-                && self.stream.takes_prose(lane, text.as_bytes())
-            {
-                // Plain prose: its one line (if any) written straight away, and the stream
-                // still in the lane.
-                if let Some(delta) = self.stream.take_prose(lane, text) {
-                    self.written += 1;
-                    write_prose_line(&mut self.out, lane.text(), delta)?;
-                    self.out.flush()?;
-                }
-                return Ok(true);
-            }
-            self.leave_lane();
             self.stream.feed_into(text, &mut self.events);
             if !self.events.is_empty() || self.stream.leading() > 0 {
                 self.write()?;
@@ -241,7 +289,6 @@ impl<W: Write> EventWriter<W> {
             self.lane = self.prose_lane();
             return Ok(true);
         }
-        self.leave_lane();
         let more = self.read_str(text);
         self.plain_left = self.plain_budget();
         self.lane = self.prose_lane();
