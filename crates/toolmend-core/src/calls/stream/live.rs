@@ -406,7 +406,7 @@ impl Live {
 
     /// Whether `b`, in the lane [`Live::lane`] gave, starts nothing: the scan reads it as more
     /// of the part.
-    #[inline]
+    #[inline(always)]
     pub(super) fn plain_byte(&self, (text, close): (bool, u8), b: u8) -> bool {
         if text {
             !self.first[usize::from(b)]

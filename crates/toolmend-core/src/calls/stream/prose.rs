@@ -32,7 +32,7 @@ pub(super) struct Lane {
 
 impl Lane {
     /// Whether the lane is the text (else the reasoning).
-    #[inline]
+    #[inline(always)]
     pub(super) fn text(&self) -> bool {
         self.live.0
     }
@@ -40,17 +40,25 @@ impl Lane {
 
 /// Whether `b` (ASCII) is white space as `char::is_whitespace` says: what the live reader holds
 /// back at the end of a part.
-#[inline]
+#[inline(always)]
 fn ascii_space(b: u8) -> bool {
     matches!(b, b'\t'..=b'\r' | b' ')
 }
 
 impl Stream {
+    /// Whether the stream reads text or reasoning, where [`Stream::prose_lane`] may give a
+    /// lane: a quick look after each read that took none.
+    #[inline]
+    pub(super) fn may_take_prose(&self) -> bool {
+        self.run == 0 && matches!(self.mode, Mode::Text | Mode::Reasoning(_))
+    }
+
     /// For a writing stream ([`Stream::writing`]) whose events are all written: whether it
     /// reads plain prose, so that a chunk of bytes that start nothing ([`Stream::takes_prose`])
     /// makes nothing known but more of it. The lane then holds as long as such chunks come,
     /// each taken with [`Stream::take_prose`]; anything else reads the stream only after
     /// [`Stream::leave_lane`].
+    #[inline(never)]
     pub(super) fn prose_lane(&self) -> Option<Lane> {
         if self.result.is_some() || self.run != 0 || self.ran != 0 || !self.skims {
             return None;
@@ -79,7 +87,7 @@ impl Stream {
 
     /// Whether `chunk` is plain prose in `lane`: bytes that start nothing, to the scan and to
     /// the live reader.
-    #[inline]
+    #[inline(always)]
     pub(super) fn takes_prose(&self, lane: &Lane, chunk: &[u8]) -> bool {
         let plain = |b: u8| {
             self.live.plain_byte(lane.live, b)
@@ -98,7 +106,7 @@ impl Stream {
     /// event it makes known (of the text if `lane.text()`, else of the reasoning), if any:
     /// the white space that waited and the chunk, to its last character that is not white
     /// space.
-    #[inline]
+    #[inline(always)]
     pub(super) fn take_prose(&mut self, lane: &mut Lane, chunk: &str) -> Option<&[u8]> {
         let end = match *chunk.as_bytes() {
             [b] => {
@@ -124,6 +132,7 @@ impl Stream {
 
     /// Ends `lane`: the stream and its live reader as reading its bytes the whole way leaves
     /// them (their deltas all written).
+    #[inline(never)]
     pub(super) fn leave_lane(&mut self, lane: Lane) {
         let len = self.buf.len();
         if len > lane.from {
@@ -141,7 +150,7 @@ impl Stream {
 /// the events are written; a delta of one or two bytes with nothing to escape (what a stream
 /// fed a byte at a time mostly gives: a byte, or white space that waited and a byte) in one
 /// write of a copy of its line.
-#[inline]
+#[inline(always)]
 pub(super) fn write_prose_line<W: Write>(out: &mut W, text: bool, delta: &[u8]) -> io::Result<()> {
     const TEXT: &[u8] = b"{\"event\":\"text\",\"delta\":\"";
     const REASONING: &[u8] = b"{\"event\":\"reasoning\",\"delta\":\"";

@@ -249,32 +249,8 @@ impl<W: Write> EventWriter<W> {
     ///
     /// # Errors
     /// Writing to `out` failed.
-    #[inline]
+    #[inline(always)]
     pub fn write_str(&mut self, text: &str) -> io::Result<bool> {
-        let n = text.len() as u64;
-        if n <= self.plain_left
-            && let Some(lane) = &mut self.lane
-            && self.stream.takes_prose(lane, text.as_bytes())
-        {
-            // Plain prose: its one line (if any) written straight away, and the stream still
-            // in the lane.
-            self.plain_left -= n;
-            self.total += n;
-            if let Some(delta) = self.stream.take_prose(lane, text) {
-                self.written += 1;
-                write_prose_line(&mut self.out, lane.text(), delta)?;
-                self.out.flush()?;
-            }
-            return Ok(true);
-        }
-        self.write_str_on(text)
-    }
-
-    /// [`EventWriter::write_str`] past the lane of plain prose: apart, so that the lane is
-    /// inlined where the writer is fed a byte at a time.
-    #[inline(never)]
-    fn write_str_on(&mut self, text: &str) -> io::Result<bool> {
-        self.leave_lane();
         let n = text.len() as u64;
         if n <= self.plain_left {
             // Raw text, the usual read: fed here, and the writing called only when the read
@@ -282,13 +258,36 @@ impl<W: Write> EventWriter<W> {
             // bytes, and a call per byte was most of what such a stream cost).
             self.plain_left -= n;
             self.total += n;
+            if let Some(lane) = &mut self.lane {
+                if self.stream.takes_prose(lane, text.as_bytes()) {
+                    // Plain prose: its one line (if any) written straight away, and the
+                    // stream still in the lane.
+                    if let Some(delta) = self.stream.take_prose(lane, text) {
+                        self.written += 1;
+                        write_prose_line(&mut self.out, lane.text(), delta)?;
+                        self.out.flush()?;
+                    }
+                    return Ok(true);
+                }
+                self.leave_lane();
+            }
             self.stream.feed_into(text, &mut self.events);
             if !self.events.is_empty() || self.stream.leading() > 0 {
                 self.write()?;
             }
-            self.lane = self.prose_lane();
+            if self.stream.may_take_prose() {
+                self.lane = self.prose_lane();
+            }
             return Ok(true);
         }
+        self.write_str_on(text)
+    }
+
+    /// [`EventWriter::write_str`] past the size it may read without a look: apart, so that
+    /// the rest is inlined where the writer is fed a byte at a time.
+    #[inline(never)]
+    fn write_str_on(&mut self, text: &str) -> io::Result<bool> {
+        self.leave_lane();
         let more = self.read_str(text);
         self.plain_left = self.plain_budget();
         self.lane = self.prose_lane();
@@ -297,6 +296,7 @@ impl<W: Write> EventWriter<W> {
 
     /// Leaves the lane of plain prose, if in one: the stream as if it had read its chunks
     /// the whole way (before anything else reads it).
+    #[inline]
     fn leave_lane(&mut self) {
         if let Some(lane) = self.lane.take() {
             self.stream.leave_lane(lane);
