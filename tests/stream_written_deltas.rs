@@ -26,6 +26,11 @@ fn pieces(reply: &str, per: usize) -> Vec<&str> {
 /// The lines `EventWriter` writes, and those of a `Stream::new`'s events written after each
 /// piece with `write_events`.
 fn both(reply: &str, per: usize, options: &CallOptions) -> (String, String) {
+    both_pieces(&pieces(reply, per), options)
+}
+
+/// [`both`] for the reply in these pieces.
+fn both_pieces(pieces: &[&str], options: &CallOptions) -> (String, String) {
     let mut written = Vec::new();
     let mut writer = EventWriter::new(
         options.clone(),
@@ -36,7 +41,7 @@ fn both(reply: &str, per: usize, options: &CallOptions) -> (String, String) {
     );
     let mut stream = Stream::new(options.clone());
     let (mut events, mut plain) = (Vec::new(), Vec::new());
-    for piece in pieces(reply, per) {
+    for &piece in pieces {
         writer.write_str(piece).unwrap();
         stream.feed_into(piece, &mut events);
         stream
@@ -199,5 +204,109 @@ fn a_long_string_read_in_runs_is_shown_as_written() {
         }
         assert_eq!(ended.as_ref(), Some(&expected), "{split:?}");
         assert_eq!(shown, expected.as_str().unwrap(), "{split:?}");
+    }
+}
+
+/// Prose that leaves and takes again the writer's lane of plain prose (a chunk of text or
+/// reasoning that starts nothing is written straight from the reply) at every kind of edge:
+/// white space waiting when a lane starts or ends, bytes that may start a marker (`<`, `[`,
+/// an `f` that may begin `functools`, `{`), markers and reasoning tags split across pieces,
+/// noise tokens, code fences, characters of 2 to 4 bytes, control characters and quotes to
+/// escape, a reply that starts as a quoted string or with a byte order mark.
+const EDGES: &[&str] = &[
+    "plain words, then of fun and functoo free  \t x",
+    "  lead\u{a0}space\u{3000}and\u{2003}wide é ü 中文 😀 a\u{85}b \u{b}v\u{c}f\r\nnew",
+    "esc \"q\" back\\slash \u{1}\u{1f}\u{7f} tab\there \n\n para",
+    "a < b and c [d] e {x} f {} g [1, 2] h ``` i ` j",
+    "<think>mull it over < maybe </thin not yet</think> answer\n then",
+    "<think>\n  deep \u{a0} thought é\n\n</think>\n\n  text after  ",
+    "before</think>after the close with no open",
+    "text <|im_end|> more <|im_start|> and [THINK]inner[/THINK] out",
+    "text then ```json\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n``` after",
+    "text <tool_call>{\"name\": \"f\", \"arguments\": {\"a\": \"é\"}}</tool_call> after",
+    "<think>why</think>so [TOOL_CALLS][{\"name\": \"f\", \"arguments\": {}}]",
+    "\"quoted reply\" then more",
+    "\u{feff}bom then words",
+    "x",
+    " ",
+    "trailing space   ",
+];
+
+#[test]
+fn prose_lane_edges_are_written_as_a_plain_stream_writes_them() {
+    let options = CallOptions::default();
+    for reply in EDGES {
+        for per in 1..=4 {
+            let (written, plain) = both(reply, per, &options);
+            assert_eq!(written, plain, "{per}: {reply:?}");
+        }
+        for most in [4, 7] {
+            let (written, plain) = both_pieces(&cycled(reply, most), &options);
+            assert_eq!(written, plain, "1-{most}: {reply:?}");
+        }
+    }
+    // Long runs of each, in every cycle: a lane holds over many pieces.
+    let long: String = EDGES.iter().map(|r| r.repeat(3)).collect();
+    for most in [1, 4, 7] {
+        let (written, plain) = both_pieces(&cycled(&long, most), &options);
+        assert_eq!(written, plain, "1-{most}: the edges together");
+    }
+}
+
+/// `write_bytes` and `write_str` mixed, as `calls --stream` reads (`write_bytes`: a character
+/// cut between two reads waits for its other bytes): the lines of a plain `Stream` fed the
+/// text so read.
+#[test]
+fn prose_fed_as_bytes_and_text_is_written_as_a_plain_stream_writes_it() {
+    // Those with no call (after which the text comes at the end).
+    let reply: String = EDGES
+        .iter()
+        .filter(|r| !r.contains("name"))
+        .copied()
+        .collect();
+    let bytes = reply.as_bytes();
+    let options = CallOptions::default();
+    // Every phase of the turns: each byte comes alone, as bytes and as text, somewhere.
+    for phase in 0..12 {
+        let mut written = Vec::new();
+        let mut writer = EventWriter::new(
+            options.clone(),
+            None,
+            Shape::Native,
+            usize::MAX,
+            &mut written,
+        );
+        // Bytes cut anywhere, in turns of 1 to 4 bytes, every third as text when it is.
+        let (mut at, mut turn) = (0, phase);
+        let (mut fed, mut pending) = (Vec::new(), Vec::new());
+        while at < bytes.len() {
+            turn += 1;
+            let end = (at + turn % 4 + 1).min(bytes.len());
+            match std::str::from_utf8(&bytes[at..end]) {
+                Ok(text) if pending.is_empty() && turn % 3 == 0 => {
+                    writer.write_str(text).unwrap();
+                    fed.push(text.to_owned());
+                }
+                _ => {
+                    writer.write_bytes(&bytes[at..end]).unwrap();
+                    // What the writer feeds: the characters read in full.
+                    pending.extend_from_slice(&bytes[at..end]);
+                    let valid = match std::str::from_utf8(&pending) {
+                        Ok(text) => text.len(),
+                        Err(e) => e.valid_up_to(),
+                    };
+                    let text: Vec<u8> = pending.drain(..valid).collect();
+                    fed.push(String::from_utf8(text).unwrap());
+                }
+            };
+            at = end;
+        }
+        writer.finish().unwrap();
+        drop(writer);
+        let fed: Vec<&str> = fed.iter().map(String::as_str).collect();
+        let (_, plain) = both_pieces(&fed, &options);
+        let written = String::from_utf8(written).unwrap();
+        assert_eq!(written, plain, "{phase}");
+        assert!(written.contains("{\"event\":\"reasoning\""), "{written}");
     }
 }

@@ -376,6 +376,60 @@ impl Live {
         }
     }
 
+    /// For a writing stream whose deltas are all written, having read the `len` bytes of the
+    /// reply so far: whether it is reading a part of prose that has started, with nothing held
+    /// back and no white space waiting, so that a chunk of bytes that may start nothing
+    /// ([`Live::plain_byte`]) would be read whole as more of that part by [`Live::read`] (see
+    /// [`Live::scan`]), with no event but the delta it shows. Then the lane such chunks take:
+    /// the text, or the reasoning and the first byte of its close.
+    #[inline]
+    pub(super) fn lane(&self, len: usize) -> Option<(bool, u8)> {
+        let out = self.unwritten.as_ref()?;
+        if self.pos != len || self.leading != 0 || out.next != out.ends.len() {
+            return None;
+        }
+        let (text, close, flow) = match self.state {
+            // Checked for a quoted reply, no fence held: the scan's run of bytes that start
+            // nothing.
+            State::Text if self.quote_checked && self.fence.is_none() => (true, 0, &self.text),
+            // The scan's run of reasoning: no byte that may begin its close or a call token.
+            State::Think { close } => (false, close.as_bytes()[0], &self.reasoning),
+            _ => return None,
+        };
+        // Every read flushes what it shows (see `Live::read`).
+        debug_assert!(
+            self.text.flushed == self.text.shown.len()
+                && self.reasoning.flushed == self.reasoning.shown.len()
+        );
+        (flow.started && !flow.muted && flow.pending.is_empty()).then_some((text, close))
+    }
+
+    /// Whether `b`, in the lane [`Live::lane`] gave, starts nothing: the scan reads it as more
+    /// of the part.
+    #[inline(always)]
+    pub(super) fn plain_byte(&self, (text, close): (bool, u8), b: u8) -> bool {
+        if text {
+            !self.first[usize::from(b)]
+        } else {
+            b != close && b != b'<' && !self.token_first[usize::from(b)]
+        }
+    }
+
+    /// The plain bytes (see [`Live::plain_byte`]) read in a lane since it was given (`run`,
+    /// the reply's last bytes), as [`Live::read`] reads them: the part they add to (the text
+    /// if `text`) shows them, its white space at the end waiting, all of it written already
+    /// (the writer wrote each delta as it came).
+    pub(super) fn settle_plain(&mut self, run: &str, text: bool) {
+        self.pos += run.len();
+        let flow = if text {
+            &mut self.text
+        } else {
+            &mut self.reasoning
+        };
+        flow.push(run);
+        flow.flushed = flow.shown.len();
+    }
+
     /// The sequence held back at the start of `rest`: `Ok(Some)` when one is there in full,
     /// `Err` when `rest` may still become one (longest first, as [`Markers::at`]).
     fn at(&self, rest: &[u8]) -> Result<Option<(usize, Hold)>, ()> {

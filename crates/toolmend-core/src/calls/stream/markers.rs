@@ -23,9 +23,13 @@ pub(super) enum Action {
     Arrows,
 }
 
-/// The markers a stream looks for, longest first, and which bytes can start one.
+/// The markers a stream looks for, by first byte and longest first among those, and which
+/// bytes can start one.
 pub(super) struct Markers {
     pub(super) list: Vec<(&'static [u8], Action)>,
+    /// Where the markers that start with each byte begin in `list` (they end where the next
+    /// byte's begin): [`Markers::at`] looks at those alone.
+    from: [u16; 257],
     pub(super) first: [bool; 256],
     pub(super) markerless: bool,
     /// Bytes that start nothing in text (neither a marker nor, marker-less, JSON).
@@ -77,10 +81,22 @@ impl Markers {
                 _ => {}
             }
         }
-        list.sort_by_key(|(m, _)| std::cmp::Reverse(m.len()));
+        list.sort_by_key(|(m, _)| (m[0], std::cmp::Reverse(m.len())));
         let mut first = [false; 256];
-        for (m, _) in &list {
-            first[m[0] as usize] = true;
+        let mut from = [0u16; 257];
+        for (i, (m, _)) in list.iter().enumerate() {
+            let b = usize::from(m[0]);
+            if !first[b] {
+                first[b] = true;
+                from[b] = u16::try_from(i).unwrap_or(u16::MAX);
+            }
+        }
+        // `from[b]..from[b + 1]`: the markers that start with `b` (none when `b` starts none).
+        from[256] = u16::try_from(list.len()).unwrap_or(u16::MAX);
+        for b in (0..256).rev() {
+            if !first[b] {
+                from[b] = from[b + 1];
+            }
         }
         let mut plain = [false; 256];
         for (b, plain) in plain.iter_mut().enumerate() {
@@ -88,16 +104,21 @@ impl Markers {
         }
         Markers {
             list,
+            from,
             first,
             markerless,
             plain,
         }
     }
 
-    /// The marker at the start of `rest`: `Ok(Some)` when one is there in full, `Err` when
-    /// `rest` may still become one.
+    /// The marker at the start of `rest` (not empty): `Ok(Some)` when one is there in full,
+    /// `Err` when `rest` may still become one. Only those that start with its first byte can.
     pub(super) fn at(&self, rest: &[u8]) -> Result<Option<(usize, Action)>, ()> {
-        sequence_at(&self.list, rest)
+        let Some(&b) = rest.first() else {
+            return sequence_at(&self.list, rest);
+        };
+        let (start, end) = (self.from[usize::from(b)], self.from[usize::from(b) + 1]);
+        sequence_at(&self.list[usize::from(start)..usize::from(end)], rest)
     }
 }
 

@@ -48,6 +48,7 @@ mod event;
 mod flow;
 mod live;
 mod markers;
+mod prose;
 mod scan;
 mod server;
 mod settle;

@@ -3,6 +3,7 @@
 
 use std::io::{self, BufWriter, Write};
 
+use super::prose::{Lane, write_prose_line};
 use super::{ArgumentsEvents, Event, Stream};
 use crate::calls::{CallOptions, DeltaFraming, Deltas, Extracted, Failure, Shape};
 use crate::error::{Code, Error};
@@ -10,6 +11,24 @@ use crate::io::input::too_large;
 
 /// A byte order mark starts the input, not the reply, as `calls` reads it.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Every ASCII character, in order: a byte's `str` is sliced from here.
+const ASCII: &str = {
+    const fn all() -> [u8; 128] {
+        let mut bytes = [0u8; 128];
+        let mut b = 0;
+        while b < 128 {
+            bytes[b] = b as u8;
+            b += 1;
+        }
+        bytes
+    }
+    const BYTES: [u8; 128] = all();
+    match std::str::from_utf8(&BYTES) {
+        Ok(text) => text,
+        Err(_) => panic!("ASCII is UTF-8"),
+    }
+};
 
 /// How much of the input an error record's `original` looks at (100 characters are at most
 /// 400 bytes, and a few more tell whether it was cut).
@@ -61,6 +80,10 @@ pub struct EventWriter<W: Write> {
     /// but this count: raw text being read, nothing held back, the first bytes past
     /// (`max_bytes` less the total; 0 otherwise).
     plain_left: u64,
+    /// Where the stream stood after the last read, if it reads plain prose: a chunk that
+    /// starts nothing there is read and written in one go ([`Stream::take_prose`]), until
+    /// another comes ([`EventWriter::leave_lane`]).
+    lane: Option<Lane>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +129,7 @@ impl<W: Write> EventWriter<W> {
             state: State::Reading,
             written: 0,
             plain_left: 0,
+            lane: None,
         }
     }
 
@@ -122,9 +146,30 @@ impl<W: Write> EventWriter<W> {
     ///
     /// # Errors
     /// Writing to `out` failed.
+    #[inline(always)]
     pub fn write_bytes(&mut self, bytes: &[u8]) -> io::Result<bool> {
+        if !bytes.is_empty() && bytes.len() as u64 <= self.plain_left {
+            // Raw text read with nothing pending, within the size: read as `write_str` reads
+            // it (on its first check), so that a reply read a byte at a time costs no more.
+            let text = match *bytes {
+                // A byte of ASCII: its `str` without a call to check it.
+                [b] if b.is_ascii() => Some(&ASCII[usize::from(b)..=usize::from(b)]),
+                _ => std::str::from_utf8(bytes).ok(),
+            };
+            if let Some(text) = text {
+                return self.write_str(text);
+            }
+        }
+        self.write_bytes_on(bytes)
+    }
+
+    /// [`EventWriter::write_bytes`] past its first check.
+    #[inline(never)]
+    fn write_bytes_on(&mut self, bytes: &[u8]) -> io::Result<bool> {
+        self.leave_lane();
         let more = self.read_bytes(bytes);
         self.plain_left = self.plain_budget();
+        self.lane = self.prose_lane();
         more
     }
 
@@ -204,7 +249,7 @@ impl<W: Write> EventWriter<W> {
     ///
     /// # Errors
     /// Writing to `out` failed.
-    #[inline]
+    #[inline(always)]
     pub fn write_str(&mut self, text: &str) -> io::Result<bool> {
         let n = text.len() as u64;
         if n <= self.plain_left {
@@ -213,6 +258,19 @@ impl<W: Write> EventWriter<W> {
             // bytes, and a call per byte was most of what such a stream cost).
             self.plain_left -= n;
             self.total += n;
+            if let Some(lane) = &mut self.lane {
+                if self.stream.takes_prose(lane, text.as_bytes()) {
+                    // Plain prose: its one line (if any) written straight away, and the
+                    // stream still in the lane.
+                    if let Some(delta) = self.stream.take_prose(lane, text) {
+                        self.written += 1;
+                        write_prose_line(&mut self.out, lane.text(), delta)?;
+                        self.out.flush()?;
+                    }
+                    return Ok(true);
+                }
+                self.leave_lane();
+            }
             if self.stream.take_run(text) {
                 // More of a quiet string: no event, nothing to write.
                 return Ok(true);
@@ -221,11 +279,41 @@ impl<W: Write> EventWriter<W> {
             if !self.events.is_empty() || self.stream.leading() > 0 {
                 self.write()?;
             }
+            if self.stream.may_take_prose() {
+                self.lane = self.prose_lane();
+            }
             return Ok(true);
         }
+        self.write_str_on(text)
+    }
+
+    /// [`EventWriter::write_str`] past the size it may read without a look: apart, so that
+    /// the rest is inlined where the writer is fed a byte at a time.
+    #[inline(never)]
+    fn write_str_on(&mut self, text: &str) -> io::Result<bool> {
+        self.leave_lane();
         let more = self.read_str(text);
         self.plain_left = self.plain_budget();
+        self.lane = self.prose_lane();
         more
+    }
+
+    /// Leaves the lane of plain prose, if in one: the stream as if it had read its chunks
+    /// the whole way (before anything else reads it).
+    #[inline]
+    fn leave_lane(&mut self) {
+        if let Some(lane) = self.lane.take() {
+            self.stream.leave_lane(lane);
+        }
+    }
+
+    /// Where the stream stands for the next chunk of plain prose, if it reads such ([`Lane`]):
+    /// only once all its events are written.
+    fn prose_lane(&self) -> Option<Lane> {
+        if self.plain_left == 0 || !self.events.is_empty() {
+            return None;
+        }
+        self.stream.prose_lane()
     }
 
     /// [`EventWriter::write_str`] past its first check.
@@ -247,6 +335,7 @@ impl<W: Write> EventWriter<W> {
     /// Writing to `out` failed.
     pub fn finish(&mut self) -> io::Result<()> {
         self.plain_left = 0;
+        self.leave_lane();
         match self.state {
             State::Ended => {}
             State::TooLarge => {

@@ -1,0 +1,185 @@
+//! The usual chunk of a reply fed a byte at a time, read and written in one go: more text or
+//! reasoning that starts nothing, while the stream reads plain prose with nothing held back.
+//!
+//! Read the whole way (the skim, [`super::live::Live`]'s scan and flush, the events and their
+//! writing), such a chunk cost some 600 instructions, where its line costs about 16. In a
+//! [`Lane`] the chunk is appended to the reply and its line written from there, and the
+//! stream's and live reader's bookkeeping for the whole run is done once, when the lane is left
+//! ([`Stream::leave_lane`]): the lines are byte for byte those of the whole way
+//! (`tests/stream_written_deltas.rs`).
+
+use std::io::{self, Write};
+
+use super::Stream;
+use super::scan::Mode;
+use crate::bytes::escape::{needs_escape, write_json_string_body};
+
+/// Where a writing stream stands while it reads plain prose (see [`Stream::prose_lane`]),
+/// and the bytes it took so: the reply's bytes from `from` on.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Lane {
+    /// The text (else the reasoning), and the first byte of the reasoning's close, to the
+    /// live reader.
+    live: (bool, u8),
+    /// The close the scan looks for (reasoning): its first byte and its length.
+    close: Option<(u8, usize)>,
+    /// Where the lane's bytes start in the reply.
+    from: usize,
+    /// Where the next delta starts: after the last byte shown (white space after it waits
+    /// for a byte that is not, as the live reader trims a part).
+    mark: usize,
+}
+
+impl Lane {
+    /// Whether the lane is the text (else the reasoning).
+    #[inline(always)]
+    pub(super) fn text(&self) -> bool {
+        self.live.0
+    }
+}
+
+/// Whether `b` (ASCII) is white space as `char::is_whitespace` says: what the live reader holds
+/// back at the end of a part.
+#[inline(always)]
+fn ascii_space(b: u8) -> bool {
+    matches!(b, b'\t'..=b'\r' | b' ')
+}
+
+impl Stream {
+    /// Whether the stream reads text or reasoning, where [`Stream::prose_lane`] may give a
+    /// lane: a quick look after each read that took none.
+    #[inline]
+    pub(super) fn may_take_prose(&self) -> bool {
+        self.run == 0 && matches!(self.mode, Mode::Text | Mode::Reasoning(_))
+    }
+
+    /// For a writing stream ([`Stream::writing`]) whose events are all written: whether it
+    /// reads plain prose, so that a chunk of bytes that start nothing ([`Stream::takes_prose`])
+    /// makes nothing known but more of it. The lane then holds as long as such chunks come,
+    /// each taken with [`Stream::take_prose`]; anything else reads the stream only after
+    /// [`Stream::leave_lane`].
+    #[inline(never)]
+    pub(super) fn prose_lane(&self) -> Option<Lane> {
+        if self.result.is_some() || self.run != 0 || self.ran != 0 || !self.skims {
+            return None;
+        }
+        // Where the skim takes a chunk whole, and the scan would find nothing in it either.
+        let close = match &self.mode {
+            Mode::Text if self.pos == self.buf.len() => None,
+            Mode::Reasoning(close) => {
+                let first = close.as_bytes()[0];
+                if self.buf.as_bytes()[self.pos..].contains(&first) {
+                    return None;
+                }
+                Some((first, close.len()))
+            }
+            _ => return None,
+        };
+        let live = self.live.lane(self.buf.len())?;
+        let at = self.buf.len();
+        Some(Lane {
+            live,
+            close,
+            from: at,
+            mark: at,
+        })
+    }
+
+    /// Whether `chunk` is plain prose in `lane`: bytes that start nothing, to the scan and to
+    /// the live reader.
+    #[inline(always)]
+    pub(super) fn takes_prose(&self, lane: &Lane, chunk: &[u8]) -> bool {
+        let plain = |b: u8| {
+            self.live.plain_byte(lane.live, b)
+                && match lane.close {
+                    None => self.markers.plain[usize::from(b)],
+                    Some((first, _)) => b != first,
+                }
+        };
+        match *chunk {
+            [b] => plain(b),
+            _ => !chunk.is_empty() && chunk.iter().all(|&b| plain(b)),
+        }
+    }
+
+    /// Reads `chunk`, plain prose in `lane` ([`Stream::takes_prose`]): the delta of the one
+    /// event it makes known (of the text if `lane.text()`, else of the reasoning), if any:
+    /// the white space that waited and the chunk, to its last character that is not white
+    /// space.
+    #[inline(always)]
+    pub(super) fn take_prose(&mut self, lane: &mut Lane, chunk: &str) -> Option<&[u8]> {
+        let end = match *chunk.as_bytes() {
+            [b] => {
+                // ASCII, as it is a whole `str`: one byte pushed.
+                self.buf.push(char::from(b & 0x7f));
+                if ascii_space(b) {
+                    return None;
+                }
+                self.buf.len()
+            }
+            _ => {
+                let at = self.buf.len();
+                self.buf.push_str(chunk);
+                match chunk.trim_end().len() {
+                    0 => return None,
+                    shown => at + shown,
+                }
+            }
+        };
+        let from = std::mem::replace(&mut lane.mark, end);
+        Some(&self.buf.as_bytes()[from..end])
+    }
+
+    /// Ends `lane`: the stream and its live reader as reading its bytes the whole way leaves
+    /// them (their deltas all written).
+    #[inline(never)]
+    pub(super) fn leave_lane(&mut self, lane: Lane) {
+        let len = self.buf.len();
+        if len > lane.from {
+            self.live.settle_plain(&self.buf[lane.from..], lane.text());
+        }
+        self.pos = match lane.close {
+            None => len,
+            // As the skim leaves it: the close could still begin in the last bytes.
+            Some((_, n)) => len.saturating_sub(n - 1).max(self.pos),
+        };
+    }
+}
+
+/// The line of a `text` (`text`) or `reasoning` event with this delta and its newline, as
+/// the events are written; a delta of one or two bytes with nothing to escape (what a stream
+/// fed a byte at a time mostly gives: a byte, or white space that waited and a byte) in one
+/// write of a copy of its line.
+#[inline(always)]
+pub(super) fn write_prose_line<W: Write>(out: &mut W, text: bool, delta: &[u8]) -> io::Result<()> {
+    const TEXT: &[u8] = b"{\"event\":\"text\",\"delta\":\"";
+    const REASONING: &[u8] = b"{\"event\":\"reasoning\",\"delta\":\"";
+    let plain = |b: u8| !needs_escape(b);
+    match (delta, text) {
+        (&[b], true) if plain(b) => {
+            let mut line = *b"{\"event\":\"text\",\"delta\":\"_\"}\n";
+            line[TEXT.len()] = b;
+            out.write_all(&line)
+        }
+        (&[b], false) if plain(b) => {
+            let mut line = *b"{\"event\":\"reasoning\",\"delta\":\"_\"}\n";
+            line[REASONING.len()] = b;
+            out.write_all(&line)
+        }
+        (&[a, b], true) if plain(a) && plain(b) => {
+            let mut line = *b"{\"event\":\"text\",\"delta\":\"__\"}\n";
+            line[TEXT.len()..TEXT.len() + 2].copy_from_slice(&[a, b]);
+            out.write_all(&line)
+        }
+        (&[a, b], false) if plain(a) && plain(b) => {
+            let mut line = *b"{\"event\":\"reasoning\",\"delta\":\"__\"}\n";
+            line[REASONING.len()..REASONING.len() + 2].copy_from_slice(&[a, b]);
+            out.write_all(&line)
+        }
+        _ => {
+            out.write_all(if text { TEXT } else { REASONING })?;
+            write_json_string_body(out, delta)?;
+            out.write_all(b"\"}\n")
+        }
+    }
+}
