@@ -60,7 +60,7 @@ impl Stream {
     /// [`Stream::leave_lane`].
     #[inline(never)]
     pub(super) fn prose_lane(&self) -> Option<Lane> {
-        if self.result.is_some() || self.run != 0 || self.ran != 0 || !self.skims {
+        if self.result.is_some() || self.run != 0 || self.running || !self.skims {
             return None;
         }
         // Where the skim takes a chunk whole, and the scan would find nothing in it either.
