@@ -495,11 +495,14 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
     // another format read is that format's markup, and a wrapper around another format's
     // calls held them.
     let mut errors = Vec::new();
-    let (read, mut taken) = (ReadSpans::new(&read_by), Taken::default());
-    for (name, (item, span)) in unread {
-        if !read.hold(name, &span) && taken.take(&span) {
-            format.get_or_insert(name);
-            errors.push((item, span));
+    if !unread.is_empty() {
+        // Indexed only when there is a marker to ask about (most replies have none).
+        let (read, mut taken) = (ReadSpans::new(&read_by), Taken::default());
+        for (name, (item, span)) in unread {
+            if !read.hold(name, &span) && taken.take(&span) {
+                format.get_or_insert(name);
+                errors.push((item, span));
+            }
         }
     }
     // Items of one format come in the reply's order; those of several are merged into it.
