@@ -161,31 +161,8 @@ fn a_long_string_read_in_runs_is_shown_as_written() {
         .chain([cycled(&reply, 4), cycled(&reply, 7)])
         .collect();
     for split in &splits {
-        let mut written = Vec::new();
-        let mut writer = EventWriter::new(
-            options.clone(),
-            None,
-            Shape::Native,
-            usize::MAX,
-            &mut written,
-        );
-        let mut stream = Stream::new(options.clone());
-        let (mut events, mut plain) = (Vec::new(), Vec::new());
-        for piece in split {
-            writer.write_str(piece).unwrap();
-            stream.feed_into(piece, &mut events);
-            stream
-                .write_events(&mut events, Shape::Native, &mut plain)
-                .unwrap();
-        }
-        writer.finish().unwrap();
-        drop(writer);
-        events.extend(stream.finish());
-        stream
-            .write_events(&mut events, Shape::Native, &mut plain)
-            .unwrap();
-        let written = String::from_utf8(written).unwrap();
-        assert_eq!(written, String::from_utf8(plain).unwrap(), "{split:?}");
+        let (written, plain) = both_pieces(split, &options);
+        assert_eq!(written, plain, "{split:?}");
         // The string as the `arguments` events build it, and as `call_end` gives it.
         let (mut shown, mut ended) = (String::new(), None);
         for line in written.lines() {
