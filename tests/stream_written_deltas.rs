@@ -8,12 +8,11 @@ use toolmend_core::calls::{CallOptions, EventWriter, Shape, Stream};
 mod common;
 use common::calls_cases;
 
-/// The reply cut in pieces of `per` bytes (at character boundaries).
-fn pieces(reply: &str, per: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut at = 0;
+/// The reply cut in pieces of the sizes `size` gives in turn (at character boundaries).
+fn cut(reply: &str, mut size: impl FnMut() -> usize) -> Vec<&str> {
+    let (mut out, mut at) = (Vec::new(), 0);
     while at < reply.len() {
-        let mut end = (at + per).min(reply.len());
+        let mut end = (at + size()).min(reply.len());
         while !reply.is_char_boundary(end) {
             end += 1;
         }
@@ -21,6 +20,11 @@ fn pieces(reply: &str, per: usize) -> Vec<&str> {
         at = end;
     }
     out
+}
+
+/// The reply cut in pieces of `per` bytes (at character boundaries).
+fn pieces(reply: &str, per: usize) -> Vec<&str> {
+    cut(reply, || per)
 }
 
 /// The lines `EventWriter` writes, and those of a `Stream::new`'s events written after each
@@ -99,17 +103,11 @@ fn every_fixture_is_written_as_a_plain_stream_writes_it() {
 
 /// The reply cut in pieces whose sizes cycle from 1 to `max` bytes (at character boundaries).
 fn cycled(reply: &str, max: usize) -> Vec<&str> {
-    let (mut out, mut at, mut size) = (Vec::new(), 0, 0);
-    while at < reply.len() {
+    let mut size = 0;
+    cut(reply, || {
         size = size % max + 1;
-        let mut end = (at + size).min(reply.len());
-        while !reply.is_char_boundary(end) {
-            end += 1;
-        }
-        out.push(&reply[at..end]);
-        at = end;
-    }
-    out
+        size
+    })
 }
 
 /// The value of the first member `key` found in `value`, depth first.

@@ -12,6 +12,7 @@
 use serde_json::{Map, Value};
 
 use super::MAX_DEPTH;
+use super::string::short_escape;
 
 /// Whether `text` starts with a JSON object that the partial reader reads to its end as
 /// exactly `object` (the same members in the same order); what follows it is not looked at.
@@ -178,15 +179,10 @@ impl Walk<'_> {
     fn escape(&mut self) -> Option<char> {
         let b = self.peek()?;
         self.at += 1;
+        if let Some(c) = short_escape(b) {
+            return Some(c);
+        }
         Some(match b {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
             b'u' => {
                 let code = self.hex4()?;
                 match code {

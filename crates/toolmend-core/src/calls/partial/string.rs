@@ -238,16 +238,9 @@ impl Reader {
                 };
             }
             Escape::Backslash => {
-                let c = match b {
-                    b'"' => '"',
-                    b'\\' => '\\',
-                    b'/' => '/',
-                    b'b' => '\u{8}',
-                    b'f' => '\u{c}',
-                    b'n' => '\n',
-                    b'r' => '\r',
-                    b't' => '\t',
-                    b'u' => {
+                let c = match (b, short_escape(b)) {
+                    (_, Some(c)) => c,
+                    (b'u', None) => {
                         *escape = Escape::Hex { digits: 0, code: 0 };
                         return Step::More;
                     }
@@ -363,4 +356,20 @@ fn extend(bytes: &mut Vec<u8>, more: &[u8]) {
 fn push_char(bytes: &mut Vec<u8>, c: char) {
     let mut buf = [0; 4];
     bytes.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+}
+
+/// The character of a two-byte JSON escape (`\n`, `\"`, …) from the byte after its
+/// backslash; `None` for `u` and for what is no escape.
+pub(super) fn short_escape(b: u8) -> Option<char> {
+    Some(match b {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        _ => return None,
+    })
 }
