@@ -17,15 +17,18 @@
 //!   parameters keep every value shown, except at or under a path a `revised` event named
 //!   before (a key written again); a `revised` names a shown path, once, no `arguments`
 //!   follow it, and a call it precedes that ends with `call_end` has a `duplicate_key`
-//!   repair.
+//!   repair;
+//! - `calls::EventWriter` (what `calls --stream` writes with) fed the same chunks as bytes and
+//!   as text writes exactly the lines of the plain `Stream`'s events, written one by one: its
+//!   fast lanes (plain prose, a string's run) change nothing.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
 use toolmend_core::calls::{
-    CallOptions, CallsFilter, CallsFilterOptions, Event, Extracted, Failure, Prose, Shape, Stream,
-    extract,
+    CallOptions, CallsFilter, CallsFilterOptions, Event, EventWriter, Extracted, Failure, Prose,
+    Shape, Stream, extract,
 };
 use toolmend_core::{Code, Framing, Mender, Options};
 
@@ -258,7 +261,10 @@ fn streamed(chunks: &[&str], expected: &Result<Extracted, Failure>) {
                     Some((Value::Object(before), _)) => before.clone(),
                     _ => Map::new(),
                 };
-                assert!(added.apply(&mut now, path), "{added:?} does not fit at {path:?}");
+                assert!(
+                    added.apply(&mut now, path),
+                    "{added:?} does not fit at {path:?}"
+                );
                 let now = Value::Object(now);
                 if let Some((before, before_open)) = &shown[*index] {
                     let open = before_open.as_deref().expect("arguments after final ones");
@@ -349,6 +355,53 @@ fn streamed(chunks: &[&str], expected: &Result<Extracted, Failure>) {
     assert_eq!(calls, found.map(|f| f.calls.clone()).unwrap_or_default());
 }
 
+/// The lines `EventWriter` writes for `chunks` (read as bytes, or as text), and those of a
+/// plain `Stream`'s events written after each chunk.
+fn written_lines(chunks: &[&str], as_bytes: bool) -> (Vec<u8>, Vec<u8>) {
+    let mut written = Vec::new();
+    let mut writer = EventWriter::new(
+        CallOptions::default(),
+        None,
+        Shape::Native,
+        usize::MAX,
+        &mut written,
+    );
+    let mut stream = Stream::new(CallOptions::default());
+    let (mut events, mut plain) = (Vec::new(), Vec::new());
+    for &chunk in chunks {
+        if as_bytes {
+            writer
+                .write_bytes(chunk.as_bytes())
+                .expect("a Vec takes every write");
+        } else {
+            writer.write_str(chunk).expect("a Vec takes every write");
+        }
+        stream.feed_into(chunk, &mut events);
+        stream
+            .write_events(&mut events, Shape::Native, &mut plain)
+            .expect("a Vec takes every write");
+    }
+    writer.finish().expect("a Vec takes every write");
+    drop(writer);
+    events.extend(stream.finish());
+    stream
+        .write_events(&mut events, Shape::Native, &mut plain)
+        .expect("a Vec takes every write");
+    (written, plain)
+}
+
+fn written_as_a_plain_stream_writes(chunks: &[&str]) {
+    for as_bytes in [true, false] {
+        let (written, plain) = written_lines(chunks, as_bytes);
+        assert!(
+            written == plain,
+            "EventWriter (bytes: {as_bytes}) wrote\n{}\na plain Stream\n{}",
+            String::from_utf8_lossy(&written),
+            String::from_utf8_lossy(&plain)
+        );
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
         let expected = extract(text, &CallOptions::default());
@@ -358,6 +411,11 @@ fuzz_target!(|data: &[u8]| {
             .map(|(i, c)| &text[i..i + c.len_utf8()])
             .collect();
         streamed(&chars, &expected);
+        if !text.starts_with('\u{feff}') {
+            // (EventWriter skips a byte order mark that starts the input, as `calls` does.)
+            written_as_a_plain_stream_writes(&chunks(text));
+            written_as_a_plain_stream_writes(&chars);
+        }
         match extract(text, &CallOptions::default()) {
             Ok(extracted) => written(&extracted),
             Err(failure) => {
