@@ -307,20 +307,16 @@ impl Mender {
         }
         std::mem::swap(&mut self.sink.out, buf);
         let kept = self.sink.out.len();
-        let taking_up = match self.clean_lane(input.as_bytes()) {
-            Lane::Clean => {
-                std::mem::swap(&mut self.sink.out, buf);
-                return Ok(());
-            }
-            Lane::Pending => true,
-            Lane::Closed => false,
-        };
+        // A clean input's value is where it goes already: nothing else is set up for it.
+        let lane = self.clean_lane(input.as_bytes());
+        if lane == Lane::Clean {
+            std::mem::swap(&mut self.sink.out, buf);
+            return Ok(());
+        }
         self.kept = kept;
         let value = self
-            .mend_taking_up(input, taking_up)
+            .mend_from(input, lane)
             .map(|mended| mended.parts[0].clone());
-        // Taken by the parser, unless a stage failed before it.
-        self.sink.pending = None;
         self.kept = 0;
         let out = &mut self.sink.out;
         match &value {
@@ -338,12 +334,12 @@ impl Mender {
         value.map(|_| ())
     }
 
-    /// The clean lane of [`Mender::mend_onto`]: an input that is one valid JSON object (or,
-    /// for [`Target::Any`], array) with only white space around it is mended into its compact
-    /// copy, appended to the sink's output; `false` (nothing appended) for any other. No stage
-    /// changes such an input but for that (locate finds it where it opens, unquote has no
-    /// layer to take off, the parser's fast path copies it, validate finds nothing wrong), so
-    /// the stages are skipped: their setup per input was a fifth of the time on clean lines.
+    /// The clean lane of [`Mender::mend`]: an input that is one valid JSON object (or, for
+    /// [`Target::Any`], array) with only white space around it is mended into its compact
+    /// copy, appended to the sink's output ([`Lane::Clean`]). No stage changes such an input
+    /// but for that (locate finds it where it opens, unquote has no layer to take off, the
+    /// parser's fast path copies it, validate finds nothing wrong), so the stages are skipped:
+    /// their setup per input was a fifth of the time on clean lines.
     #[inline]
     fn clean_lane(&mut self, input: &[u8]) -> Lane {
         if self.fast_path_off || self.sink.tree.on {
@@ -378,23 +374,35 @@ impl Mender {
     /// # Errors
     /// An [`Error`] whose [`Code`] says which stage failed and whose message says where.
     pub fn mend(&mut self, input: &str) -> Result<Mended<'_>, Error> {
-        self.mend_taking_up(input, false)
+        self.sink.out.truncate(self.kept);
+        let lane = self.clean_lane(input.as_bytes());
+        self.mend_from(input, lane)
     }
 
-    /// [`Mender::mend`]; `taking_up`: the parser takes up what the clean lane's pass found
-    /// (the sink's pending pass, whose output follows what is kept of the sink's).
-    fn mend_taking_up(&mut self, input: &str, taking_up: bool) -> Result<Mended<'_>, Error> {
+    /// [`Mender::mend`] once the clean lane made `lane` of the input.
+    fn mend_from(&mut self, input: &str, lane: Lane) -> Result<Mended<'_>, Error> {
         // The tree holds nothing while values are not built (`mend_value` turns it on before
         // it mends): clearing it per input would be a call per line for nothing.
         if self.sink.tree.on {
             self.sink.tree.reset();
         }
-        if !taking_up {
-            self.sink.pending = None;
-            self.sink.out.truncate(self.kept);
-        }
         self.sink.repairs.clear();
         self.parts.clear();
+        match lane {
+            Lane::Clean => {
+                self.parts.push(self.kept..self.sink.out.len());
+                return Ok(Mended {
+                    out: &self.sink.out,
+                    parts: &self.parts,
+                    repairs: &self.sink.repairs,
+                    concat: self.options.concat,
+                });
+            }
+            // Left for the parser, which takes it up.
+            Lane::Pending => {}
+            // A pass left by an input a stage failed before the parser took it up: dropped.
+            Lane::Closed => self.sink.pending = None,
+        }
         let span = trim(input)?;
         // The fields are borrowed one by one (no copy of the options, no move of the layers
         // out and back): this runs once per line.
@@ -447,6 +455,7 @@ impl Mender {
 }
 
 /// What the clean lane made of an input ([`Mender::clean_lane`]).
+#[derive(PartialEq, Eq)]
 enum Lane {
     /// Not tried: the input does not open like the JSON it takes, or values are built.
     Closed,

@@ -98,7 +98,14 @@ impl super::Sink {
         let out_start = self.out.len();
         let tags = &mut self.scratch.tags;
         let max_depth = max_nesting.min(MAX_DEPTH);
-        match copy_valid(src, at, &mut self.out, tags, max_depth, lone_surrogates_as_fffd) {
+        match copy_valid(
+            src,
+            at,
+            &mut self.out,
+            tags,
+            max_depth,
+            lone_surrogates_as_fffd,
+        ) {
             Ok(end) if end == src.len() => true,
             result => {
                 self.pending = Some(Pending {
