@@ -306,9 +306,17 @@ impl Mender {
             return self.mend(input).map(|mended| mended.write_value(buf));
         }
         std::mem::swap(&mut self.sink.out, buf);
-        self.kept = self.sink.out.len();
-        let kept = self.kept;
-        let value = self.mend(input).map(|mended| mended.parts[0].clone());
+        let kept = self.sink.out.len();
+        // A clean input's value is where it goes already: nothing else is set up for it.
+        let lane = self.clean_lane(input.as_bytes());
+        if lane == Lane::Clean {
+            std::mem::swap(&mut self.sink.out, buf);
+            return Ok(());
+        }
+        self.kept = kept;
+        let value = self
+            .mend_from(input, lane)
+            .map(|mended| mended.parts[0].clone());
         self.kept = 0;
         let out = &mut self.sink.out;
         match &value {
@@ -326,19 +334,75 @@ impl Mender {
         value.map(|_| ())
     }
 
+    /// The clean lane of [`Mender::mend`]: an input that is one valid JSON object (or, for
+    /// [`Target::Any`], array) with only white space around it is mended into its compact
+    /// copy, appended to the sink's output ([`Lane::Clean`]). No stage changes such an input
+    /// but for that (locate finds it where it opens, unquote has no layer to take off, the
+    /// parser's fast path copies it, validate finds nothing wrong), so the stages are skipped:
+    /// their setup per input was a fifth of the time on clean lines.
+    #[inline]
+    fn clean_lane(&mut self, input: &[u8]) -> Lane {
+        if self.fast_path_off || self.sink.tree.on {
+            return Lane::Closed;
+        }
+        // Most inputs open at their first byte; white space and a byte order mark are looked
+        // past, and nothing else is wanted.
+        let span = match input.first() {
+            Some(b'{' | b'[') => 0..input.trim_ascii_end().len(),
+            Some(b' ' | b'\t' | b'\n' | b'\r' | b'\x0C' | 0xEF) => trimmed(input),
+            _ => return Lane::Closed,
+        };
+        let wanted = match input.get(span.start) {
+            Some(b'{') => true,
+            Some(b'[') => self.options.target == Target::Any,
+            _ => false,
+        };
+        if !wanted {
+            return Lane::Closed;
+        }
+        let clean = self.sink.copy_whole(
+            &input[..span.end],
+            span.start,
+            self.options.max_nesting,
+            self.lone_surrogates_as_fffd,
+        );
+        if clean { Lane::Clean } else { Lane::Pending }
+    }
+
     /// Runs the pipeline over one input.
     ///
     /// # Errors
     /// An [`Error`] whose [`Code`] says which stage failed and whose message says where.
     pub fn mend(&mut self, input: &str) -> Result<Mended<'_>, Error> {
+        self.sink.out.truncate(self.kept);
+        let lane = self.clean_lane(input.as_bytes());
+        self.mend_from(input, lane)
+    }
+
+    /// [`Mender::mend`] once the clean lane made `lane` of the input.
+    fn mend_from(&mut self, input: &str, lane: Lane) -> Result<Mended<'_>, Error> {
         // The tree holds nothing while values are not built (`mend_value` turns it on before
         // it mends): clearing it per input would be a call per line for nothing.
         if self.sink.tree.on {
             self.sink.tree.reset();
         }
-        self.sink.out.truncate(self.kept);
         self.sink.repairs.clear();
         self.parts.clear();
+        match lane {
+            Lane::Clean => {
+                self.parts.push(self.kept..self.sink.out.len());
+                return Ok(Mended {
+                    out: &self.sink.out,
+                    parts: &self.parts,
+                    repairs: &self.sink.repairs,
+                    concat: self.options.concat,
+                });
+            }
+            // Left for the parser, which takes it up.
+            Lane::Pending => {}
+            // A pass left by an input a stage failed before the parser took it up: dropped.
+            Lane::Closed => self.sink.pending = None,
+        }
         let span = trim(input)?;
         // The fields are borrowed one by one (no copy of the options, no move of the layers
         // out and back): this runs once per line.
@@ -390,6 +454,18 @@ impl Mender {
     }
 }
 
+/// What the clean lane made of an input ([`Mender::clean_lane`]).
+#[derive(PartialEq, Eq)]
+enum Lane {
+    /// Not tried: the input does not open like the JSON it takes, or values are built.
+    Closed,
+    /// The input was valid JSON as it stands: its value was written.
+    Clean,
+    /// The pass stopped (at a fault, or after a first value with more after it): the parser
+    /// takes up there (the sink's `pending`).
+    Pending,
+}
+
 /// Split and repair: parses the JSON the unquote stage `found` (in the input or in one of the
 /// `layers` it decoded), then the text after a closing code fence, writing each value to the
 /// sink's output and its range to `parts`. `rules` are the mender's; `found` says if strict.
@@ -402,6 +478,13 @@ fn parse(
     rules: Rules,
 ) -> Result<(), Error> {
     let input = input_text.as_bytes();
+    // The clean lane's pass read the input from where the JSON was found, or its output goes.
+    if let Some(pending) = &sink.pending
+        && !(found.text == Text::Input && pending.reads(found.start, found.end))
+    {
+        sink.out.truncate(pending.out_start());
+        sink.pending = None;
+    }
     let text_of = |text: Text| -> &[u8] {
         match text {
             Text::Input => input,
@@ -440,11 +523,8 @@ fn parse(
 /// Trim: the input past a byte order mark and white space, as a range of the input (offsets
 /// stay those of the input as given).
 fn trim(input: &str) -> Result<Range<usize>, Error> {
-    let bytes = input.as_bytes();
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let shift = input.len() - bytes.len();
-    let trimmed = bytes.trim_ascii();
-    if trimmed.is_empty() {
+    let span = trimmed(input.as_bytes());
+    if span.is_empty() {
         let what = if input.is_empty() {
             "input is empty"
         } else {
@@ -452,8 +532,17 @@ fn trim(input: &str) -> Result<Range<usize>, Error> {
         };
         return Err(Error::whole(Code::EmptyInput, what));
     }
+    Ok(span)
+}
+
+/// The range of `input` past a byte order mark and white space (empty when nothing is left).
+#[inline]
+fn trimmed(input: &[u8]) -> Range<usize> {
+    let bytes = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
+    let shift = input.len() - bytes.len();
+    let trimmed = bytes.trim_ascii();
     let lead = shift + (bytes.len() - bytes.trim_ascii_start().len());
-    Ok(lead..lead + trimmed.len())
+    lead..lead + trimmed.len()
 }
 
 /// How deep a value's arrays and objects nest (1 for `{}`, 0 for a scalar); without recursion,

@@ -53,6 +53,9 @@ pub(crate) struct Sink {
     scratch: Scratch,
     /// The values written, built as `serde_json::Value`s when the caller wants them.
     pub(crate) tree: Tree,
+    /// The clean lane's pass over an input it did not take as it stands, for the parser's
+    /// first value ([`whole::Pending`]); `None` but between the two.
+    pub(crate) pending: Option<whole::Pending>,
 }
 
 /// Buffers the parser reuses from one input to the next.
@@ -206,8 +209,14 @@ impl<'a> Parser<'a> {
     ) -> Result<(), Error> {
         loop {
             self.skip_ws()?;
-            let start = self.sink.out.len();
+            // With the clean lane's pass pending, the value starts where that pass wrote it.
+            let start = self
+                .sink
+                .pending
+                .as_ref()
+                .map_or(self.sink.out.len(), whole::Pending::out_start);
             self.one_value()?;
+            debug_assert!(self.sink.pending.is_none(), "the first value took it");
             parts.push(start..self.sink.out.len());
             loop {
                 self.skip_ws()?;

@@ -36,17 +36,32 @@ impl Parser<'_> {
     #[inline]
     pub(super) fn fast_whole(&mut self, at: usize) -> Option<Resume> {
         let out = &mut self.sink.out;
-        let start = out.len();
         let max_depth = self.max_nesting.min(MAX_DEPTH);
         let tags = &mut self.sink.scratch.tags;
-        match copy_valid(
-            self.src,
-            at,
-            out,
-            tags,
-            max_depth,
-            self.lone_surrogates_as_fffd,
-        ) {
+        // The clean lane's pass over the same bytes, when it ran: taken, not read again.
+        let pending = self.sink.pending.take().filter(|pending| {
+            let same = pending.reads(at, self.src.len());
+            if !same {
+                out.truncate(pending.out_start);
+            }
+            same
+        });
+        let (start, result) = match pending {
+            Some(pending) => (pending.out_start, pending.result),
+            None => {
+                let start = out.len();
+                let result = copy_valid(
+                    self.src,
+                    at,
+                    out,
+                    tags,
+                    max_depth,
+                    self.lone_surrogates_as_fffd,
+                );
+                (start, result)
+            }
+        };
+        match result {
             Ok(end) => {
                 self.pos = end;
                 Some(Resume::Done)
@@ -62,6 +77,71 @@ impl Parser<'_> {
                 resume
             }
         }
+    }
+}
+
+impl super::Sink {
+    /// The clean lane ([`crate::args::Mender`]'s, for an input that is valid JSON as it
+    /// stands): appends the array or object at `src[at]` to `out` compact and returns `None`
+    /// when it is valid JSON this pass copies as written and ends where `src` does. What it
+    /// appends is what the parser writes for the same bytes: [`copy_valid`] is the fast path's
+    /// first try, and on such a value the parser writes nothing else. Else `false`, with what
+    /// the pass found in `pending` (`out` as it left it), for the parser to take up without
+    /// reading the bytes again.
+    pub(crate) fn copy_whole(
+        &mut self,
+        src: &[u8],
+        at: usize,
+        max_nesting: usize,
+        lone_surrogates_as_fffd: bool,
+    ) -> bool {
+        let out_start = self.out.len();
+        let tags = &mut self.scratch.tags;
+        let max_depth = max_nesting.min(MAX_DEPTH);
+        match copy_valid(
+            src,
+            at,
+            &mut self.out,
+            tags,
+            max_depth,
+            lone_surrogates_as_fffd,
+        ) {
+            Ok(end) if end == src.len() => true,
+            result => {
+                self.pending = Some(Pending {
+                    src_len: src.len(),
+                    at,
+                    out_start,
+                    result,
+                });
+                false
+            }
+        }
+    }
+}
+
+/// What the clean lane's pass found on an input it did not take as it stands: the parser's
+/// first [`Parser::fast_whole`], at the same bytes, takes it instead of reading them again
+/// (on a broken line, the pass up to its first fault; on values one after another, the first).
+pub(crate) struct Pending {
+    /// The pass read `src[at..]` of the input's first `src_len` bytes...
+    src_len: usize,
+    at: usize,
+    /// ...and wrote from here in the sink's output, which still holds what it wrote.
+    out_start: usize,
+    result: Result<usize, Failed>,
+}
+
+impl Pending {
+    /// Whether the pass read the text the parser reads: the input's bytes `at..end`.
+    pub(crate) fn reads(&self, at: usize, end: usize) -> bool {
+        self.at == at && self.src_len == end
+    }
+
+    /// Where the pass's output starts (the sink's output is cut back there when the parser
+    /// reads other text).
+    pub(crate) fn out_start(&self) -> usize {
+        self.out_start
     }
 }
 
