@@ -256,7 +256,9 @@ impl<'a> Parser<'a> {
             }
             let hash = fnv(key);
             match scratch.key_index.get(&(depth, hash)) {
-                Some(&i) => {
+                // Only an entry of this object's keys is one (closing an object removes its
+                // entries; this keeps a stale one from ever being read).
+                Some(&i) if (keys_base..scratch.keys.len()).contains(&i) => {
                     // A hash collision between different keys falls back to a scan.
                     if same(&scratch.keys[i]) {
                         Some(i)
@@ -264,7 +266,7 @@ impl<'a> Parser<'a> {
                         entries.iter().position(same).map(|i| keys_base + i)
                     }
                 }
-                None => {
+                _ => {
                     scratch.key_index.insert((depth, hash), scratch.keys.len());
                     None
                 }
