@@ -182,9 +182,20 @@ fn plain_string_bytes(bytes: &[u8]) -> bool {
     !bytes.is_empty() && bytes.len() <= 16 && bytes.iter().all(|&b| plain_string_byte(b))
 }
 
+/// [`plain_string_byte`] of each byte of ASCII (and `false` for the rest): one load.
+static STRING_PLAIN: [bool; 256] = {
+    let mut plain = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        plain[b] = plain_string_byte(b as u8);
+        b += 1;
+    }
+    plain
+};
+
 /// Whether `b` can only add to an open JSON string (see [`plain_string_bytes`]).
 #[inline]
-fn plain_string_byte(b: u8) -> bool {
+const fn plain_string_byte(b: u8) -> bool {
     b >= 0x20 && b != b'"' && b != b'\\'
 }
 
@@ -242,6 +253,8 @@ pub struct Stream {
     /// (neither `pos` nor the reader counts them, so that such a byte costs its append and
     /// the count down of `run`), counted by [`Stream::settle_run`].
     running: bool,
+    /// What each byte is to the prose lane given last ([`Stream::prose_lane`]).
+    lane_classes: prose::LaneClasses,
 }
 
 /// What the `arguments` events given and not yet written added (their `append`, `members` or
@@ -317,6 +330,7 @@ impl Stream {
             snapshots: false,
             run: 0,
             running: false,
+            lane_classes: prose::LaneClasses::default(),
         }
     }
 
@@ -427,6 +441,19 @@ impl Stream {
             }
         }
         self.run -= n;
+        #[cfg(test)]
+        tests::SKIMMED.with(|n| n.set(n.get() + 1));
+        true
+    }
+
+    /// [`Stream::take_run`] of a one-byte chunk of ASCII, `b`.
+    #[inline(always)]
+    pub(crate) fn take_run_byte(&mut self, b: u8) -> bool {
+        if self.run == 0 || !STRING_PLAIN[usize::from(b)] {
+            return false;
+        }
+        self.buf.push(char::from(b & 0x7f));
+        self.run -= 1;
         #[cfg(test)]
         tests::SKIMMED.with(|n| n.set(n.get() + 1));
         true

@@ -38,6 +38,35 @@ impl Lane {
     }
 }
 
+/// What a byte is to the lane the stream is in ([`Stream::lane_class`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum LaneClass {
+    /// It may start something (or is not ASCII): the lane is left.
+    Leave,
+    /// Plain prose, shown with what waited before it.
+    Show,
+    /// White space: plain prose that waits for a byte that is not (the live reader trims a
+    /// part's end).
+    Space,
+}
+
+/// The classes of the bytes to a lane, and the lane they are for (its text flag and the
+/// bytes that decide: the live reader's close, the scan's close).
+#[derive(Debug, Clone)]
+pub(super) struct LaneClasses {
+    key: Option<(bool, u8, Option<u8>)>,
+    class: [LaneClass; 256],
+}
+
+impl Default for LaneClasses {
+    fn default() -> LaneClasses {
+        LaneClasses {
+            key: None,
+            class: [LaneClass::Leave; 256],
+        }
+    }
+}
+
 /// Whether `b` (ASCII) is white space as `char::is_whitespace` says: what the live reader holds
 /// back at the end of a part.
 #[inline(always)]
@@ -59,7 +88,7 @@ impl Stream {
     /// each taken with [`Stream::take_prose`]; anything else reads the stream only after
     /// [`Stream::leave_lane`].
     #[inline(never)]
-    pub(super) fn prose_lane(&self) -> Option<Lane> {
+    pub(super) fn prose_lane(&mut self) -> Option<Lane> {
         if self.result.is_some() || self.run != 0 || self.running || !self.skims {
             return None;
         }
@@ -76,6 +105,22 @@ impl Stream {
             _ => return None,
         };
         let live = self.live.lane(self.buf.len())?;
+        let key = Some((live.0, live.1, close.map(|(first, _)| first)));
+        if self.lane_classes.key != key {
+            self.lane_classes.key = key;
+            for b in 0..=255u8 {
+                let plain = self.live.plain_byte(live, b)
+                    && match close {
+                        None => self.markers.plain[usize::from(b)],
+                        Some((first, _)) => b != first,
+                    };
+                self.lane_classes.class[usize::from(b)] = match plain {
+                    false => LaneClass::Leave,
+                    true if ascii_space(b) => LaneClass::Space,
+                    true => LaneClass::Show,
+                };
+            }
+        }
         let at = self.buf.len();
         Some(Lane {
             live,
@@ -85,21 +130,34 @@ impl Stream {
         })
     }
 
-    /// Whether `chunk` is plain prose in `lane`: bytes that start nothing, to the scan and to
+    /// What `b` is to the lane the stream is in (the one [`Stream::prose_lane`] gave last).
+    #[inline(always)]
+    pub(super) fn lane_class(&self, b: u8) -> LaneClass {
+        self.lane_classes.class[usize::from(b)]
+    }
+
+    /// Whether `chunk` is plain prose in the lane: bytes that start nothing, to the scan and to
     /// the live reader.
     #[inline(always)]
-    pub(super) fn takes_prose(&self, lane: &Lane, chunk: &[u8]) -> bool {
-        let plain = |b: u8| {
-            self.live.plain_byte(lane.live, b)
-                && match lane.close {
-                    None => self.markers.plain[usize::from(b)],
-                    Some((first, _)) => b != first,
-                }
-        };
-        match *chunk {
-            [b] => plain(b),
-            _ => !chunk.is_empty() && chunk.iter().all(|&b| plain(b)),
-        }
+    pub(super) fn takes_prose(&self, chunk: &[u8]) -> bool {
+        !chunk.is_empty() && chunk.iter().all(|&b| self.lane_class(b) != LaneClass::Leave)
+    }
+
+    /// Appends a byte of ASCII to the reply: white space in the lane ([`LaneClass::Space`]).
+    #[inline(always)]
+    pub(super) fn push_ascii(&mut self, b: u8) {
+        self.buf.push(char::from(b & 0x7f));
+    }
+
+    /// Reads `b`, a byte of ASCII plain prose in `lane` that is not white space
+    /// ([`LaneClass::Show`]): the delta of the event it makes known, the white space that
+    /// waited and itself.
+    #[inline(always)]
+    pub(super) fn show_ascii(&mut self, lane: &mut Lane, b: u8) -> &[u8] {
+        self.buf.push(char::from(b & 0x7f));
+        let end = self.buf.len();
+        let from = std::mem::replace(&mut lane.mark, end);
+        &self.buf.as_bytes()[from..end]
     }
 
     /// Reads `chunk`, plain prose in `lane` ([`Stream::takes_prose`]): the delta of the one
