@@ -28,6 +28,9 @@ pub(super) struct Lane {
     /// Where the next delta starts: after the last byte shown (white space after it waits
     /// for a byte that is not, as the live reader trims a part).
     mark: usize,
+    /// Where the bytes held back start, those that may still begin a marker (a text lane's
+    /// `f` may begin `functools`): read by neither the scan nor the live reader yet.
+    held: Option<usize>,
 }
 
 impl Lane {
@@ -35,6 +38,12 @@ impl Lane {
     #[inline(always)]
     pub(super) fn text(&self) -> bool {
         self.live.0
+    }
+
+    /// Whether the lane holds bytes back that may still begin a marker.
+    #[inline(always)]
+    pub(super) fn holds(&self) -> bool {
+        self.held.is_some()
     }
 }
 
@@ -48,6 +57,9 @@ pub(super) enum LaneClass {
     /// White space: plain prose that waits for a byte that is not (the live reader trims a
     /// part's end).
     Space,
+    /// A letter of the text that may begin a marker: held back in the lane until the bytes
+    /// after it tell ([`Stream::hold_ascii`]).
+    Hold,
 }
 
 /// The classes of the bytes to a lane, and the lane they are for (its text flag and the
@@ -115,6 +127,7 @@ impl Stream {
                         Some((first, _)) => b != first,
                     };
                 self.lane_classes.class[usize::from(b)] = match plain {
+                    false if live.0 && b.is_ascii_alphabetic() => LaneClass::Hold,
                     false => LaneClass::Leave,
                     true if ascii_space(b) => LaneClass::Space,
                     true => LaneClass::Show,
@@ -127,6 +140,7 @@ impl Stream {
             close,
             from: at,
             mark: at,
+            held: None,
         })
     }
 
@@ -139,8 +153,55 @@ impl Stream {
     /// Whether `chunk` is plain prose in the lane: bytes that start nothing, to the scan and to
     /// the live reader.
     #[inline(always)]
-    pub(super) fn takes_prose(&self, chunk: &[u8]) -> bool {
-        !chunk.is_empty() && chunk.iter().all(|&b| self.lane_class(b) != LaneClass::Leave)
+    pub(super) fn takes_prose(&self, lane: &Lane, chunk: &[u8]) -> bool {
+        lane.held.is_none()
+            && !chunk.is_empty()
+            && chunk
+                .iter()
+                .all(|&b| matches!(self.lane_class(b), LaneClass::Show | LaneClass::Space))
+    }
+
+    /// Reads `b`, a byte of ASCII, in a text `lane` that holds bytes back or where `b` may
+    /// begin a marker ([`LaneClass::Hold`]), as the scan and the live reader would: `None`
+    /// when the lane is to be left (a marker there, or what the lane does not decide), `b`
+    /// not taken; else `b` taken, with the delta of the event it makes known, if any: bytes
+    /// held back that can begin nothing after all are shown with it.
+    #[inline(never)]
+    pub(super) fn hold_ascii(&mut self, lane: &mut Lane, b: u8) -> Option<Option<&[u8]>> {
+        let start = lane.held.unwrap_or(self.buf.len());
+        self.buf.push(char::from(b & 0x7f));
+        let seq = &self.buf.as_bytes()[start..];
+        match (self.live.holds_at(seq), self.markers.at(seq)) {
+            // The live reader holds it back (no event) and the scan waits or passes on.
+            (Err(()), Err(()) | Ok(None)) => {
+                lane.held = Some(start);
+                return Some(None);
+            }
+            // Neither can begin anything there: shown with `b` if the rest are plain bytes
+            // that begin nothing either.
+            (Ok(false), Ok(None))
+                if lane.held.is_some()
+                    && seq[1..seq.len() - 1]
+                        .iter()
+                        .all(|&c| self.lane_class(c) == LaneClass::Show) =>
+            {
+                let end = match self.lane_class(b) {
+                    LaneClass::Show => self.buf.len(),
+                    // Waits, the bytes before it shown.
+                    LaneClass::Space => self.buf.len() - 1,
+                    _ => {
+                        self.buf.pop();
+                        return None;
+                    }
+                };
+                lane.held = None;
+                let from = std::mem::replace(&mut lane.mark, end);
+                return Some(Some(&self.buf.as_bytes()[from..end]));
+            }
+            _ => {}
+        }
+        self.buf.pop();
+        None
     }
 
     /// Appends a byte of ASCII to the reply: white space in the lane ([`LaneClass::Space`]).
@@ -192,9 +253,11 @@ impl Stream {
     /// them (their deltas all written).
     #[inline(never)]
     pub(super) fn leave_lane(&mut self, lane: Lane) {
-        let len = self.buf.len();
+        // Bytes held back are read by the scan and the live reader with the next chunk.
+        let len = lane.held.unwrap_or(self.buf.len());
         if len > lane.from {
-            self.live.settle_plain(&self.buf[lane.from..], lane.text());
+            self.live
+                .settle_plain(&self.buf[lane.from..len], lane.text());
         }
         self.pos = match lane.close {
             None => len,

@@ -292,7 +292,11 @@ impl<W: Write> EventWriter<W> {
     fn write_ascii(&mut self, b: u8) -> io::Result<bool> {
         self.plain_left -= 1;
         if let Some(lane) = &mut self.lane {
-            match self.stream.lane_class(b) {
+            let class = match lane.holds() {
+                true => LaneClass::Hold,
+                false => self.stream.lane_class(b),
+            };
+            match class {
                 LaneClass::Space => {
                     // Held back (trimmed if the part ends there): shown with the next byte.
                     self.stream.push_ascii(b);
@@ -305,6 +309,16 @@ impl<W: Write> EventWriter<W> {
                     self.out.flush()?;
                     return Ok(true);
                 }
+                LaneClass::Hold => match self.stream.hold_ascii(lane, b) {
+                    Some(None) => return Ok(true),
+                    Some(Some(delta)) => {
+                        self.written += 1;
+                        write_prose_line(&mut self.out, lane.text(), delta)?;
+                        self.out.flush()?;
+                        return Ok(true);
+                    }
+                    None => self.leave_lane(),
+                },
                 LaneClass::Leave => self.leave_lane(),
             }
         }
@@ -323,7 +337,7 @@ impl<W: Write> EventWriter<W> {
         // most reads, and a call per read was most of what such a stream cost).
         self.plain_left -= text.len() as u64;
         if let Some(lane) = &mut self.lane {
-            if self.stream.takes_prose(text.as_bytes()) {
+            if self.stream.takes_prose(lane, text.as_bytes()) {
                 // Plain prose: its one line (if any) written straight away, and the
                 // stream still in the lane.
                 if let Some(delta) = self.stream.take_prose(lane, text) {
