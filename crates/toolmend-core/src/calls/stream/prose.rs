@@ -52,8 +52,10 @@ impl Lane {
 pub(super) enum LaneClass {
     /// It may start something (or is not ASCII): the lane is left.
     Leave,
-    /// Plain prose, shown with what waited before it.
+    /// Plain prose with nothing to escape in JSON, shown with what waited before it.
     Show,
+    /// Plain prose to escape in JSON (a quote, a backslash, a control character), shown so.
+    Escaped,
     /// White space: plain prose that waits for a byte that is not (the live reader trims a
     /// part's end).
     Space,
@@ -130,6 +132,7 @@ impl Stream {
                     false if live.0 && b.is_ascii_alphabetic() => LaneClass::Hold,
                     false => LaneClass::Leave,
                     true if ascii_space(b) => LaneClass::Space,
+                    true if needs_escape(b) => LaneClass::Escaped,
                     true => LaneClass::Show,
                 };
             }
@@ -186,7 +189,7 @@ impl Stream {
                         .all(|&c| self.lane_class(c) == LaneClass::Show) =>
             {
                 let end = match self.lane_class(b) {
-                    LaneClass::Show => self.buf.len(),
+                    LaneClass::Show | LaneClass::Escaped => self.buf.len(),
                     // Waits, the bytes before it shown.
                     LaneClass::Space => self.buf.len() - 1,
                     _ => {
@@ -211,7 +214,7 @@ impl Stream {
     }
 
     /// Reads `b`, a byte of ASCII plain prose in `lane` that is not white space
-    /// ([`LaneClass::Show`]): the delta of the event it makes known, the white space that
+    /// ([`LaneClass::Show`], [`LaneClass::Escaped`]): the delta of the event it makes known, the white space that
     /// waited and itself.
     #[inline(always)]
     pub(super) fn show_ascii(&mut self, lane: &mut Lane, b: u8) -> &[u8] {
@@ -264,6 +267,27 @@ impl Stream {
             // As the skim leaves it: the close could still begin in the last bytes.
             Some((_, n)) => len.saturating_sub(n - 1).max(self.pos),
         };
+    }
+}
+
+/// [`write_prose_line`] for a delta whose last byte has nothing to escape ([`LaneClass::Show`]):
+/// that byte alone (the usual delta of a stream fed a byte at a time) with no look at it.
+#[inline(always)]
+pub(super) fn write_shown_line<W: Write>(out: &mut W, text: bool, delta: &[u8]) -> io::Result<()> {
+    const TEXT: usize = b"{\"event\":\"text\",\"delta\":\"".len();
+    const REASONING: usize = b"{\"event\":\"reasoning\",\"delta\":\"".len();
+    match (delta, text) {
+        (&[b], true) => {
+            let mut line = *b"{\"event\":\"text\",\"delta\":\"_\"}\n";
+            line[TEXT] = b;
+            out.write_all(&line)
+        }
+        (&[b], false) => {
+            let mut line = *b"{\"event\":\"reasoning\",\"delta\":\"_\"}\n";
+            line[REASONING] = b;
+            out.write_all(&line)
+        }
+        _ => write_prose_line(out, text, delta),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::io::{self, BufWriter, Write};
 
-use super::prose::{Lane, LaneClass, write_prose_line};
+use super::prose::{Lane, LaneClass, write_prose_line, write_shown_line};
 use super::{ArgumentsEvents, Event, Stream};
 use crate::calls::{CallOptions, DeltaFraming, Deltas, Extracted, Failure, Shape};
 use crate::error::{Code, Error};
@@ -303,6 +303,13 @@ impl<W: Write> EventWriter<W> {
                     return Ok(true);
                 }
                 LaneClass::Show => {
+                    let delta = self.stream.show_ascii(lane, b);
+                    self.written += 1;
+                    write_shown_line(&mut self.out, lane.text(), delta)?;
+                    self.out.flush()?;
+                    return Ok(true);
+                }
+                LaneClass::Escaped => {
                     let delta = self.stream.show_ascii(lane, b);
                     self.written += 1;
                     write_prose_line(&mut self.out, lane.text(), delta)?;
