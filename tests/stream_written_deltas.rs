@@ -33,35 +33,46 @@ fn both(reply: &str, per: usize, options: &CallOptions) -> (String, String) {
     both_pieces(&pieces(reply, per), options)
 }
 
-/// [`both`] for the reply in these pieces.
+/// [`both`] for the reply in these pieces; the lines `EventWriter` writes are the same
+/// whether each piece is given to `write_str` or to `write_bytes` (what `calls --stream` reads
+/// with: its reads of one byte, of a few bytes of ASCII and of more each have a path of their
+/// own).
 fn both_pieces(pieces: &[&str], options: &CallOptions) -> (String, String) {
-    let mut written = Vec::new();
-    let mut writer = EventWriter::new(
-        options.clone(),
-        None,
-        Shape::Native,
-        usize::MAX,
-        &mut written,
-    );
+    let writer_lines = |as_bytes: bool| {
+        let mut written = Vec::new();
+        let mut writer = EventWriter::new(
+            options.clone(),
+            None,
+            Shape::Native,
+            usize::MAX,
+            &mut written,
+        );
+        for &piece in pieces {
+            if as_bytes {
+                writer.write_bytes(piece.as_bytes()).unwrap();
+            } else {
+                writer.write_str(piece).unwrap();
+            }
+        }
+        writer.finish().unwrap();
+        drop(writer);
+        String::from_utf8(written).unwrap()
+    };
+    let written = writer_lines(false);
+    assert_eq!(writer_lines(true), written, "write_bytes and write_str");
     let mut stream = Stream::new(options.clone());
     let (mut events, mut plain) = (Vec::new(), Vec::new());
     for &piece in pieces {
-        writer.write_str(piece).unwrap();
         stream.feed_into(piece, &mut events);
         stream
             .write_events(&mut events, Shape::Native, &mut plain)
             .unwrap();
     }
-    writer.finish().unwrap();
-    drop(writer);
     events.extend(stream.finish());
     stream
         .write_events(&mut events, Shape::Native, &mut plain)
         .unwrap();
-    (
-        String::from_utf8(written).unwrap(),
-        String::from_utf8(plain).unwrap(),
-    )
+    (written, String::from_utf8(plain).unwrap())
 }
 
 const PROSE: &str = "  Some text,\tthen\u{b}more\u{c}\r\n  and \"quoted\" back\\slash \u{1}\u{1f} é\u{a0}\u{2003} x\u{3000}  ";

@@ -459,6 +459,23 @@ impl Stream {
         true
     }
 
+    /// [`Stream::take_run`] of a chunk of a few bytes of ASCII.
+    #[inline(always)]
+    pub(crate) fn take_run_ascii(&mut self, bytes: &[u8]) -> bool {
+        let n = bytes.len();
+        if n > self.run || !bytes.iter().all(|&b| STRING_PLAIN[usize::from(b)]) {
+            return false;
+        }
+        self.buf.reserve(n);
+        for &b in bytes {
+            self.buf.push(char::from(b & 0x7f));
+        }
+        self.run -= n;
+        #[cfg(test)]
+        tests::SKIMMED.with(|n| n.set(n.get() + 1));
+        true
+    }
+
     /// [`Stream::feed_into`] past its first check: apart, so that the check is inlined where
     /// the stream is fed a byte at a time.
     #[inline(never)]

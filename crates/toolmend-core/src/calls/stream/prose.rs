@@ -252,6 +252,20 @@ impl Stream {
         Some(&self.buf.as_bytes()[from..end])
     }
 
+    /// [`Stream::take_prose`] of a chunk of ASCII, `bytes`.
+    #[inline(always)]
+    pub(super) fn take_prose_ascii(&mut self, lane: &mut Lane, bytes: &[u8]) -> Option<&[u8]> {
+        let at = self.buf.len();
+        self.buf.reserve(bytes.len());
+        for &b in bytes {
+            self.buf.push(char::from(b & 0x7f));
+        }
+        let shown = bytes.iter().rposition(|&b| !ascii_space(b))? + 1;
+        let end = at + shown;
+        let from = std::mem::replace(&mut lane.mark, end);
+        Some(&self.buf.as_bytes()[from..end])
+    }
+
     /// Ends `lane`: the stream and its live reader as reading its bytes the whole way leaves
     /// them (their deltas all written).
     #[inline(never)]

@@ -36,6 +36,9 @@ fn ascii_str(b: u8) -> &'static str {
     &ASCII[b..=b]
 }
 
+/// The most bytes of ASCII [`EventWriter::write_bytes`] reads with no call to check them.
+const SHORT: usize = 16;
+
 /// How much of the input an error record's `original` looks at (100 characters are at most
 /// 400 bytes, and a few more tell whether it was cut).
 const ORIGINAL_BYTES: usize = 405;
@@ -165,11 +168,14 @@ impl<W: Write> EventWriter<W> {
             if b.is_ascii() && self.plain_left != 0 {
                 return self.write_ascii(b);
             }
-        } else if !bytes.is_empty()
-            && bytes.len() as u64 <= self.plain_left
-            && let Ok(text) = std::str::from_utf8(bytes)
-        {
-            return self.write_plain(text);
+        } else if !bytes.is_empty() && bytes.len() as u64 <= self.plain_left {
+            // A few bytes of ASCII (a reply fed a few bytes at a time): no call to check them.
+            if bytes.len() <= SHORT && bytes.iter().all(u8::is_ascii) {
+                return self.write_short_ascii(bytes);
+            }
+            if let Ok(text) = std::str::from_utf8(bytes) {
+                return self.write_plain(text);
+            }
         }
         self.write_bytes_on(bytes)
     }
@@ -334,6 +340,29 @@ impl<W: Write> EventWriter<W> {
             return Ok(true);
         }
         self.feed_plain(ascii_str(b))
+    }
+
+    /// [`EventWriter::write_plain`] of a few bytes of ASCII (at most [`SHORT`]), `bytes`: apart,
+    /// so that the read of one byte stays small where it is inlined.
+    #[inline(never)]
+    fn write_short_ascii(&mut self, bytes: &[u8]) -> io::Result<bool> {
+        self.plain_left -= bytes.len() as u64;
+        if let Some(lane) = &mut self.lane {
+            if self.stream.takes_prose(lane, bytes) {
+                if let Some(delta) = self.stream.take_prose_ascii(lane, bytes) {
+                    self.written += 1;
+                    write_prose_line(&mut self.out, lane.text(), delta)?;
+                    self.out.flush()?;
+                }
+                return Ok(true);
+            }
+            self.leave_lane();
+        }
+        if self.stream.take_run_ascii(bytes) {
+            return Ok(true);
+        }
+        // ASCII is UTF-8.
+        self.feed_plain(std::str::from_utf8(bytes).unwrap_or_default())
     }
 
     /// Reads raw text within the size, nothing pending.
