@@ -38,7 +38,7 @@ fn main() {
             end += 1;
         }
         if bytes {
-            writer.write_bytes(reply[at..end].as_bytes())
+            writer.write_bytes(&reply.as_bytes()[at..end])
         } else {
             writer.write_str(&reply[at..end])
         }
