@@ -3,8 +3,11 @@
 //! boundaries): to compare two builds' events byte for byte on the same splits.
 //!
 //! ```text
-//! cargo run --release --example stream_events -- REPLY_FILE MAX
+//! cargo run --release --example stream_events -- REPLY_FILE MAX [bytes]
 //! ```
+//!
+//! With `bytes` each chunk is given to `EventWriter::write_bytes` (what `calls --stream` reads
+//! with), else to `write_str`.
 
 use std::io::Write;
 
@@ -18,6 +21,7 @@ fn main() {
     };
     let reply = std::fs::read_to_string(path).expect("a UTF-8 reply file");
     let max: usize = max.parse().expect("a chunk size");
+    let bytes = args.get(3).is_some_and(|a| a == "bytes");
     let stdout = std::io::stdout().lock();
     let mut writer = EventWriter::new(
         CallOptions::default(),
@@ -33,7 +37,12 @@ fn main() {
         while !reply.is_char_boundary(end) {
             end += 1;
         }
-        writer.write_str(&reply[at..end]).expect("stdout");
+        if bytes {
+            writer.write_bytes(&reply.as_bytes()[at..end])
+        } else {
+            writer.write_str(&reply[at..end])
+        }
+        .expect("stdout");
         at = end;
     }
     writer.finish().expect("stdout");

@@ -33,35 +33,46 @@ fn both(reply: &str, per: usize, options: &CallOptions) -> (String, String) {
     both_pieces(&pieces(reply, per), options)
 }
 
-/// [`both`] for the reply in these pieces.
+/// [`both`] for the reply in these pieces; the lines `EventWriter` writes are the same
+/// whether each piece is given to `write_str` or to `write_bytes` (what `calls --stream` reads
+/// with: its reads of one byte, of a few bytes of ASCII and of more each have a path of their
+/// own).
 fn both_pieces(pieces: &[&str], options: &CallOptions) -> (String, String) {
-    let mut written = Vec::new();
-    let mut writer = EventWriter::new(
-        options.clone(),
-        None,
-        Shape::Native,
-        usize::MAX,
-        &mut written,
-    );
+    let writer_lines = |as_bytes: bool| {
+        let mut written = Vec::new();
+        let mut writer = EventWriter::new(
+            options.clone(),
+            None,
+            Shape::Native,
+            usize::MAX,
+            &mut written,
+        );
+        for &piece in pieces {
+            if as_bytes {
+                writer.write_bytes(piece.as_bytes()).unwrap();
+            } else {
+                writer.write_str(piece).unwrap();
+            }
+        }
+        writer.finish().unwrap();
+        drop(writer);
+        String::from_utf8(written).unwrap()
+    };
+    let written = writer_lines(false);
+    assert_eq!(writer_lines(true), written, "write_bytes and write_str");
     let mut stream = Stream::new(options.clone());
     let (mut events, mut plain) = (Vec::new(), Vec::new());
     for &piece in pieces {
-        writer.write_str(piece).unwrap();
         stream.feed_into(piece, &mut events);
         stream
             .write_events(&mut events, Shape::Native, &mut plain)
             .unwrap();
     }
-    writer.finish().unwrap();
-    drop(writer);
     events.extend(stream.finish());
     stream
         .write_events(&mut events, Shape::Native, &mut plain)
         .unwrap();
-    (
-        String::from_utf8(written).unwrap(),
-        String::from_utf8(plain).unwrap(),
-    )
+    (written, String::from_utf8(plain).unwrap())
 }
 
 const PROSE: &str = "  Some text,\tthen\u{b}more\u{c}\r\n  and \"quoted\" back\\slash \u{1}\u{1f} é\u{a0}\u{2003} x\u{3000}  ";
@@ -283,5 +294,83 @@ fn prose_fed_as_bytes_and_text_is_written_as_a_plain_stream_writes_it() {
         let written = String::from_utf8(written).unwrap();
         assert_eq!(written, plain, "{phase}");
         assert!(written.contains("{\"event\":\"reasoning\""), "{written}");
+    }
+}
+
+/// Letters of the text that may begin a marker (`f` may begin `functools`) are held back in
+/// the writer's lane of plain prose, a byte at a time, and shown with the byte that tells
+/// they begin nothing: the lines of a plain stream, whether that byte is a plain letter,
+/// white space, a byte to escape, another letter that may begin a marker, a byte that is not
+/// ASCII, the marker itself in full, or the end of the reply.
+#[test]
+fn letters_held_in_the_prose_lane_are_written_as_a_plain_stream_writes_them() {
+    const HELD: &[&str] = &[
+        "we fetch the file for you from it",
+        "if of off fun f\tfi\nfu\"f\\f é fé ff fff fu fun",
+        "fu<b> f[1] f{} f` functoo functool functools x",
+        "see functools[{\"name\": \"f\", \"arguments\": {\"a\": 1}}] after",
+        "ends held f",
+        "ends held funct",
+        "ends after f ",
+        "<think>no lane for letters f fu</think> then f fo functools",
+    ];
+    let options = CallOptions::default();
+    for reply in HELD {
+        for per in 1..=3 {
+            let (written, plain) = both(reply, per, &options);
+            assert_eq!(written, plain, "{per}: {reply:?}");
+        }
+        for most in [2, 4, 7] {
+            let (written, plain) = both_pieces(&cycled(reply, most), &options);
+            assert_eq!(written, plain, "1-{most}: {reply:?}");
+        }
+    }
+    // A letter held, then a chunk of several bytes (the lane is left with it held).
+    let pieces = [
+        "text f",
+        "u",
+        "nky and f",
+        "ro",
+        "m f",
+        "unctools[{\"name\": \"f\", \"arguments\": {}}]",
+    ];
+    let (written, plain) = both_pieces(&pieces, &options);
+    assert_eq!(written, plain);
+}
+
+/// A reply fed a byte at a time within the size, then past it: the `end` record says the
+/// input's whole size, as for the same bytes in one read (the writer counts the bytes read
+/// in its plain path apart from the total, and adds them up when it leaves that path).
+#[test]
+fn bytes_read_a_byte_at_a_time_count_toward_the_size() {
+    let reply = "hello there, a reply that is longer than the limit allows";
+    let limit = 20;
+    let lines = |per: usize, bytes: bool| {
+        let mut written = Vec::new();
+        let mut writer = EventWriter::new(
+            CallOptions::default(),
+            None,
+            Shape::Native,
+            limit,
+            &mut written,
+        );
+        for piece in pieces(reply, per) {
+            if bytes {
+                writer.write_bytes(piece.as_bytes()).unwrap();
+            } else {
+                writer.write_str(piece).unwrap();
+            }
+        }
+        writer.finish().unwrap();
+        drop(writer);
+        let text = String::from_utf8(written).unwrap();
+        text.lines().last().unwrap().to_owned()
+    };
+    let whole = lines(reply.len(), true);
+    assert!(whole.contains(&reply.len().to_string()), "{whole}");
+    for per in [1, 2, 3] {
+        for bytes in [true, false] {
+            assert_eq!(lines(per, bytes), whole, "{per} {bytes}");
+        }
     }
 }

@@ -430,6 +430,12 @@ impl Live {
         flow.flushed = flow.shown.len();
     }
 
+    /// Whether the text at the start of `rest` is held back ([`Live::at`]): `Err` while it
+    /// may still become a sequence held back, `Ok(true)` when one is there in full.
+    pub(super) fn holds_at(&self, rest: &[u8]) -> Result<bool, ()> {
+        self.at(rest).map(|found| found.is_some())
+    }
+
     /// The sequence held back at the start of `rest`: `Ok(Some)` when one is there in full,
     /// `Err` when `rest` may still become one (longest first, as [`Markers::at`]).
     fn at(&self, rest: &[u8]) -> Result<Option<(usize, Hold)>, ()> {

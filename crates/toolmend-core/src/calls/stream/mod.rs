@@ -49,6 +49,7 @@ mod flow;
 mod live;
 mod markers;
 mod prose;
+mod run;
 mod scan;
 mod server;
 mod settle;
@@ -64,6 +65,7 @@ use crate::tools::Tools;
 use arguments::{Front, text_only};
 use live::Live;
 use markers::Markers;
+use run::plain_string_bytes;
 use scan::Mode;
 use serde_json::{Map, Value};
 use server::ServerCall;
@@ -175,19 +177,6 @@ fn feed_nested(nested: &mut Nested, bytes: &[u8]) -> bool {
     true
 }
 
-/// Whether `bytes` (a small chunk: at most 16 bytes) can only add to an open JSON string
-/// without ending it or starting an escape: no quote, backslash or control character.
-#[inline]
-fn plain_string_bytes(bytes: &[u8]) -> bool {
-    !bytes.is_empty() && bytes.len() <= 16 && bytes.iter().all(|&b| plain_string_byte(b))
-}
-
-/// Whether `b` can only add to an open JSON string (see [`plain_string_bytes`]).
-#[inline]
-fn plain_string_byte(b: u8) -> bool {
-    b >= 0x20 && b != b'"' && b != b'\\'
-}
-
 /// Gives `reader` the plain string bytes the skim counted and passed over, the last
 /// `reader.deferred` bytes of `buf` before `pos`, in one go.
 #[inline]
@@ -242,6 +231,8 @@ pub struct Stream {
     /// (neither `pos` nor the reader counts them, so that such a byte costs its append and
     /// the count down of `run`), counted by [`Stream::settle_run`].
     running: bool,
+    /// What each byte is to the prose lane given last ([`Stream::prose_lane`]).
+    lane_classes: prose::LaneClasses,
 }
 
 /// What the `arguments` events given and not yet written added (their `append`, `members` or
@@ -317,6 +308,7 @@ impl Stream {
             snapshots: false,
             run: 0,
             running: false,
+            lane_classes: prose::LaneClasses::default(),
         }
     }
 
@@ -400,36 +392,6 @@ impl Stream {
         if !self.take_run(chunk) {
             self.feed_on(chunk, events);
         }
-    }
-
-    /// Takes `chunk` when it is more plain bytes of a string the skim found quiet (see
-    /// `run`): appended to the reply, and nothing else done. Whether it did.
-    #[inline]
-    pub(crate) fn take_run(&mut self, chunk: &str) -> bool {
-        let n = chunk.len();
-        if n > self.run {
-            return false;
-        }
-        match chunk.as_bytes() {
-            // The usual chunk of a string fed a byte at a time, looked at alone; ASCII, so
-            // that its push is a byte's.
-            &[b] => {
-                if !(plain_string_byte(b) && b.is_ascii()) {
-                    return false;
-                }
-                self.buf.push(char::from(b));
-            }
-            bytes => {
-                if !plain_string_bytes(bytes) {
-                    return false;
-                }
-                self.buf.push_str(chunk);
-            }
-        }
-        self.run -= n;
-        #[cfg(test)]
-        tests::SKIMMED.with(|n| n.set(n.get() + 1));
-        true
     }
 
     /// [`Stream::feed_into`] past its first check: apart, so that the check is inlined where
@@ -546,23 +508,6 @@ impl Stream {
         self.settle_run();
         if let Mode::Json(reader, _) = &mut self.mode {
             catch_up(reader, &self.buf, self.pos);
-        }
-    }
-
-    /// Counts the bytes `feed_into` took on the `run` in the call reader (as deferred string
-    /// bytes), and ends the run: anything but one more plain byte looks at the reader again.
-    #[inline]
-    fn settle_run(&mut self) {
-        self.run = 0;
-        if self.running {
-            self.running = false;
-            // `pos` was the reply's end when the run was granted.
-            let ran = self.buf.len() - self.pos;
-            self.pos = self.buf.len();
-            if let Mode::Json(reader, _) = &mut self.mode {
-                reader.read += ran;
-                reader.deferred += ran;
-            }
         }
     }
 

@@ -28,6 +28,9 @@ pub(super) struct Lane {
     /// Where the next delta starts: after the last byte shown (white space after it waits
     /// for a byte that is not, as the live reader trims a part).
     mark: usize,
+    /// Where the bytes held back start, those that may still begin a marker (a text lane's
+    /// `f` may begin `functools`): read by neither the scan nor the live reader yet.
+    held: Option<usize>,
 }
 
 impl Lane {
@@ -35,6 +38,46 @@ impl Lane {
     #[inline(always)]
     pub(super) fn text(&self) -> bool {
         self.live.0
+    }
+
+    /// Whether the lane holds bytes back that may still begin a marker.
+    #[inline(always)]
+    pub(super) fn holds(&self) -> bool {
+        self.held.is_some()
+    }
+}
+
+/// What a byte is to the lane the stream is in ([`Stream::lane_class`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum LaneClass {
+    /// It may start something (or is not ASCII): the lane is left.
+    Leave,
+    /// Plain prose with nothing to escape in JSON, shown with what waited before it.
+    Show,
+    /// Plain prose to escape in JSON (a quote, a backslash, a control character), shown so.
+    Escaped,
+    /// White space: plain prose that waits for a byte that is not (the live reader trims a
+    /// part's end).
+    Space,
+    /// A letter of the text that may begin a marker: held back in the lane until the bytes
+    /// after it tell ([`Stream::hold_ascii`]).
+    Hold,
+}
+
+/// The classes of the bytes to a lane, and the lane they are for (its text flag and the
+/// bytes that decide: the live reader's close, the scan's close).
+#[derive(Debug, Clone)]
+pub(super) struct LaneClasses {
+    key: Option<(bool, u8, Option<u8>)>,
+    class: [LaneClass; 256],
+}
+
+impl Default for LaneClasses {
+    fn default() -> LaneClasses {
+        LaneClasses {
+            key: None,
+            class: [LaneClass::Leave; 256],
+        }
     }
 }
 
@@ -59,7 +102,7 @@ impl Stream {
     /// each taken with [`Stream::take_prose`]; anything else reads the stream only after
     /// [`Stream::leave_lane`].
     #[inline(never)]
-    pub(super) fn prose_lane(&self) -> Option<Lane> {
+    pub(super) fn prose_lane(&mut self) -> Option<Lane> {
         if self.result.is_some() || self.run != 0 || self.running || !self.skims {
             return None;
         }
@@ -76,30 +119,109 @@ impl Stream {
             _ => return None,
         };
         let live = self.live.lane(self.buf.len())?;
+        let key = Some((live.0, live.1, close.map(|(first, _)| first)));
+        if self.lane_classes.key != key {
+            self.lane_classes.key = key;
+            for b in 0..=255u8 {
+                let plain = self.live.plain_byte(live, b)
+                    && match close {
+                        None => self.markers.plain[usize::from(b)],
+                        Some((first, _)) => b != first,
+                    };
+                self.lane_classes.class[usize::from(b)] = match plain {
+                    false if live.0 && b.is_ascii_alphabetic() => LaneClass::Hold,
+                    false => LaneClass::Leave,
+                    true if ascii_space(b) => LaneClass::Space,
+                    true if needs_escape(b) => LaneClass::Escaped,
+                    true => LaneClass::Show,
+                };
+            }
+        }
         let at = self.buf.len();
         Some(Lane {
             live,
             close,
             from: at,
             mark: at,
+            held: None,
         })
     }
 
-    /// Whether `chunk` is plain prose in `lane`: bytes that start nothing, to the scan and to
+    /// What `b` is to the lane the stream is in (the one [`Stream::prose_lane`] gave last).
+    #[inline(always)]
+    pub(super) fn lane_class(&self, b: u8) -> LaneClass {
+        self.lane_classes.class[usize::from(b)]
+    }
+
+    /// Whether `chunk` is plain prose in the lane: bytes that start nothing, to the scan and to
     /// the live reader.
     #[inline(always)]
     pub(super) fn takes_prose(&self, lane: &Lane, chunk: &[u8]) -> bool {
-        let plain = |b: u8| {
-            self.live.plain_byte(lane.live, b)
-                && match lane.close {
-                    None => self.markers.plain[usize::from(b)],
-                    Some((first, _)) => b != first,
-                }
-        };
-        match *chunk {
-            [b] => plain(b),
-            _ => !chunk.is_empty() && chunk.iter().all(|&b| plain(b)),
+        lane.held.is_none()
+            && !chunk.is_empty()
+            && chunk
+                .iter()
+                .all(|&b| matches!(self.lane_class(b), LaneClass::Show | LaneClass::Space))
+    }
+
+    /// Reads `b`, a byte of ASCII, in a text `lane` that holds bytes back or where `b` may
+    /// begin a marker ([`LaneClass::Hold`]), as the scan and the live reader would: `None`
+    /// when the lane is to be left (a marker there, or what the lane does not decide), `b`
+    /// not taken; else `b` taken, with the delta of the event it makes known, if any: bytes
+    /// held back that can begin nothing after all are shown with it.
+    #[inline(never)]
+    pub(super) fn hold_ascii(&mut self, lane: &mut Lane, b: u8) -> Option<Option<&[u8]>> {
+        let start = lane.held.unwrap_or(self.buf.len());
+        self.buf.push(char::from(b & 0x7f));
+        let seq = &self.buf.as_bytes()[start..];
+        match (self.live.holds_at(seq), self.markers.at(seq)) {
+            // The live reader holds it back (no event) and the scan waits or passes on.
+            (Err(()), Err(()) | Ok(None)) => {
+                lane.held = Some(start);
+                return Some(None);
+            }
+            // Neither can begin anything there: shown with `b` if the rest are plain bytes
+            // that begin nothing either.
+            (Ok(false), Ok(None))
+                if lane.held.is_some()
+                    && seq[1..seq.len() - 1]
+                        .iter()
+                        .all(|&c| self.lane_class(c) == LaneClass::Show) =>
+            {
+                let end = match self.lane_class(b) {
+                    LaneClass::Show | LaneClass::Escaped => self.buf.len(),
+                    // Waits, the bytes before it shown.
+                    LaneClass::Space => self.buf.len() - 1,
+                    _ => {
+                        self.buf.pop();
+                        return None;
+                    }
+                };
+                lane.held = None;
+                let from = std::mem::replace(&mut lane.mark, end);
+                return Some(Some(&self.buf.as_bytes()[from..end]));
+            }
+            _ => {}
         }
+        self.buf.pop();
+        None
+    }
+
+    /// Appends a byte of ASCII to the reply: white space in the lane ([`LaneClass::Space`]).
+    #[inline(always)]
+    pub(super) fn push_ascii(&mut self, b: u8) {
+        self.buf.push(char::from(b & 0x7f));
+    }
+
+    /// Reads `b`, a byte of ASCII plain prose in `lane` that is not white space
+    /// ([`LaneClass::Show`], [`LaneClass::Escaped`]): the delta of the event it makes known, the white space that
+    /// waited and itself.
+    #[inline(always)]
+    pub(super) fn show_ascii(&mut self, lane: &mut Lane, b: u8) -> &[u8] {
+        self.buf.push(char::from(b & 0x7f));
+        let end = self.buf.len();
+        let from = std::mem::replace(&mut lane.mark, end);
+        &self.buf.as_bytes()[from..end]
     }
 
     /// Reads `chunk`, plain prose in `lane` ([`Stream::takes_prose`]): the delta of the one
@@ -130,19 +252,56 @@ impl Stream {
         Some(&self.buf.as_bytes()[from..end])
     }
 
+    /// [`Stream::take_prose`] of a chunk of ASCII, `bytes`.
+    #[inline(always)]
+    pub(super) fn take_prose_ascii(&mut self, lane: &mut Lane, bytes: &[u8]) -> Option<&[u8]> {
+        let at = self.buf.len();
+        self.buf.reserve(bytes.len());
+        for &b in bytes {
+            self.buf.push(char::from(b & 0x7f));
+        }
+        let shown = bytes.iter().rposition(|&b| !ascii_space(b))? + 1;
+        let end = at + shown;
+        let from = std::mem::replace(&mut lane.mark, end);
+        Some(&self.buf.as_bytes()[from..end])
+    }
+
     /// Ends `lane`: the stream and its live reader as reading its bytes the whole way leaves
     /// them (their deltas all written).
     #[inline(never)]
     pub(super) fn leave_lane(&mut self, lane: Lane) {
-        let len = self.buf.len();
+        // Bytes held back are read by the scan and the live reader with the next chunk.
+        let len = lane.held.unwrap_or(self.buf.len());
         if len > lane.from {
-            self.live.settle_plain(&self.buf[lane.from..], lane.text());
+            self.live
+                .settle_plain(&self.buf[lane.from..len], lane.text());
         }
         self.pos = match lane.close {
             None => len,
             // As the skim leaves it: the close could still begin in the last bytes.
             Some((_, n)) => len.saturating_sub(n - 1).max(self.pos),
         };
+    }
+}
+
+/// [`write_prose_line`] for a delta whose last byte has nothing to escape ([`LaneClass::Show`]):
+/// that byte alone (the usual delta of a stream fed a byte at a time) with no look at it.
+#[inline(always)]
+pub(super) fn write_shown_line<W: Write>(out: &mut W, text: bool, delta: &[u8]) -> io::Result<()> {
+    const TEXT: usize = b"{\"event\":\"text\",\"delta\":\"".len();
+    const REASONING: usize = b"{\"event\":\"reasoning\",\"delta\":\"".len();
+    match (delta, text) {
+        (&[b], true) => {
+            let mut line = *b"{\"event\":\"text\",\"delta\":\"_\"}\n";
+            line[TEXT] = b;
+            out.write_all(&line)
+        }
+        (&[b], false) => {
+            let mut line = *b"{\"event\":\"reasoning\",\"delta\":\"_\"}\n";
+            line[REASONING] = b;
+            out.write_all(&line)
+        }
+        _ => write_prose_line(out, text, delta),
     }
 }
 

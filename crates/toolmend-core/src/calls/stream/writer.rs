@@ -3,7 +3,7 @@
 
 use std::io::{self, BufWriter, Write};
 
-use super::prose::{Lane, write_prose_line};
+use super::prose::{Lane, LaneClass, write_prose_line, write_shown_line};
 use super::{ArgumentsEvents, Event, Stream};
 use crate::calls::{CallOptions, DeltaFraming, Deltas, Extracted, Failure, Shape};
 use crate::error::{Code, Error};
@@ -29,6 +29,15 @@ const ASCII: &str = {
         Err(_) => panic!("ASCII is UTF-8"),
     }
 };
+
+/// The `str` of a byte of ASCII (read the whole way: the slice's checks cost little there).
+fn ascii_str(b: u8) -> &'static str {
+    let b = usize::from(b & 0x7f);
+    &ASCII[b..=b]
+}
+
+/// The most bytes of ASCII [`EventWriter::write_bytes`] reads with no call to check them.
+const SHORT: usize = 16;
 
 /// How much of the input an error record's `original` looks at (100 characters are at most
 /// 400 bytes, and a few more tell whether it was cut).
@@ -69,8 +78,12 @@ pub struct EventWriter<W: Write> {
     /// Bytes read and not fed yet: a character cut between reads; once the input is past
     /// `max_bytes` or not UTF-8, the first bytes of what was not fed, for the `end` record.
     pending: Vec<u8>,
-    /// The bytes of the input read so far, a byte order mark left out.
+    /// The bytes of the input read so far, a byte order mark left out, but for those read
+    /// within [`EventWriter::plain_left`] since it was last set ([`EventWriter::granted`]
+    /// less it): a plain read counts down one number, not two.
     total: u64,
+    /// What [`EventWriter::plain_left`] was when it was last set.
+    granted: u64,
     /// Whether the start of the input was looked at for a byte order mark.
     started: bool,
     state: State,
@@ -125,6 +138,7 @@ impl<W: Write> EventWriter<W> {
             max_bytes,
             pending: Vec::new(),
             total: 0,
+            granted: 0,
             started: false,
             state: State::Reading,
             written: 0,
@@ -148,16 +162,19 @@ impl<W: Write> EventWriter<W> {
     /// Writing to `out` failed.
     #[inline(always)]
     pub fn write_bytes(&mut self, bytes: &[u8]) -> io::Result<bool> {
-        if !bytes.is_empty() && bytes.len() as u64 <= self.plain_left {
-            // Raw text read with nothing pending, within the size: read as `write_str` reads
-            // it (on its first check), so that a reply read a byte at a time costs no more.
-            let text = match *bytes {
-                // A byte of ASCII: its `str` without a call to check it.
-                [b] if b.is_ascii() => Some(&ASCII[usize::from(b)..=usize::from(b)]),
-                _ => std::str::from_utf8(bytes).ok(),
-            };
-            if let Some(text) = text {
-                return self.write_str(text);
+        // Raw text read with nothing pending, within the size: one check, then read as
+        // `write_str` reads it, so that a reply read a byte at a time costs no more.
+        if let &[b] = bytes {
+            if b.is_ascii() && self.plain_left != 0 {
+                return self.write_ascii(b);
+            }
+        } else if !bytes.is_empty() && bytes.len() as u64 <= self.plain_left {
+            // A few bytes of ASCII (a reply fed a few bytes at a time): no call to check them.
+            if bytes.len() <= SHORT && bytes.iter().all(u8::is_ascii) {
+                return self.write_short_ascii(bytes);
+            }
+            if let Ok(text) = std::str::from_utf8(bytes) {
+                return self.write_plain(text);
             }
         }
         self.write_bytes_on(bytes)
@@ -167,10 +184,25 @@ impl<W: Write> EventWriter<W> {
     #[inline(never)]
     fn write_bytes_on(&mut self, bytes: &[u8]) -> io::Result<bool> {
         self.leave_lane();
+        self.count_plain();
         let more = self.read_bytes(bytes);
-        self.plain_left = self.plain_budget();
+        self.grant_plain();
         self.lane = self.prose_lane();
         more
+    }
+
+    /// Counts in [`EventWriter::total`] what was read within [`EventWriter::plain_left`].
+    #[inline]
+    fn count_plain(&mut self) {
+        self.total += self.granted - self.plain_left;
+        self.granted = self.plain_left;
+    }
+
+    /// Sets [`EventWriter::plain_left`] after a read ([`EventWriter::count_plain`] first).
+    #[inline]
+    fn grant_plain(&mut self) {
+        self.plain_left = self.plain_budget();
+        self.granted = self.plain_left;
     }
 
     /// What [`EventWriter::plain_left`] is after a read.
@@ -251,40 +283,128 @@ impl<W: Write> EventWriter<W> {
     /// Writing to `out` failed.
     #[inline(always)]
     pub fn write_str(&mut self, text: &str) -> io::Result<bool> {
-        let n = text.len() as u64;
-        if n <= self.plain_left {
-            // Raw text, the usual read: fed here, and the writing called only when the read
-            // made something known (a string fed a byte at a time makes nothing known for most
-            // bytes, and a call per byte was most of what such a stream cost).
-            self.plain_left -= n;
-            self.total += n;
-            if let Some(lane) = &mut self.lane {
-                if self.stream.takes_prose(lane, text.as_bytes()) {
-                    // Plain prose: its one line (if any) written straight away, and the
-                    // stream still in the lane.
-                    if let Some(delta) = self.stream.take_prose(lane, text) {
+        match *text.as_bytes() {
+            // A one-byte `str` is ASCII.
+            [b] if self.plain_left != 0 => self.write_ascii(b),
+            _ if text.len() as u64 <= self.plain_left => self.write_plain(text),
+            _ => self.write_str_on(text),
+        }
+    }
+
+    /// Reads one byte of ASCII of raw text within the size, nothing pending (the usual read
+    /// of a reply fed a byte at a time): plain prose in the lane, more of a quiet string on
+    /// its run, else read the whole way.
+    #[inline(always)]
+    fn write_ascii(&mut self, b: u8) -> io::Result<bool> {
+        self.plain_left -= 1;
+        if let Some(lane) = &mut self.lane {
+            let class = match lane.holds() {
+                true => LaneClass::Hold,
+                false => self.stream.lane_class(b),
+            };
+            match class {
+                LaneClass::Space => {
+                    // Held back (trimmed if the part ends there): shown with the next byte.
+                    self.stream.push_ascii(b);
+                    return Ok(true);
+                }
+                LaneClass::Show => {
+                    let delta = self.stream.show_ascii(lane, b);
+                    self.written += 1;
+                    write_shown_line(&mut self.out, lane.text(), delta)?;
+                    self.out.flush()?;
+                    return Ok(true);
+                }
+                LaneClass::Escaped => {
+                    let delta = self.stream.show_ascii(lane, b);
+                    self.written += 1;
+                    write_prose_line(&mut self.out, lane.text(), delta)?;
+                    self.out.flush()?;
+                    return Ok(true);
+                }
+                LaneClass::Hold => match self.stream.hold_ascii(lane, b) {
+                    Some(None) => return Ok(true),
+                    Some(Some(delta)) => {
                         self.written += 1;
                         write_prose_line(&mut self.out, lane.text(), delta)?;
                         self.out.flush()?;
+                        return Ok(true);
                     }
-                    return Ok(true);
-                }
-                self.leave_lane();
+                    None => self.leave_lane(),
+                },
+                LaneClass::Leave => self.leave_lane(),
             }
-            if self.stream.take_run(text) {
-                // More of a quiet string: no event, nothing to write.
-                return Ok(true);
-            }
-            self.stream.feed_on(text, &mut self.events);
-            if !self.events.is_empty() || self.stream.leading() > 0 {
-                self.write()?;
-            }
-            if self.stream.may_take_prose() {
-                self.lane = self.prose_lane();
-            }
+        }
+        if self.stream.take_run_byte(b) {
+            // More of a quiet string: no event, nothing to write.
             return Ok(true);
         }
-        self.write_str_on(text)
+        self.feed_plain(ascii_str(b))
+    }
+
+    /// [`EventWriter::write_plain`] of a few bytes of ASCII (at most [`SHORT`]), `bytes`: apart,
+    /// so that the read of one byte stays small where it is inlined.
+    #[inline(never)]
+    fn write_short_ascii(&mut self, bytes: &[u8]) -> io::Result<bool> {
+        self.plain_left -= bytes.len() as u64;
+        if let Some(lane) = &mut self.lane {
+            if self.stream.takes_prose(lane, bytes) {
+                if let Some(delta) = self.stream.take_prose_ascii(lane, bytes) {
+                    self.written += 1;
+                    write_prose_line(&mut self.out, lane.text(), delta)?;
+                    self.out.flush()?;
+                }
+                return Ok(true);
+            }
+            self.leave_lane();
+        }
+        if self.stream.take_run_ascii(bytes) {
+            return Ok(true);
+        }
+        // ASCII is UTF-8.
+        self.feed_plain(std::str::from_utf8(bytes).unwrap_or_default())
+    }
+
+    /// Reads raw text within the size, nothing pending.
+    #[inline(always)]
+    fn write_plain(&mut self, text: &str) -> io::Result<bool> {
+        // Raw text, the usual read: fed here, and the writing called only when the read
+        // made something known (a string fed a few bytes at a time makes nothing known for
+        // most reads, and a call per read was most of what such a stream cost).
+        self.plain_left -= text.len() as u64;
+        if let Some(lane) = &mut self.lane {
+            if self.stream.takes_prose(lane, text.as_bytes()) {
+                // Plain prose: its one line (if any) written straight away, and the
+                // stream still in the lane.
+                if let Some(delta) = self.stream.take_prose(lane, text) {
+                    self.written += 1;
+                    write_prose_line(&mut self.out, lane.text(), delta)?;
+                    self.out.flush()?;
+                }
+                return Ok(true);
+            }
+            self.leave_lane();
+        }
+        if self.stream.take_run(text) {
+            // More of a quiet string: no event, nothing to write.
+            return Ok(true);
+        }
+        self.feed_plain(text)
+    }
+
+    /// Reads raw text within the size the whole way (neither prose of the lane nor more of
+    /// a quiet string), out of the lane: apart, so that what comes before it is inlined
+    /// where the writer is fed a byte at a time.
+    #[inline(never)]
+    fn feed_plain(&mut self, text: &str) -> io::Result<bool> {
+        self.stream.feed_on(text, &mut self.events);
+        if !self.events.is_empty() || self.stream.leading() > 0 {
+            self.write()?;
+        }
+        if self.stream.may_take_prose() {
+            self.lane = self.prose_lane();
+        }
+        Ok(true)
     }
 
     /// [`EventWriter::write_str`] past the size it may read without a look: apart, so that
@@ -292,8 +412,9 @@ impl<W: Write> EventWriter<W> {
     #[inline(never)]
     fn write_str_on(&mut self, text: &str) -> io::Result<bool> {
         self.leave_lane();
+        self.count_plain();
         let more = self.read_str(text);
-        self.plain_left = self.plain_budget();
+        self.grant_plain();
         self.lane = self.prose_lane();
         more
     }
@@ -309,7 +430,7 @@ impl<W: Write> EventWriter<W> {
 
     /// Where the stream stands for the next chunk of plain prose, if it reads such ([`Lane`]):
     /// only once all its events are written.
-    fn prose_lane(&self) -> Option<Lane> {
+    fn prose_lane(&mut self) -> Option<Lane> {
         if self.plain_left == 0 || !self.events.is_empty() {
             return None;
         }
@@ -334,8 +455,10 @@ impl<W: Write> EventWriter<W> {
     /// # Errors
     /// Writing to `out` failed.
     pub fn finish(&mut self) -> io::Result<()> {
-        self.plain_left = 0;
         self.leave_lane();
+        self.count_plain();
+        self.plain_left = 0;
+        self.granted = 0;
         match self.state {
             State::Ended => {}
             State::TooLarge => {
