@@ -10,18 +10,8 @@
 
 use toolmend_core::{Concat, Filter, FilterOptions, Mender, Options, Target};
 
-type Outcome = Result<(String, Vec<String>, String), String>;
-
-fn outcome(mender: &mut Mender, input: &str) -> Outcome {
-    match mender.mend(input) {
-        Ok(m) => Ok((
-            m.value().into_owned(),
-            m.dropped().map(str::to_owned).collect(),
-            format!("{:?}", m.repairs()),
-        )),
-        Err(e) => Err(format!("{e:?}")),
-    }
-}
+mod common;
+use common::outcome;
 
 fn option_sets() -> Vec<Options> {
     vec![

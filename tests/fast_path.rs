@@ -15,19 +15,8 @@ use proptest::prelude::*;
 use serde_json::Value;
 use toolmend_core::{Concat, Mender, Options, Target};
 
-/// What one mend gives, in a form two runs can be compared by.
-type Outcome = Result<(String, Vec<String>, String), String>;
-
-fn outcome(mender: &mut Mender, input: &str) -> Outcome {
-    match mender.mend(input) {
-        Ok(m) => Ok((
-            m.value().into_owned(),
-            m.dropped().map(str::to_owned).collect(),
-            format!("{:?}", m.repairs()),
-        )),
-        Err(e) => Err(format!("{e:?}")),
-    }
-}
+mod common;
+use common::outcome;
 
 /// The option sets compared: `args` (tool arguments), `repair` (any value), every value kept,
 /// and a low nesting limit (so `too_deep` is reached by both ways alike).

@@ -33,33 +33,45 @@ fn both(reply: &str, per: usize, options: &CallOptions) -> (String, String) {
     both_pieces(&pieces(reply, per), options)
 }
 
+/// The lines `EventWriter` writes for the reply in these pieces, at most `max_bytes` read,
+/// each piece given to `write_bytes` (`as_bytes`) or to `write_str`.
+fn writer_lines(
+    pieces: &[&str],
+    options: &CallOptions,
+    max_bytes: usize,
+    as_bytes: bool,
+) -> String {
+    let mut written = Vec::new();
+    let mut writer = EventWriter::new(
+        options.clone(),
+        None,
+        Shape::Native,
+        max_bytes,
+        &mut written,
+    );
+    for &piece in pieces {
+        if as_bytes {
+            writer.write_bytes(piece.as_bytes()).unwrap();
+        } else {
+            writer.write_str(piece).unwrap();
+        }
+    }
+    writer.finish().unwrap();
+    drop(writer);
+    String::from_utf8(written).unwrap()
+}
+
 /// [`both`] for the reply in these pieces; the lines `EventWriter` writes are the same
 /// whether each piece is given to `write_str` or to `write_bytes` (what `calls --stream` reads
 /// with: its reads of one byte, of a few bytes of ASCII and of more each have a path of their
 /// own).
 fn both_pieces(pieces: &[&str], options: &CallOptions) -> (String, String) {
-    let writer_lines = |as_bytes: bool| {
-        let mut written = Vec::new();
-        let mut writer = EventWriter::new(
-            options.clone(),
-            None,
-            Shape::Native,
-            usize::MAX,
-            &mut written,
-        );
-        for &piece in pieces {
-            if as_bytes {
-                writer.write_bytes(piece.as_bytes()).unwrap();
-            } else {
-                writer.write_str(piece).unwrap();
-            }
-        }
-        writer.finish().unwrap();
-        drop(writer);
-        String::from_utf8(written).unwrap()
-    };
-    let written = writer_lines(false);
-    assert_eq!(writer_lines(true), written, "write_bytes and write_str");
+    let written = writer_lines(pieces, options, usize::MAX, false);
+    assert_eq!(
+        writer_lines(pieces, options, usize::MAX, true),
+        written,
+        "write_bytes and write_str"
+    );
     let mut stream = Stream::new(options.clone());
     let (mut events, mut plain) = (Vec::new(), Vec::new());
     for &piece in pieces {
@@ -346,24 +358,7 @@ fn bytes_read_a_byte_at_a_time_count_toward_the_size() {
     let reply = "hello there, a reply that is longer than the limit allows";
     let limit = 20;
     let lines = |per: usize, bytes: bool| {
-        let mut written = Vec::new();
-        let mut writer = EventWriter::new(
-            CallOptions::default(),
-            None,
-            Shape::Native,
-            limit,
-            &mut written,
-        );
-        for piece in pieces(reply, per) {
-            if bytes {
-                writer.write_bytes(piece.as_bytes()).unwrap();
-            } else {
-                writer.write_str(piece).unwrap();
-            }
-        }
-        writer.finish().unwrap();
-        drop(writer);
-        let text = String::from_utf8(written).unwrap();
+        let text = writer_lines(&pieces(reply, per), &CallOptions::default(), limit, bytes);
         text.lines().last().unwrap().to_owned()
     };
     let whole = lines(reply.len(), true);

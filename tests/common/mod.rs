@@ -193,3 +193,19 @@ pub fn split_at<'a>(text: &'a str, cuts: &[usize]) -> Vec<&'a str> {
     out.push(&text[from..]);
     out
 }
+
+/// What one mend gives, in a form two runs can be compared by (the value, what was dropped,
+/// the repairs; or the error).
+pub type Outcome = Result<(String, Vec<String>, String), String>;
+
+/// [`Outcome`] of `mender` on `input`.
+pub fn outcome(mender: &mut toolmend_core::Mender, input: &str) -> Outcome {
+    match mender.mend(input) {
+        Ok(m) => Ok((
+            m.value().into_owned(),
+            m.dropped().map(str::to_owned).collect(),
+            format!("{:?}", m.repairs()),
+        )),
+        Err(e) => Err(format!("{e:?}")),
+    }
+}
