@@ -255,7 +255,13 @@ pub(crate) struct Extents {
     /// The text these are for (its address and length; cleared for another text).
     text: (usize, usize),
     /// Per byte offset: 0 unknown, `UNCLOSED`, or the end (exclusive) of the value opened there.
+    /// Empty until a second value of the text is asked about: most texts are asked about one
+    /// value only (perhaps twice), and a table of 4 bytes per byte of the reply, allocated and
+    /// cleared for each, cost more than the scan (and its page faults, in a long-lived process).
     known: Vec<u32>,
+    /// The first value asked about in this text, its start and end (`UNCLOSED`: none), found by a
+    /// scan that kept nothing else.
+    first: Option<(usize, u32)>,
 }
 
 const UNCLOSED: u32 = u32::MAX;
@@ -270,16 +276,34 @@ impl Extents {
             return json_extent(&text[..limit], start);
         }
         let id = (text.as_ptr() as usize, text.len());
-        if self.text != id || self.known.is_empty() {
+        if self.text != id {
             self.text = id;
             self.known.clear();
-            self.known.resize(bytes.len() + 1, 0);
+            self.first = None;
+        }
+        if self.known.is_empty() {
+            match self.first {
+                Some((at, end)) if at == start => {
+                    return (end != UNCLOSED)
+                        .then_some(end as usize)
+                        .filter(|&end| end <= limit);
+                }
+                // Another value of the same text: from here on every bracket's end is kept.
+                Some(_) => self.known.resize(bytes.len() + 1, 0),
+                None => {
+                    let end = self.scan(bytes, start);
+                    self.first = Some((start, end.map_or(UNCLOSED, |end| end as u32)));
+                    return end.filter(|&end| end <= limit);
+                }
+            }
         }
         self.scan(bytes, start).filter(|&end| end <= limit)
     }
 
+    /// The end of the value at `start`, each bracket's end kept in `known` when it is built.
     fn scan(&mut self, bytes: &[u8], start: usize) -> Option<usize> {
-        match self.known[start] {
+        let keep = !self.known.is_empty();
+        match self.known.get(start).copied().unwrap_or(0) {
             0 => {}
             UNCLOSED => return None,
             end => return Some(end as usize),
@@ -306,7 +330,7 @@ impl Extents {
                     }
                     i = j;
                 }
-                b'{' | b'[' => match self.known[i] {
+                b'{' | b'[' => match if keep { self.known[i] } else { 0 } {
                     0 => open.push(i),
                     UNCLOSED => break,
                     // A value whose end is known: the same bytes follow, so its end is ours.
@@ -316,7 +340,9 @@ impl Extents {
                     }
                 },
                 b'}' | b']' => {
-                    if let Some(o) = open.pop() {
+                    if let Some(o) = open.pop()
+                        && keep
+                    {
                         self.known[o] = (i + 1) as u32;
                     }
                     if open.is_empty() {
@@ -327,8 +353,10 @@ impl Extents {
             }
             i += 1;
         }
-        for o in open {
-            self.known[o] = UNCLOSED;
+        if keep {
+            for o in open {
+                self.known[o] = UNCLOSED;
+            }
         }
         None
     }
