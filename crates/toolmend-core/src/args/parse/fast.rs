@@ -411,6 +411,12 @@ pub(super) fn fast_number_end(src: &[u8], at: usize) -> Option<usize> {
         }
         p
     };
+    number_end_by(src, at, digits)
+}
+
+/// [`fast_number_end`] by the grammar, `digits(p)` the end of the digits from `p`.
+#[inline(always)]
+fn number_end_by(src: &[u8], at: usize, digits: impl Fn(usize) -> usize) -> Option<usize> {
     let mut p = at;
     if src[p] == b'-' {
         p += 1;
@@ -450,41 +456,15 @@ mod tests {
     /// digits' range among them) or by the end.
     #[test]
     fn a_numbers_digits_end_where_a_byte_loop_ends_them() {
-        let reference = |src: &[u8], at: usize| -> Option<usize> {
+        // The same grammar with the digits read a byte at a time.
+        let reference = |src: &[u8], at: usize| {
             let digits = |mut p: usize| {
                 while p < src.len() && src[p].is_ascii_digit() {
                     p += 1;
                 }
                 p
             };
-            let mut p = at;
-            if src[p] == b'-' {
-                p += 1;
-            }
-            match src.get(p)? {
-                b'0' => p += 1,
-                b'1'..=b'9' => p = digits(p + 1),
-                _ => return None,
-            }
-            if src.get(p) == Some(&b'.') {
-                let end = digits(p + 1);
-                if end == p + 1 {
-                    return None;
-                }
-                p = end;
-            }
-            if let Some(b'e' | b'E') = src.get(p) {
-                p += 1;
-                if let Some(b'+' | b'-') = src.get(p) {
-                    p += 1;
-                }
-                let end = digits(p);
-                if end == p {
-                    return None;
-                }
-                p = end;
-            }
-            scalar_ends(&src[p..]).then_some(p)
+            number_end_by(src, at, digits)
         };
         for run in 1..20 {
             let digits: String = (0..run).map(|i| char::from(b'1' + (i % 9) as u8)).collect();
