@@ -313,8 +313,9 @@ impl Mender {
     fn mend(&self, text: &Bound<'_, PyAny>) -> Record {
         let input = input(text, self.max_bytes);
         let mut mender = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let result = input.text().and_then(|text| mender.mend(text));
-        Record::new(MendedInPart::new(&input, result))
+        input.mend_kept(&mut mender, |result| {
+            Record::new(MendedInPart::new(&input, result))
+        })
     }
 
     /// Mends every input of an iterable into a list of Records, in order, on `threads`
@@ -384,8 +385,9 @@ fn many(
             };
             let mut slots = Vec::with_capacity(range.len());
             for input in &inputs[range] {
-                let result = input.text().and_then(|text| mender.mend(text));
-                slots.push(MendedInput::new(&mut part, input, result));
+                slots.push(
+                    input.mend_kept(mender, |result| MendedInput::new(&mut part, input, result)),
+                );
             }
             (Arc::new(part), slots)
         })
@@ -542,11 +544,12 @@ fn value_of(
     options: Options,
     max_bytes: usize,
 ) -> PyResult<Py<PyAny>> {
-    let text = input(text, max_bytes)
-        .text()
-        .map_err(|error| to_py_err(py, &error, None))?;
-    match LibMender::new(options).mend(text) {
-        Ok(mended) => json_loads(py, &mended.value()),
+    let mut mender = LibMender::new(options);
+    let value = input(text, max_bytes).mend_kept(&mut mender, |mended| {
+        mended.map(|mended| mended.value().into_owned())
+    });
+    match value {
+        Ok(value) => json_loads(py, &value),
         Err(error) => Err(to_py_err(py, &error, None)),
     }
 }

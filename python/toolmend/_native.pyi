@@ -21,7 +21,8 @@ class Error(ValueError):
     code: str
     """The stable error code (`empty_input`, `invalid_json`, `not_an_object`, `depth_exceeded`,
     `too_deep`, `too_large`, `invalid_utf8`, `concatenated`, `invalid_input`, `missing_field`,
-    `wrong_type`, `unknown_tool`, `invalid_parameters`, `incomplete_call`, `truncated`)."""
+    `wrong_type`, `unknown_tool`, `invalid_parameters`, `incomplete_call`, `truncated`,
+    `internal_error`)."""
     message: str
     """What failed and where."""
     offset: Optional[int]

@@ -39,6 +39,9 @@ pub enum Code {
     /// The input was cut off before its end and [`Truncated::Error`](crate::Truncated) was
     /// asked for (`--truncated error`): it is refused rather than healed.
     Truncated,
+    /// toolmend failed on this input through a bug of its own (it panicked): the input got
+    /// this record instead of ending the run, and every other input was still processed.
+    Internal,
 }
 
 impl Code {
@@ -60,6 +63,7 @@ impl Code {
             Code::InvalidParameters => "invalid_parameters",
             Code::IncompleteCall => "incomplete_call",
             Code::Truncated => "truncated",
+            Code::Internal => "internal_error",
         }
     }
 }
@@ -112,6 +116,23 @@ impl Error {
             message: format!("{what} at byte {offset}"),
             offset: Some(offset),
         }
+    }
+
+    /// The error of an input that made toolmend panic (`panic` is what it panicked with): the
+    /// input gets this record and the run goes on, rather than dying with every input after it.
+    pub(crate) fn internal(panic: &(dyn std::any::Any + Send)) -> Error {
+        let what = panic
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("no message");
+        Error::whole(
+            Code::Internal,
+            format!(
+                "toolmend failed on this input, a bug in toolmend (please report it with this \
+                 input): {what}"
+            ),
+        )
     }
 
     /// An error about the input as a whole.

@@ -296,6 +296,15 @@ impl Mender {
         &self.options
     }
 
+    /// A new mender with this one's settings, to take the place of one that a panic (a bug)
+    /// left part-way through an input.
+    pub(crate) fn fresh(&self) -> Mender {
+        let mut fresh = Mender::new(self.options.clone());
+        fresh.lone_surrogates_as_fffd = self.lone_surrogates_as_fffd;
+        fresh.fast_path_off = self.fast_path_off;
+        fresh
+    }
+
     /// [`Mender::mend`], with the value appended to `buf` as [`Mended::write_value`] writes it,
     /// and nothing appended on an error. The parser writes the value straight after what `buf`
     /// holds (its output buffer is `buf`, lent for the call), so a value is written once, where

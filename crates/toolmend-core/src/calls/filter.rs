@@ -135,6 +135,10 @@ impl Job for Calls {
             options: self.options.clone(),
         })
     }
+
+    fn records(&self) -> bool {
+        self.options.records
+    }
 }
 
 impl Calls {

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::num::NonZeroUsize;
 use std::ops::Range;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
@@ -100,7 +101,29 @@ impl<'a> Input<'a> {
     /// # Errors
     /// The input's own error, or the pipeline's.
     pub fn mend(&self, mender: &mut Mender) -> Result<MendedValue, Error> {
-        mender.mend(self.text()?).map(|m| MendedValue::from(&m))
+        self.mend_kept(mender, |result| result.map(|m| MendedValue::from(&m)))
+    }
+
+    /// Mends the input with `mender` and hands the result to `keep`, which makes what the
+    /// caller keeps of it (a [`Mended`] borrows the mender until its next input).
+    ///
+    /// If mending or `keep` panics (a bug in toolmend), `keep` is called again with an
+    /// `internal_error` for this input, and `mender` is replaced by a new one with its
+    /// settings: one input, one result, and the inputs after it are mended as usual.
+    pub fn mend_kept<T>(
+        &self,
+        mender: &mut Mender,
+        mut keep: impl FnMut(Result<Mended<'_>, Error>) -> T,
+    ) -> T {
+        let (this, kept) = (&mut *mender, &mut keep);
+        let done = catch_unwind(AssertUnwindSafe(move || match self.text() {
+            Ok(text) => kept(this.mend(text)),
+            Err(error) => kept(Err(error)),
+        }));
+        done.unwrap_or_else(|panic| {
+            *mender = mender.fresh();
+            keep(Err(Error::internal(&*panic)))
+        })
     }
 }
 
@@ -204,10 +227,7 @@ where
     let batches = mend_batches(inputs.len(), size, options, threads, |range, mender| {
         inputs[range]
             .iter()
-            .map(|input| {
-                let result = input.text().and_then(|text| mender.mend(text));
-                keep(input, result)
-            })
+            .map(|input| input.mend_kept(mender, |result| keep(input, result)))
             .collect::<Vec<_>>()
     });
     batches.into_iter().flatten().collect()
@@ -288,6 +308,40 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An input that panics gets `internal_error`; the inputs after it, in its batch and in
+    /// others, are mended by a new mender as if nothing happened.
+    #[test]
+    fn an_input_that_panics_gets_internal_error_and_the_rest_are_mended() {
+        let texts: Vec<String> = (0..10_000)
+            .map(|i| match i % 1_000 {
+                7 => "{'boom': [1, 2".to_owned(),
+                _ => format!("{{'n': {i},}}"),
+            })
+            .collect();
+        let inputs: Vec<Input<'_>> = texts.iter().map(|t| Input::Text(t)).collect();
+        for threads in [1, 2, 3] {
+            // `keep` panics on the value of `boom` as a bug would (a mended value the binding
+            // cannot convert, say); given the error in its place, it keeps that.
+            let out = mend_many_with(&inputs, &Options::default(), threads, |_, result| {
+                let value = result.map(|m| m.value().into_owned());
+                assert!(!matches!(&value, Ok(v) if v.contains("boom")), "boom");
+                value
+            });
+            assert_eq!(out.len(), texts.len());
+            for (i, result) in out.iter().enumerate() {
+                match result {
+                    Ok(value) => assert_eq!(value, &format!("{{\"n\":{i}}}")),
+                    Err(e) => {
+                        assert_eq!(i % 1_000, 7, "{e}");
+                        assert_eq!(e.code, Code::Internal);
+                        assert!(e.message.ends_with("with this input): boom"), "{e}");
+                    }
+                }
+            }
+            assert_eq!(out.iter().filter(|r| r.is_err()).count(), 10);
+        }
+    }
 
     #[test]
     fn many_keeps_order_on_any_thread_count() {

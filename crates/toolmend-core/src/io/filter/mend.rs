@@ -151,4 +151,8 @@ impl Job for Mend {
     fn fresh(&self) -> Box<dyn Job> {
         Box::new(Mend::new(self.options.clone()))
     }
+
+    fn records(&self) -> bool {
+        self.options.records
+    }
 }

@@ -16,6 +16,7 @@ use crate::io::input::{Framing, InputReader, RawInput};
 use crate::tools::schema::Schema;
 
 mod mend;
+mod panics;
 
 use mend::Mend;
 
@@ -143,8 +144,11 @@ pub(crate) trait Job: Send {
     /// Only those of the item's `direct` writer.
     fn one(&mut self, item: Item<'_>, buf: &mut Output) -> io::Result<Option<bool>>;
 
-    /// The same job for another thread.
+    /// The same job for another thread (or in place of one that panicked).
     fn fresh(&self) -> Box<dyn Job>;
+
+    /// Whether error records go to `out` (with records) rather than to `err`.
+    fn records(&self) -> bool;
 }
 
 impl Filter {
@@ -571,7 +575,7 @@ impl Worker {
             raw,
             direct: None,
         };
-        let ok = self.job.one(item, &mut self.buf);
+        let ok = panics::one_contained(&mut self.job, item, &mut self.buf);
         ok.expect("only the direct writer fails")
     }
 
@@ -591,7 +595,7 @@ impl Worker {
             raw: RawInput::Bytes(bytes),
             direct: Some(out),
         };
-        self.job.one(item, &mut self.buf)
+        panics::one_contained(&mut self.job, item, &mut self.buf)
     }
 }
 
