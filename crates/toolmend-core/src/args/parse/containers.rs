@@ -1,7 +1,7 @@
 //! Opening, continuing and closing arrays and objects: commas, closers, ellipses and the
 //! nesting stack, where most structural repairs are decided.
 
-use super::keys::{compared, fnv};
+use super::keys::index_hash;
 use super::numbers::lone_sign_len;
 use super::{Parser, Quote};
 use crate::args::locate::json_extent;
@@ -556,8 +556,7 @@ impl<'a> Parser<'a> {
                 if frame.level.indexed() {
                     let depth = self.sink.scratch.nesting.depth() + 1;
                     for entry in &self.sink.scratch.keys[frame.keys_base..] {
-                        // Hashed as the index hashed it: the key as compared (escapes read).
-                        let hash = fnv(&compared(&self.sink.out[entry.start..entry.end]));
+                        let hash = index_hash(&self.sink.out[entry.start..entry.end]);
                         self.sink.scratch.key_index.remove(&(depth, hash));
                     }
                 }

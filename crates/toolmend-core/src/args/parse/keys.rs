@@ -247,13 +247,14 @@ impl<'a> Parser<'a> {
             if !level.indexed() {
                 scratch.nesting.mark_indexed();
                 for (i, e) in entries.iter().enumerate() {
-                    let hash = fnv(&compared(&out[e.start..e.end]));
+                    let hash = index_hash(&out[e.start..e.end]);
                     scratch
                         .key_index
                         .entry((depth, hash))
                         .or_insert(keys_base + i);
                 }
             }
+            // `key` is the key as compared already: `index_hash` of its written text.
             let hash = fnv(key);
             match scratch.key_index.get(&(depth, hash)) {
                 // Only an entry of this object's keys is one (closing an object removes its
@@ -508,8 +509,15 @@ fn string_end_in_copy(out: &[u8], at: usize) -> usize {
     }
 }
 
+/// The hash a key written as `written` is indexed by: that of the key as compared (escapes
+/// read), so that `"a"` and `"\u0061"` meet, and so that closing an object finds each entry it
+/// made (see `containers.rs`).
+pub(super) fn index_hash(written: &[u8]) -> u64 {
+    fnv(&compared(written))
+}
+
 /// FNV-1a: a fast hash for short keys; collisions are checked by comparing the keys.
-pub(super) fn fnv(bytes: &[u8]) -> u64 {
+fn fnv(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
         hash ^= u64::from(b);
