@@ -303,14 +303,18 @@ pub(crate) fn ends_inside_a_value(text: &str) -> bool {
     serde_json::from_str::<serde::de::IgnoredAny>(text).is_err_and(|e| e.is_eof())
 }
 
-/// Whether `text` opens a JSON string and its last byte is a quote no escape can hold: no
-/// backslash in the six bytes before it (`\"` ends inside an escape, and `\u12"` runs out
-/// while a strict reader takes four bytes for its digits).
+/// Whether `text` opens a JSON string and its last byte is a quote that closes it, not one an
+/// escape holds: after an even run of backslashes (`\\"` closes, `\"` is escaped), with no
+/// `\u` in the six bytes before it (`\u12"`: a strict reader takes four bytes for its digits
+/// and runs out). Before that quote a strict reader either stops at a fault, with text left,
+/// or reads the string whole; it never runs out of text.
 fn closes_its_string(text: &[u8]) -> bool {
     let [b'"', inner @ .., b'"'] = text else {
         return false;
     };
-    !inner[inner.len().saturating_sub(6)..].contains(&b'\\')
+    let backslashes = inner.iter().rev().take_while(|&&b| b == b'\\').count();
+    let tail = &inner[inner.len().saturating_sub(6)..];
+    backslashes % 2 == 0 && !tail.windows(2).any(|pair| pair == b"\\u")
 }
 
 /// The repair that shows `text` was cut off (see [`truncated`]), when one does.
@@ -342,7 +346,7 @@ mod tests {
     fn the_shortcut_answers_as_a_strict_reader() {
         // Every text of up to five of these pieces, each also inside quotes: the tails that
         // matter are escapes cut at the end (`\"`, `\u12"`), escaped backslashes before a
-        // closing quote, and strings closed before the end.
+        // closing quote, and strings closed before the end; an encoded object ends `\"}"`.
         let pieces = ["\"", "\\", "u", "0", "a", " ", "{", "}", "\n", "é"];
         let mut texts = vec![String::new()];
         let mut all = Vec::new();
@@ -373,12 +377,17 @@ mod tests {
             }
         }
         assert!(shortcut > 10_000, "the shortcut was taken {shortcut} times");
+        // Encoded objects, once and twice, take it.
+        assert!(closes_its_string(br#""{\"a\":\"b\"}""#));
+        assert!(closes_its_string(br#""\"{\\\"a\\\":1}\"""#));
         // And the cases named above, one by one.
         for (text, cut) in [
             (r#""abc\""#, true),
             (r#""abc\u12""#, true),
             (r#""abc\u123""#, false),
             (r#""abc\\""#, false),
+            (r#""{\"a\":\"b\"}""#, false),
+            (r#""{\"a\":\"b\"}\""#, true),
             (r#""a" "b""#, false),
             (r#""{\"a\": 1}""#, false),
             ("\"", true),
