@@ -46,6 +46,16 @@ pub fn push_utf16(out: &mut Vec<u16>, utf8: &[u8]) {
     out.reserve(utf8.len());
     let mut i = 0;
     while i < utf8.len() {
+        // ASCII sixteen bytes at a time, checked and widened in one pass (room was reserved:
+        // UTF-16 never has more units than UTF-8 has bytes).
+        let done = out.len();
+        // SAFETY: `out` has room for `utf8.len() - i` more units; `widen_ascii` writes at most
+        // that many and says how many.
+        unsafe {
+            let n = widen_ascii(&utf8[i..], out.as_mut_ptr().add(done));
+            out.set_len(done + n);
+            i += n;
+        }
         let run = ascii_run(&utf8[i..]);
         out.extend(utf8[i..i + run].iter().map(|&b| u16::from(b)));
         i += run;
@@ -103,4 +113,47 @@ pub fn push_utf8(units: &[u16], out: &mut String) -> bool {
         i += width;
     }
     true
+}
+
+/// Widens the ASCII bytes that open `utf8`, sixteen at a time, into `out`; how many (a
+/// multiple of sixteen: the rest is left to the caller).
+///
+/// # Safety
+/// `out` has room for `utf8.len()` units.
+#[cfg(target_arch = "x86_64")]
+unsafe fn widen_ascii(utf8: &[u8], out: *mut u16) -> usize {
+    use std::arch::x86_64::{
+        __m128i, _mm_loadu_si128, _mm_movemask_epi8, _mm_setzero_si128, _mm_storeu_si128,
+        _mm_unpackhi_epi8, _mm_unpacklo_epi8,
+    };
+    let mut i = 0;
+    // SAFETY: 16 bytes are read from `i` while `i + 16 <= len`, 16 units written to `out + i`.
+    unsafe {
+        let zero = _mm_setzero_si128();
+        while i + 16 <= utf8.len() {
+            let v = _mm_loadu_si128(utf8.as_ptr().add(i).cast::<__m128i>());
+            if _mm_movemask_epi8(v) != 0 {
+                break;
+            }
+            _mm_storeu_si128(out.add(i).cast::<__m128i>(), _mm_unpacklo_epi8(v, zero));
+            _mm_storeu_si128(out.add(i + 8).cast::<__m128i>(), _mm_unpackhi_epi8(v, zero));
+            i += 16;
+        }
+    }
+    i
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn widen_ascii(_utf8: &[u8], _out: *mut u16) -> usize {
+    0
+}
+
+/// The greatest byte of `utf8` (0 when empty), 32 bytes at a time (vector instructions): below
+/// 0x80 it is ASCII, below 0xC4 every character is below U+0100 (see [`wide`]).
+pub fn top_byte(utf8: &[u8]) -> u8 {
+    let chunks = utf8.chunks_exact(32);
+    let rest = chunks.remainder().iter().copied().fold(0, u8::max);
+    chunks
+        .map(|chunk| chunk.iter().copied().fold(0, u8::max))
+        .fold(rest, u8::max)
 }

@@ -18,7 +18,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
-use crate::text::{push_latin1, push_utf8, push_utf16, wide};
+use crate::text::{push_latin1, push_utf8, push_utf16, top_byte};
 use crate::{Made, MendOptions, RawRecord, check, failed};
 
 /// The buffers kept between calls: the input as UTF-16 and as UTF-8, the value as UTF-8 and
@@ -94,24 +94,27 @@ impl Buffers {
                 return unsafe { RawRecord::to_napi_value(env, failed(&error, input.original())) };
             }
         };
+        // Copied (a few hundred bytes, in cache): `Mended::value` would check it is UTF-8.
         self.value.clear();
         mended.write_value(&mut self.value);
-        if self.value == self.text.as_bytes() {
+        let value = &self.value[..];
+        if value == self.text.as_bytes() {
             // Valid compact JSON: its value's text is the input's.
             return Ok(string);
         }
-        // SAFETY: pointers and lengths of live vectors; V8 copies them.
+        let top = top_byte(value);
+        // SAFETY: pointers and lengths of live slices; V8 copies them.
         let status = unsafe {
-            if self.value.iter().all(|&b| b < 0x80) {
+            if top < 0x80 {
                 sys::napi_create_string_latin1(
                     env,
-                    self.value.as_ptr().cast(),
-                    self.value.len() as isize,
+                    value.as_ptr().cast(),
+                    value.len() as isize,
                     &mut made,
                 )
-            } else if !wide(&self.value) {
+            } else if top < 0xc4 {
                 self.narrow.clear();
-                push_latin1(&mut self.narrow, &self.value);
+                push_latin1(&mut self.narrow, value);
                 sys::napi_create_string_latin1(
                     env,
                     self.narrow.as_ptr().cast(),
@@ -120,7 +123,7 @@ impl Buffers {
                 )
             } else {
                 self.wide.clear();
-                push_utf16(&mut self.wide, &self.value);
+                push_utf16(&mut self.wide, value);
                 sys::napi_create_string_utf16(
                     env,
                     self.wide.as_ptr(),
