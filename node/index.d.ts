@@ -85,7 +85,7 @@ export interface Calls {
 export class ToolmendError extends Error {
   /** The stable error code: empty_input, invalid_json, not_an_object, depth_exceeded, too_deep,
    * too_large, invalid_utf8, concatenated, invalid_input, missing_field, wrong_type,
-   * unknown_tool, invalid_parameters, incomplete_call, truncated. */
+   * unknown_tool, invalid_parameters, incomplete_call, truncated, internal_error. */
   code: string;
   /** The byte offset of the failure, or null. */
   offset: number | null;

@@ -125,10 +125,11 @@ impl Writer {
         input: &toolmend_core::Input<'_>,
         mender: &mut toolmend_core::Mender,
     ) {
-        match input.text().and_then(|text| mender.mend(text)) {
+        // A panic (a bug) on this input gives it an `internal_error` record, as in the CLI.
+        input.mend_kept(mender, |result| match result {
             Ok(mended) => self.ok(&mended),
             Err(error) => self.failed(&error, input),
-        }
+        });
     }
 
     /// The part's two segments (numbered `first` and `first + 1` in the batch) and its
