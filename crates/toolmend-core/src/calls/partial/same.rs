@@ -329,7 +329,10 @@ mod tests {
         // Every byte of the text, the last ending the object.
         let read_all = |text: &str| -> Option<Map<String, Value>> {
             let mut reader = crate::calls::partial::Reader::new();
-            for &b in text.trim_start_matches(|c: char| c.is_ascii_whitespace()).as_bytes() {
+            for &b in text
+                .trim_start_matches(|c: char| c.is_ascii_whitespace())
+                .as_bytes()
+            {
                 if reader.push(b) == Step::Bail {
                     return None;
                 }
@@ -374,10 +377,16 @@ mod tests {
                 at: 0,
             })
             .decoded_string();
-            let read = decoded.as_ref().and_then(|d| read_all(std::str::from_utf8(d).ok()?));
+            let read = decoded
+                .as_ref()
+                .and_then(|d| read_all(std::str::from_utf8(d).ok()?));
             let slip = string.contains(",}");
             if let Some(object) = &read {
-                assert_eq!(is_object_in_string(string.as_bytes(), object), !slip, "{string}");
+                assert_eq!(
+                    is_object_in_string(string.as_bytes(), object),
+                    !slip,
+                    "{string}"
+                );
             }
             for other in [
                 serde_json::json!({}),
@@ -390,7 +399,10 @@ mod tests {
                     unreachable!()
                 };
                 let said = is_object_in_string(string.as_bytes(), &other);
-                assert!(!said || read.as_ref() == Some(&other), "{string} against {other:?}");
+                assert!(
+                    !said || read.as_ref() == Some(&other),
+                    "{string} against {other:?}"
+                );
                 said_true += usize::from(said);
             }
         }
