@@ -11,7 +11,8 @@
 //! stdout, here counted and dropped), their ratio (of the fastest
 //! runs: on a shared machine the others mostly measure the other processes), the same for
 //! the thread's CPU time (`cpu_ratio`: what the other processes of a loaded machine add to
-//! least), and the number and total size of the events. With `oneshot` or `stream` only that one runs (for its peak
+//! least), the CPU time of the stream's `finish` alone (the results and `end`, from `calls` on
+//! the whole reply: the fastest round's), and the number and total size of the events. With `oneshot` or `stream` only that one runs (for its peak
 //! memory). With `floor`, one-shot and, in place of the stream, a loop that only writes one
 //! minimal event line (`{"event":"text","delta":"x"}`) per chunk the same way (`floor_*`,
 //! `floor_cpu_ratio`): what any stream that writes an event per chunk costs at least.
@@ -97,6 +98,7 @@ fn main() {
     }
     let mut streamed = Vec::new();
     let mut streamed_cpu = Vec::new();
+    let mut finish_cpu = Vec::new();
     let (mut events, mut event_bytes) = (0usize, 0usize);
     for _ in 0..if run_stream { rounds } else { 0 } {
         let (start, start_cpu) = (Instant::now(), cpu());
@@ -109,7 +111,9 @@ fn main() {
         for &piece in &cuts {
             writer.write_bytes(piece.as_bytes()).expect("in memory");
         }
+        let finish_start = cpu();
         writer.finish().expect("in memory");
+        finish_cpu.push(cpu() - finish_start);
         streamed.push(start.elapsed().as_secs_f64());
         streamed_cpu.push(cpu() - start_cpu);
         (events, event_bytes) = (writer.events_written() as usize, writer.get_ref().0);
@@ -136,6 +140,7 @@ fn main() {
     let ((oc_min, _), (sc_min, _)) = (stats(&mut oneshot_cpu), stats(&mut streamed_cpu));
     let cpu_ratio = oc_min.zip(sc_min).map(|(o, s)| s / o);
     let (floor_min, _) = stats(&mut floor_cpu);
+    let (finish_min, _) = stats(&mut finish_cpu);
     let floor_ratio = oc_min.zip(floor_min).map(|(o, f)| f / o);
     println!(
         "{}",
@@ -144,6 +149,7 @@ fn main() {
             "oneshot_min_s": o_min, "oneshot_median_s": o_med,
             "stream_min_s": s_min, "stream_median_s": s_med, "ratio": ratio,
             "oneshot_cpu_min_s": oc_min, "stream_cpu_min_s": sc_min, "cpu_ratio": cpu_ratio,
+            "stream_finish_cpu_min_s": finish_min,
             "events": events, "event_bytes": event_bytes,
             "floor_cpu_min_s": floor_min, "floor_cpu_ratio": floor_ratio,
         })

@@ -350,6 +350,30 @@ fn letters_held_in_the_prose_lane_are_written_as_a_plain_stream_writes_them() {
     assert_eq!(written, plain);
 }
 
+/// A chunk of a few bytes with a letter that may begin a marker, or a byte to escape, is read
+/// in the writer's lane a byte at a time, and the whole chunk left to the plain way (nothing of
+/// it taken) where one of its bytes leaves the lane: the lines of a plain stream, for chunks of
+/// 2 to 8 bytes starting at every offset.
+#[test]
+fn chunks_with_held_letters_or_escapes_are_written_as_a_plain_stream_writes_them() {
+    const REPLIES: &[&str] = &[
+        "text of fun \"quoted\" f\\g functools[{\"name\": \"f\", \"arguments\": {}}] more",
+        "a fb f\"c ff[fu] f{x} f\u{1}y functoo \"\"\\ f\n\tf ends held fun",
+        "<think>a \"b\" c\\d\te</think> then fa f<b> fé x",
+    ];
+    let options = CallOptions::default();
+    for reply in REPLIES {
+        for per in 2..=8 {
+            for first in 1..=per {
+                let mut sizes = std::iter::once(first).chain(std::iter::repeat(per));
+                let pieces = cut(reply, || sizes.next().unwrap_or(per));
+                let (written, plain) = both_pieces(&pieces, &options);
+                assert_eq!(written, plain, "{first} then {per}: {reply:?}");
+            }
+        }
+    }
+}
+
 /// A reply fed a byte at a time within the size, then past it: the `end` record says the
 /// input's whole size, as for the same bytes in one read (the writer counts the bytes read
 /// in its plain path apart from the total, and adds them up when it leaves that path).

@@ -20,7 +20,7 @@ mod text;
 use serde_json::{Map, Value};
 
 pub(crate) use path::{Seg, pointer};
-pub(crate) use same::is_object;
+pub(crate) use same::{is_object, is_object_in_string};
 use string::Escape;
 pub(crate) use text::Text;
 

@@ -21,6 +21,25 @@ pub(crate) fn is_object(text: &[u8], object: &Map<String, Value>) -> bool {
     walk.object(object, 1)
 }
 
+/// Whether `text` starts with a JSON string whose text, decoded as the reader decodes it and
+/// its leading white space left out (as the stream reads arguments written as a string), is
+/// a JSON object that the reader reads as exactly `object` ([`is_object`]) and nothing after
+/// it; what follows the string in `text` is not looked at.
+pub(crate) fn is_object_in_string(text: &[u8], object: &Map<String, Value>) -> bool {
+    let Some(decoded) = (Walk { text, at: 0 }).decoded_string() else {
+        return false;
+    };
+    let start = decoded
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(decoded.len());
+    let mut walk = Walk {
+        text: &decoded[start..],
+        at: 0,
+    };
+    walk.object(object, 1) && walk.at == walk.text.len()
+}
+
 struct Walk<'a> {
     text: &'a [u8],
     at: usize,
@@ -174,6 +193,27 @@ impl Walk<'_> {
         }
     }
 
+    /// The text of the string at `self.at`, decoded as the reader decodes it (see
+    /// [`Walk::string`]); `None` where the reader gives up or the string does not end.
+    fn decoded_string(&mut self) -> Option<Vec<u8>> {
+        if !self.eat(b'"') {
+            return None;
+        }
+        let mut decoded = Vec::new();
+        loop {
+            let rest = &self.text[self.at..];
+            let n = memchr::memchr2(b'"', b'\\', rest)?;
+            decoded.extend_from_slice(&rest[..n]);
+            self.at += n + 1;
+            if rest[n] == b'"' {
+                return Some(decoded);
+            }
+            let c = self.escape()?;
+            let mut buf = [0; 4];
+            decoded.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        }
+    }
+
     /// The character of the escape after a backslash (`None` where the reader gives up: an
     /// unknown escape, a lone surrogate).
     fn escape(&mut self) -> Option<char> {
@@ -279,6 +319,94 @@ mod tests {
                 assert_eq!(said, is && !slip, "{text} against {other:?}");
             }
         }
+    }
+
+    /// `is_object_in_string` says `true` only where the reader reads the string's text (its
+    /// leading white space left out, every byte of it pushed, as the stream reads arguments
+    /// written as a string) to that object, and does for JSON as written.
+    #[test]
+    fn in_a_string_is_what_the_reader_reads() {
+        // Every byte of the text, the last ending the object.
+        let read_all = |text: &str| -> Option<Map<String, Value>> {
+            let mut reader = crate::calls::partial::Reader::new();
+            for &b in text
+                .trim_start_matches(|c: char| c.is_ascii_whitespace())
+                .as_bytes()
+            {
+                if reader.push(b) == Step::Bail {
+                    return None;
+                }
+            }
+            match reader.value {
+                Some(Value::Object(m)) => Some(m),
+                _ => None,
+            }
+        };
+        let texts = [
+            "{}",
+            r#"{"a": 1, "b": [true, null, -0.5e3, "x"], "c": {"d": {}}}"#,
+            " \u{c}\n{\"a\": 1}",
+            "{\"a\": 1} ",
+            "{\"a\": 1}x",
+            "{\"a\": \"x\\ny\\u00e9\\ud83d\\ude00\\\"q\\\\\\/\"}",
+            "{\"a\": \"raw\ncontrol\"}",
+            r#"{"a": 1,}"#,
+            r#"{"a": 1, "a": 2}"#,
+            r#"{"a": "\ud800x"}"#,
+            r#"{"a": tru"#,
+        ];
+        let mut strings: Vec<String> = texts
+            .iter()
+            .map(|t| serde_json::to_string(t).unwrap() + "tail")
+            .collect();
+        // Escapes serde_json does not write, and strings that do not end or are not strings.
+        strings.extend(
+            [
+                r#""{\"a\": \u0031}""#,
+                r#""{\u0022a\u0022: \"\ud83d\ude00\"}""#,
+                r#""{\"a\": 1}"#,
+                r#""{\"a\": 1}\q""#,
+                r#"{"a": 1}"#,
+            ]
+            .map(String::from),
+        );
+        let mut said_true = 0;
+        for string in &strings {
+            let decoded = (Walk {
+                text: string.as_bytes(),
+                at: 0,
+            })
+            .decoded_string();
+            let read = decoded
+                .as_ref()
+                .and_then(|d| read_all(std::str::from_utf8(d).ok()?));
+            let slip = string.contains(",}");
+            if let Some(object) = &read {
+                assert_eq!(
+                    is_object_in_string(string.as_bytes(), object),
+                    !slip,
+                    "{string}"
+                );
+            }
+            for other in [
+                serde_json::json!({}),
+                serde_json::json!({"a": 1}),
+                serde_json::json!({"a": "x\nyé😀\"q\\/"}),
+                serde_json::json!({"a": "😀"}),
+                serde_json::json!({"a": 2}),
+            ] {
+                let Value::Object(other) = other else {
+                    unreachable!()
+                };
+                let said = is_object_in_string(string.as_bytes(), &other);
+                assert!(
+                    !said || read.as_ref() == Some(&other),
+                    "{string} against {other:?}"
+                );
+                said_true += usize::from(said);
+            }
+        }
+        assert!(said_true >= 5, "{said_true}");
     }
 
     #[test]

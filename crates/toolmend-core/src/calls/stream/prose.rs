@@ -252,9 +252,14 @@ impl Stream {
         Some(&self.buf.as_bytes()[from..end])
     }
 
-    /// [`Stream::take_prose`] of a chunk of ASCII, `bytes`.
+    /// [`Stream::take_prose`] of a chunk of ASCII, `bytes`: where the delta is in the reply
+    /// ([`Stream::reply`]), for [`write_prose_delta`].
     #[inline(always)]
-    pub(super) fn take_prose_ascii(&mut self, lane: &mut Lane, bytes: &[u8]) -> Option<&[u8]> {
+    pub(super) fn take_prose_ascii(
+        &mut self,
+        lane: &mut Lane,
+        bytes: &[u8],
+    ) -> Option<(usize, usize)> {
         let at = self.buf.len();
         self.buf.reserve(bytes.len());
         for &b in bytes {
@@ -263,7 +268,46 @@ impl Stream {
         let shown = bytes.iter().rposition(|&b| !ascii_space(b))? + 1;
         let end = at + shown;
         let from = std::mem::replace(&mut lane.mark, end);
-        Some(&self.buf.as_bytes()[from..end])
+        Some((from, end))
+    }
+
+    /// Reads `bytes` (ASCII) in `lane` a byte at a time, as a stream fed a byte at a time reads
+    /// them in the lane ([`Stream::lane_class`], [`Stream::hold_ascii`]), for a chunk that
+    /// [`Stream::takes_prose`] does not take whole (a letter that may begin a marker, a byte to
+    /// escape): where the delta of the one event the chunk makes known is in the reply (the
+    /// deltas its bytes would each make, end to end), if any. `Err` when the lane is to be
+    /// left at one of its bytes: then nothing is taken (the reply and `lane` as they were).
+    #[inline(never)]
+    pub(super) fn take_prose_bytes(
+        &mut self,
+        lane: &mut Lane,
+        bytes: &[u8],
+    ) -> Result<Option<(usize, usize)>, ()> {
+        let (len, was) = (self.buf.len(), *lane);
+        for &b in bytes {
+            let class = match lane.holds() {
+                true => LaneClass::Hold,
+                false => self.lane_class(b),
+            };
+            let taken = match class {
+                LaneClass::Space => {
+                    self.push_ascii(b);
+                    true
+                }
+                LaneClass::Show | LaneClass::Escaped => {
+                    self.show_ascii(lane, b);
+                    true
+                }
+                LaneClass::Hold => self.hold_ascii(lane, b).is_some(),
+                LaneClass::Leave => false,
+            };
+            if !taken {
+                self.buf.truncate(len);
+                *lane = was;
+                return Err(());
+            }
+        }
+        Ok((lane.mark != was.mark).then_some((was.mark, lane.mark)))
     }
 
     /// Ends `lane`: the stream and its live reader as reading its bytes the whole way leaves
@@ -305,6 +349,73 @@ pub(super) fn write_shown_line<W: Write>(out: &mut W, text: bool, delta: &[u8]) 
     }
 }
 
+/// Where each byte of `x` is one JSON escapes, its high bit (and maybe that of a byte above it,
+/// the borrow of the subtraction: never one below): a quote, a backslash or a control byte.
+#[inline(always)]
+fn escapes_in(x: u128) -> u128 {
+    const ONES: u128 = u128::MAX / 255;
+    const HIGHS: u128 = ONES * 0x80;
+    // Zero where a byte of `x` is `b`.
+    let zero = |y: u128| y.wrapping_sub(ONES) & !y & HIGHS;
+    (x.wrapping_sub(ONES * 0x20) & !x & HIGHS)
+        | zero(x ^ (ONES * u128::from(b'"')))
+        | zero(x ^ (ONES * u128::from(b'\\')))
+}
+
+/// [`escapes_in`] of eight bytes.
+#[inline(always)]
+fn escapes_in8(x: u64) -> u64 {
+    const ONES: u64 = u64::MAX / 255;
+    const HIGHS: u64 = ONES * 0x80;
+    let zero = |y: u64| y.wrapping_sub(ONES) & !y & HIGHS;
+    (x.wrapping_sub(ONES * 0x20) & !x & HIGHS)
+        | zero(x ^ (ONES * u64::from(b'"')))
+        | zero(x ^ (ONES * u64::from(b'\\')))
+}
+
+/// [`write_prose_line`] of the delta `reply[from..end]`: a delta of at most 16 bytes with
+/// nothing to escape (a stream fed a few bytes at a time) is written from the 16 bytes of
+/// the reply that end it, placed behind the line's head in one copy and checked for
+/// anything to escape at once, with no look at each byte and one write.
+#[inline(always)]
+pub(super) fn write_prose_delta<W: Write>(
+    out: &mut W,
+    text: bool,
+    reply: &[u8],
+    from: usize,
+    end: usize,
+) -> io::Result<()> {
+    const TEXT: &[u8; 25] = b"{\"event\":\"text\",\"delta\":\"";
+    const REASONING: &[u8; 30] = b"{\"event\":\"reasoning\",\"delta\":\"";
+    let n = end - from;
+    if let Some(window) = end.checked_sub(16).and_then(|at| reply.get(at..end))
+        && let Ok(window) = <[u8; 16]>::try_from(window)
+        && (1..=16).contains(&n)
+    {
+        // The delta is the last `n` bytes of the window (most are in its last eight).
+        let [.., h0, h1, h2, h3, h4, h5, h6, h7] = window;
+        let last8 = u64::from_le_bytes([h0, h1, h2, h3, h4, h5, h6, h7]);
+        let plain = match n {
+            ..=8 => escapes_in8(last8) & (u64::MAX << (8 * (8 - n))) == 0,
+            _ => escapes_in(u128::from_le_bytes(window)) & (u128::MAX << (8 * (16 - n))) == 0,
+        };
+        if plain {
+            let mut line = [0u8; REASONING.len() + 16 + 3];
+            let head = if text { TEXT.len() } else { REASONING.len() };
+            // The window first, its bytes before the delta then covered by the head.
+            line[head + n - 16..head + n].copy_from_slice(&window);
+            if text {
+                line[..TEXT.len()].copy_from_slice(TEXT);
+            } else {
+                line[..REASONING.len()].copy_from_slice(REASONING);
+            }
+            line[head + n..head + n + 3].copy_from_slice(b"\"}\n");
+            return out.write_all(&line[..head + n + 3]);
+        }
+    }
+    write_prose_line(out, text, &reply[from..end])
+}
+
 /// The line of a `text` (`text`) or `reasoning` event with this delta and its newline, as
 /// the events are written; a delta of one or two bytes with nothing to escape (what a stream
 /// fed a byte at a time mostly gives: a byte, or white space that waited and a byte) in one
@@ -340,5 +451,40 @@ pub(super) fn write_prose_line<W: Write>(out: &mut W, text: bool, delta: &[u8]) 
             write_json_string_body(out, delta)?;
             out.write_all(b"\"}\n")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A delta written from the window that ends it is the line [`write_prose_line`] writes,
+    /// for every length up to past the window, at every place in replies with bytes to
+    /// escape (and bytes that are not ASCII) before, in and after the delta.
+    #[test]
+    fn deltas_from_the_window_are_the_lines_written_byte_by_byte() {
+        let specials = [b'"', b'\\', b'\n', 0, 0x1f, 0x7f, 0xc3, b' ', b'!'];
+        let mut checked = 0;
+        for len in 1..40 {
+            for special in specials {
+                for at in 0..40 {
+                    let mut reply = vec![b'a'; 40];
+                    reply[at] = special;
+                    for (from, end) in [(40 - len, 40), (0, len), (39 - len.min(39), 39)] {
+                        if end > reply.len() || from >= end {
+                            continue;
+                        }
+                        for text in [true, false] {
+                            let (mut fast, mut slow) = (Vec::new(), Vec::new());
+                            write_prose_delta(&mut fast, text, &reply, from, end).unwrap();
+                            write_prose_line(&mut slow, text, &reply[from..end]).unwrap();
+                            assert_eq!(fast, slow, "{len} {special} {at} {from}..{end}");
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000);
     }
 }

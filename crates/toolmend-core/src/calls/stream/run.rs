@@ -77,11 +77,18 @@ impl Stream {
     #[inline(always)]
     pub(crate) fn take_run_ascii(&mut self, bytes: &[u8]) -> bool {
         let n = bytes.len();
-        if n > self.run || !bytes.iter().all(|&b| STRING_PLAIN[usize::from(b)]) {
+        if n > self.run {
             return false;
         }
+        // Looked at and appended in one pass (a string's bytes are nearly always plain): the
+        // append undone at a byte that is not.
+        let len = self.buf.len();
         self.buf.reserve(n);
         for &b in bytes {
+            if !STRING_PLAIN[usize::from(b)] {
+                self.buf.truncate(len);
+                return false;
+            }
             self.buf.push(char::from(b & 0x7f));
         }
         self.run -= n;

@@ -5,7 +5,7 @@ use super::arguments::weight;
 use super::event::{Event, Prose};
 use super::{CallSlot, Held, Nested, Shown, Stream, feed_nested, found_in};
 use crate::calls::formats::json::{ARG_KEYS, WRAPPERS};
-use crate::calls::partial::{Reader, Seg, Step, is_object, pointer};
+use crate::calls::partial::{Reader, Seg, Step, is_object, is_object_in_string, pointer};
 use crate::calls::{Call, Extracted, Failure};
 use crate::{Repair, RepairKind};
 use serde_json::{Map, Value};
@@ -438,19 +438,24 @@ fn shown_again(slot: &CallSlot, src: &[u8]) -> Option<ShownArgs> {
 
 /// Whether the arguments `slot` showed whole are `parameters` as they are, to the order of
 /// their members: [`shown_again`] would read them so, and they would agree; found without
-/// building them. `false` when that cannot be told so (arguments written as a string, a
-/// schema that coerced what was shown, or any difference): then `shown_again` tells.
+/// building them. Arguments written as a string are decoded once and their JSON walked the
+/// same way (read again byte by byte, they cost the end of an `encoded` reply more than
+/// `calls` itself). `false` when that cannot be told so (a schema that coerced what was
+/// shown, or any difference): then `shown_again` tells.
 fn shown_unchanged(slot: &CallSlot, src: &[u8], parameters: &Map<String, Value>) -> bool {
     let Some(args) = &slot.args_src else {
         return false;
     };
     let coerced =
         matches!((&slot.tools, &slot.tool), (Some(tools), Some(tool)) if tools.get(tool).is_some());
-    !args.string
-        && !coerced
-        && src
-            .get(args.at..)
-            .is_some_and(|text| is_object(text, parameters))
+    let Some(text) = src.get(args.at..) else {
+        return false;
+    };
+    !coerced
+        && match args.string {
+            false => is_object(text, parameters),
+            true => is_object_in_string(text, parameters),
+        }
 }
 
 /// Pushes `text` to `reader` up to the end of its value, as a byte at a time would, but a

@@ -3,7 +3,7 @@
 
 use std::io::{self, BufWriter, Write};
 
-use super::prose::{Lane, LaneClass, write_prose_line, write_shown_line};
+use super::prose::{Lane, LaneClass, write_prose_delta, write_prose_line, write_shown_line};
 use super::{ArgumentsEvents, Event, Stream};
 use crate::calls::{CallOptions, DeltaFraming, Deltas, Extracted, Failure, Shape};
 use crate::error::{Code, Error};
@@ -349,9 +349,21 @@ impl<W: Write> EventWriter<W> {
         self.plain_left -= bytes.len() as u64;
         if let Some(lane) = &mut self.lane {
             if self.stream.takes_prose(lane, bytes) {
-                if let Some(delta) = self.stream.take_prose_ascii(lane, bytes) {
+                if let Some((from, end)) = self.stream.take_prose_ascii(lane, bytes) {
                     self.written += 1;
-                    write_prose_line(&mut self.out, lane.text(), delta)?;
+                    let reply = self.stream.reply().as_bytes();
+                    write_prose_delta(&mut self.out, lane.text(), reply, from, end)?;
+                    self.out.flush()?;
+                }
+                return Ok(true);
+            }
+            // A letter that may begin a marker, or a byte to escape: read a byte at a time
+            // in the lane, unless one of them leaves it.
+            if let Ok(delta) = self.stream.take_prose_bytes(lane, bytes) {
+                if let Some((from, end)) = delta {
+                    self.written += 1;
+                    let reply = self.stream.reply().as_bytes();
+                    write_prose_delta(&mut self.out, lane.text(), reply, from, end)?;
                     self.out.flush()?;
                 }
                 return Ok(true);
