@@ -7,6 +7,7 @@
 //! explicit stack, so depth costs memory, never the call stack, and every decision looks ahead a
 //! bounded distance (or over whitespace it then consumes), so the time is linear in the input.
 
+mod blocks;
 mod containers;
 mod fast;
 mod guess;

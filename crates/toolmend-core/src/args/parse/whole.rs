@@ -23,10 +23,10 @@ use crate::bytes::append;
 
 /// The most keys one object may have here (each key is compared with every earlier tag of its
 /// object); a larger object is read by the token-by-token path, which indexes its keys.
-const MAX_KEYS: usize = 32;
+pub(super) const MAX_KEYS: usize = 32;
 
 /// Open containers tracked here, a bit each.
-const MAX_DEPTH: usize = 64;
+pub(super) const MAX_DEPTH: usize = 64;
 
 impl Parser<'_> {
     /// At a top-level `{` or `[` at `at`: when the whole value there is valid JSON that the
@@ -149,7 +149,7 @@ impl Pending {
 /// not copied yet start.
 pub(super) struct Failed {
     pub(super) at: usize,
-    run: usize,
+    pub(super) run: usize,
     /// The containers open there.
     pub(super) depth: usize,
     /// The tags in the pass's `tags` that are the outermost object's keys (the first ones).
@@ -159,7 +159,12 @@ pub(super) struct Failed {
 /// How many of the first tags are the outermost object's keys: all up to where the first
 /// object open inside it starts its own.
 #[cold]
-fn outer_keys(objects: u64, depth: usize, bases: &[u32; MAX_DEPTH], tags: usize) -> usize {
+pub(super) fn outer_keys(
+    objects: u64,
+    depth: usize,
+    bases: &[u32; MAX_DEPTH],
+    tags: usize,
+) -> usize {
     (1..depth)
         .find(|&d| objects >> d & 1 != 0)
         .map_or(tags, |d| bases[d] as usize)
@@ -170,7 +175,7 @@ fn outer_keys(objects: u64, depth: usize, bases: &[u32; MAX_DEPTH], tags: usize)
 /// bytes and its last eight turned. Both taken and the one that does not apply masked off, so
 /// that keys of mixed lengths cost no mispredicted branch.
 #[inline(always)]
-fn plain_tag(src: &[u8], first: &[u8], p: usize, end: usize) -> u64 {
+pub(super) fn plain_tag(src: &[u8], first: &[u8], p: usize, end: usize) -> u64 {
     let len = end - p;
     let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
     let first = word(first) & (u64::MAX >> (64 - 8 * len.min(8)));
@@ -183,7 +188,7 @@ fn plain_tag(src: &[u8], first: &[u8], p: usize, end: usize) -> u64 {
 /// A key tag's bit in its object's filter: six bits of the tag mixed (a short key's tag is
 /// its bytes, whose high bits are zero and whose low byte is its quote).
 #[inline(always)]
-fn bloom_bit(tag: u64) -> u64 {
+pub(super) fn bloom_bit(tag: u64) -> u64 {
     1 << (tag.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58)
 }
 
@@ -235,8 +240,8 @@ fn copy_valid(
 
 /// [`copy_valid`] with the scan `stops`.
 #[inline(always)]
-fn copy_valid_with(
-    stops: impl Stops,
+fn copy_valid_with<S: Stops>(
+    stops: S,
     src: &[u8],
     at: usize,
     out: &mut Vec<u8>,
@@ -244,6 +249,18 @@ fn copy_valid_with(
     max_depth: usize,
     lone_surrogates_as_fffd: bool,
 ) -> Result<usize, Failed> {
+    // (A shorter input is not worth a block.)
+    if S::BLOCKS && src.len() >= 64 {
+        return super::blocks::copy_valid_blocks(
+            stops,
+            src,
+            at,
+            out,
+            tags,
+            max_depth,
+            lone_surrogates_as_fffd,
+        );
+    }
     tags.clear();
     let mut p = at;
     // Where the bytes not copied yet start: they are copied in runs, up to white space.
