@@ -20,20 +20,32 @@ use super::whole::{Failed, MAX_DEPTH, MAX_KEYS, bloom_bit, outer_keys, plain_tag
 use crate::args::simd_avx::Stops;
 use crate::bytes::append;
 
-/// Where tokens start in `src` from a given offset, a block of 64 bytes classed at a time.
-struct Tokens<'s, S> {
+/// Blocks classed at a time: their token starts are written out (flattened) before the walk
+/// reads them, so that the walk keeps only its place in the list.
+const WINDOW: usize = 16;
+
+/// The room [`Tokens`] needs in its list: a window's token starts, and the 64 that the last
+/// block's flattening may write past them.
+pub(super) const TOKENS_ROOM: usize = WINDOW * 64 + 64;
+
+/// Where tokens start in `src` from a given offset, a window of 64-byte blocks classed at a
+/// time.
+struct Tokens<'s, 'l, S> {
     src: &'s [u8],
     stops: S,
-    /// The current block's first byte, and where the next starts.
-    base: usize,
+    /// The current window's token starts (`list[read..found]` not yet returned).
+    list: &'l mut [u32],
+    read: usize,
+    found: usize,
+    /// Where the current window starts, and where the next one does.
+    window: usize,
     next: usize,
-    /// The current block's token starts not yet returned.
-    bits: u64,
-    /// The current block's backslashes and control bytes: a string holding one is read by
-    /// [`string_end_from`], which checks its escapes.
-    special: u64,
-    /// One past the last backslash or control byte of the blocks before the current one (0:
-    /// none).
+    /// The current window's backslashes and control bytes, a mask a block: a string holding
+    /// one is read by [`string_end_from`], which checks its escapes.
+    special: [u64; WINDOW],
+    /// One past the last backslash or control byte of the current window (0: none), and of
+    /// the windows before it.
+    special_last: usize,
     special_end: usize,
     /// All ones when the last block ended inside a string.
     in_string: u64,
@@ -44,15 +56,21 @@ struct Tokens<'s, S> {
     other: u64,
 }
 
-impl<'s, S: Stops> Tokens<'s, S> {
-    fn new(stops: S, src: &'s [u8], at: usize) -> Self {
+impl<'s, 'l, S: Stops> Tokens<'s, 'l, S> {
+    fn new(stops: S, src: &'s [u8], at: usize, list: &'l mut Vec<u32>) -> Self {
+        if list.len() < TOKENS_ROOM {
+            list.resize(TOKENS_ROOM, 0);
+        }
         Tokens {
             src,
             stops,
-            base: at,
+            list,
+            read: 0,
+            found: 0,
+            window: at,
             next: at,
-            bits: 0,
-            special: 0,
+            special: [0; WINDOW],
+            special_last: 0,
             special_end: 0,
             in_string: 0,
             escaped: 0,
@@ -60,37 +78,101 @@ impl<'s, S: Stops> Tokens<'s, S> {
         }
     }
 
-    /// The next token's first byte, or `None` when only white space is left.
+    /// The next token's first byte, or `src.len()` when only white space is left.
     #[inline(always)]
-    fn next(&mut self) -> Option<usize> {
-        while self.bits == 0 {
-            if self.next >= self.src.len() {
-                return None;
-            }
-            self.classify_next();
+    fn next(&mut self) -> usize {
+        if self.read == self.found {
+            self.classify_window();
         }
-        let i = self.bits.trailing_zeros() as usize;
-        self.bits &= self.bits - 1;
-        Some(self.base + i)
+        let at = self.list[self.read];
+        self.read += 1;
+        at as usize
     }
 
     /// Whether the string whose quotes are at `open` and `close` (the last token returned)
     /// holds a backslash or a control byte.
     #[inline(always)]
     fn special_between(&self, open: usize, close: usize) -> bool {
-        debug_assert!(open < close && close >= self.base && close < self.base + 64);
-        let from = (open + 1).saturating_sub(self.base);
-        let to = close - self.base;
-        let inside = (u64::MAX << from) & !(u64::MAX << to);
-        self.special & inside != 0 || self.special_end > open + 1
+        if self.special_end > open + 1 {
+            return true;
+        }
+        if self.special_last <= open + 1 {
+            return false;
+        }
+        let from = (open + 1).saturating_sub(self.window);
+        let to = close - self.window;
+        let (first, last) = (from / 64, to / 64);
+        let mut any = 0;
+        for (block, &special) in self.special[first..=last].iter().enumerate() {
+            let mut special = special;
+            if block == 0 {
+                special &= u64::MAX << (from % 64);
+            }
+            if block + first == last {
+                special &= !(u64::MAX << (to % 64));
+            }
+            any |= special;
+        }
+        any != 0
     }
 
-    /// Classes the next block (past the end, white space) and finds its token starts. `src`
-    /// has at least 64 bytes.
+    /// Classes the next window of blocks (past the end, white space) and writes out where
+    /// its tokens start; at the end of `src`, its length. `src` has at least 64 bytes.
     #[inline(always)]
-    fn classify_next(&mut self) {
+    fn classify_window(&mut self) {
         let src = self.src;
-        let base = self.next;
+        let len = src.len();
+        if self.special_last != 0 {
+            self.special_end = self.special_last;
+        }
+        self.read = 0;
+        self.found = 0;
+        loop {
+            if self.next >= len {
+                self.list[0] = len as u32;
+                self.found = 1;
+                return;
+            }
+            self.window = self.next;
+            self.special_last = 0;
+            for block in 0..WINDOW {
+                let base = self.next;
+                if base >= len {
+                    self.special[block] = 0;
+                    continue;
+                }
+                let (bits, special) = self.classify(base);
+                self.special[block] = special;
+                if special != 0 {
+                    self.special_last = base + 64 - special.leading_zeros() as usize;
+                }
+                // Eight written whatever the count (those past it are written over next).
+                let count = bits.count_ones() as usize;
+                let mut bits = bits;
+                let mut at = self.found;
+                loop {
+                    for slot in &mut self.list[at..at + 8] {
+                        *slot = (base + bits.trailing_zeros() as usize) as u32;
+                        bits &= bits.wrapping_sub(1);
+                    }
+                    at += 8;
+                    if at >= self.found + count {
+                        break;
+                    }
+                }
+                self.found += count;
+                self.next = base + 64;
+            }
+            if self.found != 0 {
+                return;
+            }
+        }
+    }
+
+    /// The token starts and the backslashes and control bytes of the block at `base`.
+    #[inline(always)]
+    fn classify(&mut self, base: usize) -> (u64, u64) {
+        let src = self.src;
         // The last bytes: the 64 that end where `src` does, those before `base` shifted out
         // and white space shifted in (a padded copy of the bytes cost more than this).
         let (from, shift) = match base.checked_add(64) {
@@ -106,11 +188,6 @@ impl<'s, S: Stops> Tokens<'s, S> {
             classes.structural >>= shift;
             classes.space = classes.space >> shift | !(u64::MAX >> shift);
         }
-        if self.special != 0 {
-            self.special_end = self.base + 64 - self.special.leading_zeros() as usize;
-        }
-        self.base = base;
-        self.next = base + 64;
         let escaped = if classes.backslash | self.escaped == 0 {
             0
         } else {
@@ -123,8 +200,10 @@ impl<'s, S: Stops> Tokens<'s, S> {
         let other = !(classes.space | classes.structural | quote | in_string);
         let starts = other & !(other << 1 | self.other);
         self.other = other >> 63;
-        self.bits = (classes.structural & !in_string) | quote | starts;
-        self.special = classes.backslash | classes.control;
+        (
+            (classes.structural & !in_string) | quote | starts,
+            classes.backslash | classes.control,
+        )
     }
 }
 
@@ -163,7 +242,8 @@ fn escaped_bytes(backslash: u64, carry: &mut u64) -> u64 {
 }
 
 /// [`super::whole`]'s `copy_valid_with`, walked from token to token: the same result, the same
-/// output (the unit tests check both). `src` has at least 64 bytes.
+/// output (the unit tests check both). `src` has at least 64 bytes and
+/// fewer than `u32::MAX`.
 #[inline(always)]
 pub(super) fn copy_valid_blocks(
     stops: impl Stops,
@@ -171,12 +251,13 @@ pub(super) fn copy_valid_blocks(
     at: usize,
     out: &mut Vec<u8>,
     tags: &mut Vec<u64>,
+    list: &mut Vec<u32>,
     max_depth: usize,
     lone_surrogates_as_fffd: bool,
 ) -> Result<usize, Failed> {
     tags.clear();
     let len = src.len();
-    let mut tokens = Tokens::new(stops, src, at);
+    let mut tokens = Tokens::new(stops, src, at, list);
     // Where the bytes not copied yet start: they are copied in runs, up to white space.
     let mut run = at;
     let mut depth = 0;
@@ -203,7 +284,7 @@ pub(super) fn copy_valid_blocks(
     macro_rules! next {
         ($end:expr) => {{
             let end = $end;
-            let next = tokens.next().unwrap_or(len);
+            let next = tokens.next();
             if next != end {
                 append(out, src, run, end);
                 run = next;
@@ -217,9 +298,10 @@ pub(super) fn copy_valid_blocks(
     macro_rules! string {
         ($open:expr) => {{
             let open = $open;
-            let Some(close) = tokens.next() else {
+            let close = tokens.next();
+            if close == len {
                 fail!(open);
-            };
+            }
             if tokens.special_between(open, close) {
                 match string_end_from(stops, src, open + 1, lone_surrogates_as_fffd) {
                     Some((end, escaped)) if end == close + 1 => (end, escaped),
@@ -252,7 +334,7 @@ pub(super) fn copy_valid_blocks(
             }
             bloom |= bit;
             tags.push(tag);
-            let colon = tokens.next().unwrap_or(len);
+            let colon = tokens.next();
             if colon != end {
                 // White space before the colon: a line break there is the parser's.
                 let stop = src[end..colon]
@@ -285,7 +367,7 @@ pub(super) fn copy_valid_blocks(
         }};
     }
 
-    let mut p = tokens.next().unwrap_or(len);
+    let mut p = tokens.next();
     debug_assert_eq!(p, at);
     'value: loop {
         // A value starts at `p`.

@@ -38,6 +38,7 @@ impl Parser<'_> {
         let out = &mut self.sink.out;
         let max_depth = self.max_nesting.min(MAX_DEPTH);
         let tags = &mut self.sink.scratch.tags;
+        let tokens = &mut self.sink.scratch.tokens;
         // The clean lane's pass over the same bytes, when it ran: taken, not read again.
         let pending = self.sink.pending.take().filter(|pending| {
             let same = pending.reads(at, self.src.len());
@@ -55,6 +56,7 @@ impl Parser<'_> {
                     at,
                     out,
                     tags,
+                    tokens,
                     max_depth,
                     self.lone_surrogates_as_fffd,
                 );
@@ -97,12 +99,14 @@ impl super::Sink {
     ) -> bool {
         let out_start = self.out.len();
         let tags = &mut self.scratch.tags;
+        let tokens = &mut self.scratch.tokens;
         let max_depth = max_nesting.min(MAX_DEPTH);
         match copy_valid(
             src,
             at,
             &mut self.out,
             tags,
+            tokens,
             max_depth,
             lone_surrogates_as_fffd,
         ) {
@@ -201,6 +205,7 @@ fn copy_valid(
     at: usize,
     out: &mut Vec<u8>,
     tags: &mut Vec<u64>,
+    tokens: &mut Vec<u32>,
     max_depth: usize,
     lone_surrogates_as_fffd: bool,
 ) -> Result<usize, Failed> {
@@ -210,6 +215,7 @@ fn copy_valid(
         at: usize,
         out: &'o mut Vec<u8>,
         tags: &'o mut Vec<u64>,
+        tokens: &'o mut Vec<u32>,
         max_depth: usize,
         lone_surrogates_as_fffd: bool,
     }
@@ -223,6 +229,7 @@ fn copy_valid(
                 self.at,
                 self.out,
                 self.tags,
+                self.tokens,
                 self.max_depth,
                 self.lone_surrogates_as_fffd,
             )
@@ -233,6 +240,7 @@ fn copy_valid(
         at,
         out,
         tags,
+        tokens,
         max_depth,
         lone_surrogates_as_fffd,
     })
@@ -246,17 +254,19 @@ fn copy_valid_with<S: Stops>(
     at: usize,
     out: &mut Vec<u8>,
     tags: &mut Vec<u64>,
+    tokens: &mut Vec<u32>,
     max_depth: usize,
     lone_surrogates_as_fffd: bool,
 ) -> Result<usize, Failed> {
     // (A shorter input is not worth a block.)
-    if S::BLOCKS && src.len() >= 64 {
+    if S::BLOCKS && src.len() >= 64 && src.len() < u32::MAX as usize {
         return super::blocks::copy_valid_blocks(
             stops,
             src,
             at,
             out,
             tags,
+            tokens,
             max_depth,
             lone_surrogates_as_fffd,
         );
