@@ -14,17 +14,7 @@
 /// How the end of a run of a JSON string's plain bytes is found: the first position from `p`
 /// holding `"`, `\` or a byte below 0x20, or `src.len()` when there is none.
 pub(crate) trait Stops: Copy {
-    /// Whether the whole-value pass walks from token to token by [`Stops::classify`]'s masks
-    /// (`parse/blocks.rs`), or reads byte by byte (where no block classifier pays).
-    const BLOCKS: bool = false;
-
     fn string_stop(self, src: &[u8], p: usize) -> usize;
-
-    /// The classes of the 64 bytes of `block` that the block walk needs, a bit a byte.
-    #[inline(always)]
-    fn classify(self, block: &[u8; 64]) -> Classes {
-        Classes::of(block)
-    }
 
     /// For the string whose opening quote is at `at`: `Ok` where it ends (past its closing
     /// quote) when that quote comes within the first block tested and before any `\` or
@@ -33,42 +23,6 @@ pub(crate) trait Stops: Copy {
     #[inline(always)]
     fn string_start(self, _src: &[u8], at: usize) -> Result<usize, usize> {
         Err(at + 1)
-    }
-}
-
-/// What each byte of a 64-byte block is, a bit a byte (bit i: byte i), before the strings
-/// are known: the walk of `parse/blocks.rs` works out from these which are in strings.
-#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
-pub(crate) struct Classes {
-    pub(crate) quote: u64,
-    pub(crate) backslash: u64,
-    /// A byte below 0x20 (JSON's white space but the space among them).
-    pub(crate) control: u64,
-    /// JSON's white space: space, tab, line feed, carriage return.
-    pub(crate) space: u64,
-    /// `{`, `}`, `[`, `]`, `:` and `,`.
-    pub(crate) structural: u64,
-}
-
-impl Classes {
-    /// A byte at a time: the reference the vector classifiers are tested against.
-    #[inline]
-    pub(crate) fn of(block: &[u8; 64]) -> Classes {
-        let mut c = Classes::default();
-        for (i, &b) in block.iter().enumerate() {
-            let bit = 1u64 << i;
-            match b {
-                b'"' => c.quote |= bit,
-                b'\\' => c.backslash |= bit,
-                b' ' | b'\t' | b'\n' | b'\r' => c.space |= bit,
-                b'{' | b'}' | b'[' | b']' | b':' | b',' => c.structural |= bit,
-                _ => {}
-            }
-            if b < 0x20 {
-                c.control |= bit;
-            }
-        }
-        c
     }
 }
 
@@ -99,20 +53,6 @@ impl Avx2 {
 
 #[cfg(target_arch = "x86_64")]
 impl Stops for Avx2 {
-    const BLOCKS: bool = true;
-
-    #[inline(always)]
-    fn classify(self, block: &[u8; 64]) -> Classes {
-        let (low, high) = (avx2_classes(self, block, 0), avx2_classes(self, block, 32));
-        let join = |i: usize| u64::from(low[i]) | u64::from(high[i]) << 32;
-        Classes {
-            quote: join(0),
-            backslash: join(1),
-            control: join(2),
-            space: join(3),
-            structural: join(4),
-        }
-    }
     #[inline(always)]
     fn string_stop(self, src: &[u8], p: usize) -> usize {
         use std::arch::x86_64::{
@@ -177,62 +117,6 @@ impl Stops for Avx2 {
         } else {
             Err(from + 32)
         }
-    }
-}
-
-/// The white space byte with each low nibble (0 where none has it), for each 16-byte lane: a
-/// byte is white space when it is the one its nibble looks up (a byte from 0x80 looks up 0,
-/// byte 0 the space).
-#[cfg(target_arch = "x86_64")]
-#[rustfmt::skip]
-static SPACES: [u8; 32] = [
-    0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0x09, 0x0A, 0, 0, 0x0D, 0, 0,
-    0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0x09, 0x0A, 0, 0, 0x0D, 0, 0,
-];
-
-/// The same for the structural bytes with bit 5 set, which makes `[` `{` and `]` `}` one byte
-/// each: `:` `{` `,` `}` (the control bytes 0x1A and 0x0C fold to two of them: taken out).
-#[cfg(target_arch = "x86_64")]
-#[rustfmt::skip]
-static STRUCTURALS: [u8; 32] = [
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x3A, 0x7B, 0x2C, 0x7D, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x3A, 0x7B, 0x2C, 0x7D, 0, 0,
-];
-
-/// [`Classes`] of the 32 bytes of `block` from `at` (0 or 32), as masks of 32 bits in
-/// [`Classes`]' order: five compares, two of them table lookups (`vpshufb` on the low nibble).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn avx2_classes(_: Avx2, block: &[u8; 64], at: usize) -> [u32; 5] {
-    use std::arch::x86_64::{
-        __m256i, _mm256_andnot_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_min_epu8,
-        _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8, _mm256_shuffle_epi8,
-    };
-    debug_assert!(at <= 32);
-    // SAFETY: an `Avx2` exists only when the CPU has AVX2 ([`Avx2::detect`]); the 32 bytes
-    // read from `at <= 32` are inside the 64 of `block`, the tables are 32 bytes, and the
-    // loads are unaligned.
-    unsafe {
-        let v = _mm256_loadu_si256(block.as_ptr().add(at).cast::<__m256i>());
-        let quote = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8));
-        let backslash = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8));
-        let control = _mm256_cmpeq_epi8(_mm256_min_epu8(v, _mm256_set1_epi8(0x1F)), v);
-        // White space and structural bytes by a lookup of their low nibble ([`SPACES`]).
-        let spaces = _mm256_loadu_si256(SPACES.as_ptr().cast::<__m256i>());
-        let space = _mm256_cmpeq_epi8(_mm256_shuffle_epi8(spaces, v), v);
-        let folded = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
-        let structurals = _mm256_loadu_si256(STRUCTURALS.as_ptr().cast::<__m256i>());
-        let structural = _mm256_andnot_si256(
-            control,
-            _mm256_cmpeq_epi8(_mm256_shuffle_epi8(structurals, folded), folded),
-        );
-        [
-            _mm256_movemask_epi8(quote) as u32,
-            _mm256_movemask_epi8(backslash) as u32,
-            _mm256_movemask_epi8(control) as u32,
-            _mm256_movemask_epi8(space) as u32,
-            _mm256_movemask_epi8(structural) as u32,
-        ]
     }
 }
 

@@ -45,7 +45,7 @@ pub(super) fn is_ws(b: u8) -> bool {
 /// Whether `rest` starts with what may follow a scalar inside a container: white space, a
 /// comma, a closer, or the end.
 #[inline(always)]
-pub(super) fn scalar_ends(rest: &[u8]) -> bool {
+fn scalar_ends(rest: &[u8]) -> bool {
     matches!(
         rest.first(),
         None | Some(b' ' | b'\n' | b'\r' | b'\t' | b',' | b'}' | b']')

@@ -7,7 +7,6 @@
 //! explicit stack, so depth costs memory, never the call stack, and every decision looks ahead a
 //! bounded distance (or over whitespace it then consumes), so the time is linear in the input.
 
-mod blocks;
 mod containers;
 mod fast;
 mod guess;
@@ -68,8 +67,6 @@ struct Scratch {
     key_index: HashMap<(usize, u64), usize>,
     /// The key tags of the objects open in [`whole`]'s pass.
     tags: Vec<u64>,
-    /// Where tokens start, a window of blocks at a time, in [`blocks`]' walk of that pass.
-    tokens: Vec<u32>,
     /// How many entries of `keys` from `unplaced_base` have their tag but not yet their place
     /// in the output: the keys of an object taken up after its last member ([`handover`]),
     /// found by [`keys::place_keys`] when compared. Its `{` is at `unplaced_from` in the output.

@@ -23,10 +23,10 @@ use crate::bytes::append;
 
 /// The most keys one object may have here (each key is compared with every earlier tag of its
 /// object); a larger object is read by the token-by-token path, which indexes its keys.
-pub(super) const MAX_KEYS: usize = 32;
+const MAX_KEYS: usize = 32;
 
 /// Open containers tracked here, a bit each.
-pub(super) const MAX_DEPTH: usize = 64;
+const MAX_DEPTH: usize = 64;
 
 impl Parser<'_> {
     /// At a top-level `{` or `[` at `at`: when the whole value there is valid JSON that the
@@ -38,7 +38,6 @@ impl Parser<'_> {
         let out = &mut self.sink.out;
         let max_depth = self.max_nesting.min(MAX_DEPTH);
         let tags = &mut self.sink.scratch.tags;
-        let tokens = &mut self.sink.scratch.tokens;
         // The clean lane's pass over the same bytes, when it ran: taken, not read again.
         let pending = self.sink.pending.take().filter(|pending| {
             let same = pending.reads(at, self.src.len());
@@ -56,7 +55,6 @@ impl Parser<'_> {
                     at,
                     out,
                     tags,
-                    tokens,
                     max_depth,
                     self.lone_surrogates_as_fffd,
                 );
@@ -99,14 +97,12 @@ impl super::Sink {
     ) -> bool {
         let out_start = self.out.len();
         let tags = &mut self.scratch.tags;
-        let tokens = &mut self.scratch.tokens;
         let max_depth = max_nesting.min(MAX_DEPTH);
         match copy_valid(
             src,
             at,
             &mut self.out,
             tags,
-            tokens,
             max_depth,
             lone_surrogates_as_fffd,
         ) {
@@ -153,7 +149,7 @@ impl Pending {
 /// not copied yet start.
 pub(super) struct Failed {
     pub(super) at: usize,
-    pub(super) run: usize,
+    run: usize,
     /// The containers open there.
     pub(super) depth: usize,
     /// The tags in the pass's `tags` that are the outermost object's keys (the first ones).
@@ -163,12 +159,7 @@ pub(super) struct Failed {
 /// How many of the first tags are the outermost object's keys: all up to where the first
 /// object open inside it starts its own.
 #[cold]
-pub(super) fn outer_keys(
-    objects: u64,
-    depth: usize,
-    bases: &[u32; MAX_DEPTH],
-    tags: usize,
-) -> usize {
+fn outer_keys(objects: u64, depth: usize, bases: &[u32; MAX_DEPTH], tags: usize) -> usize {
     (1..depth)
         .find(|&d| objects >> d & 1 != 0)
         .map_or(tags, |d| bases[d] as usize)
@@ -179,7 +170,7 @@ pub(super) fn outer_keys(
 /// bytes and its last eight turned. Both taken and the one that does not apply masked off, so
 /// that keys of mixed lengths cost no mispredicted branch.
 #[inline(always)]
-pub(super) fn plain_tag(src: &[u8], first: &[u8], p: usize, end: usize) -> u64 {
+fn plain_tag(src: &[u8], first: &[u8], p: usize, end: usize) -> u64 {
     let len = end - p;
     let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
     let first = word(first) & (u64::MAX >> (64 - 8 * len.min(8)));
@@ -192,7 +183,7 @@ pub(super) fn plain_tag(src: &[u8], first: &[u8], p: usize, end: usize) -> u64 {
 /// A key tag's bit in its object's filter: six bits of the tag mixed (a short key's tag is
 /// its bytes, whose high bits are zero and whose low byte is its quote).
 #[inline(always)]
-pub(super) fn bloom_bit(tag: u64) -> u64 {
+fn bloom_bit(tag: u64) -> u64 {
     1 << (tag.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58)
 }
 
@@ -205,7 +196,6 @@ fn copy_valid(
     at: usize,
     out: &mut Vec<u8>,
     tags: &mut Vec<u64>,
-    tokens: &mut Vec<u32>,
     max_depth: usize,
     lone_surrogates_as_fffd: bool,
 ) -> Result<usize, Failed> {
@@ -215,7 +205,6 @@ fn copy_valid(
         at: usize,
         out: &'o mut Vec<u8>,
         tags: &'o mut Vec<u64>,
-        tokens: &'o mut Vec<u32>,
         max_depth: usize,
         lone_surrogates_as_fffd: bool,
     }
@@ -229,7 +218,6 @@ fn copy_valid(
                 self.at,
                 self.out,
                 self.tags,
-                self.tokens,
                 self.max_depth,
                 self.lone_surrogates_as_fffd,
             )
@@ -240,7 +228,6 @@ fn copy_valid(
         at,
         out,
         tags,
-        tokens,
         max_depth,
         lone_surrogates_as_fffd,
     })
@@ -248,29 +235,15 @@ fn copy_valid(
 
 /// [`copy_valid`] with the scan `stops`.
 #[inline(always)]
-fn copy_valid_with<S: Stops>(
-    stops: S,
+fn copy_valid_with(
+    stops: impl Stops,
     src: &[u8],
     at: usize,
     out: &mut Vec<u8>,
     tags: &mut Vec<u64>,
-    tokens: &mut Vec<u32>,
     max_depth: usize,
     lone_surrogates_as_fffd: bool,
 ) -> Result<usize, Failed> {
-    // (A shorter input is not worth a block.)
-    if S::BLOCKS && src.len() >= 64 && src.len() < u32::MAX as usize {
-        return super::blocks::copy_valid_blocks(
-            stops,
-            src,
-            at,
-            out,
-            tags,
-            tokens,
-            max_depth,
-            lone_surrogates_as_fffd,
-        );
-    }
     tags.clear();
     let mut p = at;
     // Where the bytes not copied yet start: they are copied in runs, up to white space.
