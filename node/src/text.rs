@@ -13,16 +13,14 @@ pub fn ascii_run<T: Copy + Into<u32>>(units: &[T]) -> usize {
     n + units[n..].iter().take_while(|&&u| u.into() < 0x80).count()
 }
 
-/// Whether UTF-8 holds a character from U+0100 on (a lead byte from 0xC4): a maximum of 32
-/// bytes at a time, which the compiler turns into vector instructions (a byte-by-byte `any`
-/// it does not; that was a tenth of mendMany's writing of a part).
+/// UTF-8 holds a character from U+0100 on (one Latin-1 cannot hold) where it holds a byte from
+/// this one (a lead byte: 0xC2 and 0xC3 lead U+0080 to U+00FF, continuation bytes are below).
+pub const WIDE_FROM: u8 = 0xc4;
+
+/// Whether UTF-8 holds a character from U+0100 on ([`top_byte`], which looks at 32 bytes at
+/// a time: a byte-by-byte `any` was a tenth of mendMany's writing of a part).
 pub fn wide(utf8: &[u8]) -> bool {
-    let chunks = utf8.chunks_exact(32);
-    let rest = chunks.remainder();
-    chunks
-        .map(|chunk| chunk.iter().copied().fold(0, u8::max))
-        .chain(rest.iter().copied())
-        .any(|b| b >= 0xc4)
+    top_byte(utf8) >= WIDE_FROM
 }
 
 /// Appends valid UTF-8 whose characters are all below U+0100 as Latin-1.
@@ -149,7 +147,7 @@ unsafe fn widen_ascii(_utf8: &[u8], _out: *mut u16) -> usize {
 }
 
 /// The greatest byte of `utf8` (0 when empty), 32 bytes at a time (vector instructions): below
-/// 0x80 it is ASCII, below 0xC4 every character is below U+0100 (see [`wide`]).
+/// 0x80 it is ASCII, below [`WIDE_FROM`] every character is below U+0100.
 pub fn top_byte(utf8: &[u8]) -> u8 {
     let chunks = utf8.chunks_exact(32);
     let rest = chunks.remainder().iter().copied().fold(0, u8::max);

@@ -18,7 +18,7 @@ use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
-use crate::text::{push_latin1, push_utf8, push_utf16, top_byte};
+use crate::text::{WIDE_FROM, push_latin1, push_utf8, push_utf16, top_byte};
 use crate::{Made, MendOptions, RawRecord, check, failed};
 
 /// The buffers kept between calls: the input as UTF-16 and as UTF-8, the value as UTF-8 and
@@ -112,7 +112,7 @@ impl Buffers {
                     value.len() as isize,
                     &mut made,
                 )
-            } else if top < 0xc4 {
+            } else if top < WIDE_FROM {
                 self.narrow.clear();
                 push_latin1(&mut self.narrow, value);
                 sys::napi_create_string_latin1(

@@ -297,9 +297,11 @@ pub(crate) fn ends_inside_a_value(text: &str) -> bool {
     // An encoded object (a JSON string holding it, the common input that asks) needs no read:
     // a strict reader of a string whose last byte closes it reads it whole or stops at a fault
     // before the end, never running out. Reading it all was a tenth of `mendArgs` per call.
-    if closes_its_string(text.as_bytes()) {
-        return false;
-    }
+    !closes_its_string(text.as_bytes()) && strict_reader_runs_out(text)
+}
+
+/// Whether serde_json, reading `text` as one JSON value, runs out of text (`is_eof`).
+fn strict_reader_runs_out(text: &str) -> bool {
     serde_json::from_str::<serde::de::IgnoredAny>(text).is_err_and(|e| e.is_eof())
 }
 
@@ -338,8 +340,7 @@ mod tests {
 
     /// What `ends_inside_a_value` answered before its shortcut: a strict reader's answer.
     fn read_to_its_end(text: &str) -> bool {
-        let text = text.trim_start_matches('\u{feff}').trim();
-        serde_json::from_str::<serde::de::IgnoredAny>(text).is_err_and(|e| e.is_eof())
+        strict_reader_runs_out(text.trim_start_matches('\u{feff}').trim())
     }
 
     #[test]

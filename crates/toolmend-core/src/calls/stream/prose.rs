@@ -285,9 +285,10 @@ impl Stream {
     ) -> Result<Option<(usize, usize)>, ()> {
         let (len, was) = (self.buf.len(), *lane);
         for &b in bytes {
-            let class = match lane.holds() {
-                true => LaneClass::Hold,
-                false => self.lane_class(b),
+            let class = if lane.holds() {
+                LaneClass::Hold
+            } else {
+                self.lane_class(b)
             };
             let taken = match class {
                 LaneClass::Space => {
@@ -349,29 +350,25 @@ pub(super) fn write_shown_line<W: Write>(out: &mut W, text: bool, delta: &[u8]) 
     }
 }
 
-/// Where each byte of `x` is one JSON escapes, its high bit (and maybe that of a byte above it,
-/// the borrow of the subtraction: never one below): a quote, a backslash or a control byte.
-#[inline(always)]
-fn escapes_in(x: u128) -> u128 {
-    const ONES: u128 = u128::MAX / 255;
-    const HIGHS: u128 = ONES * 0x80;
-    // Zero where a byte of `x` is `b`.
-    let zero = |y: u128| y.wrapping_sub(ONES) & !y & HIGHS;
-    (x.wrapping_sub(ONES * 0x20) & !x & HIGHS)
-        | zero(x ^ (ONES * u128::from(b'"')))
-        | zero(x ^ (ONES * u128::from(b'\\')))
+/// Defines `$name`: where each byte of `x` is one JSON escapes, its high bit (and maybe that of
+/// a byte above it, the borrow of the subtraction: never one below): a quote, a backslash or a
+/// control byte. One word of 16 bytes and one of 8 (most deltas fit in the last eight).
+macro_rules! escapes_in {
+    ($name:ident, $word:ty) => {
+        #[inline(always)]
+        fn $name(x: $word) -> $word {
+            const ONES: $word = <$word>::MAX / 255;
+            const HIGHS: $word = ONES * 0x80;
+            // The high bit where a byte of `y` is zero (of `x ^ b...`: where one of `x` is `b`).
+            let zero = |y: $word| y.wrapping_sub(ONES) & !y & HIGHS;
+            (x.wrapping_sub(ONES * 0x20) & !x & HIGHS)
+                | zero(x ^ (ONES * <$word>::from(b'"')))
+                | zero(x ^ (ONES * <$word>::from(b'\\')))
+        }
+    };
 }
-
-/// [`escapes_in`] of eight bytes.
-#[inline(always)]
-fn escapes_in8(x: u64) -> u64 {
-    const ONES: u64 = u64::MAX / 255;
-    const HIGHS: u64 = ONES * 0x80;
-    let zero = |y: u64| y.wrapping_sub(ONES) & !y & HIGHS;
-    (x.wrapping_sub(ONES * 0x20) & !x & HIGHS)
-        | zero(x ^ (ONES * u64::from(b'"')))
-        | zero(x ^ (ONES * u64::from(b'\\')))
-}
+escapes_in!(escapes_in, u128);
+escapes_in!(escapes_in8, u64);
 
 /// [`write_prose_line`] of the delta `reply[from..end]`: a delta of at most 16 bytes with
 /// nothing to escape (a stream fed a few bytes at a time) is written from the 16 bytes of

@@ -452,9 +452,10 @@ fn shown_unchanged(slot: &CallSlot, src: &[u8], parameters: &Map<String, Value>)
         return false;
     };
     !coerced
-        && match args.string {
-            false => is_object(text, parameters),
-            true => is_object_in_string(text, parameters),
+        && if args.string {
+            is_object_in_string(text, parameters)
+        } else {
+            is_object(text, parameters)
         }
 }
 

@@ -348,18 +348,14 @@ impl<W: Write> EventWriter<W> {
     fn write_short_ascii(&mut self, bytes: &[u8]) -> io::Result<bool> {
         self.plain_left -= bytes.len() as u64;
         if let Some(lane) = &mut self.lane {
-            if self.stream.takes_prose(lane, bytes) {
-                if let Some((from, end)) = self.stream.take_prose_ascii(lane, bytes) {
-                    self.written += 1;
-                    let reply = self.stream.reply().as_bytes();
-                    write_prose_delta(&mut self.out, lane.text(), reply, from, end)?;
-                    self.out.flush()?;
-                }
-                return Ok(true);
-            }
-            // A letter that may begin a marker, or a byte to escape: read a byte at a time
-            // in the lane, unless one of them leaves it.
-            if let Ok(delta) = self.stream.take_prose_bytes(lane, bytes) {
+            // Taken whole, or (a letter that may begin a marker, a byte to escape) read a byte
+            // at a time in the lane, unless one of them leaves it.
+            let taken = if self.stream.takes_prose(lane, bytes) {
+                Ok(self.stream.take_prose_ascii(lane, bytes))
+            } else {
+                self.stream.take_prose_bytes(lane, bytes)
+            };
+            if let Ok(delta) = taken {
                 if let Some((from, end)) = delta {
                     self.written += 1;
                     let reply = self.stream.reply().as_bytes();
