@@ -25,6 +25,10 @@ test:
 ## The packages are built in the debug profile for tests; PROFILE=release for real use.
 PROFILE ?= debug
 PROFILE_FLAG := $(if $(filter release,$(PROFILE)),--release,)
+## The test (debug) builds of the packages have the library's test trigger of a panic
+## (toolmend-core's `panic-trigger` feature: input holding PANIC_TRIGGER panics, to show what a
+## bug's panic gives); a release build has no such check.
+TRIGGER := $(if $(filter release,$(PROFILE)),,panic-trigger)
 PYTHON ?= python3
 ## maturin and pytest, from PyPI, in a venv of their own.
 PYBUILD := target/pybuild
@@ -42,7 +46,7 @@ WHEEL_FLAGS ?= $(if $(filter Linux,$(shell uname -s)),--zig --compatibility many
 python-wheel: $(PYBUILD)/bin/auditwheel
 	rm -rf $(WHEELS)
 	PATH="$(CURDIR)/$(PYBUILD)/bin:$$PATH" $(PYBUILD)/bin/maturin build --quiet --locked --strip \
-	  $(PROFILE_FLAG) $(WHEEL_FLAGS) -m python/Cargo.toml -o $(WHEELS)
+	  $(PROFILE_FLAG) $(if $(TRIGGER),--features $(TRIGGER),) $(WHEEL_FLAGS) -m python/Cargo.toml -o $(WHEELS)
 
 ## A CPython other than $(PYTHON)'s, to show the one abi3 wheel works under both (pyenv's, where
 ## the machine has it). None: said, and only $(PYTHON) tests the wheel.
@@ -101,7 +105,7 @@ test-cluster: python-wheel
 ## does for `npm install ./node`), packed into target/npm/$(PROFILE).
 NPM_OUT := target/npm/$(PROFILE)
 node-package:
-	$(CARGO) build --locked $(PROFILE_FLAG) -p toolmend-node -p toolmend
+	$(CARGO) build --locked $(PROFILE_FLAG) $(if $(TRIGGER),--features toolmend-node/$(TRIGGER),) -p toolmend-node -p toolmend
 	# Found by the shell, not $(wildcard): make expands a recipe before its first line builds the file.
 	cp "$$(ls target/$(PROFILE)/libtoolmend_node.so target/$(PROFILE)/libtoolmend_node.dylib 2>/dev/null | head -n 1)" node/toolmend.node
 	cp target/$(PROFILE)/toolmend node/bin/toolmend-cli

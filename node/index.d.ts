@@ -85,7 +85,9 @@ export interface Calls {
 export class ToolmendError extends Error {
   /** The stable error code: empty_input, invalid_json, not_an_object, depth_exceeded, too_deep,
    * too_large, invalid_utf8, concatenated, invalid_input, missing_field, wrong_type,
-   * unknown_tool, invalid_parameters, incomplete_call, truncated, internal_error. */
+   * unknown_tool, invalid_parameters, incomplete_call, truncated, internal_error (toolmend
+   * panicked on this input, a bug to report with it: any call can throw it, and a Mender's or
+   * mendMany's record can say it; the next input is mended as usual). */
   code: string;
   /** The byte offset of the failure, or null. */
   offset: number | null;
@@ -185,6 +187,8 @@ export interface StreamOptions extends CallsOptions {
   argumentsEvents?: 'delta' | 'snapshot';
 }
 
+/** Should toolmend panic on the reply (a bug), that call's events are an `end` with error code
+ * `internal_error`, and the stream gives no events after it. */
 export class Stream {
   constructor(options?: StreamOptions);
   /** The next piece of the reply's text; the events it makes known. */

@@ -215,36 +215,35 @@ impl Mender {
             .map(Made)
     }
 
-    /// One input's record.
+    /// One input's record. A panic (a bug in toolmend) gives its `internal_error` record and a
+    /// new mender (`Input::mend_kept`).
     #[napi]
     pub fn mend(&mut self, text: Either<String, Buffer>) -> RawRecord {
         let input = input(&text, self.max_bytes);
-        let Some(schema) = &self.schema else {
-            let result = input.mend(&mut self.inner);
-            return record(&input, result);
-        };
         let coerce = !self.inner.options().strict;
-        let text = match input.text() {
-            Ok(text) => text,
-            Err(error) => return failed(&error, input.original()),
-        };
-        let mended = match self.inner.mend(text) {
-            Ok(mended) => mended,
-            Err(error) => return failed(&error, input.original()),
-        };
-        match toolmend_core::MendedValue::with_schema(&mended, schema, coerce) {
-            Ok(checked) => record(&input, Ok(checked)),
-            Err(mismatch) => {
-                let listed: Vec<serde_json::Value> = mismatch
-                    .violations
-                    .iter()
-                    .map(|v| serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message}))
-                    .collect();
-                let mut raw = failed(&mismatch.error, input.original());
-                raw.violations = Some(serde_json::Value::Array(listed).to_string());
-                raw
+        let schema = self.schema.as_ref();
+        input.mend_kept(&mut self.inner, |result| {
+            let mended = match result {
+                Ok(mended) => mended,
+                Err(error) => return failed(&error, input.original()),
+            };
+            let Some(schema) = schema else {
+                return record(&input, Ok(toolmend_core::MendedValue::from(&mended)));
+            };
+            match toolmend_core::MendedValue::with_schema(&mended, schema, coerce) {
+                Ok(checked) => record(&input, Ok(checked)),
+                Err(mismatch) => {
+                    let listed: Vec<serde_json::Value> = mismatch
+                        .violations
+                        .iter()
+                        .map(|v| serde_json::json!({"path": v.path, "keyword": v.keyword, "message": v.message}))
+                        .collect();
+                    let mut raw = failed(&mismatch.error, input.original());
+                    raw.violations = Some(serde_json::Value::Array(listed).to_string());
+                    raw
+                }
             }
-        }
+        })
     }
 
     /// One input's value as compact JSON text, or its failed record: what `mendArgs` and
@@ -263,9 +262,9 @@ impl Mender {
             };
         }
         let input = input(&text, self.max_bytes);
-        let result = input
-            .text()
-            .and_then(|t| self.inner.mend(t).map(|m| m.value().into_owned()));
+        let result = input.mend_kept(&mut self.inner, |result| {
+            result.map(|mended| mended.value().into_owned())
+        });
         match result {
             Ok(json) => Either::A(json),
             Err(error) => Either::B(failed(&error, input.original())),
@@ -366,16 +365,19 @@ impl CallExtractor {
     #[napi]
     pub fn extract(&self, reply: Either<String, Buffer>, message: Option<bool>) -> RawCalls {
         let input = input(&reply, self.max_bytes);
-        let result = match input.text() {
-            Err(error) => Err(Failure {
-                error,
-                extracted: None,
-            }),
-            Ok(text) if message == Some(true) => {
-                toolmend_core::calls::extract_message_text(text, &self.options)
-            }
-            Ok(text) => toolmend_core::calls::extract(text, &self.options),
-        };
+        let result = input.kept(
+            |text| match text {
+                Err(error) => Err(Failure {
+                    error,
+                    extracted: None,
+                }),
+                Ok(text) if message == Some(true) => {
+                    toolmend_core::calls::extract_message_text(text, &self.options)
+                }
+                Ok(text) => toolmend_core::calls::extract(text, &self.options),
+            },
+            panicked,
+        );
         raw_calls(result)
     }
 
@@ -386,14 +388,27 @@ impl CallExtractor {
     #[napi]
     pub fn extract_response(&self, response: String, api: String, choice: u32) -> Result<RawCalls> {
         let api = api.parse().map_err(invalid_arg)?;
-        let result = toolmend_core::calls::extract_response_text(
-            &response,
-            api,
-            choice as usize,
-            &self.options,
+        let result = toolmend_core::Input::Text(&response).kept(
+            |_| {
+                toolmend_core::calls::extract_response_text(
+                    &response,
+                    api,
+                    choice as usize,
+                    &self.options,
+                )
+            },
+            panicked,
         );
         Ok(raw_calls(result))
     }
+}
+
+/// The failure of a reply whose reading panicked (a bug in toolmend): its `internal_error`.
+fn panicked(error: toolmend_core::Error) -> std::result::Result<Extracted, Failure> {
+    Err(Failure {
+        error,
+        extracted: None,
+    })
 }
 
 fn raw_calls(result: std::result::Result<Extracted, Failure>) -> RawCalls {
@@ -414,7 +429,8 @@ fn raw_calls(result: std::result::Result<Extracted, Failure>) -> RawCalls {
 /// makes known as a JSON array (index.js parses it).
 #[napi(js_name = "Stream")]
 pub struct NativeStream {
-    inner: toolmend_core::calls::Stream,
+    /// A panic (a bug in toolmend) ends the reply with an `internal_error` `end` event.
+    inner: toolmend_core::KeptStream,
     /// Reads the chunks given to `feedChunk` (the library's rules for servers' chunks).
     deltas: toolmend_core::calls::Deltas,
 }
@@ -434,7 +450,9 @@ impl NativeStream {
         .map_err(invalid_arg)?;
         let extractor = CallExtractor::new(options)?;
         Ok(NativeStream {
-            inner: toolmend_core::calls::Stream::new(extractor.options).with_arguments_events(kind),
+            inner: toolmend_core::KeptStream::new(
+                toolmend_core::calls::Stream::new(extractor.options).with_arguments_events(kind),
+            ),
             deltas: toolmend_core::calls::Deltas::new(toolmend_core::calls::DeltaFraming::Jsonl),
         })
     }
@@ -442,13 +460,13 @@ impl NativeStream {
     /// The next piece of the reply's text.
     #[napi]
     pub fn feed(&mut self, chunk: String) -> String {
-        events_json(&self.inner.feed(&chunk))
+        events_json(&self.inner.run(&chunk, |s| s.feed(&chunk)))
     }
 
     /// Reasoning a server sends apart from the text.
     #[napi]
     pub fn feed_reasoning(&mut self, delta: String) -> String {
-        events_json(&self.inner.feed_reasoning(&delta))
+        events_json(&self.inner.run(&delta, |s| s.feed_reasoning(&delta)))
     }
 
     /// A piece of a tool call a server parsed itself (`key`: its index).
@@ -460,12 +478,10 @@ impl NativeStream {
         name: Option<String>,
         arguments: Option<String>,
     ) -> String {
-        events_json(&self.inner.feed_call(
-            key as usize,
-            id.as_deref(),
-            name.as_deref(),
-            arguments.as_deref().unwrap_or(""),
-        ))
+        let arguments = arguments.as_deref().unwrap_or("");
+        events_json(&self.inner.run(arguments, |s| {
+            s.feed_call(key as usize, id.as_deref(), name.as_deref(), arguments)
+        }))
     }
 
     /// One chunk of a server's stream as JSON text (an OpenAI chat-completions chunk, an
@@ -473,13 +489,14 @@ impl NativeStream {
     /// rules. A chunk that is an error ends the reply with it.
     #[napi]
     pub fn feed_chunk(&mut self, chunk: String) -> String {
-        events_json(&self.deltas.chunk_text(&chunk, &mut self.inner))
+        let deltas = &mut self.deltas;
+        events_json(&self.inner.run(&chunk, |s| deltas.chunk_text(&chunk, s)))
     }
 
     /// Ends the reply: the results and the `end` event.
     #[napi]
     pub fn finish(&mut self) -> String {
-        events_json(&self.inner.finish())
+        events_json(&self.inner.run("", toolmend_core::calls::Stream::finish))
     }
 }
 
@@ -519,6 +536,14 @@ pub fn call_formats() -> Vec<String> {
     toolmend_core::calls::format_names()
         .map(str::to_owned)
         .collect()
+}
+
+/// The test trigger of a panic (`toolmend_core::PANIC_TRIGGER`): only in the test builds
+/// (the `panic-trigger` feature), for node/test to show what a panic gives.
+#[cfg(feature = "panic-trigger")]
+#[napi]
+pub fn panic_trigger() -> String {
+    toolmend_core::PANIC_TRIGGER.to_owned()
 }
 
 /// The version of the toolmend library inside.

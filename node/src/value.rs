@@ -35,7 +35,27 @@ pub struct Buffers {
 impl Buffers {
     /// The value of `string` mended by `mender`, as a JavaScript string (its JSON text), a
     /// failed record, or null for a string with a lone surrogate (`index.js` makes that error).
+    /// A panic (a bug in toolmend) gives the string's `internal_error` record, as the library
+    /// keeps one ([`toolmend_core::contained`]); in mending, `mender` is replaced.
     pub fn mend_string(
+        &mut self,
+        mender: &mut toolmend_core::Mender,
+        max_bytes: usize,
+        env: sys::napi_env,
+        string: sys::napi_value,
+    ) -> Result<sys::napi_value> {
+        self.text.clear();
+        let done =
+            toolmend_core::contained(b"", || self.read_and_mend(mender, max_bytes, env, string));
+        done.unwrap_or_else(|error| {
+            let original = toolmend_core::original_text(self.text.as_bytes());
+            // SAFETY: `env` is this call's.
+            unsafe { RawRecord::to_napi_value(env, failed(&error, original)) }
+        })
+    }
+
+    /// [`Buffers::mend_string`] within its keeping.
+    fn read_and_mend(
         &mut self,
         mender: &mut toolmend_core::Mender,
         max_bytes: usize,
@@ -79,62 +99,78 @@ impl Buffers {
         }
         // SAFETY: napi wrote these `written` units.
         unsafe { self.units.set_len(written) };
-        let mut made = ptr::null_mut();
-        self.text.clear();
         if !push_utf8(&self.units, &mut self.text) {
+            let mut made = ptr::null_mut();
             // SAFETY: an out-pointer.
             check(unsafe { sys::napi_get_null(env, &mut made) })?;
             return Ok(made);
         }
         let input = toolmend_core::Input::from_text(&self.text, max_bytes);
-        let mended = match input.text().and_then(|t| mender.mend(t)) {
-            Ok(mended) => mended,
-            Err(error) => {
-                // SAFETY: `env` is this call's.
-                return unsafe { RawRecord::to_napi_value(env, failed(&error, input.original())) };
+        let (text, value, narrow, wide) = (
+            &self.text,
+            &mut self.value,
+            &mut self.narrow,
+            &mut self.wide,
+        );
+        input.mend_kept(mender, |result| {
+            let mended = match result {
+                Ok(mended) => mended,
+                Err(error) => {
+                    // SAFETY: `env` is this call's.
+                    return unsafe {
+                        RawRecord::to_napi_value(env, failed(&error, input.original()))
+                    };
+                }
+            };
+            // Copied (a few hundred bytes, in cache): `Mended::value` would check it is UTF-8.
+            value.clear();
+            mended.write_value(value);
+            let value = &value[..];
+            if value == text.as_bytes() {
+                // Valid compact JSON: its value's text is the input's.
+                return Ok(string);
             }
-        };
-        // Copied (a few hundred bytes, in cache): `Mended::value` would check it is UTF-8.
-        self.value.clear();
-        mended.write_value(&mut self.value);
-        let value = &self.value[..];
-        if value == self.text.as_bytes() {
-            // Valid compact JSON: its value's text is the input's.
-            return Ok(string);
-        }
-        let top = top_byte(value);
-        // SAFETY: pointers and lengths of live slices; V8 copies them.
-        let status = unsafe {
-            if top < 0x80 {
-                sys::napi_create_string_latin1(
-                    env,
-                    value.as_ptr().cast(),
-                    value.len() as isize,
-                    &mut made,
-                )
-            } else if top < WIDE_FROM {
-                self.narrow.clear();
-                push_latin1(&mut self.narrow, value);
-                sys::napi_create_string_latin1(
-                    env,
-                    self.narrow.as_ptr().cast(),
-                    self.narrow.len() as isize,
-                    &mut made,
-                )
-            } else {
-                self.wide.clear();
-                push_utf16(&mut self.wide, value);
-                sys::napi_create_string_utf16(
-                    env,
-                    self.wide.as_ptr(),
-                    self.wide.len() as isize,
-                    &mut made,
-                )
-            }
-        };
-        check(status)?;
-        Ok(made)
+            js_string(env, value, narrow, wide)
+        })
     }
+}
+
+/// `value`, UTF-8, as a JavaScript string: Latin-1 where every character fits (through
+/// `narrow`), else UTF-16 (through `wide`).
+fn js_string(
+    env: sys::napi_env,
+    value: &[u8],
+    narrow: &mut Vec<u8>,
+    wide: &mut Vec<u16>,
+) -> Result<sys::napi_value> {
+    let mut made = ptr::null_mut();
+    let top = top_byte(value);
+    // SAFETY: pointers and lengths of live slices; V8 copies them.
+    let status = unsafe {
+        if top < 0x80 {
+            sys::napi_create_string_latin1(
+                env,
+                value.as_ptr().cast(),
+                value.len() as isize,
+                &mut made,
+            )
+        } else if top < WIDE_FROM {
+            narrow.clear();
+            push_latin1(narrow, value);
+            sys::napi_create_string_latin1(
+                env,
+                narrow.as_ptr().cast(),
+                narrow.len() as isize,
+                &mut made,
+            )
+        } else {
+            wide.clear();
+            push_utf16(wide, value);
+            sys::napi_create_string_utf16(env, wide.as_ptr(), wide.len() as isize, &mut made)
+        }
+    };
+    check(status)?;
+    Ok(made)
 }
 
 /// What a function made by [`value_function`] holds.
@@ -211,12 +247,9 @@ unsafe extern "C" fn call(env: sys::napi_env, info: sys::napi_callback_info) -> 
         // so no other call can hold it now.
         let state = unsafe { &mut *data.cast::<ValueMender>() };
         let string = if argc >= 1 { argv[0] } else { ptr::null_mut() };
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            state
-                .buffers
-                .mend_string(&mut state.mender, state.max_bytes, env, string)
-        }))
-        .unwrap_or_else(|_| Err(Error::from_reason("toolmend panicked (a bug)")))
+        state
+            .buffers
+            .mend_string(&mut state.mender, state.max_bytes, env, string)
     });
     match result {
         Ok(value) => value,

@@ -470,19 +470,23 @@ pub(crate) fn mend_args(
     // Tool arguments are about to be run: cut off, they are refused unless asked to heal.
     let truncated = truncated.unwrap_or(Options::for_tool_arguments().truncated.as_str());
     let options = parse_options("object", concat, truncated, strict, max_depth, max_nesting)?;
-    let text = input(text, max_bytes)
-        .text()
-        .map_err(|error| to_py_err(py, &error, None))?;
     let mut mender = LibMender::new(options);
-    let mended = mender
-        .mend(text)
-        .map_err(|error| to_py_err(py, &error, None))?;
-    let Some(schema) = schema else {
-        return json_loads(py, &mended.value());
-    };
-    match toolmend_core::MendedValue::with_schema(&mended, &schema, !strict) {
-        Ok(checked) => json_loads(py, &checked.value),
-        Err(mismatch) => {
+    let input = input(text, max_bytes);
+    // A panic (a bug in toolmend) in mending or in the schema's check is this input's
+    // `internal_error` (`Input::mend_kept`).
+    let checked = input.mend_kept(&mut mender, |mended| {
+        let mended = mended.map_err(Mismatch::from)?;
+        let Some(schema) = &schema else {
+            return Ok(mended.value().into_owned());
+        };
+        toolmend_core::MendedValue::with_schema(&mended, schema, !strict)
+            .map(|checked| checked.value)
+            .map_err(Mismatch::Schema)
+    });
+    match checked {
+        Ok(value) => json_loads(py, &value),
+        Err(Mismatch::Error(error)) => Err(to_py_err(py, &error, None)),
+        Err(Mismatch::Schema(mismatch)) => {
             let err = to_py_err(py, &mismatch.error, None);
             let listed: Vec<Value> = mismatch
                 .violations
@@ -493,6 +497,18 @@ pub(crate) fn mend_args(
                 .and_then(|v| err.value(py).setattr("violations", v))?;
             Err(err)
         }
+    }
+}
+
+/// Why `mend_args` fails: the input's error, or the schema's violations.
+enum Mismatch {
+    Error(toolmend_core::Error),
+    Schema(toolmend_core::SchemaMismatch),
+}
+
+impl From<toolmend_core::Error> for Mismatch {
+    fn from(error: toolmend_core::Error) -> Mismatch {
+        Mismatch::Error(error)
     }
 }
 

@@ -9,8 +9,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use serde_json::Value;
-use toolmend_core::calls::{CallOptions, Extracted, Failure, Shape};
+use toolmend_core::calls::{CallOptions, Extracted, Failure, Shape, Stream};
 use toolmend_core::tools::Tools;
+use toolmend_core::{Input, KeptStream};
 
 use super::{MAX_BYTES, input, json_dumps, to_py_err, usage, value_to_py};
 
@@ -66,16 +67,24 @@ impl CallExtractor {
     /// "reasoning", "incomplete"}`; raises `toolmend.Error` when a call was cut off
     /// (`incomplete_call`) or cannot be used, with what was found in `value`.
     fn extract(&self, py: Python<'_>, reply: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        // A panic (a bug in toolmend) is the reply's `internal_error` (`Input::kept`).
         let result = if reply.is_instance_of::<PyDict>() || reply.is_instance_of::<PyList>() {
-            toolmend_core::calls::extract_message_text(&json_dumps(reply)?, &self.options)
+            let message = json_dumps(reply)?;
+            Input::Text(&message).kept(
+                |_| toolmend_core::calls::extract_message_text(&message, &self.options),
+                panicked,
+            )
         } else {
-            match input(reply, self.max_bytes).text() {
-                Ok(text) => toolmend_core::calls::extract(text, &self.options),
-                Err(error) => Err(Failure {
-                    error,
-                    extracted: None,
-                }),
-            }
+            input(reply, self.max_bytes).kept(
+                |text| match text {
+                    Ok(text) => toolmend_core::calls::extract(text, &self.options),
+                    Err(error) => Err(Failure {
+                        error,
+                        extracted: None,
+                    }),
+                },
+                panicked,
+            )
         };
         found_to_py(py, result)
     }
@@ -93,14 +102,21 @@ impl CallExtractor {
         choice: usize,
     ) -> PyResult<Py<PyAny>> {
         let api = api.parse().map_err(PyValueError::new_err)?;
-        let result = toolmend_core::calls::extract_response_text(
-            &json_dumps(response)?,
-            api,
-            choice,
-            &self.options,
+        let response = json_dumps(response)?;
+        let result = Input::Text(&response).kept(
+            |_| toolmend_core::calls::extract_response_text(&response, api, choice, &self.options),
+            panicked,
         );
         found_to_py(py, result)
     }
+}
+
+/// The failure of a reply whose reading panicked (a bug in toolmend): its `internal_error`.
+fn panicked(error: toolmend_core::Error) -> Result<Extracted, Failure> {
+    Err(Failure {
+        error,
+        extracted: None,
+    })
 }
 
 fn found_to_py(py: Python<'_>, result: Result<Extracted, Failure>) -> PyResult<Py<PyAny>> {
@@ -116,7 +132,8 @@ fn found_to_py(py: Python<'_>, result: Result<Extracted, Failure>) -> PyResult<P
 /// `retracted`, `text`, `reasoning`, `end`). See docs/streaming.md.
 #[pyclass(module = "toolmend", name = "Stream")]
 pub(crate) struct PyStream {
-    inner: toolmend_core::calls::Stream,
+    /// A panic (a bug in toolmend) ends the reply with an `internal_error` `end` event.
+    inner: KeptStream,
     /// Reads the chunks given to `feed_chunk` (the library's rules for servers' chunks).
     deltas: toolmend_core::calls::Deltas,
 }
@@ -149,20 +166,22 @@ impl PyStream {
             MAX_BYTES,
         )?;
         Ok(PyStream {
-            inner: toolmend_core::calls::Stream::new(extractor.options).with_arguments_events(kind),
+            inner: KeptStream::new(
+                toolmend_core::calls::Stream::new(extractor.options).with_arguments_events(kind),
+            ),
             deltas: toolmend_core::calls::Deltas::new(toolmend_core::calls::DeltaFraming::Jsonl),
         })
     }
 
     /// Reads the next chunk of the reply's text; the events it makes known.
     fn feed(&mut self, py: Python<'_>, chunk: &str) -> PyResult<Py<PyAny>> {
-        let events = self.inner.feed(chunk);
+        let events = self.inner.run(chunk, |s| s.feed(chunk));
         events_to_py(py, &events)
     }
 
     /// Reasoning a server sends apart from the text (`reasoning_content`, `thinking`).
     fn feed_reasoning(&mut self, py: Python<'_>, delta: &str) -> PyResult<Py<PyAny>> {
-        let events = self.inner.feed_reasoning(delta);
+        let events = self.inner.run(delta, |s| s.feed_reasoning(delta));
         events_to_py(py, &events)
     }
 
@@ -177,7 +196,9 @@ impl PyStream {
         name: Option<&str>,
         arguments: &str,
     ) -> PyResult<Py<PyAny>> {
-        let events = self.inner.feed_call(key, id, name, arguments);
+        let events = self
+            .inner
+            .run(arguments, |s| s.feed_call(key, id, name, arguments));
         events_to_py(py, &events)
     }
 
@@ -185,7 +206,9 @@ impl PyStream {
     /// event, an Ollama line, a Gemini or Responses event: what `calls --stream --input jsonl`
     /// reads a line as). A chunk that is an error ends the reply with it.
     fn feed_chunk(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let events = self.deltas.chunk_text(&json_dumps(chunk)?, &mut self.inner);
+        let chunk = json_dumps(chunk)?;
+        let deltas = &mut self.deltas;
+        let events = self.inner.run(&chunk, |s| deltas.chunk_text(&chunk, s));
         events_to_py(py, &events)
     }
 
@@ -193,7 +216,7 @@ impl PyStream {
     /// `end` event, whose record is what `extract_calls` gives for the whole reply. A second
     /// call returns nothing.
     fn finish(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let events = self.inner.finish();
+        let events = self.inner.run("", Stream::finish);
         events_to_py(py, &events)
     }
 }

@@ -162,6 +162,10 @@ pub(crate) fn value_to_py(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> 
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Error", m.py().get_type::<Error>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Tests only (the `panic-trigger` feature): input holding it panics, to show what a bug's
+    // panic gives.
+    #[cfg(feature = "panic-trigger")]
+    m.add("_PANIC_TRIGGER", toolmend_core::PANIC_TRIGGER)?;
     m.add_class::<args::Record>()?;
     m.add_class::<args::Mender>()?;
     m.add_class::<calls::CallExtractor>()?;

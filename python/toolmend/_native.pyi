@@ -22,7 +22,8 @@ class Error(ValueError):
     """The stable error code (`empty_input`, `invalid_json`, `not_an_object`, `depth_exceeded`,
     `too_deep`, `too_large`, `invalid_utf8`, `concatenated`, `invalid_input`, `missing_field`,
     `wrong_type`, `unknown_tool`, `invalid_parameters`, `incomplete_call`, `truncated`,
-    `internal_error`)."""
+    `internal_error`: toolmend panicked on this input, a bug to report with it; any call can
+    raise it, and the next input is mended as usual)."""
     message: str
     """What failed and where."""
     offset: Optional[int]
@@ -122,7 +123,8 @@ class Stream:
     (the model wrote the key at `path` again after its value was shown: what was shown there
     may not hold), `call_end` {index, call}, `incomplete`, `invalid`, `retracted`, `text` /
     `reasoning` {delta}, and last `end` (a `toolmend calls --records` record: `ok`, `value`
-    or `error`)."""
+    or `error`). Should toolmend panic on the reply (a bug), that call's events are an `end`
+    with error code `internal_error`, and the stream gives no events after it."""
 
     def __init__(
         self,

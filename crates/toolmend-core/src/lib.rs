@@ -44,6 +44,9 @@ pub use io::batch::{Input, MendedValue, mend_batches, mend_many, mend_many_with}
 pub use io::checked::SchemaMismatch;
 pub use io::filter::{Filter, FilterOptions, MAX_THREADS, Summary};
 pub use io::input::Framing;
+#[cfg(feature = "panic-trigger")]
+pub use io::kept::PANIC_TRIGGER;
+pub use io::kept::{KeptStream, contained, panicked_end};
 pub use io::record::{original_text, repairs_value, write_repairs};
 pub use prompt::{native_system_prompt, system_prompt};
 pub use repair::{Repair, RepairKind, truncated};

@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 use std::num::NonZeroUsize;
 use std::ops::Range;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
@@ -14,6 +13,7 @@ use crate::args::{Mended, Mender, Options};
 use crate::error::{Code, Error};
 use crate::io::checked::{SchemaMismatch, apply_schema};
 use crate::io::input::too_large;
+use crate::io::kept::contained;
 use crate::io::record::original_text;
 use crate::repair::Repair;
 
@@ -116,14 +116,32 @@ impl<'a> Input<'a> {
         mut keep: impl FnMut(Result<Mended<'_>, Error>) -> T,
     ) -> T {
         let (this, kept) = (&mut *mender, &mut keep);
-        let done = catch_unwind(AssertUnwindSafe(move || match self.text() {
-            Ok(text) => kept(this.mend(text)),
-            Err(error) => kept(Err(error)),
-        }));
-        done.unwrap_or_else(|panic| {
+        let done = self.kept(
+            move |text| match text {
+                Ok(text) => Ok(kept(this.mend(text))),
+                Err(error) => Ok(kept(Err(error))),
+            },
+            Err,
+        );
+        done.unwrap_or_else(|error| {
             *mender = mender.fresh();
-            keep(Err(Error::internal(&*panic)))
+            keep(Err(error))
         })
+    }
+
+    /// `work` on the input's text (or its error); should it panic (a bug in toolmend),
+    /// `failed` makes the result from this input's `internal_error` (see [`contained`]): what
+    /// the packages' single calls (calls, a value) go through.
+    pub fn kept<T>(
+        &self,
+        work: impl FnOnce(Result<&'a str, Error>) -> T,
+        failed: impl FnOnce(Error) -> T,
+    ) -> T {
+        let text = match self {
+            Input::Text(text) => text.as_bytes(),
+            Input::Failed(..) => &[],
+        };
+        contained(text, || work(self.text())).unwrap_or_else(failed)
     }
 }
 
@@ -341,6 +359,31 @@ mod tests {
             }
             assert_eq!(out.iter().filter(|r| r.is_err()).count(), 10);
         }
+    }
+
+    /// The test trigger (a panic while mending, where a bug would panic) gives the same.
+    #[test]
+    fn the_panic_trigger_gives_internal_error_in_a_batch() {
+        let trigger = crate::io::kept::PANIC_TRIGGER;
+        let texts = [
+            "{'a': 1}".to_owned(),
+            format!("{{'b': \"{trigger}\"}}"),
+            "[2".to_owned(),
+        ];
+        let inputs: Vec<Input<'_>> = texts.iter().map(|t| Input::Text(t)).collect();
+        let options = Options {
+            target: crate::args::Target::Any,
+            ..Options::default()
+        };
+        let out = mend_many(&inputs, &options, 1);
+        assert_eq!(out[0].as_ref().unwrap().value, "{\"a\":1}");
+        let error = out[1].as_ref().unwrap_err();
+        assert_eq!(error.code, Code::Internal);
+        assert!(
+            error.message.ends_with("(feature panic-trigger)"),
+            "{error}"
+        );
+        assert_eq!(out[2].as_ref().unwrap().value, "[2]");
     }
 
     #[test]

@@ -4,11 +4,10 @@
 //! down with it) and every input after it would get nothing.
 
 use std::io;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::{Item, Job, Output};
-use crate::error::Error;
 use crate::io::input::RawInput;
+use crate::io::kept::contained;
 use crate::io::record::{Origin, Record};
 
 /// Runs `job` on `item`, writing to `buf`. When the job panics, what it wrote to `buf` for the
@@ -29,15 +28,14 @@ pub(super) fn one_contained(
         RawInput::TooLarge { head, .. } => *head,
     };
     let kept = (buf.out.len(), buf.err.len());
-    let panic = match catch_unwind(AssertUnwindSafe(|| job.one(item, buf))) {
+    let error = match contained(original, || job.one(item, buf)) {
         Ok(done) => return done,
-        Err(panic) => panic,
+        Err(error) => error,
     };
     buf.out.truncate(kept.0);
     buf.err.truncate(kept.1);
     let records = job.records();
     *job = job.fresh();
-    let error = Error::internal(&*panic);
     let origin = Origin {
         line,
         file,
