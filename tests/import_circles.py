@@ -21,7 +21,7 @@ root = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith('-') else
 CRATES = {'core': os.path.join(root, 'crates', 'toolmend-core', 'src'), 'bin': os.path.join(root, 'src')}
 # Bottom first: a module may import only modules listed before it (docs/architecture.md).
 LAYERS = ['core:bytes', 'core:error', 'core:repair', 'core:exact', 'core:args', 'core:tools',
-          'core:io', 'core:calls', 'core:prompt', 'core:lib',
+          'core:io', 'core:calls', 'core:kept_stream', 'core:prompt', 'core:lib',
           'bin:check', 'bin:agent', 'bin:cli', 'bin:lib', 'bin:main']
 
 

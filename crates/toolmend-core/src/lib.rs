@@ -29,6 +29,7 @@ pub mod calls;
 mod error;
 mod exact;
 mod io;
+mod kept_stream;
 mod prompt;
 mod repair;
 pub mod tools;
@@ -46,8 +47,9 @@ pub use io::filter::{Filter, FilterOptions, MAX_THREADS, Summary};
 pub use io::input::Framing;
 #[cfg(feature = "panic-trigger")]
 pub use io::kept::PANIC_TRIGGER;
-pub use io::kept::{KeptStream, contained, panicked_end};
+pub use io::kept::contained;
 pub use io::record::{original_text, repairs_value, write_repairs};
+pub use kept_stream::{KeptStream, panicked_end};
 pub use prompt::{native_system_prompt, system_prompt};
 pub use repair::{Repair, RepairKind, truncated};
 /// JSON Schema: coercion and validation (at home in [`tools`], kept here for its users).

@@ -361,7 +361,8 @@ mod tests {
         }
     }
 
-    /// The test trigger (a panic while mending, where a bug would panic) gives the same.
+    /// The test trigger (a panic where the input is mended, as a bug would panic) gives the
+    /// same, through `mend_many`.
     #[test]
     fn the_panic_trigger_gives_internal_error_in_a_batch() {
         let trigger = crate::io::kept::PANIC_TRIGGER;
