@@ -107,7 +107,7 @@ impl<W: Write> WholeLines<W> {
 
 impl<W: Write> Write for WholeLines<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let Some(end) = buf.iter().rposition(|&b| b == b'\n') else {
+        let Some(end) = memchr::memrchr(b'\n', buf) else {
             self.partial.extend_from_slice(buf);
             return Ok(buf.len());
         };
