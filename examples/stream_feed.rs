@@ -12,8 +12,11 @@
 //! runs: on a shared machine the others mostly measure the other processes), the same for
 //! the thread's CPU time (`cpu_ratio`: what the other processes of a loaded machine add to
 //! least), the CPU time of the stream's `finish` alone (the results and `end`, from `calls` on
-//! the whole reply: the fastest round's), and the number and total size of the events. With `oneshot` or `stream` only that one runs (for its peak
-//! memory). With `floor`, one-shot and, in place of the stream, a loop that only writes one
+//! the whole reply: the fastest round's), the CPU time of the first round of each and their ratio
+//! (`first_cpu_ratio`: a process reads one reply), the minor page faults of the median round of
+//! each (and of the stream's `finish`: a round that touches memory the allocator gave back to
+//! the system at the end of the one before pays a fault per page), and the number and total
+//! size of the events. With `oneshot` or `stream` only that one runs (for its peak memory). With `floor`, one-shot and, in place of the stream, a loop that only writes one
 //! minimal event line (`{"event":"text","delta":"x"}`) per chunk the same way (`floor_*`,
 //! `floor_cpu_ratio`): what any stream that writes an event per chunk costs at least.
 // The thread CPU clock is read through libc.
@@ -48,6 +51,16 @@ fn cpu() -> f64 {
     t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
+/// This thread's minor page faults so far (a round that grows memory the allocator gave back
+/// to the system at the end of the last one pays one per page it touches).
+fn faults() -> i64 {
+    // SAFETY: an all-zero `rusage` is valid for the call to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid rusage for the call to fill.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+    usage.ru_minflt
+}
+
 use toolmend_core::calls::{CallOptions, Event, EventWriter, Shape, extract};
 
 fn main() {
@@ -66,10 +79,11 @@ fn main() {
 
     let mut oneshot = Vec::new();
     let mut oneshot_cpu = Vec::new();
+    let mut oneshot_faults = Vec::new();
     let mut calls = 0;
     for _ in 0..if run_oneshot { rounds } else { 0 } {
         // `calls` on the whole reply: extracted, then written as its record.
-        let (start, start_cpu) = (Instant::now(), cpu());
+        let (start, start_cpu, start_faults) = (Instant::now(), cpu(), faults());
         let found = extract(&reply, &options);
         calls = match &found {
             Ok(f) => f.calls.len(),
@@ -83,6 +97,7 @@ fn main() {
         serde_json::to_writer(&mut sink, &record).expect("in memory");
         oneshot.push(start.elapsed().as_secs_f64());
         oneshot_cpu.push(cpu() - start_cpu);
+        oneshot_faults.push(faults() - start_faults);
     }
 
     // Chunks end at character boundaries, as text read from a pipe would be fed.
@@ -99,9 +114,10 @@ fn main() {
     let mut streamed = Vec::new();
     let mut streamed_cpu = Vec::new();
     let mut finish_cpu = Vec::new();
+    let (mut stream_faults, mut finish_faults) = (Vec::new(), Vec::new());
     let (mut events, mut event_bytes) = (0usize, 0usize);
     for _ in 0..if run_stream { rounds } else { 0 } {
-        let (start, start_cpu) = (Instant::now(), cpu());
+        let (start, start_cpu, start_faults) = (Instant::now(), cpu(), faults());
         // What `calls --stream` does (`EventWriter`): the events of each chunk written as JSON
         // lines through a 64 KiB buffer, flushed after each chunk that gave any.
         let mut writer =
@@ -111,9 +127,11 @@ fn main() {
         for &piece in &cuts {
             writer.write_bytes(piece.as_bytes()).expect("in memory");
         }
-        let finish_start = cpu();
+        let (finish_start, finish_start_faults) = (cpu(), faults());
         writer.finish().expect("in memory");
         finish_cpu.push(cpu() - finish_start);
+        finish_faults.push(faults() - finish_start_faults);
+        stream_faults.push(faults() - start_faults);
         streamed.push(start.elapsed().as_secs_f64());
         streamed_cpu.push(cpu() - start_cpu);
         (events, event_bytes) = (writer.events_written() as usize, writer.get_ref().0);
@@ -130,6 +148,10 @@ fn main() {
         floor_cpu.push(cpu() - start_cpu);
         (events, event_bytes) = (cuts.len(), out.get_ref().0);
     }
+    // The first round's CPU (what a process that reads one reply pays: `calls --stream` reads
+    // one; later rounds reuse, or grow again, memory the allocator kept or gave back).
+    let (oneshot_first, stream_first) =
+        (oneshot_cpu.first().copied(), streamed_cpu.first().copied());
     // (fastest, median), or nulls for what did not run.
     let stats = |v: &mut Vec<f64>| -> (Option<f64>, Option<f64>) {
         v.sort_by(f64::total_cmp);
@@ -142,6 +164,16 @@ fn main() {
     let (floor_min, _) = stats(&mut floor_cpu);
     let (finish_min, _) = stats(&mut finish_cpu);
     let floor_ratio = oc_min.zip(floor_min).map(|(o, f)| f / o);
+    // The page faults of the median round: on this allocator a round's CPU goes with them.
+    let median = |v: &mut Vec<i64>| {
+        v.sort_unstable();
+        v.get(v.len() / 2).copied()
+    };
+    let (oneshot_faults, stream_faults, finish_faults) = (
+        median(&mut oneshot_faults),
+        median(&mut stream_faults),
+        median(&mut finish_faults),
+    );
     println!(
         "{}",
         serde_json::json!({
@@ -150,6 +182,10 @@ fn main() {
             "stream_min_s": s_min, "stream_median_s": s_med, "ratio": ratio,
             "oneshot_cpu_min_s": oc_min, "stream_cpu_min_s": sc_min, "cpu_ratio": cpu_ratio,
             "stream_finish_cpu_min_s": finish_min,
+            "oneshot_cpu_first_s": oneshot_first, "stream_cpu_first_s": stream_first,
+            "first_cpu_ratio": oneshot_first.zip(stream_first).map(|(o, s)| s / o),
+            "oneshot_faults_median": oneshot_faults, "stream_faults_median": stream_faults,
+            "stream_finish_faults_median": finish_faults,
             "events": events, "event_bytes": event_bytes,
             "floor_cpu_min_s": floor_min, "floor_cpu_ratio": floor_ratio,
         })

@@ -169,9 +169,17 @@ impl<W: Write> EventWriter<W> {
                 return self.write_ascii(b);
             }
         } else if !bytes.is_empty() && bytes.len() as u64 <= self.plain_left {
-            // A few bytes of ASCII (a reply fed a few bytes at a time): no call to check them.
-            if bytes.len() <= SHORT && bytes.iter().all(u8::is_ascii) {
-                return self.write_short_ascii(bytes);
+            if bytes.len() <= SHORT {
+                // More of a quiet string fed a few bytes at a time (its bytes plain, so ASCII):
+                // appended here, with no call.
+                if self.lane.is_none() && self.stream.take_run_ascii(bytes) {
+                    self.plain_left -= bytes.len() as u64;
+                    return Ok(true);
+                }
+                // A few bytes of ASCII: no call to check them.
+                if bytes.iter().all(u8::is_ascii) {
+                    return self.write_short_ascii(bytes);
+                }
             }
             if let Ok(text) = std::str::from_utf8(bytes) {
                 return self.write_plain(text);
