@@ -30,7 +30,9 @@ use python::*;
 pub(crate) use text::CODE_FENCE;
 use unread::{ReadSpans, Taken};
 
-use super::scan::{Masked, Reasoning, blank, is_whole_json, reasoning, remaining_text, skip_ws};
+use super::scan::{
+    Masked, Reasoning, blank, blank_in_place, is_whole_json, reasoning, remaining_text, skip_ws,
+};
 use super::{Ctx, Item, Out, harmony, truncated};
 use crate::args::{Concat, Target};
 use crate::error::{Code, Error};
@@ -481,7 +483,7 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
         format.get_or_insert(spec.name);
         sources += 1;
         // What this format read is no longer there for the formats after it.
-        visible = blank(&visible, &found.cut);
+        blank_in_place(&mut visible, &found.cut);
         out.items.append(&mut found.items);
         read_by.extend(found.cut.iter().map(|c| (spec.name, c.clone())));
         out.cut.append(&mut found.cut);
