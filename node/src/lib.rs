@@ -367,16 +367,13 @@ impl CallExtractor {
         let input = input(&reply, self.max_bytes);
         let result = input.kept(
             |text| match text {
-                Err(error) => Err(Failure {
-                    error,
-                    extracted: None,
-                }),
+                Err(error) => Err(Failure::from(error)),
                 Ok(text) if message == Some(true) => {
                     toolmend_core::calls::extract_message_text(text, &self.options)
                 }
                 Ok(text) => toolmend_core::calls::extract(text, &self.options),
             },
-            panicked,
+            |error| Err(Failure::from(error)),
         );
         raw_calls(result)
     }
@@ -397,18 +394,10 @@ impl CallExtractor {
                     &self.options,
                 )
             },
-            panicked,
+            |error| Err(Failure::from(error)),
         );
         Ok(raw_calls(result))
     }
-}
-
-/// The failure of a reply whose reading panicked (a bug in toolmend): its `internal_error`.
-fn panicked(error: toolmend_core::Error) -> std::result::Result<Extracted, Failure> {
-    Err(Failure {
-        error,
-        extracted: None,
-    })
 }
 
 fn raw_calls(result: std::result::Result<Extracted, Failure>) -> RawCalls {

@@ -72,18 +72,15 @@ impl CallExtractor {
             let message = json_dumps(reply)?;
             Input::Text(&message).kept(
                 |_| toolmend_core::calls::extract_message_text(&message, &self.options),
-                panicked,
+                |error| Err(Failure::from(error)),
             )
         } else {
             input(reply, self.max_bytes).kept(
                 |text| match text {
                     Ok(text) => toolmend_core::calls::extract(text, &self.options),
-                    Err(error) => Err(Failure {
-                        error,
-                        extracted: None,
-                    }),
+                    Err(error) => Err(Failure::from(error)),
                 },
-                panicked,
+                |error| Err(Failure::from(error)),
             )
         };
         found_to_py(py, result)
@@ -105,18 +102,10 @@ impl CallExtractor {
         let response = json_dumps(response)?;
         let result = Input::Text(&response).kept(
             |_| toolmend_core::calls::extract_response_text(&response, api, choice, &self.options),
-            panicked,
+            |error| Err(Failure::from(error)),
         );
         found_to_py(py, result)
     }
-}
-
-/// The failure of a reply whose reading panicked (a bug in toolmend): its `internal_error`.
-fn panicked(error: toolmend_core::Error) -> Result<Extracted, Failure> {
-    Err(Failure {
-        error,
-        extracted: None,
-    })
 }
 
 fn found_to_py(py: Python<'_>, result: Result<Extracted, Failure>) -> PyResult<Py<PyAny>> {

@@ -12,10 +12,7 @@ use crate::io::record::original_text;
 /// fails with it, and `original` shows `reply`, the text read so far, as a record shows it.
 pub fn panicked_end(error: Error, reply: &str) -> Event {
     Event::End {
-        result: Box::new(Err(Failure {
-            error,
-            extracted: None,
-        })),
+        result: Box::new(Err(Failure::from(error))),
         original: original_text(reply.as_bytes()),
     }
 }

@@ -316,6 +316,17 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
+/// A reply that fails before anything is found in it (its input's own error, or a panic's
+/// `internal_error`).
+impl From<Error> for Failure {
+    fn from(error: Error) -> Failure {
+        Failure {
+            error,
+            extracted: None,
+        }
+    }
+}
+
 /// Finds and normalizes the tool calls in a model reply.
 ///
 /// # Errors

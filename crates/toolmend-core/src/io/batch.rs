@@ -116,13 +116,7 @@ impl<'a> Input<'a> {
         mut keep: impl FnMut(Result<Mended<'_>, Error>) -> T,
     ) -> T {
         let (this, kept) = (&mut *mender, &mut keep);
-        let done = self.kept(
-            move |text| match text {
-                Ok(text) => Ok(kept(this.mend(text))),
-                Err(error) => Ok(kept(Err(error))),
-            },
-            Err,
-        );
+        let done = self.kept(|text| Ok(kept(text.and_then(|text| this.mend(text)))), Err);
         done.unwrap_or_else(|error| {
             *mender = mender.fresh();
             keep(Err(error))
