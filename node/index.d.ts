@@ -185,6 +185,10 @@ export type StreamEvent =
 export interface StreamOptions extends CallsOptions {
   /** 'delta' (the default): what the parameters gained; 'snapshot': that and `parameters`, all of them so far. */
   argumentsEvents?: 'delta' | 'snapshot';
+  /** Bytes of a call's arguments before its first `arguments` event, and at least between two
+   * (each also at least a quarter more; the final one comes when they close). Default 128; 1
+   * shows a short call almost token by token. */
+  argumentsStep?: number;
 }
 
 /** Should toolmend panic on the reply (a bug), that call's events are an `end` with error code

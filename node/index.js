@@ -425,12 +425,20 @@ function nativeCalls(Class, options, ...more) {
  */
 class Stream {
   /**
-   * The options of CallExtractor (tools, format, requireTerminate, ...), and
-   * `argumentsEvents`: 'delta' (the default) or 'snapshot'.
+   * The options of CallExtractor (tools, format, requireTerminate, ...), `argumentsEvents`:
+   * 'delta' (the default) or 'snapshot', and `argumentsStep`: bytes of a call's arguments
+   * before its first `arguments` event and at least between two (default 128; 1 shows a short
+   * call almost token by token).
    */
   constructor(options) {
     const kind = options && options.argumentsEvents;
-    this._native = nativeCalls(native.Stream, options, kind == null ? undefined : String(kind));
+    const step = options && options.argumentsStep;
+    this._native = nativeCalls(
+      native.Stream,
+      options,
+      kind == null ? undefined : String(kind),
+      step == null ? undefined : Number(step),
+    );
   }
 
   /** The next piece of the reply's text, split anywhere. */

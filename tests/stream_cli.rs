@@ -43,11 +43,12 @@ fn stream(args: &[&str], input: &[u8]) -> (Vec<Value>, i32) {
     (events, code(&out))
 }
 
-/// Streams the recorded transcript `name` read as `framing`; asserts its exit code is `status`
-/// and its events are well formed. The events, and the `end` event.
+/// Streams the recorded transcript `name` read as `framing`, an `arguments` event due at every
+/// byte of arguments (the transcripts' calls are short); asserts its exit code is `status` and
+/// its events are well formed. The events, and the `end` event.
 fn transcript(name: &str, framing: &str, status: i32) -> (Vec<Value>, Value) {
     let input = std::fs::read(fixture(name)).unwrap();
-    let (events, code) = stream(&["--input", framing], &input);
+    let (events, code) = stream(&["--input", framing, "--arguments-step", "1"], &input);
     assert_eq!(code, status, "{name}");
     let end = well_formed(&events).clone();
     (events, end)
@@ -300,7 +301,10 @@ fn a_key_written_again_is_revised() {
         .iter()
         .map(|p| format!("{}\n", Value::from(*p)))
         .collect();
-    let (events, status) = stream(&["--input", "jsonl"], lines.as_bytes());
+    let (events, status) = stream(
+        &["--input", "jsonl", "--arguments-step", "1"],
+        lines.as_bytes(),
+    );
     assert_eq!(status, 0);
     well_formed(&events);
     let revised: Vec<&Value> = events.iter().filter(|e| e["event"] == "revised").collect();
@@ -393,7 +397,7 @@ fn unreadable_input_ends_with_the_record_of_calls() {
 #[test]
 fn events_are_written_while_the_reply_is_still_arriving() {
     let mut child = common::command()
-        .args(["calls", "--stream"])
+        .args(["calls", "--stream", "--arguments-step", "1"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()

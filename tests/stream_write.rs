@@ -4,7 +4,9 @@
 //! split at random points, and for every recorded server stream in fixtures/stream/. A
 //! writing stream writes the partial parameters from the text it keeps as it reads, so this
 //! shows that text is what serializing the values gives, escapes and numbers included, and
-//! that both give the same events.
+//! that both give the same events. Both streams give an `arguments` event at every byte of
+//! arguments (`with_arguments_step(1)`), so that the fixtures' short calls show partial
+//! parameters to compare.
 
 use std::path::Path;
 
@@ -36,9 +38,10 @@ fn both(options: &CallOptions, chunks: &[&str]) -> (Vec<u8>, Vec<u8>) {
 
 /// [`both`], calls in `shape`.
 fn both_in(options: &CallOptions, chunks: &[&str], shape: Shape) -> (Vec<u8>, Vec<u8>) {
-    let mut values = Stream::new(options.clone());
+    let mut values = Stream::new(options.clone()).with_arguments_step(1);
     let (mut a, mut b) = (Vec::new(), Vec::new());
-    let mut lines = EventWriter::new(options.clone(), None, shape, usize::MAX, &mut b);
+    let mut lines =
+        EventWriter::new(options.clone(), None, shape, usize::MAX, &mut b).with_arguments_step(1);
     for chunk in chunks {
         serialized_in(&values.feed(chunk), shape, &mut a);
         assert!(lines.write_str(chunk).unwrap());
@@ -159,10 +162,11 @@ fn written_events_are_the_serialized_events_for_server_streams() {
         };
         let text = std::fs::read_to_string(&path).unwrap();
         let options = CallOptions::default();
-        let mut values = Stream::new(options.clone());
+        let mut values = Stream::new(options.clone()).with_arguments_step(1);
         let mut dv = Deltas::new(framing);
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        let mut lines = EventWriter::new(options, Some(framing), Shape::Native, usize::MAX, &mut b);
+        let mut lines = EventWriter::new(options, Some(framing), Shape::Native, usize::MAX, &mut b)
+            .with_arguments_step(1);
         for line in text.split_inclusive('\n') {
             serialized(&dv.text(line, &mut values).unwrap(), &mut a);
             assert!(lines.write_str(line).unwrap());

@@ -27,7 +27,7 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
 use toolmend_core::calls::{
-    CallOptions, CallsFilter, CallsFilterOptions, Event, EventWriter, Extracted, Failure, Prose,
+    ARGUMENTS_STEP, CallOptions, CallsFilter, CallsFilterOptions, Event, EventWriter, Extracted, Failure, Prose,
     Shape, Stream, extract,
 };
 use toolmend_core::{Code, Framing, Mender, Options};
@@ -213,8 +213,10 @@ fn kept(before: &Value, after: &Value, open: &[&str], at: &str, revised: &[Strin
     }
 }
 
-fn streamed(chunks: &[&str], expected: &Result<Extracted, Failure>) {
-    let mut stream = Stream::new(CallOptions::default());
+/// `chunks` streamed with an `arguments` event due every `step` bytes of arguments, checked
+/// against `expected` (`calls` on the whole reply).
+fn streamed(chunks: &[&str], step: usize, expected: &Result<Extracted, Failure>) {
+    let mut stream = Stream::new(CallOptions::default()).with_arguments_step(step);
     let mut events = Vec::new();
     for chunk in chunks {
         events.extend(stream.feed(chunk));
@@ -365,8 +367,9 @@ fn written_lines(chunks: &[&str], as_bytes: bool) -> (Vec<u8>, Vec<u8>) {
         Shape::Native,
         usize::MAX,
         &mut written,
-    );
-    let mut stream = Stream::new(CallOptions::default());
+    )
+    .with_arguments_step(1);
+    let mut stream = Stream::new(CallOptions::default()).with_arguments_step(1);
     let (mut events, mut plain) = (Vec::new(), Vec::new());
     for &chunk in chunks {
         if as_bytes {
@@ -405,12 +408,14 @@ fn written_as_a_plain_stream_writes(chunks: &[&str]) {
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
         let expected = extract(text, &CallOptions::default());
-        streamed(&chunks(text), &expected);
+        // A step of 1 shows the most partial parameters for the checks; the default, fewer.
+        streamed(&chunks(text), 1, &expected);
         let chars: Vec<&str> = text
             .char_indices()
             .map(|(i, c)| &text[i..i + c.len_utf8()])
             .collect();
-        streamed(&chars, &expected);
+        streamed(&chars, ARGUMENTS_STEP, &expected);
+        streamed(&chars, 1, &expected);
         if !text.starts_with('\u{feff}') {
             // (EventWriter skips a byte order mark that starts the input, as `calls` does.)
             written_as_a_plain_stream_writes(&chunks(text));

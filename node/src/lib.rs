@@ -427,20 +427,34 @@ pub struct NativeStream {
 #[napi]
 impl NativeStream {
     /// `arguments_events`: `delta` (the default) or `snapshot` (each `arguments` event also
-    /// carries the whole `parameters` so far).
+    /// carries the whole `parameters` so far); `arguments_step`: bytes of a call's arguments
+    /// before its first `arguments` event and at least between two (a whole number, 1 or more;
+    /// the library's default when absent).
     #[napi(constructor)]
     pub fn new(
         options: Option<CallsOptions>,
         arguments_events: Option<String>,
+        arguments_step: Option<f64>,
     ) -> Result<NativeStream> {
         let kind = toolmend_core::calls::ArgumentsEvents::from_name(
             arguments_events.as_deref().unwrap_or("delta"),
         )
         .map_err(invalid_arg)?;
+        let step = match arguments_step {
+            None => toolmend_core::calls::ARGUMENTS_STEP,
+            Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 => n as usize,
+            Some(n) => {
+                return Err(invalid_arg(format!(
+                    "argumentsStep must be a whole number of bytes, 1 or more, not {n}"
+                )));
+            }
+        };
         let extractor = CallExtractor::new(options)?;
         Ok(NativeStream {
             inner: toolmend_core::KeptStream::new(
-                toolmend_core::calls::Stream::new(extractor.options).with_arguments_events(kind),
+                toolmend_core::calls::Stream::new(extractor.options)
+                    .with_arguments_events(kind)
+                    .with_arguments_step(step),
             ),
             deltas: toolmend_core::calls::Deltas::new(toolmend_core::calls::DeltaFraming::Jsonl),
         })

@@ -121,7 +121,8 @@ test('text and reasoning come as they arrive', () => {
 });
 
 test('progress comes before the end and only grows', () => {
-  const events = run(['<tool_call>{"name": "get_weather", "arguments": {"city": "Os', 'lo", "unit": "c', '"}}</tool_call>']);
+  // An `arguments` event due at every byte: this call is short (the default waits 128).
+  const events = run(['<tool_call>{"name": "get_weather", "arguments": {"city": "Os', 'lo", "unit": "c', '"}}</tool_call>'], { argumentsStep: 1 });
   assert.equal(events[0].event, 'call_start');
   assert.equal(events[0].tool, 'get_weather');
   const args = events.filter((e) => e.event === 'arguments');
@@ -137,7 +138,7 @@ test('a key written again is revised', () => {
   // /a is shown closed, then the model writes "a" again: `revised` names it before call_end,
   // whose parameters keep the last value (as extractCalls does).
   const reply = '<tool_call>{"name": "set", "arguments": {"a": 1, "b": 2, "a": 3}}</tool_call>';
-  const events = run(['<tool_call>{"name": "set", "arguments": {"a": 1, ', '"b": 2, "a"', ': 3}}</tool_call>']);
+  const events = run(['<tool_call>{"name": "set", "arguments": {"a": 1, ', '"b": 2, "a"', ': 3}}</tool_call>'], { argumentsStep: 1 });
   check(reply, events);
   const kinds = events.map((e) => e.event);
   assert.ok(rebuilt(events).some((e) => e.parameters.a === 1 && e.open === ''), JSON.stringify(events));
@@ -152,8 +153,27 @@ test('a key written again is revised', () => {
   assert.deepEqual(call.parameters, { a: 3, b: 2 });
   assert.deepEqual(call.repairs.map((r) => r.kind), ['duplicate_key']);
   // A key inside a string's text is no repeat.
-  const quoted = run(['<tool_call>{"name": "set", "arguments": {"a": 1, ', '"b": "\\"a\\": 2"}}</tool_call>']);
+  const quoted = run(['<tool_call>{"name": "set", "arguments": {"a": 1, ', '"b": "\\"a\\": 2"}}</tool_call>'], { argumentsStep: 1 });
   assert.equal(quoted.filter((e) => e.event === 'revised').length, 0);
+});
+
+test('the arguments step', () => {
+  // The default: a short call's one `arguments` event is its final one; a long string shows
+  // progress, each event at least 128 bytes of arguments after the one before.
+  const short = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>';
+  assert.deepEqual(run([...short]).filter((e) => e.event === 'arguments'), [
+    { event: 'arguments', index: 0, path: '', members: { city: 'Oslo' }, open: null },
+  ]);
+  assert.ok(run([...short], { argumentsStep: 1 }).filter((e) => e.event === 'arguments').length > 2);
+  const content = 'All work and no play makes Jack a dull boy. '.repeat(100);
+  const reply = `<tool_call>{"name": "write_file", "arguments": {"content": "${content}"}}</tool_call>`;
+  const shown = rebuilt(run([...reply])).map((e) => (e.parameters.content || '').length);
+  assert.ok(shown.length >= 8, String(shown));
+  for (let i = 1; i < shown.length - 1; i++) assert.ok(shown[i] - shown[i - 1] >= 128, String(shown));
+  assert.equal(shown.at(-1), content.length);
+  for (const bad of [0, -1, 1.5, NaN]) {
+    assert.throws(() => new toolmend.Stream({ argumentsStep: bad }), /argumentsStep must be a whole number/);
+  }
 });
 
 test('a cut-off call is never a call', () => {

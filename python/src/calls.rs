@@ -130,7 +130,7 @@ pub(crate) struct PyStream {
 #[pymethods]
 impl PyStream {
     #[new]
-    #[pyo3(signature = (*, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000, arguments_events = "delta"))]
+    #[pyo3(signature = (*, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000, arguments_events = "delta", arguments_step = toolmend_core::calls::ARGUMENTS_STEP))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -141,9 +141,15 @@ impl PyStream {
         max_depth: u32,
         max_nesting: usize,
         arguments_events: &str,
+        arguments_step: usize,
     ) -> PyResult<PyStream> {
         let kind = toolmend_core::calls::ArgumentsEvents::from_name(arguments_events)
             .map_err(PyValueError::new_err)?;
+        if arguments_step == 0 {
+            return Err(PyValueError::new_err(
+                "arguments_step must be at least 1 (bytes of arguments between two events)",
+            ));
+        }
         let extractor = CallExtractor::new(
             py,
             tools,
@@ -156,7 +162,9 @@ impl PyStream {
         )?;
         Ok(PyStream {
             inner: KeptStream::new(
-                toolmend_core::calls::Stream::new(extractor.options).with_arguments_events(kind),
+                toolmend_core::calls::Stream::new(extractor.options)
+                    .with_arguments_events(kind)
+                    .with_arguments_step(arguments_step),
             ),
             deltas: toolmend_core::calls::Deltas::new(toolmend_core::calls::DeltaFraming::Jsonl),
         })

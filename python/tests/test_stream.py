@@ -132,7 +132,8 @@ def test_text_and_reasoning_come_as_they_arrive():
 
 
 def test_progress_comes_before_the_end_and_only_grows():
-    events = run(['<tool_call>{"name": "get_weather", "arguments": {"city": "Os', 'lo", "unit": "c', '"}}</tool_call>'])
+    # An `arguments` event due at every byte: this call is short (the default waits 128).
+    events = run(['<tool_call>{"name": "get_weather", "arguments": {"city": "Os', 'lo", "unit": "c', '"}}</tool_call>'], arguments_step=1)
     kinds = [e["event"] for e in events]
     assert kinds[0] == "call_start" and events[0]["tool"] == "get_weather"
     arguments = [e for e in events if e["event"] == "arguments"]
@@ -148,7 +149,7 @@ def test_a_key_written_again_is_revised():
     # /a is shown closed, then the model writes "a" again: `revised` names it before
     # call_end, whose parameters keep the last value (as extract_calls does).
     reply = '<tool_call>{"name": "set", "arguments": {"a": 1, "b": 2, "a": 3}}</tool_call>'
-    events = run(['<tool_call>{"name": "set", "arguments": {"a": 1, ', '"b": 2, "a"', ": 3}}</tool_call>"])
+    events = run(['<tool_call>{"name": "set", "arguments": {"a": 1, ', '"b": 2, "a"', ": 3}}</tool_call>"], arguments_step=1)
     check(reply, events)
     kinds = [e["event"] for e in events]
     assert (0, {"a": 1}, "") in rebuilt(events)
@@ -161,8 +162,27 @@ def test_a_key_written_again_is_revised():
     assert call["parameters"] == {"a": 3, "b": 2}
     assert [r["kind"] for r in call["repairs"]] == ["duplicate_key"]
     # A key inside a string's text is no repeat.
-    events = run(['<tool_call>{"name": "set", "arguments": {"a": 1, ', '"b": "\\"a\\": 2"}}</tool_call>'])
+    events = run(['<tool_call>{"name": "set", "arguments": {"a": 1, ', '"b": "\\"a\\": 2"}}</tool_call>'], arguments_step=1)
     assert not [e for e in events if e["event"] == "revised"]
+
+
+def test_the_arguments_step():
+    # The default: a short call's one `arguments` event is its final one; a long string shows
+    # progress, each event at least 128 bytes of arguments after the one before.
+    short = '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
+    events = run(list(short))
+    assert [e for e in events if e["event"] == "arguments"] == [
+        {"event": "arguments", "index": 0, "path": "", "members": {"city": "Oslo"}, "open": None}
+    ]
+    assert len([e for e in run(list(short), arguments_step=1) if e["event"] == "arguments"]) > 2
+    content = "All work and no play makes Jack a dull boy. " * 100
+    reply = '<tool_call>{"name": "write_file", "arguments": {"content": "%s"}}</tool_call>' % content
+    shown = [len(p.get("content", "")) for _, p, _ in rebuilt(run(list(reply)))]
+    assert len(shown) >= 8, shown
+    assert all(b - a >= 128 for a, b in zip(shown, shown[1:-1])), shown
+    assert shown[-1] == len(content)
+    with pytest.raises(ValueError, match="at least 1"):
+        toolmend.Stream(arguments_step=0)
 
 
 def test_a_cut_off_call_is_never_a_call():

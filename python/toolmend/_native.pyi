@@ -136,7 +136,11 @@ class Stream:
         max_depth: int = 10,
         max_nesting: int = 1000,
         arguments_events: Literal["delta", "snapshot"] = "delta",
-    ) -> None: ...
+        arguments_step: int = 128,
+    ) -> None:
+        """`arguments_step`: bytes of a call's arguments before its first `arguments` event,
+        and at least between two (each also at least a quarter more; the final one comes when
+        they close); 1 shows a short call almost token by token."""
     def feed(self, chunk: str) -> List[Dict[str, Any]]:
         """The next piece of the reply's text, split anywhere."""
     def feed_reasoning(self, delta: str) -> List[Dict[str, Any]]:

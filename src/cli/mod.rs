@@ -243,6 +243,19 @@ pub struct CallsArgs {
     )]
     pub arguments_events: ArgumentsEventsArg,
 
+    /// With --stream: bytes of a call's arguments before its first `arguments` event, and
+    /// at least between two (each also at least a quarter more); the final one comes when
+    /// they close. 1 shows a short call almost token by token
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = toolmend_core::calls::ARGUMENTS_STEP as u64,
+        value_parser = clap::value_parser!(u64).range(1..),
+        help_heading = "Output",
+        requires = "stream"
+    )]
+    pub arguments_step: u64,
+
     #[command(flatten)]
     pub io: StreamFlags<true>,
 

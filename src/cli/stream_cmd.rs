@@ -33,7 +33,8 @@ pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
             args.io.max_bytes,
             &mut lines,
         )
-        .with_arguments_events(arguments_events);
+        .with_arguments_events(arguments_events)
+        .with_arguments_step(usize::try_from(args.arguments_step).unwrap_or(usize::MAX));
         let accepted = match one(input, writer)? {
             Ok(accepted) => accepted,
             Err(end) => {

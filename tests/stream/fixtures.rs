@@ -1,4 +1,6 @@
-//! Every calls fixture through the stream: whole, a byte at a time, at every boundary, split at random.
+//! Every calls fixture through the stream: whole, a byte at a time, at every boundary, split at random
+//! (a byte at a time and at random with an `arguments` event due at every byte, the rest with the
+//! default step).
 
 use super::*;
 
@@ -17,7 +19,7 @@ fn fixtures_whole_and_byte_by_byte() {
         check(
             &case,
             "one character at a time",
-            &run(&case.options, &chars),
+            &run_with_step(&case.options, 1, &chars),
             &expected,
         );
     }
@@ -50,7 +52,7 @@ proptest! {
             cuts.sort_unstable();
             let chunks = split_at(&case.input, &cuts);
             let expected = extract(&case.input, &case.options);
-            check(&case, &format!("split at {cuts:?}"), &run(&case.options, &chunks), &expected);
+            check(&case, &format!("split at {cuts:?}"), &run_with_step(&case.options, 1, &chunks), &expected);
         }
     }
 }

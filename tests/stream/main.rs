@@ -19,16 +19,24 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 use toolmend_core::calls::{
-    CallOptions, Event, EventWriter, Extracted, Failure, Prose, Shape, Stream, extract,
+    ARGUMENTS_STEP, CallOptions, Event, EventWriter, Extracted, Failure, Prose, Shape, Stream,
+    extract,
 };
 
 #[path = "../common/mod.rs"]
 mod common;
 use common::{CallsCase, calls_cases, split_at};
 
-/// Feeds `chunks` and returns every event.
+/// Feeds `chunks` to a stream with the default `arguments` step and returns every event.
 fn run(options: &CallOptions, chunks: &[&str]) -> Vec<Event> {
-    let mut stream = Stream::new(options.clone());
+    run_with_step(options, ARGUMENTS_STEP, chunks)
+}
+
+/// [`run`] with an `arguments` event due every `step` bytes of arguments: 1 shows the most
+/// partial parameters, which the stability checks need to have something to check in the
+/// fixtures' short calls.
+fn run_with_step(options: &CallOptions, step: usize, chunks: &[&str]) -> Vec<Event> {
+    let mut stream = Stream::new(options.clone()).with_arguments_step(step);
     let mut events = Vec::new();
     for chunk in chunks {
         events.extend(stream.feed(chunk));

@@ -6,7 +6,7 @@ use super::*;
 fn progress_comes_before_the_end() {
     let options = CallOptions::default();
     let reply = "Sure.\n<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a.txt\", \"size\": 12, \"content\": \"hello world\"}}\n</tool_call>";
-    let mut stream = Stream::new(options);
+    let mut stream = Stream::new(options).with_arguments_step(1);
     let mut before_end = Vec::new();
     for chunk in reply.as_bytes().chunks(7) {
         before_end.extend(stream.feed(std::str::from_utf8(chunk).unwrap()));
@@ -37,7 +37,7 @@ fn progress_comes_before_the_end() {
 
 #[test]
 fn numbers_literals_and_keys_wait_for_their_end() {
-    let mut stream = Stream::new(CallOptions::default());
+    let mut stream = Stream::new(CallOptions::default()).with_arguments_step(1);
     let mut events = Vec::new();
     // The parameters rebuilt after each event of the last chunk.
     let mut shown = |chunk: &str| -> Vec<Map<String, Value>> {
@@ -63,7 +63,7 @@ fn numbers_literals_and_keys_wait_for_their_end() {
 
 #[test]
 fn a_cut_off_call_is_never_a_call() {
-    let mut stream = Stream::new(CallOptions::default());
+    let mut stream = Stream::new(CallOptions::default()).with_arguments_step(1);
     let mut events =
         stream.feed("<tool_call>{\"name\": \"rm\", \"arguments\": {\"path\": \"/tmp/x\", \"dry");
     events.extend(stream.finish());
@@ -77,7 +77,7 @@ fn a_cut_off_call_is_never_a_call() {
 
 #[test]
 fn a_call_inside_reasoning_opened_by_the_template_is_retracted() {
-    let mut stream = Stream::new(CallOptions::default());
+    let mut stream = Stream::new(CallOptions::default()).with_arguments_step(1);
     let mut events = stream
         .feed("I could call <tool_call>{\"name\": \"rm\", \"arguments\": {}}</tool_call> but no.");
     assert!(
@@ -98,7 +98,7 @@ fn a_call_inside_reasoning_opened_by_the_template_is_retracted() {
 
 #[test]
 fn events_serialize_as_one_object_each() {
-    let mut stream = Stream::new(CallOptions::default());
+    let mut stream = Stream::new(CallOptions::default()).with_arguments_step(1);
     let mut events = stream.feed("[TOOL_CALLS]get_time[ARGS]{\"tz\": \"UT");
     events.extend(stream.feed("C\"}"));
     events.extend(stream.finish());
@@ -127,4 +127,42 @@ fn events_serialize_as_one_object_each() {
             .starts_with(r#"{"event":"end","ok":true,"value":{"calls":[{"tool":"get_time""#),
         "{lines:#?}"
     );
+}
+
+/// With the default step, a short call fed a byte at a time gets one `arguments` event, the
+/// final one; a long string shows progress, each event at least [`ARGUMENTS_STEP`] bytes of
+/// arguments after the one before (the first once that many are read).
+#[test]
+fn the_default_step_spaces_the_events() {
+    let feed = |reply: &str| {
+        let mut stream = Stream::new(CallOptions::default());
+        let mut events = Vec::new();
+        for (at, c) in reply.char_indices() {
+            events.extend(stream.feed(&reply[at..at + c.len_utf8()]));
+        }
+        events.extend(stream.finish());
+        rebuilt(&events, 0)
+    };
+    let short = feed(
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", \"days\": [1, 2]}}</tool_call>",
+    );
+    assert_eq!(short.len(), 1, "{short:#?}");
+    assert_eq!(short[0].0["city"], "Oslo");
+    assert_eq!(short[0].1, None);
+
+    let content = "All work and no play makes Jack a dull boy. ".repeat(230);
+    let prefix = r#"{"path": "a.txt", "content": ""#;
+    let long = feed(&format!(
+        "<tool_call>{{\"name\": \"write_file\", \"arguments\": {prefix}{content}\"}}}}</tool_call>"
+    ));
+    let shown: Vec<usize> = long
+        .iter()
+        .map(|(p, _)| p.get("content").and_then(Value::as_str).map_or(0, str::len))
+        .collect();
+    assert!(shown.len() >= 10, "progress shown: {shown:?}");
+    assert!(prefix.len() + shown[0] >= ARGUMENTS_STEP, "{shown:?}");
+    for pair in shown[..shown.len() - 1].windows(2) {
+        assert!(pair[1] - pair[0] >= ARGUMENTS_STEP, "{shown:?}");
+    }
+    assert_eq!(long.last().unwrap().0["content"], content.as_str());
 }

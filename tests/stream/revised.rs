@@ -5,7 +5,7 @@ use super::*;
 /// Feeds `reply` one character at a time: the events given while feeding, and those of
 /// `finish`.
 fn per_char(options: &CallOptions, reply: &str) -> (Vec<Event>, Vec<Event>) {
-    let mut stream = Stream::new(options.clone());
+    let mut stream = Stream::new(options.clone()).with_arguments_step(1);
     let mut fed = Vec::new();
     for (at, c) in reply.char_indices() {
         fed.extend(stream.feed(&reply[at..at + c.len_utf8()]));
@@ -55,7 +55,7 @@ fn a_repeated_key_is_revised_as_soon_as_it_is_read() {
         let reply = tool_call(arguments);
         // Up to the repeated key's closing quote, a character at a time.
         let cut = reply.rfind(repeat).unwrap() + repeat.len();
-        let mut stream = Stream::new(options.clone());
+        let mut stream = Stream::new(options.clone()).with_arguments_step(1);
         let mut events = Vec::new();
         for (at, c) in reply[..cut].char_indices() {
             events.extend(stream.feed(&reply[at..at + c.len_utf8()]));
@@ -161,10 +161,11 @@ fn no_revised_without_a_repeat_that_was_shown() {
         );
         assert!(revised(&fed).is_empty() && revised(&end).is_empty(), "{reply}: {fed:#?}");
     }
-    // Shown: `{}`, then the rest in one chunk: the repeated key was never shown.
+    // Shown: `{}` (after `{"a`, its key not ended), then the rest in one chunk: the repeated
+    // key was never shown.
     let reply = tool_call(r#"{"a": 1, "b": 2, "a": 3}"#);
-    let cut = reply.find("{\"a\"").unwrap() + 1;
-    let mut stream = Stream::new(options.clone());
+    let cut = reply.find("{\"a\"").unwrap() + 3;
+    let mut stream = Stream::new(options.clone()).with_arguments_step(1);
     let mut events = stream.feed(&reply[..cut]);
     assert!(
         rebuilt(&events, 0).iter().any(|(p, _)| p.is_empty()),
@@ -174,7 +175,7 @@ fn no_revised_without_a_repeat_that_was_shown() {
     events.extend(stream.finish());
     assert!(revised(&events).is_empty(), "{events:#?}");
     // Whole: nothing shown, nothing revised.
-    let mut stream = Stream::new(options);
+    let mut stream = Stream::new(options).with_arguments_step(1);
     let mut events = stream.feed(&reply);
     events.extend(stream.finish());
     assert!(revised(&events).is_empty(), "{events:#?}");
@@ -183,7 +184,7 @@ fn no_revised_without_a_repeat_that_was_shown() {
 /// A call a server streams (`feed_call`) whose arguments repeat a key.
 #[test]
 fn a_repeated_key_in_a_server_call_is_revised() {
-    let mut stream = Stream::new(CallOptions::default());
+    let mut stream = Stream::new(CallOptions::default()).with_arguments_step(1);
     let mut events = stream.feed_call(0, Some("call_1"), Some("set"), "");
     for piece in ["{\"a\"", ": 1, ", "\"b\": 2", ", \"a\"", ": 3}"] {
         events.extend(stream.feed_call(0, None, None, piece));

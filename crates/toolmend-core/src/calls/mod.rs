@@ -64,7 +64,9 @@ pub use filter::{CallsFilter, CallsFilterOptions, Shape};
 pub use message::{
     Api, cut_by, extract_message, extract_message_text, extract_response, extract_response_text,
 };
-pub use stream::{Added, ArgumentsEvents, EVENT_FORMAT, Event, EventWriter, Prose, Stream};
+pub use stream::{
+    ARGUMENTS_STEP, Added, ArgumentsEvents, EVENT_FORMAT, Event, EventWriter, Prose, Stream,
+};
 
 mod finish;
 mod found;

@@ -150,8 +150,14 @@ pub(super) fn weight(map: &Map<String, Value>) -> usize {
 
 /// Gives new slots the tools whose schemas will coerce their parameters, and, when
 /// `snapshots`, the parameters shown (none yet) that their `arguments` events carry whole.
-pub(super) fn attach_tools(slots: &mut [CallSlot], options: &CallOptions, snapshots: bool) {
+pub(super) fn attach_tools(
+    slots: &mut [CallSlot],
+    options: &CallOptions,
+    snapshots: bool,
+    step: usize,
+) {
     for slot in slots {
+        slot.step = step;
         if !options.strict {
             slot.tools.clone_from(&options.tools);
         }
@@ -162,11 +168,14 @@ pub(super) fn attach_tools(slots: &mut [CallSlot], options: &CallOptions, snapsh
 }
 
 /// Whether the partial arguments of `slot` are worth building now (and notes that they are
-/// built): a snapshot copies the arguments so far, so after the first one, one is built only
-/// when they grew by an eighth (at least a byte) up to 64 bytes, so that a small call shows
-/// each token, and by a quarter past that, which keeps the copying (and the `arguments`
-/// events) linear in the arguments' size however small the chunks. The final value is shown
-/// apart, when the arguments close.
+/// built): once its step ([`ARGUMENTS_STEP`] unless [`super::Stream::with_arguments_step`]
+/// says otherwise) bytes of them are read, and after that when they grew by a quarter, and
+/// at least that step. A snapshot copies the arguments so far, so the quarter
+/// keeps the copying (and the `arguments` events) linear in the arguments' size however small
+/// the chunks; the step keeps the events' own bytes (some 80 each, the delta's path twice)
+/// from outweighing what they add: showing a short call token by token made the events of a
+/// reply of many small calls five times the reply. The final value is shown apart, when the
+/// arguments close.
 pub(super) fn snapshot_due(slot: &mut CallSlot) -> bool {
     if !snapshot_due_at(slot, slot.args_bytes) {
         return false;
@@ -181,19 +190,19 @@ pub(super) fn snapshot_due_at(slot: &CallSlot, now: usize) -> bool {
         return false;
     }
     match slot.tried_bytes {
-        Some(tried) => now >= next_snapshot_size(tried),
-        None => true,
+        Some(tried) => now >= next_snapshot_size(tried, slot.step),
+        None => now >= slot.step,
     }
 }
 
-/// The size of arguments at which they are due again, after a snapshot at `tried` bytes.
-pub(super) fn next_snapshot_size(tried: usize) -> usize {
-    tried
-        + if tried < 64 {
-            (tried / 8).max(1)
-        } else {
-            tried / 4
-        }
+/// By default, the fewest bytes of arguments read before their first `arguments` event, and
+/// between two (the final one, when they close, comes whatever their size).
+pub const ARGUMENTS_STEP: usize = 128;
+
+/// The size of arguments at which they are due again, after a snapshot at `tried` bytes with
+/// the step `step` (at least a byte).
+pub(super) fn next_snapshot_size(tried: usize, step: usize) -> usize {
+    tried + (tried / 4).max(step)
 }
 
 /// The schema that coerces the parameters of the call `slot` reads, if any.

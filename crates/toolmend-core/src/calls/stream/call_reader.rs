@@ -498,11 +498,11 @@ impl CallReader {
             if slot.index.is_none() || slot.frozen || slot.ended || slot.args_done {
                 continue;
             }
-            let Some(tried) = slot.tried_bytes else {
-                return 0;
-            };
+            let due = slot
+                .tried_bytes
+                .map_or(slot.step, |tried| next_snapshot_size(tried, slot.step));
             // Due once its size reaches this: `read` is then `until`.
-            until = until.min((self.read + next_snapshot_size(tried)).saturating_sub(size));
+            until = until.min((self.read + due).saturating_sub(size));
         }
         until
     }

@@ -28,18 +28,26 @@
 //! use toolmend_core::calls::{Added, CallOptions, Event, Stream};
 //!
 //! let mut stream = Stream::new(CallOptions::default());
+//! let content = "All work and no play makes Jack a dull boy. ".repeat(4);
+//! let reply = format!(
+//!     "Writing.<tool_call>{{\"name\": \"write_file\", \"arguments\": \
+//!      {{\"path\": \"notes.txt\", \"content\": \"{content}\"}}}}</tool_call>"
+//! );
 //! let mut events = Vec::new();
-//! for chunk in ["Checking.<tool_", "call>{\"name\": \"get_weather\", \"argu", "ments\": {\"city\": \"Os", "lo\"}}</tool_call>"] {
-//!     events.extend(stream.feed(chunk));
+//! for chunk in reply.as_bytes().chunks(16) {
+//!     events.extend(stream.feed(std::str::from_utf8(chunk).unwrap()));
 //! }
 //! // The text as it came, then the call.
-//! assert!(matches!(&events[0], Event::Text(delta) if delta == "Checking."));
-//! assert!(matches!(&events[1], Event::CallStart { index: 0, tool, .. } if tool == "get_weather"));
-//! // What the parameters gained: here the first of the call, its members so far.
+//! assert!(matches!(&events[0], Event::Text(delta) if delta == "Writing."));
+//! assert!(matches!(&events[1], Event::CallStart { index: 0, tool, .. } if tool == "write_file"));
+//! // What the parameters gained: here the first of the call, its members so far (once
+//! // 128 bytes of them are read), the last one still being written.
 //! assert!(matches!(&events[2], Event::Arguments { path, added: Added::Members(members), open: Some(open), .. }
-//!     if path.is_empty() && members["city"] == "Os" && open == "/city"));
+//!     if path.is_empty() && members["path"] == "notes.txt"
+//!         && members["content"].as_str().is_some_and(|c| content.starts_with(c))
+//!         && open == "/content"));
 //! events.extend(stream.finish());
-//! assert!(matches!(&events[events.len() - 2], Event::CallEnd { index: 0, call } if call.parameters["city"] == "Oslo"));
+//! assert!(matches!(&events[events.len() - 2], Event::CallEnd { index: 0, call } if call.parameters["content"] == content));
 //! ```
 
 mod arguments;
@@ -55,6 +63,7 @@ mod server;
 mod settle;
 mod writer;
 
+pub use arguments::ARGUMENTS_STEP;
 pub use event::{Added, ArgumentsEvents, EVENT_FORMAT, Event, Prose};
 pub use writer::EventWriter;
 
@@ -89,6 +98,8 @@ struct CallSlot {
     args_bytes: usize,
     /// `args_bytes` when the partial arguments were last built (see [`arguments::snapshot_due`]).
     tried_bytes: Option<usize>,
+    /// The stream's [`Stream::with_arguments_step`].
+    step: usize,
     /// The call object's size, and whether a key was pending, when it was last looked at
     /// (a call object only grows: the same size is the same object).
     looked: Option<(usize, bool)>,
@@ -222,6 +233,8 @@ pub struct Stream {
     skims: bool,
     /// Each `arguments` event carries the whole parameters too ([`Stream::with_snapshots`]).
     snapshots: bool,
+    /// [`Stream::with_arguments_step`].
+    arguments_step: usize,
     /// How many more one-byte chunks `feed_into` may take as plain bytes of the open JSON
     /// string without a look at the call reader: set by the skim when it took one (the live
     /// text stopped, the reader quiet for this many bytes more), 0 once anything else comes.
@@ -306,6 +319,7 @@ impl Stream {
             written: None,
             skims: true,
             snapshots: false,
+            arguments_step: ARGUMENTS_STEP,
             run: 0,
             running: false,
             lane_classes: prose::LaneClasses::default(),
@@ -320,6 +334,18 @@ impl Stream {
     /// values of its events as [`Stream::new`]'s do. Call it before the first chunk.
     pub fn with_snapshots(self) -> Stream {
         self.with_arguments_events(ArgumentsEvents::Snapshot)
+    }
+
+    /// This stream with an `arguments` event due once `bytes` of a call's arguments are read
+    /// (their text as the model writes it, white space too), and after that each time they
+    /// grew by a quarter and at least `bytes` (1 at least). The default, [`ARGUMENTS_STEP`]
+    /// (128), keeps the events' own bytes (some 80 each) from outweighing what they add, so a
+    /// call of under 128 bytes gets only its final event; 1 shows a short call nearly token by
+    /// token. The final event, when the arguments close, comes whatever their size. Call it
+    /// before the first chunk.
+    pub fn with_arguments_step(mut self, bytes: usize) -> Stream {
+        self.arguments_step = bytes.max(1);
+        self
     }
 
     /// This stream with its `arguments` events as `kind` says (the default is

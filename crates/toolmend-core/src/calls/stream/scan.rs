@@ -165,7 +165,12 @@ impl Stream {
                         self.call_ends.push(p + 1);
                     }
                     if self.slots.len() > slots {
-                        attach_tools(&mut self.slots[slots..], &self.options, self.snapshots);
+                        attach_tools(
+                            &mut self.slots[slots..],
+                            &self.options,
+                            self.snapshots,
+                            self.arguments_step,
+                        );
                     }
                     match step {
                         Step::More => self.pos += 1,
@@ -438,7 +443,12 @@ impl Stream {
             ..CallSlot::default()
         });
         let last = self.slots.len() - 1;
-        attach_tools(&mut self.slots[last..], &self.options, self.snapshots);
+        attach_tools(
+            &mut self.slots[last..],
+            &self.options,
+            self.snapshots,
+            self.arguments_step,
+        );
     }
 
     pub(super) fn retract_all(&mut self, reason: &str, events: &mut Vec<Event>) {

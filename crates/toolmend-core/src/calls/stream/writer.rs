@@ -154,6 +154,13 @@ impl<W: Write> EventWriter<W> {
         self
     }
 
+    /// This writer with an `arguments` event due every `bytes` of a call's arguments (see
+    /// [`Stream::with_arguments_step`]).
+    pub fn with_arguments_step(mut self, bytes: usize) -> EventWriter<W> {
+        self.stream = self.stream.with_arguments_step(bytes);
+        self
+    }
+
     /// Reads the next bytes of the input, as they came (any split); writes the events they
     /// make known. Whether more of the input is wanted: `false` once the `end` event is
     /// written (bytes that are not UTF-8 end the reply), when reading may stop.
