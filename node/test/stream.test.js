@@ -203,7 +203,8 @@ async function* openaiChunks() {
 
 test('stream over an async iterable of OpenAI chunks', async () => {
   const events = [];
-  for await (const event of toolmend.stream(openaiChunks())) events.push(event);
+  // An `arguments` event due at every byte: the calls are short (the default waits 128).
+  for await (const event of toolmend.stream(openaiChunks(), { argumentsStep: 1 })) events.push(event);
   const message = {
     role: 'assistant',
     content: 'Let me check.',
@@ -250,8 +251,9 @@ test('server chunks are read by the library (issue 26)', async () => {
 test('whole parameters on request (argumentsEvents: snapshot)', () => {
   for (const reply of REPLIES) {
     const chars = Array.from(reply);
-    const plain = run(chars);
-    const whole = run(chars, { argumentsEvents: 'snapshot' });
+    // An `arguments` event due at every byte, for the most snapshots to compare.
+    const plain = run(chars, { argumentsStep: 1 });
+    const whole = run(chars, { argumentsEvents: 'snapshot', argumentsStep: 1 });
     assert.ok(plain.every((e) => !('parameters' in e)));
     // Each carries what the deltas so far add up to (the library's rule, issue 30).
     // `rebuilt` adds the events' own arrays and objects to what it builds: a copy keeps them.
@@ -262,7 +264,7 @@ test('whole parameters on request (argumentsEvents: snapshot)', () => {
       whole.map(({ parameters, ...rest }) => rest),
       plain,
     );
-    assert.deepEqual(run(chars, { argumentsEvents: 'delta' }), plain);
+    assert.deepEqual(run(chars, { argumentsEvents: 'delta', argumentsStep: 1 }), plain);
   }
   assert.throws(() => new toolmend.Stream({ argumentsEvents: 'whole' }), /snapshot/);
 });

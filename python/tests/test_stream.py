@@ -228,7 +228,8 @@ FRAGMENTS = [
 
 
 def test_openai_client_chunks():
-    events = list(toolmend.stream(openai_chunks(FRAGMENTS)))
+    # An `arguments` event due at every byte: the calls are short (the default waits 128).
+    events = list(toolmend.stream(openai_chunks(FRAGMENTS), arguments_step=1))
     message = {
         "role": "assistant",
         "content": "Let me check.",
@@ -250,10 +251,19 @@ def test_the_progress_display_of_docs_streaming_md(root):
     exec(compile(code, "docs/streaming.md", "exec"), namespace)
     lines = []
     out = SimpleNamespace(write=lines.append, flush=lambda: None)
-    calls = namespace["show_progress"](openai_chunks(FRAGMENTS), out=out)
+    # A call long enough to show its arguments while they are written (128 bytes of them).
+    note = "Bring an umbrella if it rains; " * 6
+    fragments = [
+        *FRAGMENTS[:2],
+        (None, (0, None, None, '{"city": "Oslo", "note": "' + note[:120])),
+        (None, (0, None, None, note[120:] + '"}')),
+        *FRAGMENTS[4:],
+    ]
+    calls = namespace["show_progress"](openai_chunks(fragments), out=out)
     assert [c["tool"] for c in calls] == ["get_weather", "get_time"]
+    assert calls[0]["parameters"] == {"city": "Oslo", "note": note}
     shown = "".join(lines)
-    assert "calling get_weather" in shown and "(writing /city)" in shown
+    assert "calling get_weather" in shown and "(writing /note)" in shown, shown
     # A call cut off: nothing to run.
     cut = openai_chunks(FRAGMENTS[:3])
     assert namespace["show_progress"](cut, out=out) == []
@@ -291,8 +301,9 @@ def test_whole_parameters_on_request(reply):
     """`arguments_events="snapshot"`: the same events, each `arguments` one carrying
     `parameters`, what the deltas so far add up to (the library's rule; issue 30)."""
     chars = list(reply)
-    plain = run(chars)
-    whole = run(chars, arguments_events="snapshot")
+    # An `arguments` event due at every byte, for the most snapshots to compare.
+    plain = run(chars, arguments_step=1)
+    whole = run(chars, arguments_events="snapshot", arguments_step=1)
     assert all("parameters" not in e for e in plain)
     # `rebuilt` adds the events' own lists and dicts to what it builds: a copy keeps them.
     progress = iter(rebuilt(copy.deepcopy(whole)))
@@ -301,6 +312,6 @@ def test_whole_parameters_on_request(reply):
             _, params, _ = next(progress)
             assert e["parameters"] == params
     assert [{k: v for k, v in e.items() if k != "parameters"} for e in whole] == plain
-    assert run(chars, arguments_events="delta") == plain
+    assert run(chars, arguments_events="delta", arguments_step=1) == plain
     with pytest.raises(ValueError, match="snapshot"):
         toolmend.Stream(arguments_events="whole")
