@@ -45,7 +45,19 @@ fn streaming_until(
     (s, config)
 }
 
-const RECORD_CALL: &str = "{\"tool\": \"record\", \"parameters\": {\"path\": \"notes/to<<PAUSE>>day.txt\"}, \"terminate\": true}";
+/// A folder long enough that the call's arguments pass the stream's 128-byte step (the
+/// first `arguments` event, docs/streaming.md) before the pause in [`RECORD_CALL`].
+macro_rules! record_dir {
+    () => {
+        "notes/a-folder-whose-name-is-long-enough-for-the-arguments-to-be-shown-before-the-pause/and-one-more-level-to-be-sure/"
+    };
+}
+
+const RECORD_CALL: &str = concat!(
+    "{\"tool\": \"record\", \"parameters\": {\"path\": \"",
+    record_dir!(),
+    "to<<PAUSE>>day.txt\"}, \"terminate\": true}"
+);
 
 /// The `llm.stream` events: the call being formed, as `calls --stream` shows it; each
 /// `arguments` event (what the parameters gained, event format 2 of docs/streaming.md) with
@@ -97,12 +109,12 @@ fn stop_after_call_stops_the_model_once_its_call_is_read() {
     assert_eq!(events[0]["tool"], "record");
     assert!(
         events.iter().any(|e| e["event"] == "arguments"
-            && e["parameters"]["path"] == "notes/to"
+            && e["parameters"]["path"] == concat!(record_dir!(), "to")
             && e["open"] == "/path"),
         "{events:?}"
     );
     assert!(events.iter().any(|e| e["event"] == "arguments"
-        && e["parameters"]["path"] == "notes/today.txt"
+        && e["parameters"]["path"] == concat!(record_dir!(), "today.txt")
         && e["open"].is_null()));
     // The model and its child, both stopped; neither lived to write its marker.
     s.assert_nothing_left(2);
@@ -119,7 +131,10 @@ fn stop_after_call_reads_one_call_of_two() {
     assert!(took < CUT_SHORT, "took {took:?}");
     let calls = s.events_of("tool.call");
     assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0]["data"]["parameters"]["path"], "notes/today.txt");
+    assert_eq!(
+        calls[0]["data"]["parameters"]["path"],
+        concat!(record_dir!(), "today.txt")
+    );
     // The second call was never read.
     assert!(
         formed(&s).iter().all(|e| e["index"] == 0),
@@ -187,7 +202,9 @@ fn a_key_written_again_is_revised_as_the_call_forms() {
     // `path` shown closed, then written again: the transcript's `llm.stream` says so
     // (`revised`) before the call runs with the last value, as `calls` reads it. (A call the
     // stream stopped reading never stops the model: it is read to its end.)
-    let reply = "{\"tool\": \"record\", \"parameters\": {\"path\": \"a.txt\", \"note\": \"fi<<PAUSE>>rst\", \"path\": \"b.txt\"}, \"terminate\": true}";
+    // The note is long enough for the arguments to pass the stream's 128-byte step before
+    // the pause.
+    let reply = "{\"tool\": \"record\", \"parameters\": {\"path\": \"a.txt\", \"note\": \"a note long enough to be shown while it is written, which takes a hundred and twenty-eight bytes of the arguments or so, fi<<PAUSE>>rst\", \"path\": \"b.txt\"}, \"terminate\": true}";
     let s = Setup::new("stream-revised");
     std::fs::write(s.path("reply.txt"), reply).unwrap();
     let config = s.config(&[
