@@ -1,12 +1,13 @@
 //! The per-file loop every filter command shares: each named file (stdin for none or `-`) is
-//! opened and read through one 256 KiB buffer; a file that cannot be opened or read is reported
-//! and the next one still runs.
+//! opened and read through one 256 KiB buffer (which starts on a page: [`Aligned`]); a file
+//! that cannot be opened or read is reported and the next one still runs.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Stderr, StdinLock, StdoutLock, Write};
+use std::io::{self, BufRead, Read, Stderr, StdinLock, StdoutLock, Write};
 use std::path::{Path, PathBuf};
 
 use crate::cli::ExitCode;
+use crate::cli::aligned::Aligned;
 use crate::cli::hints;
 
 /// A larger buffer than stdin's own: fewer reads, longer runs of whole lines.
@@ -15,9 +16,9 @@ const BUFFER: usize = 256 << 10;
 /// One input: stdin or a file, buffered alike.
 pub enum Input<'a> {
     /// Standard input.
-    Stdin(BufReader<StdinLock<'a>>),
+    Stdin(Aligned<StdinLock<'a>>),
     /// A named file.
-    File(BufReader<File>),
+    File(Aligned<File>),
 }
 
 impl Read for Input<'_> {
@@ -76,10 +77,10 @@ pub fn each_input(
         let file = named.then_some(name.as_ref());
         let mut input = if path == Path::new("-") {
             hints::if_stdin_is_a_terminal(waiting_for);
-            Input::Stdin(BufReader::with_capacity(BUFFER, io::stdin().lock()))
+            Input::Stdin(Aligned::with_capacity(BUFFER, io::stdin().lock()))
         } else {
             match File::open(path) {
-                Ok(f) => Input::File(BufReader::with_capacity(BUFFER, f)),
+                Ok(f) => Input::File(Aligned::with_capacity(BUFFER, f)),
                 Err(e) => {
                     hints::unreadable(&mut err, path, &e)?;
                     unreadable = true;

@@ -1,6 +1,7 @@
 //! The binary's commands (one `*_cmd` file each) and the command-line arguments (clap derive),
 //! turned into the library's option structs.
 
+mod aligned;
 pub(crate) mod args_cmd;
 pub(crate) mod calls_cmd;
 pub(crate) mod check_cmd;
