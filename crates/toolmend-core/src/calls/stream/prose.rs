@@ -252,23 +252,23 @@ impl Stream {
         Some(&self.buf.as_bytes()[from..end])
     }
 
-    /// [`Stream::take_prose`] of a chunk of ASCII, `bytes`: where the delta is in the reply
-    /// ([`Stream::reply`]), for [`write_prose_delta`].
+    /// [`Stream::take_prose`] of a chunk of ASCII, `bytes`: the delta, if any, as the white
+    /// space that waited before the chunk (`reply[from..at]`, [`Stream::reply`]) and the
+    /// chunk's first `shown` bytes, for [`write_prose_parts`]: `(from, at, shown)`.
     #[inline(always)]
     pub(super) fn take_prose_ascii(
         &mut self,
         lane: &mut Lane,
         bytes: &[u8],
-    ) -> Option<(usize, usize)> {
+    ) -> Option<(usize, usize, usize)> {
         let at = self.buf.len();
         self.buf.reserve(bytes.len());
         for &b in bytes {
             self.buf.push(char::from(b & 0x7f));
         }
         let shown = bytes.iter().rposition(|&b| !ascii_space(b))? + 1;
-        let end = at + shown;
-        let from = std::mem::replace(&mut lane.mark, end);
-        Some((from, end))
+        let from = std::mem::replace(&mut lane.mark, at + shown);
+        Some((from, at, shown))
     }
 
     /// Reads `bytes` (ASCII) in `lane` a byte at a time, as a stream fed a byte at a time reads
@@ -329,25 +329,60 @@ impl Stream {
     }
 }
 
+/// The head of a `text` event's line, up to its delta.
+const TEXT_HEAD: &[u8] = b"{\"event\":\"text\",\"delta\":\"";
+/// The head of a `reasoning` event's line, up to its delta.
+const REASONING_HEAD: &[u8] = b"{\"event\":\"reasoning\",\"delta\":\"";
+
+/// The head of the line of a `text` (`text`) or `reasoning` event, up to its delta.
+#[inline(always)]
+fn head(text: bool) -> &'static [u8] {
+    if text { TEXT_HEAD } else { REASONING_HEAD }
+}
+
+/// The line of an event whose delta is the byte `b`, that needs no escape: its constant head,
+/// then `b` and the line's end from one word. Not a copy of the line patched on the stack and
+/// copied again: a wide load of bytes just stored narrower is not forwarded from the store, and
+/// that stall was most of what a stream fed a byte at a time cost.
+#[inline(always)]
+fn write_byte_line<W: Write>(out: &mut W, text: bool, b: u8) -> io::Result<()> {
+    out.write_all(head(text))?;
+    // `b"_\"}\n"` as a little-endian word, `b` in its low byte: one store of the word.
+    let tail = 0x0a7d_2200 | u32::from(b);
+    out.write_all(&tail.to_le_bytes())
+}
+
 /// [`write_prose_line`] for a delta whose last byte has nothing to escape ([`LaneClass::Show`]):
 /// that byte alone (the usual delta of a stream fed a byte at a time) with no look at it.
 #[inline(always)]
 pub(super) fn write_shown_line<W: Write>(out: &mut W, text: bool, delta: &[u8]) -> io::Result<()> {
-    const TEXT: usize = b"{\"event\":\"text\",\"delta\":\"".len();
-    const REASONING: usize = b"{\"event\":\"reasoning\",\"delta\":\"".len();
-    match (delta, text) {
-        (&[b], true) => {
-            let mut line = *b"{\"event\":\"text\",\"delta\":\"_\"}\n";
-            line[TEXT] = b;
-            out.write_all(&line)
-        }
-        (&[b], false) => {
-            let mut line = *b"{\"event\":\"reasoning\",\"delta\":\"_\"}\n";
-            line[REASONING] = b;
-            out.write_all(&line)
-        }
+    match *delta {
+        [b] => write_byte_line(out, text, b),
         _ => write_prose_line(out, text, delta),
     }
+}
+
+/// The line of a `text` (`text`) or `reasoning` event whose delta is `waited` then `chunk`
+/// (ASCII), as [`write_prose_line`] writes it: the chunk's bytes read from where the chunk was
+/// given, not from the reply they were just appended to (a wide load of bytes just stored
+/// narrower waits for the stores, which was most of what a stream fed a few bytes at a time
+/// cost).
+#[inline(always)]
+pub(super) fn write_prose_parts<W: Write>(
+    out: &mut W,
+    text: bool,
+    waited: &[u8],
+    chunk: &[u8],
+) -> io::Result<()> {
+    out.write_all(head(text))?;
+    for part in [waited, chunk] {
+        if part.iter().any(|&b| needs_escape(b)) {
+            write_json_string_body(out, part)?;
+        } else {
+            out.write_all(part)?;
+        }
+    }
+    out.write_all(b"\"}\n")
 }
 
 /// Defines `$name`: where each byte of `x` is one JSON escapes, its high bit (and maybe that of
@@ -419,32 +454,17 @@ pub(super) fn write_prose_delta<W: Write>(
 /// write of a copy of its line.
 #[inline(always)]
 pub(super) fn write_prose_line<W: Write>(out: &mut W, text: bool, delta: &[u8]) -> io::Result<()> {
-    const TEXT: &[u8] = b"{\"event\":\"text\",\"delta\":\"";
-    const REASONING: &[u8] = b"{\"event\":\"reasoning\",\"delta\":\"";
     let plain = |b: u8| !needs_escape(b);
-    match (delta, text) {
-        (&[b], true) if plain(b) => {
-            let mut line = *b"{\"event\":\"text\",\"delta\":\"_\"}\n";
-            line[TEXT.len()] = b;
-            out.write_all(&line)
-        }
-        (&[b], false) if plain(b) => {
-            let mut line = *b"{\"event\":\"reasoning\",\"delta\":\"_\"}\n";
-            line[REASONING.len()] = b;
-            out.write_all(&line)
-        }
-        (&[a, b], true) if plain(a) && plain(b) => {
-            let mut line = *b"{\"event\":\"text\",\"delta\":\"__\"}\n";
-            line[TEXT.len()..TEXT.len() + 2].copy_from_slice(&[a, b]);
-            out.write_all(&line)
-        }
-        (&[a, b], false) if plain(a) && plain(b) => {
-            let mut line = *b"{\"event\":\"reasoning\",\"delta\":\"__\"}\n";
-            line[REASONING.len()..REASONING.len() + 2].copy_from_slice(&[a, b]);
-            out.write_all(&line)
+    match *delta {
+        [b] if plain(b) => write_byte_line(out, text, b),
+        [a, b] if plain(a) && plain(b) => {
+            out.write_all(head(text))?;
+            // `b"__\"}\n"` as a little-endian word, `a` and `b` in its low bytes.
+            let tail = 0x0a_7d22_0000 | u64::from(a) | u64::from(b) << 8;
+            out.write_all(&tail.to_le_bytes()[..5])
         }
         _ => {
-            out.write_all(if text { TEXT } else { REASONING })?;
+            out.write_all(head(text))?;
             write_json_string_body(out, delta)?;
             out.write_all(b"\"}\n")
         }

@@ -3,7 +3,9 @@
 
 use std::io::{self, BufWriter, Write};
 
-use super::prose::{Lane, LaneClass, write_prose_delta, write_prose_line, write_shown_line};
+use super::prose::{
+    Lane, LaneClass, write_prose_delta, write_prose_line, write_prose_parts, write_shown_line,
+};
 use super::{ArgumentsEvents, Event, Stream};
 use crate::calls::{CallOptions, DeltaFraming, Deltas, Extracted, Failure, Shape};
 use crate::error::{Code, Error};
@@ -365,12 +367,16 @@ impl<W: Write> EventWriter<W> {
         if let Some(lane) = &mut self.lane {
             // Taken whole, or (a letter that may begin a marker, a byte to escape) read a byte
             // at a time in the lane, unless one of them leaves it.
-            let taken = if self.stream.takes_prose(lane, bytes) {
-                Ok(self.stream.take_prose_ascii(lane, bytes))
-            } else {
-                self.stream.take_prose_bytes(lane, bytes)
-            };
-            if let Ok(delta) = taken {
+            if self.stream.takes_prose(lane, bytes) {
+                if let Some((from, at, shown)) = self.stream.take_prose_ascii(lane, bytes) {
+                    self.written += 1;
+                    let waited = &self.stream.reply().as_bytes()[from..at];
+                    write_prose_parts(&mut self.out, lane.text(), waited, &bytes[..shown])?;
+                    self.out.flush()?;
+                }
+                return Ok(true);
+            }
+            if let Ok(delta) = self.stream.take_prose_bytes(lane, bytes) {
                 if let Some((from, end)) = delta {
                     self.written += 1;
                     let reply = self.stream.reply().as_bytes();
