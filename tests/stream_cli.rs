@@ -551,3 +551,22 @@ fn text_and_reasoning_are_written_while_the_reply_is_still_arriving() {
         "{rest:#?}"
     );
 }
+
+/// `--arguments-step` is read as the library reads every surface's step: a step of 0 bytes (or
+/// not a number) is refused with the library's words, before anything is read.
+#[test]
+fn an_arguments_step_of_zero_is_refused_in_the_librarys_words() {
+    let library = toolmend_core::calls::arguments_step(0).unwrap_err();
+    assert_eq!(toolmend_core::calls::arguments_step(1), Ok(1));
+    assert_eq!(toolmend_core::calls::arguments_step(4096), Ok(4096));
+    for (step, says) in [("0", library.as_str()), ("x", "a whole number of bytes")] {
+        let out = common::toolmend()
+            .args(["calls", "--stream", "--arguments-step", step])
+            .write_stdin("<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>")
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 2, "{step}");
+        assert!(stdout(&out).is_empty(), "{step}");
+        assert!(stderr(&out).contains(says), "{step}: {}", stderr(&out));
+    }
+}

@@ -440,12 +440,15 @@ impl NativeStream {
             arguments_events.as_deref().unwrap_or("delta"),
         )
         .map_err(invalid_arg)?;
+        // A JS number as a whole number of bytes; what the library takes, the library says.
         let step = match arguments_step {
             None => toolmend_core::calls::ARGUMENTS_STEP,
-            Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 => n as usize,
+            Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 => {
+                toolmend_core::calls::arguments_step(n as u64).map_err(invalid_arg)?
+            }
             Some(n) => {
                 return Err(invalid_arg(format!(
-                    "argumentsStep must be a whole number of bytes, 1 or more, not {n}"
+                    "argumentsStep must be a whole number of bytes, not {n}"
                 )));
             }
         };

@@ -171,7 +171,8 @@ test('the arguments step', () => {
   assert.ok(shown.length >= 8, String(shown));
   for (let i = 1; i < shown.length - 1; i++) assert.ok(shown[i] - shown[i - 1] >= 128, String(shown));
   assert.equal(shown.at(-1), content.length);
-  for (const bad of [0, -1, 1.5, NaN]) {
+  assert.throws(() => new toolmend.Stream({ argumentsStep: 0 }), /the arguments step .* 1 or more, not 0/);
+  for (const bad of [-1, 1.5, NaN]) {
     assert.throws(() => new toolmend.Stream({ argumentsStep: bad }), /argumentsStep must be a whole number/);
   }
 });

@@ -130,7 +130,7 @@ pub(crate) struct PyStream {
 #[pymethods]
 impl PyStream {
     #[new]
-    #[pyo3(signature = (*, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000, arguments_events = "delta", arguments_step = toolmend_core::calls::ARGUMENTS_STEP))]
+    #[pyo3(signature = (*, tools = None, format = None, require_terminate = false, strict = false, max_depth = 10, max_nesting = 1000, arguments_events = "delta", arguments_step = toolmend_core::calls::ARGUMENTS_STEP as u64))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -141,15 +141,12 @@ impl PyStream {
         max_depth: u32,
         max_nesting: usize,
         arguments_events: &str,
-        arguments_step: usize,
+        arguments_step: u64,
     ) -> PyResult<PyStream> {
         let kind = toolmend_core::calls::ArgumentsEvents::from_name(arguments_events)
             .map_err(PyValueError::new_err)?;
-        if arguments_step == 0 {
-            return Err(PyValueError::new_err(
-                "arguments_step must be at least 1 (bytes of arguments between two events)",
-            ));
-        }
+        let arguments_step =
+            toolmend_core::calls::arguments_step(arguments_step).map_err(PyValueError::new_err)?;
         let extractor = CallExtractor::new(
             py,
             tools,

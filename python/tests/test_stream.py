@@ -181,8 +181,10 @@ def test_the_arguments_step():
     assert len(shown) >= 8, shown
     assert all(b - a >= 128 for a, b in zip(shown, shown[1:-1])), shown
     assert shown[-1] == len(content)
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(ValueError, match="the arguments step .* 1 or more, not 0"):
         toolmend.Stream(arguments_step=0)
+    with pytest.raises(OverflowError):
+        toolmend.Stream(arguments_step=-1)
 
 
 def test_a_cut_off_call_is_never_a_call():

@@ -250,12 +250,12 @@ pub struct CallsArgs {
     #[arg(
         long,
         value_name = "BYTES",
-        default_value_t = toolmend_core::calls::ARGUMENTS_STEP as u64,
-        value_parser = clap::value_parser!(u64).range(1..),
+        default_value_t = toolmend_core::calls::ARGUMENTS_STEP,
+        value_parser = parse_arguments_step,
         help_heading = "Output",
         requires = "stream"
     )]
-    pub arguments_step: u64,
+    pub arguments_step: usize,
 
     #[command(flatten)]
     pub io: StreamFlags<true>,
@@ -307,6 +307,14 @@ pub enum CallsInputArg {
     Whole,
     /// Server-sent events of an OpenAI- or Anthropic-compatible stream (--stream only)
     Sse,
+}
+
+/// `--arguments-step`: a whole number of bytes, read as the library reads every surface's.
+fn parse_arguments_step(text: &str) -> Result<usize, String> {
+    let bytes = text
+        .parse::<u64>()
+        .map_err(|error| format!("a whole number of bytes: {error}"))?;
+    toolmend_core::calls::arguments_step(bytes)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -34,7 +34,7 @@ pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
             &mut lines,
         )
         .with_arguments_events(arguments_events)
-        .with_arguments_step(usize::try_from(args.arguments_step).unwrap_or(usize::MAX));
+        .with_arguments_step(args.arguments_step);
         let accepted = match one(input, writer)? {
             Ok(accepted) => accepted,
             Err(end) => {

@@ -66,6 +66,7 @@ pub use message::{
 };
 pub use stream::{
     ARGUMENTS_STEP, Added, ArgumentsEvents, EVENT_FORMAT, Event, EventWriter, Prose, Stream,
+    arguments_step,
 };
 
 mod finish;

@@ -199,6 +199,20 @@ pub(super) fn snapshot_due_at(slot: &CallSlot, now: usize) -> bool {
 /// between two (the final one, when they close, comes whatever their size).
 pub const ARGUMENTS_STEP: usize = 128;
 
+/// The one reading of an arguments step that every surface takes (`--arguments-step`, Python's
+/// `arguments_step`, Node's `argumentsStep`): bytes, 1 or more, with its message. (The library's
+/// own [`super::Stream::with_arguments_step`] makes 0 a byte.)
+pub fn arguments_step(bytes: u64) -> Result<usize, String> {
+    match bytes {
+        0 => Err(
+            "the arguments step is the bytes of a call's arguments between two \
+                  `arguments` events: 1 or more, not 0"
+                .to_owned(),
+        ),
+        n => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+    }
+}
+
 /// The size of arguments at which they are due again, after a snapshot at `tried` bytes with
 /// the step `step` (at least a byte).
 pub(super) fn next_snapshot_size(tried: usize, step: usize) -> usize {

@@ -63,7 +63,7 @@ mod server;
 mod settle;
 mod writer;
 
-pub use arguments::ARGUMENTS_STEP;
+pub use arguments::{ARGUMENTS_STEP, arguments_step};
 pub use event::{Added, ArgumentsEvents, EVENT_FORMAT, Event, Prose};
 pub use writer::EventWriter;
 
