@@ -41,7 +41,7 @@ pub fn run(args: &CallsArgs) -> anyhow::Result<ExitCode> {
                 // What the writer wrote of an event when it panicked is dropped: the `end`
                 // event follows the last whole one.
                 lines.partial.clear();
-                serde_json::to_writer(&mut lines, &end.to_value(args.shape()))?;
+                serde_json::to_writer(&mut lines, &end.as_json(args.shape()))?;
                 lines.write_all(b"\n")?;
                 false
             }
@@ -185,7 +185,7 @@ mod tests {
             panic!("the reply ended as usual");
         };
         lines.partial.clear();
-        serde_json::to_writer(&mut lines, &end.to_value(Shape::Native)).unwrap();
+        serde_json::to_writer(&mut lines, &end.as_json(Shape::Native)).unwrap();
         lines.write_all(b"\n").unwrap();
         lines.finish().unwrap();
         let out = String::from_utf8(lines.out.out).unwrap();

@@ -3,6 +3,7 @@
 
 use super::{Held, Stream, found_in};
 use crate::calls::filter::outcome_entries;
+use crate::calls::json::CallJson;
 use crate::calls::{Call, Extracted, Failure, Incomplete, Rejected, Shape, call_value};
 use serde::ser::{Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -234,15 +235,6 @@ impl Added {
             Added::Items(items) => items.serialize(serializer),
         }
     }
-
-    /// What it holds as a JSON value.
-    fn to_value(&self) -> Value {
-        match self {
-            Added::Text(text) => text.clone().into(),
-            Added::Members(members) => Value::Object(members.clone()),
-            Added::Items(items) => Value::Array(items.clone()),
-        }
-    }
 }
 
 /// Serializes an [`Added`] as its value.
@@ -255,123 +247,140 @@ impl Serialize for AddedValue<'_> {
 }
 
 impl Event {
-    /// The event as JSON, calls written in `shape`.
+    /// The event as JSON, calls written in `shape`: the value of its one encoding
+    /// ([`EventJson`]).
     pub fn to_value(&self, shape: Shape) -> Value {
-        let mut m = Map::new();
-        let kind = match self {
+        crate::io::record::to_value(&self.as_json(shape))
+    }
+
+    /// The event's JSON, calls written in `shape`, to serialize (what [`Event::to_value`] gives,
+    /// written without building it).
+    pub fn as_json(&self, shape: Shape) -> impl Serialize + '_ {
+        EventJson { event: self, shape }
+    }
+}
+
+impl Serialize for Event {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let shape = Shape::Native;
+        EventJson { event: self, shape }.serialize(serializer)
+    }
+}
+
+/// An event's one JSON encoding, its calls in `shape`, written from what the event holds: no
+/// `Value` built (an `end` event holds the whole result, a `call_end` a whole call).
+pub(crate) struct EventJson<'a> {
+    pub event: &'a Event,
+    pub shape: Shape,
+}
+
+impl Serialize for EventJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let shape = self.shape;
+        match self.event {
+            Event::End { result, original } => EndJson {
+                result,
+                original,
+                shape,
+            }
+            .serialize(serializer),
             Event::Text(delta) => {
-                m.insert("delta".into(), delta.clone().into());
-                "text"
+                let mut m = open(serializer, "text")?;
+                m.serialize_entry("delta", delta)?;
+                m.end()
             }
             Event::Reasoning(delta) => {
-                m.insert("delta".into(), delta.clone().into());
-                "reasoning"
+                let mut m = open(serializer, "reasoning")?;
+                m.serialize_entry("delta", delta)?;
+                m.end()
             }
             Event::Corrected { field, value } => {
-                m.insert("field".into(), field.as_str().into());
-                m.insert("value".into(), value.clone().into());
-                "corrected"
+                let mut m = open(serializer, "corrected")?;
+                m.serialize_entry("field", field.as_str())?;
+                m.serialize_entry("value", value)?;
+                m.end()
             }
             Event::CallStart { index, tool, id } => {
-                name_call(&mut m, *index, Some(tool), id.as_ref());
-                "call_start"
+                let mut m = open(serializer, "call_start")?;
+                name_call(&mut m, *index, Some(tool), id.as_ref())?;
+                m.end()
             }
             Event::Arguments {
                 index,
                 path,
                 added,
-                open,
+                open: still_open,
                 parameters,
             } => {
-                m.insert("index".into(), (*index).into());
-                m.insert("path".into(), path.clone().into());
-                m.insert(added.field().into(), added.to_value());
-                m.insert(
-                    "open".into(),
-                    open.clone().map_or(Value::Null, Value::String),
-                );
+                let mut m = open(serializer, "arguments")?;
+                m.serialize_entry("index", index)?;
+                m.serialize_entry("path", path)?;
+                m.serialize_entry(added.field(), &AddedValue(added))?;
+                m.serialize_entry("open", still_open)?;
                 if let Some(parameters) = parameters {
-                    m.insert("parameters".into(), Value::Object(parameters.clone()));
+                    m.serialize_entry("parameters", parameters)?;
                 }
-                "arguments"
+                m.end()
             }
             Event::Revised {
                 index,
                 path,
                 reason,
             } => {
-                m.insert("index".into(), (*index).into());
-                m.insert("path".into(), path.clone().into());
-                m.insert("reason".into(), reason.clone().into());
-                "revised"
+                let mut m = open(serializer, "revised")?;
+                m.serialize_entry("index", index)?;
+                m.serialize_entry("path", path)?;
+                m.serialize_entry("reason", reason)?;
+                m.end()
             }
             Event::CallEnd { index, call } => {
-                m.insert("index".into(), (*index).into());
-                m.insert("call".into(), call_value(call, shape));
-                "call_end"
+                let mut m = open(serializer, "call_end")?;
+                m.serialize_entry("index", index)?;
+                m.serialize_entry("call", &CallJson { call, shape })?;
+                m.end()
             }
             Event::Incomplete { index, incomplete } => {
+                let mut m = open(serializer, "incomplete")?;
                 let (tool, id) = (incomplete.tool.as_deref(), incomplete.id.as_ref());
-                name_call(&mut m, *index, tool, id);
-                m.insert("offset".into(), incomplete.offset.into());
-                m.insert("message".into(), incomplete.message.clone().into());
-                "incomplete"
+                name_call(&mut m, *index, tool, id)?;
+                m.serialize_entry("offset", &incomplete.offset)?;
+                m.serialize_entry("message", &incomplete.message)?;
+                m.end()
             }
             Event::Invalid { index, rejected } => {
+                let mut m = open(serializer, "invalid")?;
                 let (tool, id) = (rejected.tool.as_deref(), rejected.id.as_ref());
-                name_call(&mut m, *index, tool, id);
-                let mut e = Map::new();
-                e.insert("code".into(), rejected.error.code.as_str().into());
-                e.insert("message".into(), rejected.error.message.clone().into());
-                m.insert("error".into(), Value::Object(e));
-                "invalid"
+                name_call(&mut m, *index, tool, id)?;
+                let error = &rejected.error;
+                let error = [("code", error.code.as_str()), ("message", &error.message)];
+                m.serialize_entry("error", &ErrorEntries(error))?;
+                m.end()
             }
             Event::Retracted { index, reason } => {
-                m.insert("index".into(), (*index).into());
-                m.insert("reason".into(), reason.clone().into());
-                "retracted"
+                let mut m = open(serializer, "retracted")?;
+                m.serialize_entry("index", index)?;
+                m.serialize_entry("reason", reason)?;
+                m.end()
             }
-            Event::End { result, original } => {
-                let end = EndJson {
-                    result,
-                    original,
-                    shape,
-                };
-                return crate::io::record::to_value(&end);
-            }
-        };
-        let mut out = Map::new();
-        out.insert("event".into(), kind.into());
-        out.extend(m);
-        Value::Object(out)
+        }
     }
 }
 
-impl Serialize for Event {
+/// An event's map, its `"event"` (`kind`) first.
+fn open<S: Serializer>(serializer: S, kind: &str) -> Result<S::SerializeMap, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = serializer.serialize_map(None)?;
+    m.serialize_entry("event", kind)?;
+    Ok(m)
+}
+
+/// An `invalid` event's `error`: `{"code", "message"}`.
+struct ErrorEntries<'a>([(&'a str, &'a str); 2]);
+
+impl Serialize for ErrorEntries<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        // The frequent event is written from what it holds (no copy of the parameters); the
-        // fields in `to_value`'s order.
-        if let Event::Arguments {
-            index,
-            path,
-            added,
-            open,
-            parameters,
-        } = self
-        {
-            use serde::ser::SerializeMap;
-            let mut m = serializer.serialize_map(Some(5 + usize::from(parameters.is_some())))?;
-            m.serialize_entry("event", "arguments")?;
-            m.serialize_entry("index", index)?;
-            m.serialize_entry("path", path)?;
-            m.serialize_entry(added.field(), &AddedValue(added))?;
-            m.serialize_entry("open", open)?;
-            if let Some(parameters) = parameters {
-                m.serialize_entry("parameters", parameters)?;
-            }
-            return m.end();
-        }
-        self.to_value(Shape::Native).serialize(serializer)
+        serializer.collect_map(self.0.iter().copied())
     }
 }
 
@@ -527,12 +536,18 @@ fn write_call_end<W: Write>(
 
 /// How an event names its call: `index`, `tool` (`null` when it was not written) and `id`
 /// (when there is one).
-fn name_call(m: &mut Map<String, Value>, index: usize, tool: Option<&str>, id: Option<&Value>) {
-    m.insert("index".into(), index.into());
-    m.insert("tool".into(), tool.map_or(Value::Null, Value::from));
+fn name_call<M: serde::ser::SerializeMap>(
+    m: &mut M,
+    index: usize,
+    tool: Option<&str>,
+    id: Option<&Value>,
+) -> Result<(), M::Error> {
+    m.serialize_entry("index", &index)?;
+    m.serialize_entry("tool", &tool)?;
     if let Some(id) = id {
-        m.insert("id".into(), id.clone());
+        m.serialize_entry("id", id)?;
     }
+    Ok(())
 }
 
 impl Stream {
@@ -647,7 +662,7 @@ impl Stream {
                     };
                     serde_json::to_writer(&mut *out, &end)?;
                 }
-                _ => serde_json::to_writer(&mut *out, &event.to_value(shape))?,
+                _ => serde_json::to_writer(&mut *out, &event.as_json(shape))?,
             }
         }
         Ok(())
