@@ -900,14 +900,19 @@ def report(res, args):
           "(through a 64 KiB buffer, flushed after each chunk that gave events), against one-shot `calls` (`extract` and its record written) in the same process; the "
           "fastest of %d runs each, in wall time and in the thread's CPU time (on a shared machine "
           "the wall time mostly measures the other processes: the load average is in the last "
-          "column). The target is 3x. `events / reply`: the bytes of the events written per byte of "
+          "column). The rounds keep the heap they grew (glibc returns no memory to the system "
+          "between them), so that a round pays for its work and not for page faults that depend on "
+          "how much the round before happened to allocate; `x CPU 1st`: the first round of each, "
+          "in a fresh heap, what a process that reads one reply pays. The target is 3x. "
+          "`events / reply`: the bytes of the events written per byte of "
           "the reply (`calls --stream`'s output; one-shot `calls` writes its record, about 1x). "
           "Peak RSS: the driver streaming a byte at a time, the "
           "driver one-shot, and the binaries `calls --stream` and `calls` reading the file.\n" % (
               " and ".join(str(c) for c in st["chunks"]), st["rounds"]))
         heads = ["reply", "bytes", "calls", "one-shot", "one-shot CPU"]
         for c in st["chunks"]:
-            heads += ["stream %d B" % c, "x one-shot", "CPU", "x CPU", "events (MB)", "events / reply"]
+            heads += ["stream %d B" % c, "x one-shot", "CPU", "x CPU", "x CPU 1st", "events (MB)",
+                      "events / reply"]
         heads += ["RSS stream 1 B", "RSS one-shot", "RSS `calls --stream`", "RSS `calls`", "load"]
         w("| " + " | ".join(heads) + " |")
         w("|---|" + "---:|" * (len(heads) - 1))
@@ -919,6 +924,7 @@ def report(res, args):
                 r = row.get("chunk_%d" % c, {})
                 cells += [fmt_t(r.get("stream_min_s")), "%.2f" % r["ratio"] if r.get("ratio") else "-",
                           fmt_t(r.get("stream_cpu_min_s")), "%.2f" % r["cpu_ratio"] if r.get("cpu_ratio") else "-",
+                          "%.2f" % r["first_cpu_ratio"] if r.get("first_cpu_ratio") else "-",
                           "%.1f" % (r["event_bytes"] / 1e6) if "event_bytes" in r else "-",
                           "%.2f" % (r["event_bytes"] / row["bytes"]) if "event_bytes" in r else "-"]
             cells += [mib(row[k]) for k in ("rss_stream_1_kib", "rss_oneshot_kib", "rss_cli_stream_kib", "rss_cli_calls_kib")]

@@ -19,6 +19,13 @@
 //! size of the events. With `oneshot` or `stream` only that one runs (for its peak memory). With `floor`, one-shot and, in place of the stream, a loop that only writes one
 //! minimal event line (`{"event":"text","delta":"x"}`) per chunk the same way (`floor_*`,
 //! `floor_cpu_ratio`): what any stream that writes an event per chunk costs at least.
+//!
+//! Rounds keep the heap they grew (glibc told to return no memory to the system and to map
+//! nothing apart, `keeps_heap` true in the output): else whether a round pays a page fault per
+//! page it touches depends on how much the round before happened to grow, not on its work (one
+//! build's one-shot faulted 0 times a round and the next, which built less, 4,927 times). The
+//! first round of each, in a heap grown by nothing before it, is what a process that reads one
+//! reply pays (`first_cpu_ratio`).
 // The thread CPU clock is read through libc.
 #![allow(unsafe_code)]
 
@@ -63,7 +70,18 @@ fn faults() -> i64 {
 
 use toolmend_core::calls::{CallOptions, Event, EventWriter, Shape, extract};
 
+/// Tells glibc to keep the memory it is given back and to put large blocks in the heap too;
+/// whether it took both.
+fn keep_heap() -> bool {
+    // SAFETY: mallopt only sets the allocator's parameters, before anything here allocates much.
+    unsafe {
+        libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX) == 1
+            && libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20) == 1
+    }
+}
+
 fn main() {
+    let keeps_heap = keep_heap();
     let args: Vec<String> = std::env::args().collect();
     let (Some(path), Some(chunk)) = (args.get(1), args.get(2)) else {
         eprintln!("usage: stream_feed REPLY_FILE CHUNK_BYTES [ROUNDS]");
@@ -178,6 +196,7 @@ fn main() {
         "{}",
         serde_json::json!({
             "bytes": reply.len(), "chunk": chunk, "calls": calls, "rounds": rounds,
+            "keeps_heap": keeps_heap,
             "oneshot_min_s": o_min, "oneshot_median_s": o_med,
             "stream_min_s": s_min, "stream_median_s": s_med, "ratio": ratio,
             "oneshot_cpu_min_s": oc_min, "stream_cpu_min_s": sc_min, "cpu_ratio": cpu_ratio,
