@@ -125,28 +125,11 @@ impl Stops for Avx2 {
 
     #[inline(always)]
     fn string_start(self, src: &[u8], at: usize) -> Result<usize, usize> {
-        use std::arch::x86_64::{
-            __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_min_epu8, _mm256_movemask_epi8,
-            _mm256_or_si256, _mm256_set1_epi8, _mm256_xor_si256,
-        };
         let from = at + 1;
         if from.checked_add(32).is_none_or(|end| end > src.len()) {
             return Err(from);
         }
-        // SAFETY: `self` exists only when the CPU has AVX2 ([`Avx2::detect`]); the 32 bytes
-        // read from `from` are inside `src` (`from + 32 <= len`, checked above), and the load
-        // is unaligned.
-        let (quotes, stops) = unsafe {
-            let v = _mm256_loadu_si256(src.as_ptr().add(from).cast::<__m256i>());
-            let flipped = _mm256_xor_si256(v, _mm256_set1_epi8(0x02));
-            let low = _mm256_cmpeq_epi8(_mm256_min_epu8(flipped, _mm256_set1_epi8(0x20)), flipped);
-            let backslash = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8));
-            let quotes = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8));
-            (
-                _mm256_movemask_epi8(quotes) as u32,
-                _mm256_movemask_epi8(_mm256_or_si256(low, backslash)) as u32,
-            )
-        };
+        let (quotes, stops) = self.block(src[from..from + 32].try_into().expect("32 bytes"));
         // The first byte that stops the string (quotes are among `stops`): a quote ends it.
         let first = stops & stops.wrapping_neg();
         if first & quotes != 0 {
