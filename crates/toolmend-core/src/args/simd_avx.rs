@@ -29,6 +29,13 @@ pub(crate) trait Stops: Copy {
     fn string_start(self, _src: &[u8], at: usize) -> Result<usize, usize> {
         Err(at + 1)
     }
+
+    /// [`Stops::string_start`] over a wider first block where the scan has one: for string
+    /// values, which run longer than keys.
+    #[inline(always)]
+    fn string_start_wide(self, src: &[u8], at: usize) -> Result<usize, usize> {
+        self.string_start(src, at)
+    }
 }
 
 /// The scan every build has ([`super::simd::string_stop`]).
@@ -56,6 +63,30 @@ impl Avx2 {
         use std::arch::is_x86_feature_detected as has;
         (has!("avx2") && has!("bmi1") && has!("bmi2") && has!("lzcnt") && has!("popcnt"))
             .then_some(Avx2(()))
+    }
+
+    /// The quotes, and the stop bytes (quotes among them), of the 32 `bytes`, a bit each.
+    #[inline(always)]
+    fn block(self, bytes: &[u8; 32]) -> (u32, u32) {
+        use std::arch::x86_64::{
+            __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_min_epu8, _mm256_movemask_epi8,
+            _mm256_or_si256, _mm256_set1_epi8, _mm256_xor_si256,
+        };
+        // SAFETY: `self` exists only when the CPU has AVX2 ([`Avx2::detect`]); the 32 bytes
+        // read are `bytes`, and the load is unaligned.
+        unsafe {
+            let v = _mm256_loadu_si256(bytes.as_ptr().cast::<__m256i>());
+            // As in SSE2's scan: with bit 1 flipped, `"` is 0x20 and the control bytes stay
+            // below it, so min(x, 0x20) == x marks both with one compare.
+            let flipped = _mm256_xor_si256(v, _mm256_set1_epi8(0x02));
+            let low = _mm256_cmpeq_epi8(_mm256_min_epu8(flipped, _mm256_set1_epi8(0x20)), flipped);
+            let backslash = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8));
+            let quotes = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8));
+            (
+                _mm256_movemask_epi8(quotes) as u32,
+                _mm256_movemask_epi8(_mm256_or_si256(low, backslash)) as u32,
+            )
+        }
     }
 }
 
@@ -94,28 +125,11 @@ impl Stops for Avx2 {
 
     #[inline(always)]
     fn string_start(self, src: &[u8], at: usize) -> Result<usize, usize> {
-        use std::arch::x86_64::{
-            __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_min_epu8, _mm256_movemask_epi8,
-            _mm256_or_si256, _mm256_set1_epi8, _mm256_xor_si256,
-        };
         let from = at + 1;
         if from.checked_add(32).is_none_or(|end| end > src.len()) {
             return Err(from);
         }
-        // SAFETY: `self` exists only when the CPU has AVX2 ([`Avx2::detect`]); the 32 bytes
-        // read from `from` are inside `src` (`from + 32 <= len`, checked above), and the load
-        // is unaligned.
-        let (quotes, stops) = unsafe {
-            let v = _mm256_loadu_si256(src.as_ptr().add(from).cast::<__m256i>());
-            let flipped = _mm256_xor_si256(v, _mm256_set1_epi8(0x02));
-            let low = _mm256_cmpeq_epi8(_mm256_min_epu8(flipped, _mm256_set1_epi8(0x20)), flipped);
-            let backslash = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8));
-            let quotes = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8));
-            (
-                _mm256_movemask_epi8(quotes) as u32,
-                _mm256_movemask_epi8(_mm256_or_si256(low, backslash)) as u32,
-            )
-        };
+        let (quotes, stops) = self.block(src[from..from + 32].try_into().expect("32 bytes"));
         // The first byte that stops the string (quotes are among `stops`): a quote ends it.
         let first = stops & stops.wrapping_neg();
         if first & quotes != 0 {
@@ -124,6 +138,29 @@ impl Stops for Avx2 {
             Err(from + stops.trailing_zeros() as usize)
         } else {
             Err(from + 32)
+        }
+    }
+
+    /// Two blocks (64 bytes) where they are left: a string value longer than 32 bytes then
+    /// ends in the first test too, without a branch on whether it did within 32.
+    #[inline(always)]
+    fn string_start_wide(self, src: &[u8], at: usize) -> Result<usize, usize> {
+        let from = at + 1;
+        let Some(bytes) = src.get(from..).and_then(|rest| rest.first_chunk::<64>()) else {
+            return self.string_start(src, at);
+        };
+        let (head, tail) = bytes.split_at(32);
+        let (q0, s0) = self.block(head.try_into().expect("32 bytes"));
+        let (q1, s1) = self.block(tail.try_into().expect("32 bytes"));
+        let quotes = u64::from(q0) | u64::from(q1) << 32;
+        let stops = u64::from(s0) | u64::from(s1) << 32;
+        let first = stops & stops.wrapping_neg();
+        if first & quotes != 0 {
+            Ok(from + first.trailing_zeros() as usize + 1)
+        } else if stops != 0 {
+            Err(from + stops.trailing_zeros() as usize)
+        } else {
+            Err(from + 64)
         }
     }
 }
@@ -179,7 +216,7 @@ mod tests {
         assert_eq!(stops.string_stop(b"ab", 5), 2);
         // A string's end found at once is where the scan finds its closing quote; else it is
         // read on from no further than the first stop byte.
-        for len in 0..80 {
+        for len in (0..80).chain([96, 100, 104]) {
             for quote in 0..len {
                 for byte in [b'"', b'\\', 0x00, 0x1F, 0x20, 0xA2] {
                     let mut src: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
@@ -191,17 +228,25 @@ mod tests {
                         }
                         for at in 0..len {
                             let stop = stops.string_stop(&src, at + 1);
-                            match stops.string_start(&src, at) {
-                                Ok(end) => {
-                                    assert_eq!((src[stop], end), (b'"', stop + 1), "{src:?} {at}")
+                            let starts = [
+                                stops.string_start(&src, at),
+                                stops.string_start_wide(&src, at),
+                            ];
+                            for start in starts {
+                                match start {
+                                    Ok(end) => assert_eq!(
+                                        (src[stop], end),
+                                        (b'"', stop + 1),
+                                        "{src:?} {at}"
+                                    ),
+                                    // Read on from the first stop byte, or from before it.
+                                    Err(from) => assert!(
+                                        from == stop
+                                            || from == at + 1
+                                            || (from == at + 33 || from == at + 65) && from <= stop,
+                                        "{src:?} {at} {from}"
+                                    ),
                                 }
-                                // Read on from the first stop byte, or from before it.
-                                Err(from) => assert!(
-                                    from == stop
-                                        || from == at + 1
-                                        || from == at + 33 && from <= stop,
-                                    "{src:?} {at} {from}"
-                                ),
                             }
                         }
                     }

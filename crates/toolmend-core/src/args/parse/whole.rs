@@ -331,7 +331,7 @@ fn copy_valid_with(
         // A value starts at `p`. Strings first: most values are.
         let first = src.get(p).copied().unwrap_or(0);
         if first == b'"' {
-            match stops.string_start(src, p) {
+            match stops.string_start_wide(src, p) {
                 Ok(end) => p = end,
                 Err(from) => match string_end_from(stops, src, from, lone_surrogates_as_fffd) {
                     Some((end, _)) => p = end,
