@@ -20,8 +20,9 @@
 //! minimal event line (`{"event":"text","delta":"x"}`) per chunk the same way (`floor_*`,
 //! `floor_cpu_ratio`): what any stream that writes an event per chunk costs at least.
 //!
-//! Rounds keep the heap they grew (glibc told to return no memory to the system and to map
-//! nothing apart, `keeps_heap` true in the output): else whether a round pays a page fault per
+//! With more than one round, rounds keep the heap they grew (glibc told to return no memory to
+//! the system and to map nothing apart, `keeps_heap` true in the output; one round, as for peak
+//! memory, keeps glibc's defaults): else whether a round pays a page fault per
 //! page it touches depends on how much the round before happened to grow, not on its work (one
 //! build's one-shot faulted 0 times a round and the next, which built less, 4,927 times). The
 //! first round of each, in a heap grown by nothing before it, is what a process that reads one
@@ -81,7 +82,6 @@ fn keep_heap() -> bool {
 }
 
 fn main() {
-    let keeps_heap = keep_heap();
     let args: Vec<String> = std::env::args().collect();
     let (Some(path), Some(chunk)) = (args.get(1), args.get(2)) else {
         eprintln!("usage: stream_feed REPLY_FILE CHUNK_BYTES [ROUNDS]");
@@ -90,6 +90,8 @@ fn main() {
     let reply = std::fs::read_to_string(path).expect("a UTF-8 reply file");
     let chunk: usize = chunk.parse().expect("a chunk size");
     let rounds: usize = args.get(3).map_or(3, |r| r.parse().expect("rounds"));
+    // One round (as for peak memory) has no round before it, and keeps glibc's own ways.
+    let keeps_heap = rounds > 1 && keep_heap();
     let only = args.get(4).map(String::as_str);
     let floor = only == Some("floor");
     let (run_oneshot, run_stream) = (only != Some("stream"), only != Some("oneshot") && !floor);
