@@ -130,15 +130,7 @@ impl Stops for Avx2 {
             return Err(from);
         }
         let (quotes, stops) = self.block(src[from..from + 32].try_into().expect("32 bytes"));
-        // The first byte that stops the string (quotes are among `stops`): a quote ends it.
-        let first = stops & stops.wrapping_neg();
-        if first & quotes != 0 {
-            Ok(from + first.trailing_zeros() as usize + 1)
-        } else if stops != 0 {
-            Err(from + stops.trailing_zeros() as usize)
-        } else {
-            Err(from + 32)
-        }
+        first_stop(from, u64::from(quotes), u64::from(stops), 32)
     }
 
     /// Two blocks (64 bytes) where they are left: a string value longer than 32 bytes then
@@ -154,14 +146,22 @@ impl Stops for Avx2 {
         let (q1, s1) = self.block(tail.try_into().expect("32 bytes"));
         let quotes = u64::from(q0) | u64::from(q1) << 32;
         let stops = u64::from(s0) | u64::from(s1) << 32;
-        let first = stops & stops.wrapping_neg();
-        if first & quotes != 0 {
-            Ok(from + first.trailing_zeros() as usize + 1)
-        } else if stops != 0 {
-            Err(from + stops.trailing_zeros() as usize)
-        } else {
-            Err(from + 64)
-        }
+        first_stop(from, quotes, stops, 64)
+    }
+}
+
+/// Where a string whose bytes start at `from` stops, from the masks of the `width` bytes there
+/// (a bit a byte; quotes are among `stops`): the first stop a quote ends it (`Ok` past the
+/// quote); another stop first (a backslash, a control byte) at `Err`; none, `Err` past them.
+#[inline(always)]
+fn first_stop(from: usize, quotes: u64, stops: u64, width: usize) -> Result<usize, usize> {
+    let first = stops & stops.wrapping_neg();
+    if first & quotes != 0 {
+        Ok(from + first.trailing_zeros() as usize + 1)
+    } else if stops != 0 {
+        Err(from + stops.trailing_zeros() as usize)
+    } else {
+        Err(from + width)
     }
 }
 
