@@ -417,8 +417,6 @@ pub(super) fn write_prose_delta<W: Write>(
     from: usize,
     end: usize,
 ) -> io::Result<()> {
-    const TEXT: &[u8; 25] = b"{\"event\":\"text\",\"delta\":\"";
-    const REASONING: &[u8; 30] = b"{\"event\":\"reasoning\",\"delta\":\"";
     let n = end - from;
     if let Some(window) = end.checked_sub(16).and_then(|at| reply.get(at..end))
         && let Ok(window) = <[u8; 16]>::try_from(window)
@@ -432,14 +430,18 @@ pub(super) fn write_prose_delta<W: Write>(
             _ => escapes_in(u128::from_le_bytes(window)) & (u128::MAX << (8 * (16 - n))) == 0,
         };
         if plain {
-            let mut line = [0u8; REASONING.len() + 16 + 3];
-            let head = if text { TEXT.len() } else { REASONING.len() };
+            let mut line = [0u8; REASONING_HEAD.len() + 16 + 3];
+            let head = if text {
+                TEXT_HEAD.len()
+            } else {
+                REASONING_HEAD.len()
+            };
             // The window first, its bytes before the delta then covered by the head.
             line[head + n - 16..head + n].copy_from_slice(&window);
             if text {
-                line[..TEXT.len()].copy_from_slice(TEXT);
+                line[..TEXT_HEAD.len()].copy_from_slice(TEXT_HEAD);
             } else {
-                line[..REASONING.len()].copy_from_slice(REASONING);
+                line[..REASONING_HEAD.len()].copy_from_slice(REASONING_HEAD);
             }
             line[head + n..head + n + 3].copy_from_slice(b"\"}\n");
             return out.write_all(&line[..head + n + 3]);
