@@ -402,6 +402,11 @@ impl Serialize for EndJson<'_> {
     }
 }
 
+/// The head of a `text` event's line, up to its delta.
+pub(super) const TEXT_HEAD: &[u8] = b"{\"event\":\"text\",\"delta\":\"";
+/// The head of a `reasoning` event's line, up to its delta.
+pub(super) const REASONING_HEAD: &[u8] = b"{\"event\":\"reasoning\",\"delta\":\"";
+
 /// A `text` or `reasoning` event, as `to_value` gives it, written from the delta where it is.
 fn write_delta<W: Write>(out: &mut W, kind: &str, delta: &str) -> io::Result<()> {
     // Without `write!`: a stream fed a byte at a time writes one of these per byte.
@@ -418,18 +423,14 @@ fn write_delta<W: Write>(out: &mut W, kind: &str, delta: &str) -> io::Result<()>
 #[inline]
 fn write_delta_line<W: Write>(out: &mut W, text: bool, delta: &str) -> io::Result<()> {
     const SHORT: usize = 4;
-    let head: &[u8] = if text {
-        b"{\"event\":\"text\",\"delta\":\""
-    } else {
-        b"{\"event\":\"reasoning\",\"delta\":\""
-    };
+    let head = if text { TEXT_HEAD } else { REASONING_HEAD };
     if delta.len() > SHORT {
         out.write_all(head)?;
         crate::bytes::escape::write_json_string_body(out, delta.as_bytes())?;
         return out.write_all(b"\"}\n");
     }
     // The longest head, each byte escaped as `\u00XX`, the tail.
-    let mut line = [0u8; 32 + 6 * SHORT + 3];
+    let mut line = [0u8; REASONING_HEAD.len() + 6 * SHORT + 3];
     line[..head.len()].copy_from_slice(head);
     let mut n = head.len();
     for &b in delta.as_bytes() {

@@ -11,6 +11,7 @@
 use std::io::{self, Write};
 
 use super::Stream;
+use super::event::{REASONING_HEAD, TEXT_HEAD};
 use super::scan::Mode;
 use crate::bytes::escape::{needs_escape, write_json_string_body};
 
@@ -328,11 +329,6 @@ impl Stream {
         };
     }
 }
-
-/// The head of a `text` event's line, up to its delta.
-const TEXT_HEAD: &[u8] = b"{\"event\":\"text\",\"delta\":\"";
-/// The head of a `reasoning` event's line, up to its delta.
-const REASONING_HEAD: &[u8] = b"{\"event\":\"reasoning\",\"delta\":\"";
 
 /// The head of the line of a `text` (`text`) or `reasoning` event, up to its delta.
 #[inline(always)]
