@@ -324,7 +324,11 @@ impl CallReader {
                     } else if !ok {
                         slot.frozen = true;
                     }
-                    slot.nested = Some(nested);
+                    // Read to their end, the arguments are not read again: their values go
+                    // now, not with the stream (memory: a reply of many calls).
+                    if !slot.args_done {
+                        slot.nested = Some(nested);
+                    }
                 }
             }
             _ => {}
