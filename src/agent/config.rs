@@ -15,6 +15,7 @@
 //! retry_delay = 1          # seconds before the first retry, doubled each time
 //! max_retry_delay = 30
 //! stop_after_call = false  # true: stop reading the reply once a whole call is read
+//! arguments_step = 128     # bytes of arguments between two `llm.stream` arguments events
 //! system_prompt = "convention"  # or "native" (the API's tools feature), or "none"
 //!
 //! [approval]
@@ -126,6 +127,9 @@ pub struct LlmConfig {
     pub max_retry_delay: Duration,
     /// Stop reading a reply (and stop the command) once a whole call has been read.
     pub stop_after_call: bool,
+    /// Bytes of arguments read between two `arguments` events of the reply's stream
+    /// (`llm.stream`); the library's rule ([`toolmend_core::calls::arguments_step`]).
+    pub arguments_step: usize,
     /// The system message a run starts with.
     pub system_prompt: SystemPrompt,
 }
@@ -194,6 +198,7 @@ struct RawLlm {
     retry_delay: Option<f64>,
     max_retry_delay: Option<f64>,
     stop_after_call: Option<bool>,
+    arguments_step: Option<u64>,
     system_prompt: Option<SystemPrompt>,
 }
 
@@ -237,6 +242,11 @@ impl Config {
             retry_delay: delay(llm.retry_delay, 1.0, "[llm] retry_delay")?,
             max_retry_delay: delay(llm.max_retry_delay, 30.0, "[llm] max_retry_delay")?,
             stop_after_call: llm.stop_after_call.unwrap_or(false),
+            arguments_step: match llm.arguments_step {
+                None => toolmend_core::calls::ARGUMENTS_STEP,
+                Some(bytes) => toolmend_core::calls::arguments_step(bytes)
+                    .map_err(|e| ConfigError::new(Value, format!("[llm] arguments_step: {e}")))?,
+            },
             system_prompt: llm.system_prompt.unwrap_or(SystemPrompt::Convention),
         };
         let approval = match raw.approval {
@@ -575,12 +585,24 @@ mod tests {
             (format!("{LLM}stop_after_call = 1\n"), "invalid type"),
             (format!("{LLM}stop_after_call = \"yes\"\n"), "invalid type"),
             (format!("{LLM}stop_after_cal = true\n"), "unknown field"),
+            (
+                format!("{LLM}arguments_step = 0\n"),
+                "[llm] arguments_step: the arguments step is the bytes of a call's arguments between two `arguments` events: 1 or more, not 0",
+            ),
+            (format!("{LLM}arguments_step = -1\n"), "invalid value"),
+            (format!("{LLM}arguments_step = 1.5\n"), "invalid type"),
             (tool("timout = 5"), "unknown key \"timout\""),
             (tool("read_olny = true"), "unknown key \"read_olny\""),
         ] {
             let error = Config::from_toml_str(&text).unwrap_err();
             assert!(error.message.contains(expected), "{text}: {error}");
         }
+        let step = Config::from_toml_str(&format!("{LLM}arguments_step = 1\n")).unwrap();
+        assert_eq!(step.llm.arguments_step, 1);
+        assert_eq!(
+            Config::from_toml_str(LLM).unwrap().llm.arguments_step,
+            toolmend_core::calls::ARGUMENTS_STEP
+        );
         let on = Config::from_toml_str(&format!("{LLM}stop_after_call = true\n")).unwrap();
         assert!(on.llm.stop_after_call);
         assert!(!Config::from_toml_str(LLM).unwrap().llm.stop_after_call);

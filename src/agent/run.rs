@@ -358,6 +358,7 @@ impl Run<'_> {
                 &mut *self.events,
                 self.iterations,
                 llm.stop_after_call,
+                llm.arguments_step,
                 &self.call_options,
             );
             let mut watch = |piece: &[u8]| watcher.piece(piece);

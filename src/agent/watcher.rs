@@ -28,15 +28,17 @@ pub(super) struct Watcher<'a> {
 }
 
 impl<'a> Watcher<'a> {
-    /// A watcher of iteration `iteration`'s reply, its events sent to `events`.
+    /// A watcher of iteration `iteration`'s reply, its events sent to `events`, an
+    /// `arguments` event every `arguments_step` bytes of arguments.
     pub(super) fn new(
         events: &'a mut Events,
         iteration: u32,
         stop_after_call: bool,
+        arguments_step: usize,
         options: &'a CallOptions,
     ) -> Watcher<'a> {
         Watcher {
-            stream: Stream::new(options.clone()),
+            stream: Stream::new(options.clone()).with_arguments_step(arguments_step),
             carry: Vec::new(),
             events,
             iteration,

@@ -240,6 +240,49 @@ fn a_key_written_again_is_revised_as_the_call_forms() {
     s.assert_nothing_left(2);
 }
 
+/// The partial `path` the transcript showed of a short call paused after `no`, with `llm`'s
+/// extra settings.
+fn shown_of_a_short_call(name: &str, llm: &str) -> Vec<Value> {
+    let reply = "{\"tool\": \"record\", \"parameters\": {\"path\": \"no<<PAUSE>>tes.txt\"}, \"terminate\": true}";
+    let s = Setup::new(name);
+    std::fs::write(s.path("reply.txt"), reply).unwrap();
+    let config = s.config(&[
+        "[loop]\ntimeout = 25\n",
+        &s.llm("stream", &format!("timeout = 20\nretries = 0\n{llm}")),
+        &s.tool(
+            "record",
+            "record",
+            true,
+            "parameters = [{ name = \"path\", type = \"string\", required = true }]",
+        ),
+    ]);
+    let (out, _) = s.run(&config, "go");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        s.events_of("tool.call")[0]["data"]["parameters"]["path"],
+        "notes.txt"
+    );
+    formed(&s)
+        .into_iter()
+        .filter(|e| e["event"] == "arguments")
+        .map(|e| e["parameters"]["path"].clone())
+        .collect()
+}
+
+#[test]
+fn the_arguments_step_is_the_llm_setting() {
+    // `[llm] arguments_step = 1`: the call's few bytes of arguments are shown as they come;
+    // by default (128 bytes) only once they are whole.
+    assert_eq!(
+        shown_of_a_short_call("stream-step-1", "arguments_step = 1\n"),
+        [json!("no"), json!("notes.txt")]
+    );
+    assert_eq!(
+        shown_of_a_short_call("stream-step-default", ""),
+        [json!("notes.txt")]
+    );
+}
+
 #[test]
 fn a_reply_without_a_call_is_read_to_its_end() {
     let (s, config) = streaming("stream-no-call", "The answer<<PAUSE>> is 42.", true);
