@@ -75,6 +75,37 @@ test('bytes are UTF-8 text', () => {
   });
 });
 
+test('a string\'s UTF-16 turned into UTF-8 sixteen units at a time: every width at every offset', async () => {
+  // The native module narrows ASCII sixteen units at a time and stops at the first unit that
+  // is not ASCII: characters of each width, and lone surrogates, at each offset around the
+  // blocks' ends, in keys and values, against the same text given as UTF-8 bytes.
+  const inputs = [];
+  for (const c of ['é', 'ÿ', '\u0080', '語', '\uffff', '😀', '\ud800', '\udfff', '\udc00\ud800']) {
+    for (let at = 0; at < 40; at++) {
+      const pad = 'x'.repeat(at);
+      inputs.push(`{"${pad}${c}": "${pad}${c}${'y'.repeat(40 - at)}", "k": "${c}"}`);
+      inputs.push(`{"k": "${pad}${c}"}`);
+    }
+  }
+  const mender = new toolmend.Mender();
+  const want = inputs.map((text) => {
+    if (!text.isWellFormed()) return { code: 'invalid_utf8' };
+    const record = mender.mend(Buffer.from(text, 'utf8'));
+    return record.ok ? { value: record.value } : { code: record.code };
+  });
+  const one = (text) => {
+    try {
+      return { value: toolmend.mendArgs(text) };
+    } catch (e) {
+      return { code: e.code };
+    }
+  };
+  assert.deepEqual(inputs.map(one), want);
+  assert.deepEqual(inputs.map((text) => mender.mend(text)).map((r) => (r.ok ? { value: r.value } : { code: r.code })), want);
+  const many = await toolmend.mendMany(inputs);
+  assert.deepEqual(many.map((r) => (r.ok ? { value: r.value } : { code: r.code })), want);
+});
+
 test('huge inputs are refused or mended, never a crash', () => {
   const big = '{"a": "' + 'x'.repeat(65 << 20) + '"}';
   assert.throws(() => toolmend.mendArgs(big), { code: 'too_large' });
