@@ -329,6 +329,24 @@ impl<'a> Parser<'a> {
         self.src.get(after) != Some(&b':')
     }
 
+    /// In an object's bare value, after a comma at `at`: the closing quote of the value when
+    /// its opening one is missing (`{"a": foo, bar", "b": 1}`): a `"` reached before any
+    /// colon, quote, bracket or line end, and followed by `,`, `}` or the end. The comma is then
+    /// the value's own, not the member's end. Bounded look ahead.
+    pub(super) fn open_value_quote(&self, at: usize) -> Option<usize> {
+        let from = self.skip_spaces_from(at + 1);
+        let ahead = &self.src[from..(from + 256).min(self.src.len())];
+        let close = ahead
+            .iter()
+            .position(|&b| matches!(b, b'"' | b':' | b'{' | b'[' | b'}' | b']' | b'\n' | b'\r'))?;
+        if close == 0 || ahead[close] != b'"' {
+            return None;
+        }
+        let quote = from + close;
+        let next = self.skip_spaces_from(quote + 1);
+        matches!(self.src.get(next), None | Some(b',' | b'}')).then_some(quote)
+    }
+
     /// Whether `"key":` starts at `at`. Bounded look ahead.
     pub(super) fn quoted_key_at(&self, at: usize) -> bool {
         let ahead = &self.src[at + 1..(at + 65).min(self.src.len())];

@@ -177,6 +177,8 @@ impl<'a> Parser<'a> {
         let in_object = closer == b'}';
         let mut depth = 0usize;
         let mut len = rest.len();
+        // Up to this offset the text is a value whose opening quote is missing (see below).
+        let mut through = 0;
         for (i, &b) in rest.iter().enumerate() {
             match b {
                 b'{' | b'[' => depth += 1,
@@ -185,7 +187,17 @@ impl<'a> Parser<'a> {
                     len = i;
                     break;
                 }
+                b',' if depth == 0 && i < through => {}
                 b',' if depth == 0 => {
+                    // `{"a": foo, bar", "b": 1}`: the commas up to a closing quote are the
+                    // value's (its opening quote is missing), not members without colons.
+                    if in_object
+                        && !rest[..i].contains(&b'"')
+                        && let Some(quote) = self.open_value_quote(start + i)
+                    {
+                        through = quote - start;
+                        continue;
+                    }
                     len = i;
                     break;
                 }
