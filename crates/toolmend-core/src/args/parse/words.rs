@@ -177,8 +177,6 @@ impl<'a> Parser<'a> {
         let in_object = closer == b'}';
         let mut depth = 0usize;
         let mut len = rest.len();
-        // Up to this offset the text is a value whose opening quote is missing (see below).
-        let mut through = 0;
         for (i, &b) in rest.iter().enumerate() {
             match b {
                 b'{' | b'[' => depth += 1,
@@ -187,15 +185,11 @@ impl<'a> Parser<'a> {
                     len = i;
                     break;
                 }
-                b',' if depth == 0 && i < through => {}
                 b',' if depth == 0 => {
-                    // `{"a": foo, bar", "b": 1}`: the commas up to a closing quote are the
-                    // value's (its opening quote is missing), not members without colons.
-                    if in_object
-                        && !rest[..i].contains(&b'"')
-                        && let Some(quote) = self.open_value_quote(start + i)
-                    {
-                        through = quote - start;
+                    // In an object a comma leads to a member: one followed by a word that is
+                    // no key is the value's own (`{"a": red, green}`, `{"a": x, y", "b": 1}`
+                    // whose opening quote is missing), as in a quoted string.
+                    if in_object && self.prose_follows_comma(start + i + 1) {
                         continue;
                     }
                     len = i;
