@@ -304,7 +304,10 @@ impl<'a> Parser<'a> {
 
     /// In an object, whether the text after a comma at `at - 1` is a word that is not a key
     /// (no colon after it). The look ahead is bounded.
-    fn prose_follows_comma(&self, at: usize) -> bool {
+    // Inlined in both callers: out of line, the quoted-string path's calls cost 0.06% more
+    // instructions on the bench corpus (callgrind).
+    #[inline(always)]
+    pub(super) fn prose_follows_comma(&self, at: usize) -> bool {
         if self.top() != Container::Object {
             return false;
         }

@@ -186,6 +186,12 @@ impl<'a> Parser<'a> {
                     break;
                 }
                 b',' if depth == 0 => {
+                    // In an object a comma leads to a member: one followed by a word that is
+                    // no key is the value's own (`{"a": red, green}`, `{"a": x, y", "b": 1}`
+                    // whose opening quote is missing), as in a quoted string.
+                    if in_object && self.prose_follows_comma(start + i + 1) {
+                        continue;
+                    }
                     len = i;
                     break;
                 }
