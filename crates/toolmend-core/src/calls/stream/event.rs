@@ -407,6 +407,12 @@ pub(super) const TEXT_HEAD: &[u8] = b"{\"event\":\"text\",\"delta\":\"";
 /// The head of a `reasoning` event's line, up to its delta.
 pub(super) const REASONING_HEAD: &[u8] = b"{\"event\":\"reasoning\",\"delta\":\"";
 
+/// The head of the line of a `text` (`text`) or `reasoning` event, up to its delta.
+#[inline(always)]
+pub(super) fn head(text: bool) -> &'static [u8] {
+    if text { TEXT_HEAD } else { REASONING_HEAD }
+}
+
 /// A `text` or `reasoning` event, as `to_value` gives it, written from the delta where it is.
 fn write_delta<W: Write>(out: &mut W, kind: &str, delta: &str) -> io::Result<()> {
     // Without `write!`: a stream fed a byte at a time writes one of these per byte.
@@ -423,7 +429,7 @@ fn write_delta<W: Write>(out: &mut W, kind: &str, delta: &str) -> io::Result<()>
 #[inline]
 fn write_delta_line<W: Write>(out: &mut W, text: bool, delta: &str) -> io::Result<()> {
     const SHORT: usize = 4;
-    let head = if text { TEXT_HEAD } else { REASONING_HEAD };
+    let head = head(text);
     if delta.len() > SHORT {
         out.write_all(head)?;
         crate::bytes::escape::write_json_string_body(out, delta.as_bytes())?;

@@ -11,7 +11,7 @@
 use std::io::{self, Write};
 
 use super::Stream;
-use super::event::{REASONING_HEAD, TEXT_HEAD};
+use super::event::{REASONING_HEAD, TEXT_HEAD, head};
 use super::scan::Mode;
 use crate::bytes::escape::{needs_escape, write_json_string_body};
 
@@ -330,12 +330,6 @@ impl Stream {
     }
 }
 
-/// The head of the line of a `text` (`text`) or `reasoning` event, up to its delta.
-#[inline(always)]
-fn head(text: bool) -> &'static [u8] {
-    if text { TEXT_HEAD } else { REASONING_HEAD }
-}
-
 /// The line of an event whose delta is the byte `b`, that needs no escape: its constant head,
 /// then `b` and the line's end from one word. Not a copy of the line patched on the stack and
 /// copied again: a wide load of bytes just stored narrower is not forwarded from the store
@@ -427,20 +421,16 @@ pub(super) fn write_prose_delta<W: Write>(
         };
         if plain {
             let mut line = [0u8; REASONING_HEAD.len() + 16 + 3];
-            let head = if text {
-                TEXT_HEAD.len()
-            } else {
-                REASONING_HEAD.len()
-            };
+            let at = head(text).len();
             // The window first, its bytes before the delta then covered by the head.
-            line[head + n - 16..head + n].copy_from_slice(&window);
+            line[at + n - 16..at + n].copy_from_slice(&window);
             if text {
                 line[..TEXT_HEAD.len()].copy_from_slice(TEXT_HEAD);
             } else {
                 line[..REASONING_HEAD.len()].copy_from_slice(REASONING_HEAD);
             }
-            line[head + n..head + n + 3].copy_from_slice(b"\"}\n");
-            return out.write_all(&line[..head + n + 3]);
+            line[at + n..at + n + 3].copy_from_slice(b"\"}\n");
+            return out.write_all(&line[..at + n + 3]);
         }
     }
     write_prose_line(out, text, &reply[from..end])
