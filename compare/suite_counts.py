@@ -17,68 +17,46 @@ import argparse
 import json
 import os
 import signal
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-JSON_REPAIR = r'''
-import json, sys
-from json_repair import repair_json
-for line in sys.stdin:
-    try:
-        print(json.dumps({"ok": True, "value": repair_json(json.loads(line), return_objects=True)}))
-    except Exception as e:
-        print(json.dumps({"ok": False, "error": str(e)}))
-'''
-
-
-def norm(v):
-    """A value in a form where True != 1 and 1 == 1.0."""
-    if isinstance(v, bool):
-        return ("b", v)
-    if isinstance(v, (int, float)):
-        return ("n", float(v) if isinstance(v, float) or abs(v) < 2**53 else v)
-    if isinstance(v, list):
-        return ("a", tuple(norm(x) for x in v))
-    if isinstance(v, dict):
-        return ("o", tuple(sorted((k, norm(x)) for k, x in v.items())))
-    return ("s", v) if isinstance(v, str) else ("z", None)
+sys.path.insert(0, HERE)
+# The comparison's own ways: one batch process per tool, values parsed exactly, compared by key.
+from compare import canon, dumps, loads, run_batch, run_peer  # noqa: E402
 
 
 def batch(argv, inputs):
-    payload = "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in inputs).encode()
-    p = subprocess.run(argv, input=payload, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    recs = [json.loads(line) for line in p.stdout.decode().splitlines() if line.strip()]
-    if len(recs) != len(inputs):
-        sys.exit("%s: %d records for %d inputs: %s" % (argv[0], len(recs), len(inputs), p.stderr[-500:]))
+    recs, _, err = run_batch(argv, inputs, 3600, parse=loads)
+    if recs is None or err:
+        sys.exit(err or "%s timed out" % argv[0])
     return recs
 
 
 def peer_records(name, work, inputs):
+    """The peer named by the file, through compare.py's workers (None when not installed)."""
     if "json_repair" in name:
         py = os.path.join(work, "venv", "bin", "python")
-        return batch([py, "-c", JSON_REPAIR], inputs) if os.path.exists(py) else None
-    if not os.path.exists(os.path.join(work, "node_modules", "jsonrepair")):
+        if not os.path.exists(py):
+            return None
+        argv = [py, os.path.join(HERE, "compare.py"), "--worker-json-repair", "--case-timeout", "10"]
+    elif os.path.exists(os.path.join(work, "node_modules", "jsonrepair")):
+        argv = ["node", os.path.join(HERE, "jsonrepair_worker.cjs"), work]
+    else:
         return None
-    recs = batch(["node", os.path.join(HERE, "jsonrepair_worker.cjs"), work], inputs)
-    for r in recs:
-        if r["ok"]:
-            r["value"] = json.loads(r["text"])
-    return recs
+    return run_peer(argv, inputs, 3600, name)[0]
 
 
 def verdict(rec, expect):
     if not rec["ok"]:
         return "error"
-    return "same" if norm(rec["value"]) == norm(expect) else "different"
+    return "same" if canon(rec["value"]) == canon(expect) else "different"
 
 
 def show(kind, i, case, rec):
-    got = json.dumps(rec["value"], ensure_ascii=False) if rec["ok"] else "ERROR " + rec["error"]["code"]
+    got = dumps(rec["value"]) if rec["ok"] else "ERROR " + rec["error"]["code"]
     print("%s #%d %s\n    expect   %s\n    toolmend %s" % (
         kind, i + 1, json.dumps(case["input"], ensure_ascii=False)[:200],
-        json.dumps(case.get("expect"), ensure_ascii=False)[:200], got[:200]))
+        dumps(case.get("expect")) if "expect" in case else "-", got[:200]))
 
 
 def main():
@@ -89,7 +67,7 @@ def main():
     ap.add_argument("--work", default=os.path.join(HERE, "work"))
     ap.add_argument("--show", action="store_true", help="print each case that is not the same")
     a = ap.parse_args()
-    cases = [json.loads(line) for line in open(a.cases, encoding="utf-8") if line.strip()]
+    cases = [loads(line) for line in open(a.cases, encoding="utf-8") if line.strip()]
     inputs = [c["input"] for c in cases]
     counts = {"same": 0, "error": 0, "different": 0, "skip": 0}
     for i, (case, rec) in enumerate(zip(cases, batch([a.toolmend, "repair", "--records", "--input", "jsonl"], inputs))):
@@ -105,7 +83,7 @@ def main():
         if a.show and kind != "same":
             show("args " + kind, i, cases[i], rec)
     print("%s: repair %s; args (cases expecting an object) %s" % (os.path.basename(a.cases), counts, args_counts))
-    peer = peer_records(os.path.basename(a.cases), a.work, inputs)
+    peer = peer_records(os.path.basename(a.cases), os.path.abspath(a.work), inputs)
     if peer is not None:
         met = sum(1 for c, r in zip(cases, peer) if "expect" in c and verdict(r, c["expect"]) == "same")
         print("the installed peer meets %d of its %d expected values" % (met, len(cases) - counts["skip"]))
