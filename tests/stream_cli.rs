@@ -252,6 +252,58 @@ fn ollama_chat_lines_as_jsonl_deltas() {
     assert_eq!(end["value"]["reasoning"], "Need the time in Tokyo.");
 }
 
+/// The ids each call was announced with (`call_start`) and ended with (`call_end`).
+fn ids(events: &[Value]) -> (Vec<&Value>, Vec<&Value>) {
+    let of = |kind: &str| -> Vec<&Value> {
+        events
+            .iter()
+            .filter(|e| e["event"] == kind)
+            .map(|e| {
+                if kind == "call_end" {
+                    &e["call"]["id"]
+                } else {
+                    &e["id"]
+                }
+            })
+            .collect()
+    };
+    (of("call_start"), of("call_end"))
+}
+
+/// Gemini's OpenAI-compatible stream numbers no call: each call with a new id and its name is
+/// a call of its own (they were read as one, the second's arguments dropped), a piece with an
+/// empty id continues the call before it, and a piece with only `extra_content` adds nothing.
+#[test]
+fn calls_without_an_index_are_told_apart_by_their_ids() {
+    let (events, end) = transcript("gemini_no_index.sse", "sse", 0);
+    assert_eq!(
+        end["value"],
+        json!({"calls": [
+            {"tool": "get_weather", "parameters": {"city": "Oslo"}, "id": "function-call-1", "repairs": []},
+            {"tool": "get_time", "parameters": {"tz": "Europe/Oslo"}, "id": "function-call-2", "repairs": []}
+        ], "text": "Checking both.", "reasoning": null, "incomplete": []})
+    );
+    let (started, ended) = ids(&events);
+    assert_eq!(started, ended);
+}
+
+/// A server that gives every call index 0 starts a new call with a new id and a name; one
+/// that gives a call another id in its later pieces (with no name) continues it, and the call
+/// keeps the id it was announced with.
+#[test]
+fn an_index_given_again_is_a_new_call_only_with_a_new_id_and_a_name() {
+    let (events, end) = transcript("index_reused.sse", "sse", 0);
+    assert_eq!(
+        end["value"]["calls"],
+        json!([
+            {"tool": "get_weather", "parameters": {"city": "Oslo"}, "id": "call_a", "repairs": []},
+            {"tool": "get_time", "parameters": {"tz": "Europe/Oslo"}, "id": "call_c", "repairs": []}
+        ])
+    );
+    let (started, ended) = ids(&events);
+    assert_eq!(started, ended);
+}
+
 /// Arguments a server sends whole as an object (Ollama) keep their numbers as written, as
 /// `calls` keeps them in the same message read whole.
 #[test]

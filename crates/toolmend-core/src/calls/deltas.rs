@@ -45,6 +45,8 @@ pub enum DeltaFraming {
 ///   that fill both for old clients wrote one call;
 /// - pieces that carry a call id already seen continue that call, whatever their index or
 ///   content block (LiteLLM sends one Anthropic block per fragment, each with the call's id);
+///   a new id with a name where a named call is starts another call (Gemini gives no index,
+///   some proxies index 0 to every call); a new id without a name continues the call;
 /// - the stop reason (`finish_reason`, `stop_reason`, `done_reason`, `finishReason`,
 ///   `incomplete_details.reason`) goes to [`Stream::stop_reason`]: a cut output makes the
 ///   call written last incomplete, as `calls` says of the whole response.
@@ -99,17 +101,24 @@ struct CallKeys {
 
 impl CallKeys {
     /// The stream key of a piece: that of its id if seen, else of its index if seen, else a
-    /// new call's.
-    fn key(&mut self, index: Option<usize>, id: Option<&str>) -> usize {
+    /// new call's. A piece that starts a call of its own (an id not seen and a name) at an
+    /// index whose call is named already is a new call: Gemini's OpenAI-compatible stream
+    /// gives no index (each piece is read at its place in `tool_calls`, 0), and some proxies
+    /// give every call index 0. A new id without a name still continues the call at its
+    /// index (servers that change a call's id after its first piece).
+    fn key(&mut self, index: Option<usize>, id: Option<&str>, name: Option<&str>) -> usize {
+        let id = id.filter(|id| !id.is_empty());
         let by_id = id.and_then(|id| self.ids.iter().find(|(i, _)| i == id).map(|&(_, k)| k));
-        let by_index =
-            index.and_then(|x| self.indexes.iter().find(|(i, _)| *i == x).map(|&(_, k)| k));
+        let starts_a_call = id.is_some() && name.is_some_and(|n| !n.is_empty());
+        let by_index = index
+            .and_then(|x| self.indexes.iter().find(|(i, _)| *i == x).map(|&(_, k)| k))
+            .filter(|&k| !(starts_a_call && by_id.is_none() && !self.names[k].is_empty()));
         let key = by_id.or(by_index).unwrap_or_else(|| {
             self.names.push(String::new());
             self.next += 1;
             self.next - 1
         });
-        if let Some(id) = id.filter(|id| !id.is_empty())
+        if let Some(id) = id
             && by_id.is_none()
         {
             self.ids.push((id.to_owned(), key));
@@ -301,7 +310,7 @@ impl Deltas {
                     arguments,
                     ..
                 } => {
-                    let key = self.keys.key(index, id.as_deref());
+                    let key = self.keys.key(index, id.as_deref(), name.as_deref());
                     // A piece that names its call again (a block of the same call id) adds
                     // nothing to the name.
                     let known = &mut self.keys.names[key];

@@ -71,7 +71,11 @@ impl Stream {
             }
         };
         let call = &mut self.server_calls[at];
-        if let Some(id) = id.filter(|id| !id.is_empty()) {
+        // The id given first is the call's: `call_start` shows it, and a server that gives
+        // the call another id in later pieces (Poolside) still has it continue this call.
+        if call.id.is_none()
+            && let Some(id) = id.filter(|id| !id.is_empty())
+        {
             call.id = Some(id.to_owned());
         }
         if let Some(name) = name
