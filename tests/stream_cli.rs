@@ -287,6 +287,35 @@ fn calls_without_an_index_are_told_apart_by_their_ids() {
     assert_eq!(started, ended);
 }
 
+/// A server tool's block (Anthropic's `server_tool_use`: the server runs the web search
+/// itself) is no call in the stream, as in the whole message: its `input_json_delta` pieces
+/// made a call with no name, and the stream ended `missing_field` where `calls` gave `ok`.
+#[test]
+fn a_server_tools_block_is_no_call() {
+    let (events, end) = transcript("anthropic_server_tool.sse", "sse", 0);
+    assert_eq!(
+        kinds(&events)
+            .iter()
+            .filter(|k| **k == "call_start")
+            .count(),
+        1
+    );
+    let whole = json!({"id": "msg_01", "type": "message", "role": "assistant", "content": [
+        {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "weather Oslo"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": []},
+        {"type": "text", "text": "Saving it."},
+        {"type": "tool_use", "id": "toolu_01", "name": "save_note", "input": {"text": "sunny"}}
+    ], "stop_reason": "tool_use"});
+    let out = common::toolmend()
+        .arg("calls")
+        .write_stdin(whole.to_string())
+        .output()
+        .unwrap();
+    let record: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(end["value"], record);
+    assert_eq!(record["calls"][0]["tool"], "save_note");
+}
+
 /// A server that gives every call index 0 starts a new call with a new id and a name; one
 /// that gives a call another id in its later pieces (with no name) continues it, and the call
 /// keeps the id it was announced with.

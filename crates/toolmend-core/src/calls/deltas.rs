@@ -100,6 +100,15 @@ struct CallKeys {
 }
 
 impl CallKeys {
+    /// The key of the call started at `index`, if one was.
+    fn started(&self, index: Option<usize>) -> Option<usize> {
+        let index = index?;
+        self.indexes
+            .iter()
+            .find(|(i, _)| *i == index)
+            .map(|&(_, k)| k)
+    }
+
     /// The stream key of a piece: that of its id if seen, else of its index if seen, else a
     /// new call's. A piece that starts a call of its own (an id not seen and a name) at an
     /// index whose call is named already is a new call: Gemini's OpenAI-compatible stream
@@ -303,6 +312,11 @@ impl Deltas {
                 Delta::Reasoning(t) => events.extend(stream.feed_reasoning(&t)),
                 Delta::Stop { field, reason } => stream.stop_reason(field, &reason),
                 Delta::Call { legacy: true, .. } if self.keys.tool_calls => {}
+                Delta::More { index, arguments } => {
+                    if let Some(key) = self.keys.started(index) {
+                        events.extend(stream.feed_call(key, None, None, &arguments));
+                    }
+                }
                 Delta::Call {
                     index,
                     id,
@@ -339,6 +353,14 @@ enum Delta {
         arguments: String,
         /// From the legacy `function_call`.
         legacy: bool,
+    },
+    /// More of the arguments of the call a server started at `index` (Anthropic's
+    /// `input_json_delta`, Responses' `function_call_arguments.delta`). A block that started
+    /// no call (Anthropic's `server_tool_use`, which the server runs itself) is no call, as in
+    /// the whole message.
+    More {
+        index: Option<usize>,
+        arguments: String,
     },
     /// The server's stop reason.
     Stop {
@@ -498,12 +520,9 @@ fn typed_event(
             match str_at(delta, "type") {
                 Some("text_delta") => push_text(out, str_at(delta, "text")),
                 Some("thinking_delta") => push_reasoning(out, str_at(delta, "thinking")),
-                Some("input_json_delta") => out.push(Delta::Call {
+                Some("input_json_delta") => out.push(Delta::More {
                     index,
-                    id: None,
-                    name: None,
                     arguments: str_at(delta, "partial_json").unwrap_or("").to_owned(),
-                    legacy: false,
                 }),
                 _ => {}
             }
@@ -531,19 +550,16 @@ fn typed_event(
                 });
             }
         }
-        "response.function_call_arguments.delta" => out.push(Delta::Call {
+        "response.function_call_arguments.delta" => out.push(Delta::More {
             index: map
                 .get("output_index")
                 .and_then(Value::as_u64)
                 .map(|i| i as usize),
-            id: None,
-            name: None,
             arguments: map
                 .get("delta")
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_owned(),
-            legacy: false,
         }),
         "response.incomplete" => stop(
             out,
@@ -681,7 +697,7 @@ mod tests {
         );
         let delta = json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "{\"a\""}});
         assert!(
-            matches!(&decode(&delta).unwrap()[0], Delta::Call { index: Some(2), arguments, .. } if arguments == "{\"a\"")
+            matches!(&decode(&delta).unwrap()[0], Delta::More { index: Some(2), arguments } if arguments == "{\"a\"")
         );
         let thinking = json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "so"}});
         assert_eq!(
