@@ -316,6 +316,53 @@ fn a_server_tools_block_is_no_call() {
     assert_eq!(record["calls"][0]["tool"], "save_note");
 }
 
+/// Calls sent whole, one a piece, with no id and no index: Ollama's `/api/chat` lines (its
+/// arguments an object; the same tool twice), and an OpenAI-compatible server that names
+/// another tool once the first call's arguments came. Each is a call of its own (the second
+/// was read into the first and dropped); a name given again with more arguments is not.
+#[test]
+fn whole_calls_without_ids_are_calls_of_their_own() {
+    let ollama = concat!(
+        r#"{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_weather","arguments":{"city":"Oslo"}}}]},"done":false}"#,
+        "\n",
+        r#"{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_weather","arguments":{"city":"Bergen"}}}]},"done":false}"#,
+        "\n",
+        r#"{"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}"#,
+        "\n"
+    );
+    let (events, code) = stream(&["--input", "jsonl"], ollama.as_bytes());
+    assert_eq!(code, 0);
+    let cities: Vec<&Value> = well_formed(&events)["value"]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["parameters"]["city"])
+        .collect();
+    assert_eq!(cities, [&json!("Oslo"), &json!("Bergen")]);
+    let chunk = |function: Value, end: &str| {
+        let mut choice = json!({"index": 0, "delta": {"tool_calls": [{"function": function}]}});
+        if !end.is_empty() {
+            choice["finish_reason"] = json!(end);
+        }
+        format!("data: {}\n\n", json!({"choices": [choice]}))
+    };
+    let sse = [
+        chunk(json!({"name": "a", "arguments": "{\"x\": 1}"}), ""),
+        chunk(json!({"name": "b", "arguments": "{\"y\": "}), ""),
+        chunk(json!({"name": "b", "arguments": "2}"}), "tool_calls"),
+    ]
+    .concat();
+    let (events, code) = stream(&["--input", "sse"], sse.as_bytes());
+    assert_eq!(code, 0);
+    assert_eq!(
+        well_formed(&events)["value"]["calls"],
+        json!([
+            {"tool": "a", "parameters": {"x": 1}, "repairs": []},
+            {"tool": "b", "parameters": {"y": 2}, "repairs": []}
+        ])
+    );
+}
+
 /// A server that gives every call index 0 starts a new call with a new id and a name; one
 /// that gives a call another id in its later pieces (with no name) continues it, and the call
 /// keeps the id it was announced with.

@@ -25,6 +25,7 @@
 
 use serde_json::Value;
 
+use super::call_keys::CallKeys;
 use super::stream::{Event, Stream};
 use crate::error::{Code, Error};
 
@@ -46,7 +47,8 @@ pub enum DeltaFraming {
 /// - pieces that carry a call id already seen continue that call, whatever their index or
 ///   content block (LiteLLM sends one Anthropic block per fragment, each with the call's id);
 ///   a new id with a name where a named call is starts another call (Gemini gives no index,
-///   some proxies index 0 to every call); a new id without a name continues the call;
+///   some proxies index 0 to every call), as does another name or whole arguments once the
+///   call has arguments (see `CallKeys::key`); a new id without a name continues the call;
 /// - the stop reason (`finish_reason`, `stop_reason`, `done_reason`, `finishReason`,
 ///   `incomplete_details.reason`) goes to [`Stream::stop_reason`]: a cut output makes the
 ///   call written last incomplete, as `calls` says of the whole response.
@@ -82,64 +84,6 @@ pub struct Deltas {
     partial: String,
     after_cr: bool,
     keys: CallKeys,
-}
-
-/// Which call of the stream each piece of a server's call continues.
-#[derive(Debug, Default)]
-struct CallKeys {
-    /// `tool_calls` were given: `function_call` repeats them.
-    tool_calls: bool,
-    /// Call ids seen, with their call's key in the stream.
-    ids: Vec<(String, usize)>,
-    /// Indexes (OpenAI `tool_calls[].index`, Anthropic block index, Responses
-    /// `output_index`) seen, with their call's key.
-    indexes: Vec<(usize, usize)>,
-    /// The name given so far of each key's call.
-    names: Vec<String>,
-    next: usize,
-}
-
-impl CallKeys {
-    /// The key of the call started at `index`, if one was.
-    fn started(&self, index: Option<usize>) -> Option<usize> {
-        let index = index?;
-        self.indexes
-            .iter()
-            .find(|(i, _)| *i == index)
-            .map(|&(_, k)| k)
-    }
-
-    /// The stream key of a piece: that of its id if seen, else of its index if seen, else a
-    /// new call's. A piece that starts a call of its own (an id not seen and a name) at an
-    /// index whose call is named already is a new call: Gemini's OpenAI-compatible stream
-    /// gives no index (each piece is read at its place in `tool_calls`, 0), and some proxies
-    /// give every call index 0. A new id without a name still continues the call at its
-    /// index (servers that change a call's id after its first piece).
-    fn key(&mut self, index: Option<usize>, id: Option<&str>, name: Option<&str>) -> usize {
-        let id = id.filter(|id| !id.is_empty());
-        let by_id = id.and_then(|id| self.ids.iter().find(|(i, _)| i == id).map(|&(_, k)| k));
-        let starts_a_call = id.is_some() && name.is_some_and(|n| !n.is_empty());
-        let by_index = index
-            .and_then(|x| self.indexes.iter().find(|(i, _)| *i == x).map(|&(_, k)| k))
-            .filter(|&k| !(starts_a_call && by_id.is_none() && !self.names[k].is_empty()));
-        let key = by_id.or(by_index).unwrap_or_else(|| {
-            self.names.push(String::new());
-            self.next += 1;
-            self.next - 1
-        });
-        if let Some(id) = id
-            && by_id.is_none()
-        {
-            self.ids.push((id.to_owned(), key));
-        }
-        if let Some(index) = index {
-            match self.indexes.iter_mut().find(|(i, _)| *i == index) {
-                Some(entry) => entry.1 = key,
-                None => self.indexes.push((index, key)),
-            }
-        }
-        key
-    }
 }
 
 impl Deltas {
@@ -322,16 +266,19 @@ impl Deltas {
                     id,
                     name,
                     arguments,
+                    whole,
                     ..
                 } => {
-                    let key = self.keys.key(index, id.as_deref(), name.as_deref());
+                    let key = self.keys.key(index, id.as_deref(), name.as_deref(), whole);
                     // A piece that names its call again (a block of the same call id) adds
                     // nothing to the name.
-                    let known = &mut self.keys.names[key];
-                    let name = name.filter(|n| !n.is_empty() && n != known);
+                    let given = &mut self.keys.calls[key];
+                    let name = name.filter(|n| !n.is_empty() && *n != given.name);
                     if let Some(name) = &name {
-                        known.push_str(name);
+                        given.name.push_str(name);
                     }
+                    given.arguments |= !arguments.is_empty();
+                    given.whole |= whole;
                     events.extend(stream.feed_call(key, id.as_deref(), name.as_deref(), &arguments))
                 }
             }
@@ -351,6 +298,8 @@ enum Delta {
         id: Option<String>,
         name: Option<String>,
         arguments: String,
+        /// The arguments came whole (an object, as Ollama sends them): the call is complete.
+        whole: bool,
         /// From the legacy `function_call`.
         legacy: bool,
     },
@@ -440,6 +389,7 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                             id: str_at(call, "id").map(str::to_owned),
                             name: str_at(call, "name").map(str::to_owned),
                             arguments: arguments_of(call.get("args")),
+                            whole: true,
                             legacy: false,
                         });
                     } else if part.get("thought").and_then(Value::as_bool) == Some(true) {
@@ -509,6 +459,7 @@ fn typed_event(
                         id: str_at(block, "id").map(str::to_owned),
                         name: str_at(block, "name").map(str::to_owned),
                         arguments: input,
+                        whole: false,
                         legacy: false,
                     });
                 }
@@ -546,6 +497,7 @@ fn typed_event(
                     id: str_at(item, "call_id").map(str::to_owned),
                     name: str_at(item, "name").map(str::to_owned),
                     arguments: arguments_of(item.get("arguments")),
+                    whole: false,
                     legacy: false,
                 });
             }
@@ -605,15 +557,18 @@ fn message_delta(delta: &Value, out: &mut Vec<Delta>) {
     for (position, call) in calls.into_iter().enumerate() {
         let function = call.get("function").unwrap_or(call);
         out.push(Delta::Call {
+            // Ollama's `/api/chat` numbers its calls in `function.index`.
             index: Some(
-                call.get("index")
-                    .and_then(Value::as_u64)
+                [call, function]
+                    .iter()
+                    .find_map(|v| v.get("index").and_then(Value::as_u64))
                     .map_or(position, |i| i as usize),
             ),
             id: str_at(call, "id").map(str::to_owned),
             name: str_at(function, "name").map(str::to_owned),
             // Ollama sends the arguments whole, as an object.
             arguments: arguments_of(function.get("arguments")),
+            whole: function.get("arguments").is_some_and(Value::is_object),
             legacy: false,
         });
     }
@@ -624,6 +579,7 @@ fn message_delta(delta: &Value, out: &mut Vec<Delta>) {
             id: None,
             name: str_at(function, "name").map(str::to_owned),
             arguments: str_at(function, "arguments").unwrap_or("").to_owned(),
+            whole: false,
             legacy: true,
         });
     }
@@ -671,6 +627,7 @@ mod tests {
                     id: Some("c".into()),
                     name: Some("f".into()),
                     arguments: "{\"".into(),
+                    whole: false,
                     legacy: false,
                 }
             ]
@@ -692,6 +649,7 @@ mod tests {
                 id: Some("toolu_1".into()),
                 name: Some("f".into()),
                 arguments: String::new(),
+                whole: false,
                 legacy: false,
             }]
         );

@@ -35,6 +35,7 @@
 //! assert_eq!(failure.extracted.unwrap().incomplete[0].tool.as_deref(), Some("rm"));
 //! ```
 
+mod call_keys;
 mod deltas;
 mod filter;
 mod formats;
