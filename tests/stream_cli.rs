@@ -363,6 +363,42 @@ fn whole_calls_without_ids_are_calls_of_their_own() {
     );
 }
 
+/// Content given as a list of parts (Mistral's reasoning models: a `thinking` part holding
+/// text chunks, then text parts or strings) reads the same streamed and whole: the stream
+/// dropped every list (the reply lost its first words), the whole message its thinking.
+#[test]
+fn content_parts_read_the_same_streamed_and_whole() {
+    let thinking = json!({"type": "thinking", "thinking": [{"type": "text", "text": "Two and "}, {"type": "text", "text": "two."}]});
+    let sse: String = [
+        json!({"role": "assistant", "content": [thinking]}),
+        json!({"content": [{"type": "text", "text": "It is "}]}),
+        json!({"content": "4."}),
+    ]
+    .iter()
+    .map(|delta| {
+        format!(
+            "data: {}\n\n",
+            json!({"choices": [{"index": 0, "delta": delta}]})
+        )
+    })
+    .collect();
+    let (events, code) = stream(&["--input", "sse"], sse.as_bytes());
+    assert_eq!(code, 0);
+    let whole = json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+        "content": [thinking, {"type": "text", "text": "It is 4."}]}}]});
+    let out = common::toolmend()
+        .arg("calls")
+        .write_stdin(whole.to_string())
+        .output()
+        .unwrap();
+    let record: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        record,
+        json!({"calls": [], "text": "It is 4.", "reasoning": "Two and two.", "incomplete": []})
+    );
+    assert_eq!(well_formed(&events)["value"], record);
+}
+
 /// A server that gives every call index 0 starts a new call with a new id and a name; one
 /// that gives a call another id in its later pieces (with no name) continues it, and the call
 /// keeps the id it was announced with.

@@ -2,7 +2,8 @@
 //! JSON value per line (`--input jsonl`), turned into [`Stream`] input.
 //!
 //! Each event's data (or each line) is one of:
-//! - an OpenAI chat-completions chunk (`choices[0].delta`: `content`, `reasoning_content` or
+//! - an OpenAI chat-completions chunk (`choices[0].delta`: `content` (a string, or a list of
+//!   `text` and `thinking` parts as Mistral's reasoning models send), `reasoning_content` or
 //!   `reasoning`, `tool_calls[].{index, id, function.{name, arguments}}`, the older
 //!   `function_call`), as OpenAI, vLLM, llama.cpp, SGLang, LM Studio and Ollama's `/v1` send;
 //! - an Anthropic Messages event (`content_block_start` with a `text`, `thinking` or
@@ -543,6 +544,25 @@ fn message_delta(delta: &Value, out: &mut Vec<Delta>) {
         .filter(|t| !t.is_empty())
     {
         out.push(Delta::Reasoning(t.to_owned()));
+    }
+    // Content given as a list of parts (Mistral's reasoning models), read as in a whole
+    // message: text parts are text, thinking parts (text chunks) reasoning.
+    if let Some(Value::Array(parts)) = delta.get("content") {
+        for part in parts {
+            match str_at(part, "type") {
+                Some("text" | "output_text") => push_text(out, str_at(part, "text")),
+                Some("refusal") => push_text(out, str_at(part, "refusal")),
+                Some("thinking") => match part.get("thinking") {
+                    Some(Value::Array(chunks)) => {
+                        for chunk in chunks {
+                            push_reasoning(out, str_at(chunk, "text"));
+                        }
+                    }
+                    thinking => push_reasoning(out, thinking.and_then(Value::as_str)),
+                },
+                _ => {}
+            }
+        }
     }
     // A refusal is the reply's text, after any content, as in a whole message.
     for key in ["content", "refusal"] {

@@ -545,11 +545,15 @@ impl Parts {
                         self.text(text);
                     }
                 }
-                Some("thinking") => {
-                    if let Some(t) = item.get("thinking").and_then(Value::as_str) {
-                        self.reasoning.push(t.to_owned());
+                Some("thinking") => match item.get("thinking") {
+                    Some(Value::String(t)) => self.reasoning.push(t.clone()),
+                    // Mistral's reasoning models: the thinking is a list of text chunks.
+                    Some(Value::Array(parts)) => {
+                        let text = parts.iter().filter_map(|p| p.get("text")?.as_str());
+                        self.reasoning.push(text.collect());
                     }
-                }
+                    _ => {}
+                },
                 Some("reasoning") => {
                     // Responses: summaries, and the reasoning text where it is given.
                     for key in ["summary", "content"] {
