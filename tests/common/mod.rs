@@ -1,6 +1,8 @@
 //! Helpers shared by the test binaries; each uses some of them.
 #![allow(dead_code)]
 
+pub mod stream_events;
+
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -19,8 +19,8 @@ pub(super) struct CallKeys {
 #[derive(Debug, Default)]
 pub(super) struct Given {
     pub(super) name: String,
-    /// Some of its arguments came: its name is whole.
-    pub(super) arguments: bool,
+    /// The bytes of its arguments that came (some: its name is whole).
+    pub(super) arguments: usize,
     /// Its arguments came whole.
     pub(super) whole: bool,
 }
@@ -58,7 +58,8 @@ impl CallKeys {
             let another = named.is_some()
                 && !given.name.is_empty()
                 && (id.is_some()
-                    || (given.arguments && (whole || given.whole || named != Some(&given.name))));
+                    || (given.arguments > 0
+                        && (whole || given.whole || named != Some(&given.name))));
             by_id.is_some() || !another
         });
         let key = by_id.or(by_index).unwrap_or_else(|| {

@@ -14,7 +14,9 @@
 //!   text, `functionCall {name, args}`; `finishReason`);
 //! - an OpenAI Responses event (`response.output_text.delta`, `response.reasoning_*.delta`,
 //!   `response.output_item.added` with a `function_call` item,
-//!   `response.function_call_arguments.delta`, `response.incomplete`, `response.failed`);
+//!   `response.function_call_arguments.delta`, the whole arguments in `.done` and
+//!   `response.output_item.done` (what the deltas did not give), `response.incomplete`,
+//!   `response.failed`);
 //! - an error chunk a server sends when it fails mid-stream: `{"error": {"message", ...}}`
 //!   (OpenAI, vLLM, Gemini) or `{"error": "..."}` (Ollama);
 //! - a JSON string, or an object with a `text`, `content` or `delta` string (text), or a
@@ -259,7 +261,19 @@ impl Deltas {
                 Delta::Call { legacy: true, .. } if self.keys.tool_calls => {}
                 Delta::More { index, arguments } => {
                     if let Some(key) = self.keys.started(index) {
+                        self.keys.calls[key].arguments += arguments.len();
                         events.extend(stream.feed_call(key, None, None, &arguments));
+                    }
+                }
+                Delta::Done { index, arguments } => {
+                    // What the deltas did not give (all of it, from a server that sends the
+                    // arguments only when they are done).
+                    if let Some(key) = self.keys.started(index) {
+                        let given = &mut self.keys.calls[key].arguments;
+                        if let Some(rest) = arguments.get(*given..).filter(|r| !r.is_empty()) {
+                            *given = arguments.len();
+                            events.extend(stream.feed_call(key, None, None, rest));
+                        }
                     }
                 }
                 Delta::Call {
@@ -278,7 +292,7 @@ impl Deltas {
                     if let Some(name) = &name {
                         given.name.push_str(name);
                     }
-                    given.arguments |= !arguments.is_empty();
+                    given.arguments += arguments.len();
                     given.whole |= whole;
                     events.extend(stream.feed_call(key, id.as_deref(), name.as_deref(), &arguments))
                 }
@@ -309,6 +323,13 @@ enum Delta {
     /// no call (Anthropic's `server_tool_use`, which the server runs itself) is no call, as in
     /// the whole message.
     More {
+        index: Option<usize>,
+        arguments: String,
+    },
+    /// The whole arguments of the call a server started at `index`, once they are done
+    /// (Responses' `function_call_arguments.done` and `output_item.done`): the deltas gave
+    /// them, or a part of them, or (servers that send them only when done) none.
+    Done {
         index: Option<usize>,
         arguments: String,
     },
@@ -441,6 +462,11 @@ fn typed_event(
 ) -> Result<(), String> {
     let value = |k: &str| map.get(k).unwrap_or(&Value::Null);
     let index = map.get("index").and_then(Value::as_u64).map(|i| i as usize);
+    // Responses events number their output items.
+    let output_index = map
+        .get("output_index")
+        .and_then(Value::as_u64)
+        .map(|i| i as usize);
     match kind {
         "content_block_start" => {
             let block = value("content_block");
@@ -491,10 +517,7 @@ fn typed_event(
             let item = value("item");
             if str_at(item, "type") == Some("function_call") {
                 out.push(Delta::Call {
-                    index: map
-                        .get("output_index")
-                        .and_then(Value::as_u64)
-                        .map(|i| i as usize),
+                    index: output_index,
                     id: str_at(item, "call_id").map(str::to_owned),
                     name: str_at(item, "name").map(str::to_owned),
                     arguments: arguments_of(item.get("arguments")),
@@ -504,16 +527,27 @@ fn typed_event(
             }
         }
         "response.function_call_arguments.delta" => out.push(Delta::More {
-            index: map
-                .get("output_index")
-                .and_then(Value::as_u64)
-                .map(|i| i as usize),
+            index: output_index,
             arguments: map
                 .get("delta")
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_owned(),
         }),
+        "response.function_call_arguments.done" => out.push(Delta::Done {
+            index: output_index,
+            arguments: map
+                .get("arguments")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+        }),
+        "response.output_item.done" if str_at(value("item"), "type") == Some("function_call") => {
+            out.push(Delta::Done {
+                index: output_index,
+                arguments: arguments_of(value("item").get("arguments")),
+            });
+        }
         "response.incomplete" => stop(
             out,
             "incomplete_details.reason",

@@ -1,0 +1,214 @@
+//! `toolmend calls --stream --input sse|jsonl` on the shapes real servers stream in, each read
+//! as `calls` reads the whole response: calls told apart without an index or with one index
+//! for all (Gemini's OpenAI-compatible endpoint, proxies, Ollama), a server tool's block
+//! (Anthropic), content as a list of parts (Mistral), Responses arguments given only when done.
+
+use serde_json::{Value, json};
+
+mod common;
+use common::stream_events::{kinds, stream, transcript, well_formed, whole_record};
+
+/// The ids each call was announced with (`call_start`) and ended with (`call_end`).
+fn ids(events: &[Value]) -> (Vec<&Value>, Vec<&Value>) {
+    let of = |kind: &str| -> Vec<&Value> {
+        events
+            .iter()
+            .filter(|e| e["event"] == kind)
+            .map(|e| {
+                if kind == "call_end" {
+                    &e["call"]["id"]
+                } else {
+                    &e["id"]
+                }
+            })
+            .collect()
+    };
+    (of("call_start"), of("call_end"))
+}
+
+/// Gemini's OpenAI-compatible stream numbers no call: each call with a new id and its name is
+/// a call of its own (they were read as one, the second's arguments dropped), a piece with an
+/// empty id continues the call before it, and a piece with only `extra_content` adds nothing.
+#[test]
+fn calls_without_an_index_are_told_apart_by_their_ids() {
+    let (events, end) = transcript("gemini_no_index.sse", "sse", 0);
+    assert_eq!(
+        end["value"],
+        json!({"calls": [
+            {"tool": "get_weather", "parameters": {"city": "Oslo"}, "id": "function-call-1", "repairs": []},
+            {"tool": "get_time", "parameters": {"tz": "Europe/Oslo"}, "id": "function-call-2", "repairs": []}
+        ], "text": "Checking both.", "reasoning": null, "incomplete": []})
+    );
+    let (started, ended) = ids(&events);
+    assert_eq!(started, ended);
+}
+
+/// A server tool's block (Anthropic's `server_tool_use`: the server runs the web search
+/// itself) is no call in the stream, as in the whole message: its `input_json_delta` pieces
+/// made a call with no name, and the stream ended `missing_field` where `calls` gave `ok`.
+#[test]
+fn a_server_tools_block_is_no_call() {
+    let (events, end) = transcript("anthropic_server_tool.sse", "sse", 0);
+    assert_eq!(
+        kinds(&events)
+            .iter()
+            .filter(|k| **k == "call_start")
+            .count(),
+        1
+    );
+    let whole = json!({"id": "msg_01", "type": "message", "role": "assistant", "content": [
+        {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "weather Oslo"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": []},
+        {"type": "text", "text": "Saving it."},
+        {"type": "tool_use", "id": "toolu_01", "name": "save_note", "input": {"text": "sunny"}}
+    ], "stop_reason": "tool_use"});
+    let record = whole_record(&whole);
+    assert_eq!(end["value"], record);
+    assert_eq!(record["calls"][0]["tool"], "save_note");
+}
+
+/// Calls sent whole, one a piece, with no id and no index: Ollama's `/api/chat` lines (its
+/// arguments an object; the same tool twice), and an OpenAI-compatible server that names
+/// another tool once the first call's arguments came. Each is a call of its own (the second
+/// was read into the first and dropped); a name given again with more arguments is not.
+#[test]
+fn whole_calls_without_ids_are_calls_of_their_own() {
+    let ollama = concat!(
+        r#"{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_weather","arguments":{"city":"Oslo"}}}]},"done":false}"#,
+        "\n",
+        r#"{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_weather","arguments":{"city":"Bergen"}}}]},"done":false}"#,
+        "\n",
+        r#"{"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}"#,
+        "\n"
+    );
+    let (events, code) = stream(&["--input", "jsonl"], ollama.as_bytes());
+    assert_eq!(code, 0);
+    let cities: Vec<&Value> = well_formed(&events)["value"]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["parameters"]["city"])
+        .collect();
+    assert_eq!(cities, [&json!("Oslo"), &json!("Bergen")]);
+    let chunk = |function: Value, end: &str| {
+        let mut choice = json!({"index": 0, "delta": {"tool_calls": [{"function": function}]}});
+        if !end.is_empty() {
+            choice["finish_reason"] = json!(end);
+        }
+        format!("data: {}\n\n", json!({"choices": [choice]}))
+    };
+    let sse = [
+        chunk(json!({"name": "a", "arguments": "{\"x\": 1}"}), ""),
+        chunk(json!({"name": "b", "arguments": "{\"y\": "}), ""),
+        chunk(json!({"name": "b", "arguments": "2}"}), "tool_calls"),
+    ]
+    .concat();
+    let (events, code) = stream(&["--input", "sse"], sse.as_bytes());
+    assert_eq!(code, 0);
+    assert_eq!(
+        well_formed(&events)["value"]["calls"],
+        json!([
+            {"tool": "a", "parameters": {"x": 1}, "repairs": []},
+            {"tool": "b", "parameters": {"y": 2}, "repairs": []}
+        ])
+    );
+}
+
+/// Content given as a list of parts (Mistral's reasoning models: a `thinking` part holding
+/// text chunks, then text parts or strings) reads the same streamed and whole: the stream
+/// dropped every list (the reply lost its first words), the whole message its thinking.
+#[test]
+fn content_parts_read_the_same_streamed_and_whole() {
+    let thinking = json!({"type": "thinking", "thinking": [{"type": "text", "text": "Two and "}, {"type": "text", "text": "two."}]});
+    let sse: String = [
+        json!({"role": "assistant", "content": [thinking]}),
+        json!({"content": [{"type": "text", "text": "It is "}]}),
+        json!({"content": "4."}),
+    ]
+    .iter()
+    .map(|delta| {
+        format!(
+            "data: {}\n\n",
+            json!({"choices": [{"index": 0, "delta": delta}]})
+        )
+    })
+    .collect();
+    let (events, code) = stream(&["--input", "sse"], sse.as_bytes());
+    assert_eq!(code, 0);
+    let whole = json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+        "content": [thinking, {"type": "text", "text": "It is 4."}]}}]});
+    let record = whole_record(&whole);
+    assert_eq!(
+        record,
+        json!({"calls": [], "text": "It is 4.", "reasoning": "Two and two.", "incomplete": []})
+    );
+    assert_eq!(well_formed(&events)["value"], record);
+}
+
+/// A Responses stream whose arguments come only in the `done` events (no deltas, as some
+/// servers and proxies send them), or in part in deltas, gives the calls of the whole
+/// response: the calls had `{}` for parameters.
+#[test]
+fn responses_arguments_given_only_when_done_are_read() {
+    let item = |i: usize, name: &str, arguments: &str| {
+        json!({"type": "function_call", "id": format!("fc_{i}"), "call_id": format!("call_{i}"),
+            "name": name, "arguments": arguments, "status": "completed"})
+    };
+    let event = |kind: &str, body: Value| {
+        let mut e = body;
+        e["type"] = json!(kind);
+        format!("event: {kind}\ndata: {e}\n\n")
+    };
+    let calls = [
+        item(0, "get_weather", "{\"city\": \"Oslo\"}"),
+        item(1, "get_time", "{\"tz\": \"CET\"}"),
+    ];
+    let mut sse = String::new();
+    for (i, call) in calls.iter().enumerate() {
+        let mut added = call.clone();
+        added["arguments"] = json!("");
+        sse += &event(
+            "response.output_item.added",
+            json!({"output_index": i, "item": added}),
+        );
+        let arguments = call["arguments"].as_str().unwrap();
+        if i == 1 {
+            // Part of them as a delta, then the whole in `done`.
+            sse += &event(
+                "response.function_call_arguments.delta",
+                json!({"output_index": i, "item_id": "fc_1", "delta": &arguments[..5]}),
+            );
+        }
+        sse += &event(
+            "response.function_call_arguments.done",
+            json!({"output_index": i, "item_id": format!("fc_{i}"), "arguments": arguments}),
+        );
+        sse += &event(
+            "response.output_item.done",
+            json!({"output_index": i, "item": call}),
+        );
+    }
+    let (events, code) = stream(&["--input", "sse"], sse.as_bytes());
+    assert_eq!(code, 0);
+    let whole = json!({"object": "response", "status": "completed", "output": calls});
+    let record = whole_record(&whole);
+    assert_eq!(record["calls"][1]["parameters"], json!({"tz": "CET"}));
+    assert_eq!(well_formed(&events)["value"], record);
+}
+
+/// A server that gives every call index 0 starts a new call with a new id and a name; one
+/// that gives a call another id in its later pieces (with no name) continues it, and the call
+/// keeps the id it was announced with.
+#[test]
+fn an_index_given_again_is_a_new_call_only_with_a_new_id_and_a_name() {
+    let (events, end) = transcript("index_reused.sse", "sse", 0);
+    assert_eq!(
+        end["value"]["calls"],
+        json!([
+            {"tool": "get_weather", "parameters": {"city": "Oslo"}, "id": "call_a", "repairs": []},
+            {"tool": "get_time", "parameters": {"tz": "Europe/Oslo"}, "id": "call_c", "repairs": []}
+        ])
+    );
+    let (started, ended) = ids(&events);
+    assert_eq!(started, ended);
+}
