@@ -212,3 +212,50 @@ fn an_index_given_again_is_a_new_call_only_with_a_new_id_and_a_name() {
     let (started, ended) = ids(&events);
     assert_eq!(started, ended);
 }
+
+/// Gemini's `MALFORMED_FUNCTION_CALL` (or `UNEXPECTED_TOOL_CALL`): the server dropped the call
+/// the model wrote and says so in the stop reason, with the call as written in `finishMessage`.
+/// The reply is not `ok` with its text taken for an answer (or `empty_input`, "reply is empty",
+/// when it had no text): it has an incomplete call, with the server's words, streamed and
+/// whole alike.
+#[test]
+fn a_call_the_server_dropped_is_an_incomplete_call() {
+    let (events, end) = transcript("gemini_malformed_call.sse", "sse", 1);
+    assert!(kinds(&events).contains(&"incomplete"));
+    assert_eq!(end["error"]["code"], "incomplete_call");
+    let message = end["value"]["incomplete"][0]["message"].as_str().unwrap();
+    assert!(message.contains("MALFORMED_FUNCTION_CALL"), "{message}");
+    assert!(
+        message.contains("default_api.get_weather(city=\"Oslo\")"),
+        "{message}"
+    );
+    let whole = json!({"candidates": [{"index": 0, "content": {"role": "model",
+        "parts": [{"text": "Let me check the weather."}]},
+        "finishReason": "MALFORMED_FUNCTION_CALL",
+        "finishMessage": "Malformed function call: print(default_api.get_weather(city=\"Oslo\"))"}]});
+    let out = common::toolmend()
+        .args(["calls", "--records"])
+        .write_stdin(whole.to_string())
+        .output()
+        .unwrap();
+    let record: Value = serde_json::from_str(&common::stdout(&out)).unwrap();
+    assert_eq!(common::code(&out), 1);
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        let map = v.as_object_mut().unwrap();
+        map.remove("line");
+        map.remove("event");
+        map["error"].as_object_mut().unwrap().remove("original");
+        v
+    };
+    assert_eq!(strip(&end), strip(&record));
+    // With no text at all, the same incomplete call (it was `empty_input`).
+    let empty = json!({"candidates": [{"index": 0, "content": {},
+        "finishReason": "UNEXPECTED_TOOL_CALL"}]});
+    let out = common::toolmend()
+        .args(["calls", "--records"])
+        .write_stdin(empty.to_string())
+        .output()
+        .unwrap();
+    assert!(common::stdout(&out).contains("\"code\":\"incomplete_call\""));
+}

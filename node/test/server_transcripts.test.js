@@ -91,3 +91,19 @@ test('every surface gives the recorded truth of the server transcripts', async (
   }
   assert.deepEqual(disagree, []);
 });
+
+test('stream on every recorded shape ends as the CLI does', async () => {
+  // fixtures/stream: fragments, calls with no index or all at index 0, server tools, content
+  // parts, stop reasons; `stream` on each one's chunks ends with the CLI's `end` event.
+  const { spawnSync } = require('node:child_process');
+  const dir = path.join(ROOT, 'fixtures', 'stream');
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.sse')).sort();
+  assert.ok(files.length >= 7, files.join(' '));
+  for (const file of files) {
+    const text = fs.readFileSync(path.join(dir, file), 'utf8');
+    const out = spawnSync(toolmend.binaryPath(), ['calls', '--stream', '--input', 'sse'], { input: text });
+    const lines = out.stdout.toString().trim().split('\n');
+    const cli = JSON.parse(lines[lines.length - 1]);
+    assert.deepEqual(await endOf(sseChunks(text)), normal(cli), file);
+  }
+});

@@ -258,6 +258,7 @@ impl Deltas {
                 Delta::Text(t) => events.extend(stream.feed(&t)),
                 Delta::Reasoning(t) => events.extend(stream.feed_reasoning(&t)),
                 Delta::Stop { field, reason } => stream.stop_reason(field, &reason),
+                Delta::Dropped(why) => stream.dropped_call(why),
                 Delta::Call { legacy: true, .. } if self.keys.tool_calls => {}
                 Delta::More { index, arguments } => {
                     if let Some(key) = self.keys.started(index) {
@@ -333,6 +334,8 @@ enum Delta {
         index: Option<usize>,
         arguments: String,
     },
+    /// The server dropped a call the model wrote ([`super::message::dropped_by`]: why).
+    Dropped(String),
     /// The server's stop reason.
     Stop {
         field: &'static str,
@@ -425,6 +428,12 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                     "finishReason",
                     first.and_then(|c| c.get("finishReason")),
                 );
+                if let Some(why) = first.and_then(|c| {
+                    let reason = str_at(c, "finishReason")?;
+                    super::message::dropped_by("finishReason", reason, str_at(c, "finishMessage"))
+                }) {
+                    out.push(Delta::Dropped(why));
+                }
             } else if let Some(kind) = str_at(value, "type") {
                 typed_event(kind, map, &mut out)?;
             } else if let Some(message) = map.get("message").filter(|m| m.is_object()) {

@@ -32,7 +32,7 @@ pub(super) fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         mut repairs,
         offset,
         args_at,
-        cut,
+        mut cut,
         dropped: mut stray,
     } = raw;
     let reject = |tool: Option<String>, id: Option<Value>, error: Error| Rejected {
@@ -58,6 +58,19 @@ pub(super) fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
             found.rejected.push(reject(name, id, error));
             return;
         }
+    }
+    // A call cut before its name (or one the server dropped, `message::dropped_by`) is no call
+    // either: it is incomplete, whatever else it lacks.
+    if name.as_deref().is_none_or(|n| n.trim().is_empty())
+        && let Some(message) = cut.take()
+    {
+        found.incomplete.push(Incomplete {
+            tool: None,
+            id,
+            offset,
+            message,
+        });
+        return;
     }
     let Some(written) = name.filter(|n| !n.trim().is_empty()) else {
         let error = match envelope.and_then(|check| check.strict) {

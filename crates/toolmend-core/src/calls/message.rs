@@ -48,6 +48,24 @@ const CUT_REASONS: &[(&str, &str)] = &[
     ("finishReason", "SPII"),
 ];
 
+/// Why a call the model wrote is missing, when an API's stop reason says the server dropped
+/// it (Gemini's `MALFORMED_FUNCTION_CALL`: a call it could not parse; `UNEXPECTED_TOOL_CALL`:
+/// a call where none may be), with the server's own words (`finishMessage`, which often holds
+/// the call as written). The reply then has a call that is not one, as a cut call is not: the
+/// record fails with `incomplete_call`, never `ok` with the call gone (or its text taken for
+/// an answer). The one rule for whole replies and streams.
+pub fn dropped_by(field: &str, reason: &str, message: Option<&str>) -> Option<String> {
+    let dropped = field == "finishReason"
+        && matches!(reason, "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL");
+    dropped.then(|| {
+        let mut why = format!("the server dropped a call the model wrote: {field} {reason:?}");
+        if let Some(message) = message.filter(|m| !m.is_empty()) {
+            why.push_str(&format!(" ({message})"));
+        }
+        why
+    })
+}
+
 /// Why the output was cut, when an API's stop reason (`field`: `finish_reason`,
 /// `stop_reason`, `done_reason`, `finishReason`, `incomplete_details.reason`) says it was:
 /// the message a call made incomplete by it carries. The one rule for whole replies and
@@ -85,7 +103,7 @@ pub fn cut_by(field: &str, reason: &str) -> Option<String> {
 /// # Errors
 /// As [`super::extract`]; `invalid_input` for a value that is none of the shapes above.
 pub fn extract_message(message: &Value, options: &CallOptions) -> Result<Extracted, Failure> {
-    extract_message_cut(message, None, options)
+    extract_message_cut(message, None, None, options)
 }
 
 /// [`extract_message`] for a message whose stop reason came apart from it (a stream's last
@@ -93,23 +111,31 @@ pub fn extract_message(message: &Value, options: &CallOptions) -> Result<Extract
 pub(crate) fn extract_message_cut(
     message: &Value,
     cut: Option<&str>,
+    dropped: Option<&str>,
     options: &CallOptions,
 ) -> Result<Extracted, Failure> {
     let parts = |cut: Option<&str>| Parts {
         cut: cut.map(str::to_owned),
         ..Parts::default()
     };
+    // A call the server dropped comes last, as the stop reason that tells of it.
+    let dropped = |mut parts: Parts| {
+        if let Some(why) = dropped {
+            parts.dropped_call(why.to_owned());
+        }
+        parts
+    };
     match message {
         Value::String(text) => super::reply(text, options),
         Value::Array(items) => {
             let mut parts = parts(cut);
             parts.items(items)?;
-            parts.run(options)
+            dropped(parts).run(options)
         }
         Value::Object(map) => {
             let mut parts = parts(cut);
             parts.object(map)?;
-            parts.run(options)
+            dropped(parts).run(options)
         }
         other => Err(invalid(format!(
             "expected a reply string or a message object, found {}",
@@ -390,6 +416,17 @@ impl Parts {
         self.last_is_call = false;
     }
 
+    /// A call the server dropped ([`dropped_by`]): a call with no name, cut for `why`.
+    fn dropped_call(&mut self, why: String) {
+        self.raws.push(Raw {
+            name: None,
+            envelope: None,
+            cut: Some(why),
+            ..Raw::default()
+        });
+        self.last_is_call = true;
+    }
+
     fn cut_when(&mut self, field: &str, value: Option<&Value>) {
         if let Some(why) = value.and_then(Value::as_str).and_then(|r| cut_by(field, r)) {
             self.cut = Some(why);
@@ -427,6 +464,14 @@ impl Parts {
                     self.items(parts)?;
                 }
                 self.cut_when("finishReason", candidate.get("finishReason"));
+                let message = candidate.get("finishMessage").and_then(Value::as_str);
+                if let Some(why) = candidate
+                    .get("finishReason")
+                    .and_then(Value::as_str)
+                    .and_then(|reason| dropped_by("finishReason", reason, message))
+                {
+                    self.dropped_call(why);
+                }
             }
             return Ok(());
         }

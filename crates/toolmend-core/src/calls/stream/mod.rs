@@ -212,6 +212,8 @@ pub struct Stream {
     server_reasoning: Option<String>,
     /// Why the output was cut, when the server's stop reason says it was.
     cut: Option<String>,
+    /// Why a call is missing, when the server says it dropped one.
+    dropped: Option<String>,
     markers: Markers,
     /// The text and reasoning shown as they arrive.
     live: Live,
@@ -306,6 +308,7 @@ impl Stream {
             server_calls: Vec::new(),
             server_reasoning: None,
             cut: None,
+            dropped: None,
             markers,
             live,
             buf: String::new(),
@@ -620,7 +623,12 @@ impl Stream {
         }
         let (result, original) = match self.message() {
             Some(message) => (
-                super::message::extract_message_cut(&message, self.cut.as_deref(), &self.options),
+                super::message::extract_message_cut(
+                    &message,
+                    self.cut.as_deref(),
+                    self.dropped.as_deref(),
+                    &self.options,
+                ),
                 original_text(message.to_string().as_bytes()),
             ),
             None => (

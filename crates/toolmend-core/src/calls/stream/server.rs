@@ -103,6 +103,15 @@ impl Stream {
         }
     }
 
+    /// The server says it dropped a call the model wrote, for `why`
+    /// ([`crate::calls::message::dropped_by`]): the reply's result has it as an incomplete
+    /// call, as `calls` says of the whole response.
+    pub fn dropped_call(&mut self, why: String) {
+        if self.result.is_none() {
+            self.dropped = Some(why);
+        }
+    }
+
     /// Announces a server's call once its name is complete.
     pub(super) fn announce_server(&mut self, at: usize, events: &mut Vec<Event>) {
         let call = &self.server_calls[at];
@@ -172,7 +181,8 @@ impl Stream {
     /// they make up (`{"role", "content", "reasoning_content"?, "tool_calls"}`), as
     /// `calls --input jsonl` reads it.
     pub fn message(&self) -> Option<Value> {
-        if self.server_calls.is_empty() && self.server_reasoning.is_none() {
+        if self.server_calls.is_empty() && self.server_reasoning.is_none() && self.dropped.is_none()
+        {
             return None;
         }
         let mut m = Map::new();
