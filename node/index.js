@@ -71,36 +71,41 @@ function checkInput(text) {
 
 /** One input's result, with the fields of a `toolmend args --records` record. */
 class MendRecord {
-  // Private fields, not defineProperty: V8 keeps the object's shape fast. A record of a batch
-  // keeps its segment (a string the native module wrote every record of a part of the batch
-  // into) and where its repairs and dropped values are in it; they are parsed only when read.
-  #raw;
-  #value;
-  #segment;
-  #repairsAt;
-  #droppedAt;
-  #end;
+  // Private fields, not defineProperty: V8 keeps the object's shape fast. Two: the fewer a
+  // record's fields, the less V8 copies as it moves the batch's records out of its young
+  // generation. `#src` is where the record's repairs and dropped values are (parsed only when
+  // read): for a record of a batch its part (`{narrow, wide, meta}`: the two strings the native
+  // module wrote the part's records into, and their numbers) with `#at` its place in `meta`;
+  // else the native module's record with `#at` -1. Once the value is parsed, `#at` is
+  // `{at, value}`.
+  #src;
+  #at;
 
-  constructor(raw, segment, meta, k) {
-    if (segment !== undefined) {
+  constructor(raw, part, k, input) {
+    if (part !== undefined) {
       // A record of a batch: `meta[k..k + 7]` is kind, segment, four bounds, error offset.
-      const a = meta[k + 2];
-      const b = meta[k + 3];
-      const c = meta[k + 4];
-      const d = meta[k + 5];
-      const ok = meta[k] === 0;
-      this.ok = ok;
-      this.json = ok ? segment.slice(a, b) : null;
-      this.code = ok ? null : segment.slice(a, b);
-      this.message = ok ? null : segment.slice(b, c);
-      this.offset = ok || meta[k + 6] < 0 ? null : meta[k + 6];
-      this.original = ok ? null : segment.slice(c, d);
+      // Kind 3: ok, its value's text the input string itself (`input`), not in the segment.
+      const meta = part.meta;
+      const kind = meta[k];
+      const segment = meta[k + 1] % 2 === 0 ? part.narrow : part.wide;
+      if (kind !== 1) {
+        this.ok = true;
+        this.json = kind === 3 ? input : segment.slice(meta[k + 2], meta[k + 3]);
+        this.code = null;
+        this.message = null;
+        this.offset = null;
+        this.original = null;
+      } else {
+        this.ok = false;
+        this.json = null;
+        this.code = segment.slice(meta[k + 2], meta[k + 3]);
+        this.message = segment.slice(meta[k + 3], meta[k + 4]);
+        this.offset = meta[k + 6] < 0 ? null : meta[k + 6];
+        this.original = segment.slice(meta[k + 4], meta[k + 5]);
+      }
       this.violations = [];
-      this.#raw = null;
-      this.#segment = segment;
-      this.#repairsAt = b;
-      this.#droppedAt = c;
-      this.#end = d;
+      this.#src = part;
+      this.#at = k;
       return;
     }
     /** True when the input gave a value. */
@@ -117,32 +122,29 @@ class MendRecord {
     this.original = raw.original ?? null;
     /** For `invalid_parameters` (a `schema` option): the violations, `{path, keyword, message}` each. */
     this.violations = raw.violations ? JSON.parse(raw.violations) : [];
-    this.#raw = raw;
-    this.#segment = null;
-    this.#repairsAt = 0;
-    this.#droppedAt = 0;
-    this.#end = 0;
+    this.#src = raw;
+    this.#at = -1;
   }
 
   /** The mended value (parsed from `json` on first use; null on failure). */
   get value() {
     if (!this.ok) return null;
-    if (this.#value === undefined) this.#value = JSON.parse(this.json);
-    return this.#value;
+    let at = this.#at;
+    if (typeof at === 'number') this.#at = at = { at, value: JSON.parse(this.json) };
+    return at.value;
   }
 
   /** What was changed: `{kind, offset?, layers?, text?, key?}` each. */
   get repairs() {
     if (!this.ok) return [];
-    if (this.#raw === null) return JSON.parse(this.#segment.slice(this.#repairsAt, this.#droppedAt));
-    return JSON.parse(this.#raw.repairs);
+    return JSON.parse(partText(this.#src, this.#at, 3) ?? this.#src.repairs);
   }
 
   /** Values in the input that are not in the value (concatenated values). */
   get dropped() {
     if (!this.ok) return [];
-    if (this.#raw === null) return JSON.parse(this.#segment.slice(this.#droppedAt, this.#end));
-    return this.#raw.dropped.map((d) => JSON.parse(d));
+    const text = partText(this.#src, this.#at, 4);
+    return text === undefined ? this.#src.dropped.map((d) => JSON.parse(d)) : JSON.parse(text);
   }
 
   /** The value, or the failure thrown as a ToolmendError. */
@@ -159,6 +161,17 @@ class MendRecord {
     if (this.violations.length) error.violations = this.violations;
     return { ok: false, error };
   }
+}
+
+/**
+ * For a record of a batch (`src` its part, `at` its place in the part's numbers, or `{at,
+ * value}`), the text between bounds `from` and `from + 1` of its numbers; else undefined.
+ */
+function partText(src, at, from) {
+  const meta = src.meta;
+  if (meta === undefined) return undefined;
+  const k = typeof at === 'number' ? at : at.at;
+  return (meta[k + 1] % 2 === 0 ? src.narrow : src.wide).slice(meta[k + from], meta[k + from + 1]);
 }
 
 function failedRecord(error) {
@@ -283,14 +296,22 @@ function batch(inputs) {
  */
 function records([segments, meta], items) {
   const out = [];
-  for (let i = 0, k = 0; i < items.length; i++, k += 7) {
-    if (meta[k] !== 2) {
-      out.push(new MendRecord(null, segments[meta[k + 1]], meta, k));
-    } else {
-      // Without isWellFormed (Node 18) checkInput passes a string the native module refused.
-      const item = items[i];
-      out.push(failedRecord(checkInput(item).error ?? loneSurrogate(item)));
+  // A record keeps only its part (its two segments and its own numbers), not the batch's.
+  for (let i = 0, start = 0; start < meta.length; ) {
+    const first = meta[start + 1] - (meta[start + 1] % 2);
+    let end = start + 7;
+    while (end < meta.length && meta[end + 1] - (meta[end + 1] % 2) === first) end += 7;
+    const part = { narrow: segments[first], wide: segments[first + 1], meta: meta.slice(start, end) };
+    for (let k = 0; k < end - start; i++, k += 7) {
+      if (part.meta[k] !== 2) {
+        out.push(new MendRecord(null, part, k, items[i]));
+      } else {
+        // Without isWellFormed (Node 18) checkInput passes a string the native module refused.
+        const item = items[i];
+        out.push(failedRecord(checkInput(item).error ?? loneSurrogate(item)));
+      }
     }
+    start = end;
   }
   return out;
 }

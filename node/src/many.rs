@@ -261,14 +261,15 @@ impl Hands {
                     self.text.clear();
                     if push_utf8(&slot.units[a..b], &mut self.text) {
                         let input = toolmend_core::Input::from_text(&self.text, max_bytes);
-                        self.writer.record(&input, &mut self.mender);
+                        self.writer
+                            .record(&input, Some(&self.text), &mut self.mender);
                     } else {
                         self.writer.elsewhere();
                     }
                 }
                 Span::Bytes(a, b) => {
                     let input = toolmend_core::Input::from_bytes(&slot.bytes[a..b], max_bytes);
-                    self.writer.record(&input, &mut self.mender);
+                    self.writer.record(&input, None, &mut self.mender);
                 }
                 Span::Elsewhere => self.writer.elsewhere(),
             }

@@ -17,6 +17,9 @@ const OK: f64 = 0.0;
 const FAILED: f64 = 1.0;
 /// …made by `index.js` (not text, or a string with a lone surrogate).
 const ELSEWHERE: f64 = 2.0;
+/// …ok, its value's text the input string itself (valid compact JSON): not written, `index.js`
+/// takes the input (no new string for it).
+const SAME: f64 = 3.0;
 /// Numbers per record in `meta`: kind, segment, four bounds in the segment, error offset.
 pub(crate) const META: usize = 7;
 
@@ -78,9 +81,14 @@ impl Writer {
         });
     }
 
-    fn ok(&mut self, mended: &toolmend_core::Mended<'_>) {
+    /// `text`: the input, when it is a JavaScript string.
+    fn ok(&mut self, mended: &toolmend_core::Mended<'_>, text: Option<&str>) {
         let start = self.utf8.len();
         mended.write_value(&mut self.utf8);
+        let same = text.is_some_and(|t| t.as_bytes() == &self.utf8[start..]);
+        if same {
+            self.utf8.truncate(start);
+        }
         let value = self.utf8.len();
         toolmend_core::write_repairs(&mut self.utf8, mended.repairs());
         let repairs = self.utf8.len();
@@ -93,7 +101,8 @@ impl Writer {
         }
         self.utf8.push(b']');
         let end = self.utf8.len();
-        self.put(OK, start, [value, repairs, end], -1.0);
+        let kind = if same { SAME } else { OK };
+        self.put(kind, start, [value, repairs, end], -1.0);
     }
 
     fn failed(&mut self, error: &toolmend_core::Error, input: &toolmend_core::Input<'_>) {
@@ -120,14 +129,16 @@ impl Writer {
         });
     }
 
+    /// The record of `input`; `text`: the input, when it is a JavaScript string.
     pub(crate) fn record(
         &mut self,
         input: &toolmend_core::Input<'_>,
+        text: Option<&str>,
         mender: &mut toolmend_core::Mender,
     ) {
         // A panic (a bug) on this input gives it an `internal_error` record, as in the CLI.
         input.mend_kept(mender, |result| match result {
-            Ok(mended) => self.ok(&mended),
+            Ok(mended) => self.ok(&mended, text),
             Err(error) => self.failed(&error, input),
         });
     }

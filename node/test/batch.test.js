@@ -12,6 +12,8 @@ const toolmend = require('toolmend');
 function fields(record) {
   assert.ok(record instanceof toolmend.MendRecord);
   assert.strictEqual(toolmend.Record, toolmend.MendRecord);
+  // Parsed once: the same value each time it is read.
+  assert.strictEqual(record.value, record.value);
   return {
     keys: Object.keys(record),
     ok: record.ok,
@@ -54,6 +56,13 @@ const TRICKY = [
   '{"a": "café ÿ"}',
   '{"a": "日本語", "b": "ελληνικά",}',
   '{"a": "é", "b": "語"}',
+  // Valid compact JSON (a batch's record takes the input string itself as its json), and
+  // the same as bytes (whose json is a new string).
+  '{"a":1}',
+  '{"a":"café","b":[1,2.50,null]}',
+  '{"e":"😀","語":"ελληνικά"}',
+  '"x"',
+  Buffer.from('{"a":"é"}'),
   // Repairs, dropped values, failures with and without an offset.
   "```json\n{'path': 'a.txt', 'force': True,}\n```",
   '{"a": 1}{"b": 2} {"c": [3]}',
