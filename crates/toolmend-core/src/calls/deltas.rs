@@ -537,19 +537,11 @@ fn typed_event(
         }
         "response.function_call_arguments.delta" => out.push(Delta::More {
             index: output_index,
-            arguments: map
-                .get("delta")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned(),
+            arguments: value("delta").as_str().unwrap_or("").to_owned(),
         }),
         "response.function_call_arguments.done" => out.push(Delta::Done {
             index: output_index,
-            arguments: map
-                .get("arguments")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned(),
+            arguments: value("arguments").as_str().unwrap_or("").to_owned(),
         }),
         "response.output_item.done" if str_at(value("item"), "type") == Some("function_call") => {
             out.push(Delta::Done {
