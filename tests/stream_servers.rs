@@ -259,3 +259,54 @@ fn a_call_the_server_dropped_is_an_incomplete_call() {
         .unwrap();
     assert!(common::stdout(&out).contains("\"code\":\"incomplete_call\""));
 }
+
+/// Text streamed by the servers' completion endpoints reads as their whole response does:
+/// OpenAI `/v1/completions` (`choices[].text`: the stream dropped it, "reply is empty"),
+/// llama.cpp's `/completion` (`content`; its whole response was read as a JSON text, not as
+/// the reply) and Hugging Face TGI's `/generate_stream` (`token.text`, its special tokens not
+/// text; `/generate`'s `generated_text` was read as a JSON text too).
+#[test]
+fn completion_endpoints_read_the_same_streamed_and_whole() {
+    let call = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1";
+    let (head, tail) = call.split_at(20);
+    let cases = [
+        (
+            vec![
+                json!({"object": "text_completion", "choices": [{"index": 0, "text": head, "finish_reason": null}]}),
+                json!({"object": "text_completion", "choices": [{"index": 0, "text": tail, "finish_reason": "length"}]}),
+            ],
+            json!({"object": "text_completion", "choices": [{"index": 0, "text": call, "finish_reason": "length"}]}),
+        ),
+        (
+            vec![
+                json!({"index": 0, "content": head, "stop": false}),
+                json!({"index": 0, "content": tail, "stop": false}),
+                json!({"index": 0, "content": "", "stop": true, "stop_type": "limit", "timings": {}}),
+            ],
+            json!({"index": 0, "content": call, "stop": true, "stop_type": "limit", "timings": {}}),
+        ),
+        (
+            vec![
+                json!({"index": 1, "token": {"id": 1, "text": head, "special": false}, "generated_text": null, "details": null}),
+                json!({"index": 2, "token": {"id": 2, "text": "</s>", "special": true}, "generated_text": null, "details": null}),
+                json!({"index": 3, "token": {"id": 3, "text": tail, "special": false}, "generated_text": call,
+                    "details": {"finish_reason": "length", "generated_tokens": 3}}),
+            ],
+            json!({"generated_text": call, "details": {"finish_reason": "length", "generated_tokens": 3}}),
+        ),
+    ];
+    for (chunks, whole) in cases {
+        let sse: String = chunks.iter().map(|c| format!("data:{c}\n\n")).collect();
+        let (events, code) = stream(&["--input", "sse"], sse.as_bytes());
+        let end = well_formed(&events);
+        assert_eq!(code, 1, "{end}");
+        let out = common::toolmend()
+            .args(["calls", "--records"])
+            .write_stdin(whole.to_string())
+            .output()
+            .unwrap();
+        let record: Value = serde_json::from_str(&common::stdout(&out)).unwrap();
+        assert_eq!(end["error"]["code"], "incomplete_call", "{whole}");
+        assert_eq!(end["value"], record["value"], "{whole}");
+    }
+}

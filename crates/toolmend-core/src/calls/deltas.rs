@@ -2,6 +2,7 @@
 //! JSON value per line (`--input jsonl`), turned into [`Stream`] input.
 //!
 //! Each event's data (or each line) is one of:
+//! - an OpenAI text-completions chunk (`/v1/completions`: `choices[0].text`);
 //! - an OpenAI chat-completions chunk (`choices[0].delta`: `content` (a string, or a list of
 //!   `text` and `thinking` parts as Mistral's reasoning models send), `reasoning_content` or
 //!   `reasoning`, `tool_calls[].{index, id, function.{name, arguments}}`, the older
@@ -19,8 +20,9 @@
 //!   `response.failed`);
 //! - an error chunk a server sends when it fails mid-stream: `{"error": {"message", ...}}`
 //!   (OpenAI, vLLM, Gemini) or `{"error": "..."}` (Ollama);
+//! - a Hugging Face TGI `/generate_stream` chunk (`token.text`);
 //! - a JSON string, or an object with a `text`, `content` or `delta` string (text), or a
-//!   `reasoning` / `reasoning_content` / `thinking` string.
+//!   `reasoning` / `reasoning_content` / `thinking` string (llama.cpp's `/completion` chunks).
 //!
 //! `data: [DONE]`, comments, pings, usage-only chunks and the other events carry no reply
 //! text and are skipped. A line that is not JSON, an `error` event or an error chunk ends the
@@ -393,6 +395,9 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                 if let Some(delta) = first.and_then(|c| c.get("delta").or_else(|| c.get("message")))
                 {
                     message_delta(delta, &mut out);
+                } else {
+                    // A text completion (`/v1/completions`): the choice's `text`, as whole.
+                    push_text(&mut out, first.and_then(|c| str_at(c, "text")));
                 }
                 stop(
                     &mut out,
@@ -449,6 +454,12 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                     .or(error.as_str())
                     .unwrap_or("the server sent an error chunk");
                 return Err(format!("the server sent an error: {message}"));
+            } else if let Some(token) = map.get("token").filter(|t| t.is_object()) {
+                // Hugging Face TGI's `/generate_stream`: a token a chunk (its special tokens
+                // are not text); the last chunk's `generated_text` repeats the whole reply.
+                if token.get("special").and_then(Value::as_bool) != Some(true) {
+                    push_text(&mut out, str_at(token, "text"));
+                }
             } else {
                 for key in ["text", "content", "delta"] {
                     push_text(&mut out, str_at(value, key));

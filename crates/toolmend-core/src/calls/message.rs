@@ -342,6 +342,14 @@ pub(crate) fn is_api_shape(value: &Value) -> bool {
                         .iter()
                         .any(|k| map.contains_key(*k)))
                 || (map.get("type").and_then(Value::as_str) == Some("message") && array("content"))
+                // llama.cpp's `/completion` (`content` with its own fields beside it), and
+                // Hugging Face TGI's `/generate` (`generated_text`, `details`, nothing else).
+                || (map.get("content").is_some_and(Value::is_string)
+                    && ["stop_type", "generation_settings", "timings", "tokens_predicted"]
+                        .iter()
+                        .any(|k| map.contains_key(*k)))
+                || (map.get("generated_text").is_some_and(Value::is_string)
+                    && map.keys().all(|k| k == "generated_text" || k == "details"))
         }
         // A content list: every item a typed block or a Gemini part.
         Value::Array(items) => {
@@ -551,7 +559,7 @@ impl Parts {
             }
         }
         if !read && !has_calls {
-            match ["text", "content", "arguments"]
+            match ["text", "content", "arguments", "generated_text"]
                 .iter()
                 .find_map(|k| map.get(*k).and_then(Value::as_str))
             {
