@@ -470,6 +470,12 @@ impl Stream {
                         && reader.nested_byte(b, &mut self.slots)
                     {
                         self.pos = self.buf.len();
+                        if self.live.stopped() {
+                            // The plain bytes that may follow the same way, without a look
+                            // at the readers (given to them by `settle_run`).
+                            self.run = reader.nested_quiet_left(&self.slots);
+                            self.running = self.run > 0;
+                        }
                         return true;
                     }
                     let read = reader.nested_chunk(
@@ -480,7 +486,15 @@ impl Stream {
                         &mut self.written,
                     );
                     self.pos += read;
-                    return read == n;
+                    if read < n {
+                        return false;
+                    }
+                    if self.live.stopped() {
+                        // As after a plain byte: what follows may come on a run.
+                        self.run = reader.nested_quiet_left(&self.slots);
+                        self.running = self.run > 0;
+                    }
+                    return true;
                 }
                 if !reader.quiet(n) {
                     return false;

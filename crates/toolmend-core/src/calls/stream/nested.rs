@@ -2,7 +2,9 @@
 //! inside the string, and the ways the stream reads on in it without a scan and a refresh.
 
 use super::arguments::text_only;
-use super::arguments::{object_snapshot, push_arguments_events, snapshot_due, snapshot_due_at};
+use super::arguments::{
+    next_snapshot_size, object_snapshot, push_arguments_events, snapshot_due, snapshot_due_at,
+};
 use super::call_reader::CallReader;
 use super::event::Event;
 use super::settle::revise;
@@ -21,7 +23,9 @@ impl Nested {
     pub(super) fn new(slot: &CallSlot, written: &Option<Written>) -> Box<Nested> {
         let mut reader = Reader::new();
         if written.is_some() {
-            reader.record(0, text_only(slot, written));
+            // With no tools no schema coerces them, so only their text is wanted even before
+            // the call is announced (marker-less JSON is, once they are read).
+            reader.record(0, text_only(slot, written) || slot.tools.is_none());
         }
         Box::new(Nested { reader, fed: 0 })
     }
@@ -29,6 +33,7 @@ impl Nested {
 
 /// Feeds the text of an arguments string read so far (from where it was left) to its reader.
 /// A byte it gives up at is not counted: fed again, it gives up again.
+#[inline]
 pub(super) fn feed_nested(nested: &mut Nested, bytes: &[u8]) -> bool {
     while nested.fed < bytes.len() {
         let b = bytes[nested.fed];
@@ -40,12 +45,49 @@ pub(super) fn feed_nested(nested: &mut Nested, bytes: &[u8]) -> bool {
             nested.fed += 1;
             continue;
         }
+        if bytes.len() - nested.fed > 1
+            && b != b'"'
+            && b != b'\\'
+            && nested.reader.in_plain_string()
+            && !nested.reader.stack.is_empty()
+            && plain_run_in(nested, bytes)
+        {
+            continue;
+        }
         match nested.reader.push(b) {
             Step::More | Step::Done => nested.fed += 1,
             Step::Bail => return false,
         }
     }
     true
+}
+
+/// Reads the plain run of a string inside the JSON at `nested.fed`, up to its next quote or
+/// backslash, in one go (as the scan reads one of the reply's strings), when it is longer
+/// than a byte; whether it did. (A string at the top is left to the byte loop, which skips
+/// blanks before its end.)
+#[inline(never)]
+fn plain_run_in(nested: &mut Nested, bytes: &[u8]) -> bool {
+    let rest = &bytes[nested.fed..];
+    let run = plain_run(rest);
+    if run > 1 && nested.reader.extend_string(&rest[..run]) {
+        nested.fed += run;
+        return true;
+    }
+    false
+}
+
+/// How many bytes `bytes` starts with before a quote or a backslash (the whole, if none).
+#[inline]
+fn plain_run(bytes: &[u8]) -> usize {
+    if bytes.len() <= 16 {
+        // Short, as a chunk's are: looked at a byte at a time.
+        return bytes
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\')
+            .unwrap_or(bytes.len());
+    }
+    memchr::memchr2(b'"', b'\\', bytes).unwrap_or(bytes.len())
 }
 
 /// What a refresh does for the call `slot` whose arguments string is open on top, its text
@@ -125,6 +167,53 @@ impl CallReader {
         true
     }
 
+    /// How many more plain bytes (printable ASCII, neither a quote nor a backslash) would each
+    /// be read by [`CallReader::nested_byte`] now: the stream takes them on a run, and gives
+    /// them to both readers when it ends ([`CallReader::nested_run`]).
+    pub(super) fn nested_quiet_left(&self, slots: &[CallSlot]) -> usize {
+        let Some(slot) = self.nested_at.and_then(|s| slots.get(s)) else {
+            return 0;
+        };
+        let Some(nested) = slot.nested.as_deref() else {
+            return 0;
+        };
+        if slot.frozen
+            || nested.reader.stack.is_empty()
+            || !nested.reader.in_plain_string()
+            || !self.reader.in_plain_string()
+        {
+            return 0;
+        }
+        if slot.index.is_none() || slot.ended || slot.args_done {
+            // No arguments event is ever due ([`snapshot_due_at`]).
+            return usize::MAX;
+        }
+        let due = slot
+            .tried_bytes
+            .map_or(slot.step, |tried| next_snapshot_size(tried, slot.step));
+        // The bytes up to the one that makes the arguments due.
+        due.saturating_sub(nested.fed + 1)
+    }
+
+    /// Reads the plain bytes the stream took on a run granted by
+    /// [`CallReader::nested_quiet_left`], as [`CallReader::nested_byte`] would have one by one.
+    pub(super) fn nested_run(&mut self, bytes: &[u8], slots: &mut [CallSlot]) {
+        let Some(slot) = self.nested_at.and_then(|s| slots.get_mut(s)) else {
+            debug_assert!(false, "a nested run without its call");
+            return;
+        };
+        let Some(nested) = slot.nested.as_deref_mut() else {
+            debug_assert!(false, "a nested run without its reader");
+            return;
+        };
+        let taken =
+            self.reader.extend_plain_string(bytes) && nested.reader.extend_plain_string(bytes);
+        debug_assert!(taken, "nested run bytes not taken");
+        nested.fed += bytes.len();
+        slot.args_bytes = nested.fed;
+        self.read += bytes.len();
+    }
+
     /// Reads `chunk` as `push` for each byte, then a refresh, would, while its bytes stay in
     /// the arguments string on top ([`CallReader::nested_at`]): an escape, a quote or a bracket
     /// of the JSON inside it, anything but the string's own closing quote. Since the last
@@ -154,7 +243,7 @@ impl CallReader {
             let b = chunk[n];
             // A plain run, as the scan reads it.
             if chunk.len() - n > 1 && b != b'"' && b != b'\\' && self.reader.in_plain_string() {
-                let run = memchr::memchr2(b'"', b'\\', &chunk[n..]).unwrap_or(chunk.len() - n);
+                let run = plain_run(&chunk[n..]);
                 if run > 1 && self.reader.extend_string(&chunk[n..n + run]) {
                     n += run;
                     self.read += run;
@@ -181,6 +270,8 @@ impl CallReader {
         };
         let ok = read_nested(slot, bytes, src, events, written);
         self.nested_at = ok.then_some(s);
+        #[cfg(test)]
+        tests::NESTED.with(|n| n.set(n.get() + 1));
         n
     }
 }
@@ -189,6 +280,11 @@ impl CallReader {
 mod tests {
     use super::super::{ArgumentsEvents, Stream};
     use crate::calls::{CallOptions, Shape};
+
+    thread_local! {
+        /// Chunks read by `nested_chunk` to their end (in this test thread).
+        pub(super) static NESTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
 
     /// Event lines of `reply` fed in `pieces`, `fast` with the stream's fast ways.
     fn lines(pieces: &[&str], fast: bool, writing: bool, step: usize, snapshots: bool) -> String {
@@ -281,7 +377,6 @@ mod tests {
                     (true, 128, false),
                     (false, 1, false),
                     (false, 7, true),
-                    (true, 3, true),
                 ] {
                     assert_eq!(
                         lines(pieces, true, writing, step, snapshots),
@@ -291,5 +386,9 @@ mod tests {
                 }
             }
         }
+        assert!(
+            NESTED.with(|n| n.get()) > 10_000,
+            "nested_chunk read too few chunks"
+        );
     }
 }
