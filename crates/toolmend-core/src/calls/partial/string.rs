@@ -73,6 +73,23 @@ impl Reader {
         true
     }
 
+    /// Reads `b` as [`Reader::push`] would when the open string (or an escape in it) goes on
+    /// with it: anything but its closing quote, and what the reader gives up at. Whether it
+    /// did (else nothing changed).
+    pub(crate) fn string_inner_byte(&mut self, b: u8) -> bool {
+        match self.lex {
+            Lex::Str {
+                escape: Escape::Closed,
+                ..
+            } => false,
+            Lex::Str {
+                escape: Escape::No, ..
+            } if b == b'"' => false,
+            Lex::Str { .. } => self.value.is_none() && self.string_byte(b) == Step::More,
+            _ => false,
+        }
+    }
+
     /// [`Reader::extend_string`] for bytes already known plain (no control character, quote
     /// or backslash, as the stream's skim took them a few at a time): not looked at again.
     /// Whether a plain string was open to take them.

@@ -1,10 +1,10 @@
 //! The JSON after a marker read for calls: which frame is a call, its arguments, its name.
 
 use super::arguments::{
-    next_snapshot_size, object_snapshot, push_arguments_events, snapshot_due, snapshot_due_at,
-    text_only,
+    next_snapshot_size, object_snapshot, push_arguments_events, snapshot_due, text_only,
 };
 use super::event::Event;
+use super::nested::read_nested;
 use super::settle::revise;
 use super::{ArgsSrc, CallSlot, Nested, Written, feed_nested};
 use crate::calls::formats::json::{ARG_KEYS, NAME_KEYS, WRAPPERS};
@@ -385,32 +385,10 @@ impl CallReader {
                         if slot.args_key.is_none() {
                             slot.args_key = Some(k.clone());
                         }
-                        if slot.args_key.as_deref() == Some(k.as_str()) {
-                            let mut nested = slot
-                                .nested
-                                .take()
-                                .unwrap_or_else(|| Nested::new(slot, written));
-                            if feed_nested(&mut nested, bytes) {
-                                nested_at = Some(s);
-                                slot.args_bytes = nested.fed;
-                                if snapshot_due(slot) {
-                                    push_arguments_events(
-                                        slot,
-                                        Some((&nested.reader, 0)),
-                                        || object_snapshot(&nested.reader, 0),
-                                        false,
-                                        events,
-                                        written,
-                                    );
-                                    nested.reader.forget_written();
-                                }
-                            } else {
-                                slot.frozen = true;
-                                if let Some(path) = nested.reader.repeated_path() {
-                                    revise(slot, path, src, events);
-                                }
-                            }
-                            slot.nested = Some(nested);
+                        if slot.args_key.as_deref() == Some(k.as_str())
+                            && read_nested(slot, bytes, src, events, written)
+                        {
+                            nested_at = Some(s);
                         }
                     }
                 }
@@ -436,44 +414,6 @@ impl CallReader {
         self.nested_at = nested_at;
         self.quiet_until = self.quiet_until(slots);
         self.reader.forget_written();
-    }
-
-    /// Reads `b` as `push` and a refresh would, when it only adds to a string inside
-    /// arguments written as a JSON string ([`CallReader::nested_at`]): a plain byte (neither
-    /// a quote nor a backslash, printable), in the plain run of the arguments string, which
-    /// is also that of a string in the JSON it holds, and no arguments event due after it.
-    /// Whether it did.
-    pub(super) fn nested_byte(&mut self, b: u8, slots: &mut [CallSlot]) -> bool {
-        let Some(slot) = self.nested_at.and_then(|s| slots.get_mut(s)) else {
-            return false;
-        };
-        let Some(nested) = slot.nested.as_deref() else {
-            return false;
-        };
-        let fed = nested.fed + 1;
-        // A byte before the nested value (its stack empty) may be blank, which is skipped.
-        if slot.frozen
-            || nested.reader.stack.is_empty()
-            || !nested.reader.in_plain_string()
-            || !self.reader.in_plain_string()
-            || snapshot_due_at(slot, fed)
-            || b < 0x20
-            || b == b'"'
-            || b == b'\\'
-        {
-            return false;
-        }
-        let Some(nested) = slot.nested.as_deref_mut() else {
-            return false;
-        };
-        if !self.reader.string_plain_byte(b) || !nested.reader.string_plain_byte(b) {
-            // Not reached: both strings are plain and so is the byte.
-            return false;
-        }
-        nested.fed = fed;
-        slot.args_bytes = fed;
-        self.read += 1;
-        true
     }
 
     /// Whether a refresh after `n` more bytes of the open string would show nothing: the

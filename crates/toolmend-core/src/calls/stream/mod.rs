@@ -56,6 +56,7 @@ mod event;
 mod flow;
 mod live;
 mod markers;
+mod nested;
 mod prose;
 mod run;
 mod scan;
@@ -67,13 +68,14 @@ pub use arguments::{ARGUMENTS_STEP, arguments_step};
 pub use event::{Added, ArgumentsEvents, EVENT_FORMAT, Event, Prose};
 pub use writer::EventWriter;
 
-use super::partial::{Reader, Seg, Step};
+use super::partial::Seg;
 use super::{CallOptions, Extracted, Failure, Shape};
 use crate::io::record::original_text;
 use crate::tools::Tools;
-use arguments::{Front, text_only};
+use arguments::Front;
 use live::Live;
 use markers::Markers;
+use nested::{Nested, feed_nested};
 use run::plain_string_bytes;
 use scan::Mode;
 use serde_json::{Map, Value};
@@ -147,45 +149,6 @@ struct ArgsSrc {
 enum Shown {
     Part(usize),
     Whole,
-}
-
-#[derive(Debug)]
-struct Nested {
-    reader: Reader,
-    fed: usize,
-}
-
-impl Nested {
-    /// A reader of the arguments of `slot` written as a JSON string; writing, it keeps their
-    /// text.
-    fn new(slot: &CallSlot, written: &Option<Written>) -> Box<Nested> {
-        let mut reader = Reader::new();
-        if written.is_some() {
-            reader.record(0, text_only(slot, written));
-        }
-        Box::new(Nested { reader, fed: 0 })
-    }
-}
-
-/// Feeds the text of an arguments string read so far (from where it was left) to its reader.
-/// A byte it gives up at is not counted: fed again, it gives up again.
-fn feed_nested(nested: &mut Nested, bytes: &[u8]) -> bool {
-    while nested.fed < bytes.len() {
-        let b = bytes[nested.fed];
-        // Whitespace before the object, as the pipeline trims it.
-        if nested.reader.stack.is_empty()
-            && nested.reader.value.is_none()
-            && b.is_ascii_whitespace()
-        {
-            nested.fed += 1;
-            continue;
-        }
-        match nested.reader.push(b) {
-            Step::More | Step::Done => nested.fed += 1,
-            Step::Bail => return false,
-        }
-    }
-    true
 }
 
 /// Gives `reader` the plain string bytes the skim counted and passed over, the last
@@ -437,7 +400,7 @@ impl Stream {
             _ => self.buf.push_str(chunk),
         }
         self.live.read(&self.buf, events);
-        if self.skims && self.skim() {
+        if self.skims && self.skim(events) {
             #[cfg(test)]
             tests::SKIMMED.with(|n| n.set(n.get() + 1));
             return;
@@ -464,7 +427,7 @@ impl Stream {
     /// reasoning with no sign of its close, or more of a JSON string whose growth shows
     /// nothing yet. Whether the chunk was read (the scan and refresh would do the same).
     #[inline]
-    fn skim(&mut self) -> bool {
+    fn skim(&mut self, events: &mut Vec<Event>) -> bool {
         let bytes = &self.buf.as_bytes()[self.pos..];
         match &mut self.mode {
             Mode::Text => {
@@ -503,14 +466,37 @@ impl Stream {
                     return true;
                 }
                 catch_up(reader, &self.buf, self.pos);
-                if let &[b] = bytes
-                    && reader.nested_at.is_some()
-                {
-                    // Arguments written as a JSON string, a byte at a time.
-                    if !reader.nested_byte(b, &mut self.slots) {
+                if reader.nested_at.is_some() {
+                    // Arguments written as a JSON string: a plain byte, or bytes that stay in
+                    // the string (its escapes, the quotes and brackets of the JSON in it).
+                    if let &[b] = bytes
+                        && reader.nested_byte(b, &mut self.slots)
+                    {
+                        self.pos = self.buf.len();
+                        if self.live.stopped() {
+                            // The plain bytes that may follow the same way, without a look
+                            // at the readers (given to them by `settle_run`).
+                            self.run = reader.nested_quiet_left(&self.slots);
+                            self.running = self.run > 0;
+                        }
+                        return true;
+                    }
+                    let read = reader.nested_chunk(
+                        bytes,
+                        self.buf.as_bytes(),
+                        &mut self.slots,
+                        events,
+                        &mut self.written,
+                    );
+                    self.pos += read;
+                    if read < n {
                         return false;
                     }
-                    self.pos = self.buf.len();
+                    if self.live.stopped() {
+                        // As after a plain byte: what follows may come on a run.
+                        self.run = reader.nested_quiet_left(&self.slots);
+                        self.running = self.run > 0;
+                    }
                     return true;
                 }
                 if !reader.quiet(n) {

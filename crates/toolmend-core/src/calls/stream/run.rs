@@ -105,11 +105,17 @@ impl Stream {
         if self.running {
             self.running = false;
             // `pos` was the reply's end when the run was granted.
-            let ran = self.buf.len() - self.pos;
+            let from = self.pos;
             self.pos = self.buf.len();
             if let Mode::Json(reader, _) = &mut self.mode {
-                reader.read += ran;
-                reader.deferred += ran;
+                if reader.nested_at.is_some() {
+                    // A run in arguments written as a JSON string: both readers take it now.
+                    reader.nested_run(&self.buf.as_bytes()[from..], &mut self.slots);
+                } else {
+                    let ran = self.pos - from;
+                    reader.read += ran;
+                    reader.deferred += ran;
+                }
             }
         }
     }
