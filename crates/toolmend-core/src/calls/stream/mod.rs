@@ -76,6 +76,13 @@ use arguments::Front;
 use live::Live;
 use markers::Markers;
 use nested::{Nested, feed_nested};
+
+#[cfg(test)]
+thread_local! {
+    /// Chunks `CallReader::nested_chunk` read to their end (in this test thread): the nested
+    /// fast path's test checks that it ran.
+    static NESTED_CHUNKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 use run::plain_string_bytes;
 use scan::Mode;
 use serde_json::{Map, Value};

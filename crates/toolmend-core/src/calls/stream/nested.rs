@@ -2,10 +2,7 @@
 //! inside the string, and the ways the stream reads on in it without a scan and a refresh.
 
 use super::arguments::text_only;
-use super::arguments::{
-    next_snapshot_size, object_snapshot, push_arguments_events, snapshot_due, snapshot_due_at,
-};
-use super::call_reader::CallReader;
+use super::arguments::{object_snapshot, push_arguments_events, snapshot_due};
 use super::event::Event;
 use super::settle::revise;
 use super::{CallSlot, Written};
@@ -79,7 +76,7 @@ fn plain_run_in(nested: &mut Nested, bytes: &[u8]) -> bool {
 
 /// How many bytes `bytes` starts with before a quote or a backslash (the whole, if none).
 #[inline]
-fn plain_run(bytes: &[u8]) -> usize {
+pub(super) fn plain_run(bytes: &[u8]) -> usize {
     if bytes.len() <= 16 {
         // Short, as a chunk's are: looked at a byte at a time.
         return bytes
@@ -128,163 +125,10 @@ pub(super) fn read_nested(
     ok
 }
 
-impl CallReader {
-    /// Reads `b` as `push` and a refresh would, when it only adds to a string inside
-    /// arguments written as a JSON string ([`CallReader::nested_at`]): a plain byte (neither
-    /// a quote nor a backslash, printable), in the plain run of the arguments string, which
-    /// is also that of a string in the JSON it holds, and no arguments event due after it.
-    /// Whether it did.
-    pub(super) fn nested_byte(&mut self, b: u8, slots: &mut [CallSlot]) -> bool {
-        let Some(slot) = self.nested_at.and_then(|s| slots.get_mut(s)) else {
-            return false;
-        };
-        let Some(nested) = slot.nested.as_deref() else {
-            return false;
-        };
-        let fed = nested.fed + 1;
-        // A byte before the nested value (its stack empty) may be blank, which is skipped.
-        if slot.frozen
-            || nested.reader.stack.is_empty()
-            || !nested.reader.in_plain_string()
-            || !self.reader.in_plain_string()
-            || snapshot_due_at(slot, fed)
-            || b < 0x20
-            || b == b'"'
-            || b == b'\\'
-        {
-            return false;
-        }
-        let Some(nested) = slot.nested.as_deref_mut() else {
-            return false;
-        };
-        if !self.reader.string_plain_byte(b) || !nested.reader.string_plain_byte(b) {
-            // Not reached: both strings are plain and so is the byte.
-            return false;
-        }
-        nested.fed = fed;
-        slot.args_bytes = fed;
-        self.read += 1;
-        true
-    }
-
-    /// How many more plain bytes (printable ASCII, neither a quote nor a backslash) would each
-    /// be read by [`CallReader::nested_byte`] now: the stream takes them on a run, and gives
-    /// them to both readers when it ends ([`CallReader::nested_run`]).
-    pub(super) fn nested_quiet_left(&self, slots: &[CallSlot]) -> usize {
-        let Some(slot) = self.nested_at.and_then(|s| slots.get(s)) else {
-            return 0;
-        };
-        let Some(nested) = slot.nested.as_deref() else {
-            return 0;
-        };
-        if slot.frozen
-            || nested.reader.stack.is_empty()
-            || !nested.reader.in_plain_string()
-            || !self.reader.in_plain_string()
-        {
-            return 0;
-        }
-        if slot.index.is_none() || slot.ended || slot.args_done {
-            // No arguments event is ever due ([`snapshot_due_at`]).
-            return usize::MAX;
-        }
-        let due = slot
-            .tried_bytes
-            .map_or(slot.step, |tried| next_snapshot_size(tried, slot.step));
-        // The bytes up to the one that makes the arguments due.
-        due.saturating_sub(nested.fed + 1)
-    }
-
-    /// Reads the plain bytes the stream took on a run granted by
-    /// [`CallReader::nested_quiet_left`], as [`CallReader::nested_byte`] would have one by one.
-    pub(super) fn nested_run(&mut self, bytes: &[u8], slots: &mut [CallSlot]) {
-        let Some(slot) = self.nested_at.and_then(|s| slots.get_mut(s)) else {
-            debug_assert!(false, "a nested run without its call");
-            return;
-        };
-        let Some(nested) = slot.nested.as_deref_mut() else {
-            debug_assert!(false, "a nested run without its reader");
-            return;
-        };
-        let taken =
-            self.reader.extend_plain_string(bytes) && nested.reader.extend_plain_string(bytes);
-        debug_assert!(taken, "nested run bytes not taken");
-        nested.fed += bytes.len();
-        slot.args_bytes = nested.fed;
-        self.read += bytes.len();
-    }
-
-    /// Reads `chunk` as `push` for each byte, then a refresh, would, while its bytes stay in
-    /// the arguments string on top ([`CallReader::nested_at`]): an escape, a quote or a bracket
-    /// of the JSON inside it, anything but the string's own closing quote. Since the last
-    /// refresh nothing but that string grew, so the refresh would only read on in the JSON
-    /// inside it ([`read_nested`]), which is all this does after the bytes. How many bytes it
-    /// read: all (the refresh done too), or fewer, the rest left to the scan and the refresh.
-    pub(super) fn nested_chunk(
-        &mut self,
-        chunk: &[u8],
-        src: &[u8],
-        slots: &mut [CallSlot],
-        events: &mut Vec<Event>,
-        written: &mut Option<Written>,
-    ) -> usize {
-        let Some(s) = self.nested_at else {
-            return 0;
-        };
-        let Some(slot) = slots.get_mut(s) else {
-            return 0;
-        };
-        // What the refresh reads the string for (it would not read a frozen call's).
-        if slot.frozen || slot.nested.is_none() {
-            return 0;
-        }
-        let mut n = 0;
-        while n < chunk.len() {
-            let b = chunk[n];
-            // A plain run, as the scan reads it.
-            if chunk.len() - n > 1 && b != b'"' && b != b'\\' && self.reader.in_plain_string() {
-                let run = plain_run(&chunk[n..]);
-                if run > 1 && self.reader.extend_string(&chunk[n..n + run]) {
-                    n += run;
-                    self.read += run;
-                    continue;
-                }
-            }
-            if !self.reader.string_inner_byte(b) {
-                break;
-            }
-            n += 1;
-            self.read += 1;
-        }
-        if n < chunk.len() {
-            // As `push` leaves it: the scan reads on from the byte that ends the string.
-            if n > 0 {
-                self.nested_at = None;
-            }
-            return n;
-        }
-        let Some(bytes) = self.reader.open_string() else {
-            // Not reached: the arguments string is still open.
-            self.nested_at = None;
-            return n;
-        };
-        let ok = read_nested(slot, bytes, src, events, written);
-        self.nested_at = ok.then_some(s);
-        #[cfg(test)]
-        tests::NESTED.with(|n| n.set(n.get() + 1));
-        n
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::{ArgumentsEvents, Stream};
     use crate::calls::{CallOptions, Shape};
-
-    thread_local! {
-        /// Chunks read by `nested_chunk` to their end (in this test thread).
-        pub(super) static NESTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    }
 
     /// Event lines of `reply` fed in `pieces`, `fast` with the stream's fast ways.
     fn lines(pieces: &[&str], fast: bool, writing: bool, step: usize, snapshots: bool) -> String {
@@ -387,7 +231,7 @@ mod tests {
             }
         }
         assert!(
-            NESTED.with(|n| n.get()) > 10_000,
+            super::super::NESTED_CHUNKS.with(|n| n.get()) > 10_000,
             "nested_chunk read too few chunks"
         );
     }
