@@ -90,5 +90,9 @@ fn a_100_mib_tool_output_and_a_100_mib_reply_are_not_held_in_memory() {
         rss / 1024,
         took.as_secs_f64()
     );
-    assert!(rss < 48 * 1024, "peak RSS {rss} KiB");
+    // What this shows: the 84 MiB past the 16 MiB limit are not held (holding them would
+    // pass 100 MiB). The peak was 48,584-48,764 KiB before 2026-11-29's changes and
+    // 48,656-49,100 after (four runs each), and 49,160 once in a loaded CI run: 48 MiB was
+    // under 1 MiB above it and failed there, so the bound leaves room for the machine.
+    assert!(rss < 56 * 1024, "peak RSS {rss} KiB");
 }
