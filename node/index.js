@@ -137,14 +137,26 @@ class MendRecord {
   /** What was changed: `{kind, offset?, layers?, text?, key?}` each. */
   get repairs() {
     if (!this.ok) return [];
-    return JSON.parse(partText(this.#src, this.#at, 3) ?? this.#src.repairs);
+    return JSON.parse(this.#partText(3) ?? this.#src.repairs);
   }
 
   /** Values in the input that are not in the value (concatenated values). */
   get dropped() {
     if (!this.ok) return [];
-    const text = partText(this.#src, this.#at, 4);
+    const text = this.#partText(4);
     return text === undefined ? this.#src.dropped.map((d) => JSON.parse(d)) : JSON.parse(text);
+  }
+
+  /**
+   * For a record of a batch, the text between bounds `from` and `from + 1` of its numbers in
+   * its part; else undefined.
+   */
+  #partText(from) {
+    const src = this.#src;
+    const meta = src.meta;
+    if (meta === undefined) return undefined;
+    const k = typeof this.#at === 'number' ? this.#at : this.#at.at;
+    return (meta[k + 1] % 2 === 0 ? src.narrow : src.wide).slice(meta[k + from], meta[k + from + 1]);
   }
 
   /** The value, or the failure thrown as a ToolmendError. */
@@ -161,17 +173,6 @@ class MendRecord {
     if (this.violations.length) error.violations = this.violations;
     return { ok: false, error };
   }
-}
-
-/**
- * For a record of a batch (`src` its part, `at` its place in the part's numbers, or `{at,
- * value}`), the text between bounds `from` and `from + 1` of its numbers; else undefined.
- */
-function partText(src, at, from) {
-  const meta = src.meta;
-  if (meta === undefined) return undefined;
-  const k = typeof at === 'number' ? at : at.at;
-  return (meta[k + 1] % 2 === 0 ? src.narrow : src.wide).slice(meta[k + from], meta[k + from + 1]);
 }
 
 function failedRecord(error) {

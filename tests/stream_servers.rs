@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 mod common;
-use common::stream_events::{kinds, stream, transcript, well_formed, whole_record};
+use common::stream_events::{kinds, stream, transcript, well_formed, whole_record, whole_records};
 
 /// The ids each call was announced with (`call_start`) and ended with (`call_end`).
 fn ids(events: &[Value]) -> (Vec<&Value>, Vec<&Value>) {
@@ -233,13 +233,8 @@ fn a_call_the_server_dropped_is_an_incomplete_call() {
         "parts": [{"text": "Let me check the weather."}]},
         "finishReason": "MALFORMED_FUNCTION_CALL",
         "finishMessage": "Malformed function call: print(default_api.get_weather(city=\"Oslo\"))"}]});
-    let out = common::toolmend()
-        .args(["calls", "--records"])
-        .write_stdin(whole.to_string())
-        .output()
-        .unwrap();
-    let record: Value = serde_json::from_str(&common::stdout(&out)).unwrap();
-    assert_eq!(common::code(&out), 1);
+    let (record, code) = whole_records(&whole);
+    assert_eq!(code, 1);
     let strip = |v: &Value| {
         let mut v = v.clone();
         let map = v.as_object_mut().unwrap();
@@ -252,12 +247,7 @@ fn a_call_the_server_dropped_is_an_incomplete_call() {
     // With no text at all, the same incomplete call (it was `empty_input`).
     let empty = json!({"candidates": [{"index": 0, "content": {},
         "finishReason": "UNEXPECTED_TOOL_CALL"}]});
-    let out = common::toolmend()
-        .args(["calls", "--records"])
-        .write_stdin(empty.to_string())
-        .output()
-        .unwrap();
-    assert!(common::stdout(&out).contains("\"code\":\"incomplete_call\""));
+    assert_eq!(whole_records(&empty).0["error"]["code"], "incomplete_call");
 }
 
 /// Text streamed by the servers' completion endpoints reads as their whole response does:
@@ -300,12 +290,7 @@ fn completion_endpoints_read_the_same_streamed_and_whole() {
         let (events, code) = stream(&["--input", "sse"], sse.as_bytes());
         let end = well_formed(&events);
         assert_eq!(code, 1, "{end}");
-        let out = common::toolmend()
-            .args(["calls", "--records"])
-            .write_stdin(whole.to_string())
-            .output()
-            .unwrap();
-        let record: Value = serde_json::from_str(&common::stdout(&out)).unwrap();
+        let (record, _) = whole_records(&whole);
         assert_eq!(end["error"]["code"], "incomplete_call", "{whole}");
         assert_eq!(end["value"], record["value"], "{whole}");
     }

@@ -169,3 +169,13 @@ pub fn whole_record(response: &Value) -> Value {
         .unwrap();
     serde_json::from_str(&stdout(&out)).unwrap()
 }
+
+/// The record `toolmend calls --records` gives for a whole response, and the exit code.
+pub fn whole_records(response: &Value) -> (Value, i32) {
+    let out = super::toolmend()
+        .args(["calls", "--records"])
+        .write_stdin(response.to_string())
+        .output()
+        .unwrap();
+    (serde_json::from_str(&stdout(&out)).unwrap(), code(&out))
+}
