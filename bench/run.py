@@ -505,6 +505,7 @@ def stream(args, res):
         save(res)
         return
     out = {}
+    instr_ok = not args.no_instructions and shutil.which("valgrind") is not None
     for name in gen_corpus.STREAM:
         path = os.path.join(CORPUS, "stream-%s.txt" % name)
         row = {"bytes": os.path.getsize(path)}
@@ -512,6 +513,8 @@ def stream(args, res):
             r = subprocess.run([STREAM_FEED, path, str(chunk), str(args.stream_rounds)],
                                capture_output=True, text=True, timeout=args.adv_timeout * 10)
             row["chunk_%d" % chunk] = json.loads(r.stdout) if r.returncode == 0 else {"error": r.stderr[-500:]}
+            if instr_ok:
+                row["chunk_%d" % chunk]["instructions"] = stream_instructions(path, chunk, args)
         row["load"] = os.getloadavg()[0]
         row["rss_stream_1_kib"] = peak_rss_kib([STREAM_FEED, path, "1", "1", "stream"], os.devnull)
         row["rss_oneshot_kib"] = peak_rss_kib([STREAM_FEED, path, "1", "1", "oneshot"], os.devnull)
@@ -519,11 +522,34 @@ def stream(args, res):
         row["rss_cli_calls_kib"] = peak_rss_kib([TOOLMEND, "calls"], path)
         out[name] = row
         log("== stream %-22s %s (load %.1f)" % (name, "  ".join(
-            "%d B: %.2fx wall, %.2fx CPU" % (c, row["chunk_%d" % c].get("ratio") or 0,
-                                             row["chunk_%d" % c].get("cpu_ratio") or 0)
+            "%d B: %.2fx wall, %.2fx CPU, %.2fx instructions" % (
+                c, row["chunk_%d" % c].get("ratio") or 0, row["chunk_%d" % c].get("cpu_ratio") or 0,
+                (row["chunk_%d" % c].get("instructions") or {}).get("ratio") or 0)
             for c in args.stream_chunks), row["load"]))
         res["stream"] = {"rows": out, "chunks": args.stream_chunks, "rounds": args.stream_rounds}
         save(res)
+
+
+def stream_instructions(path, chunk, args):
+    """The instructions of one round of one-shot `calls` and of one round of the stream on the
+    whole reply (callgrind, counting only inside examples/stream_feed.rs's `oneshot_round` and
+    `stream_round`): unlike time, the same on a loaded machine as on a quiet one. One round
+    each, in a fresh heap (what a process that reads one reply runs)."""
+    got = {}
+    for mode in ("oneshot", "stream"):
+        cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+               "--toggle-collect=*stream_feed::%s_round*" % mode, STREAM_FEED, path, str(chunk), "1", mode]
+        try:
+            r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               timeout=args.adv_timeout * 30)
+        except subprocess.TimeoutExpired:
+            return {"error": "callgrind timed out"}
+        found = [line.split(":")[-1].strip() for line in r.stderr.splitlines() if "Collected :" in line]
+        if r.returncode != 0 or not found or not int(found[-1]):
+            return {"error": r.stderr[-300:]}
+        got[mode] = int(found[-1])
+    got["ratio"] = got["stream"] / got["oneshot"]
+    return got
 
 
 def calls(args, res):
@@ -811,6 +837,14 @@ def report(res, args):
         w("| stream fed 1 or 4 bytes at a time within 3x of one-shot `calls` (issue 17) | worst %.2fx CPU (%s, %s B chunks); over 3x: %s | %s |" % (
             worst[0], worst[1], worst[2][len("chunk_"):], ", ".join(over) or "none",
             "yes" if worst[0] <= 3 else "**no**"))
+        instr = [(r["instructions"]["ratio"], n, k) for n, row in st_rows.items()
+                 for k, r in row.items() if k.startswith("chunk_") and (r.get("instructions") or {}).get("ratio")]
+        if instr:
+            top = max(instr)
+            over = sorted("%s %s B (%.2f)" % (n, k[len("chunk_"):], v) for v, n, k in instr if v > 3)
+            w("| the same in instructions (callgrind, one round each) | worst %.2fx (%s, %s B chunks); over 3x: %s | %s |" % (
+                top[0], top[1], top[2][len("chunk_"):], ", ".join(over) or "none",
+                "yes" if top[0] <= 3 else "**no**"))
         w("| stream memory bounded by the reply | peak RSS streamed a byte at a time at most %.1fx one-shot's | see below |" % rss)
         # Issue 30: `arguments` events carry what was added (event format 2), so the events
         # hold a call's arguments about once, plus `call_end` and `end` (`calls`' own record).
@@ -903,7 +937,10 @@ def report(res, args):
           "column). The rounds keep the heap they grew (glibc returns no memory to the system "
           "between them), so that a round pays for its work and not for page faults that depend on "
           "how much the round before happened to allocate; `x CPU 1st`: the first round of each, "
-          "in a fresh heap, what a process that reads one reply pays. The target is 3x. "
+          "in a fresh heap, what a process that reads one reply pays; `x instr.`: instructions "
+          "(callgrind, counting one round of each alone, in a fresh heap), the same on a loaded "
+          "machine as on a quiet one, where a one-shot of 2 ms is mostly timer and cache noise "
+          "in the CPU columns. The target is 3x. "
           "`events / reply`: the bytes of the events written per byte of "
           "the reply (`calls --stream`'s output; one-shot `calls` writes its record, about 1x). "
           "Peak RSS: the driver streaming a byte at a time, the "
@@ -911,7 +948,7 @@ def report(res, args):
               " and ".join(str(c) for c in st["chunks"]), st["rounds"]))
         heads = ["reply", "bytes", "calls", "one-shot", "one-shot CPU"]
         for c in st["chunks"]:
-            heads += ["stream %d B" % c, "x one-shot", "CPU", "x CPU", "x CPU 1st", "events (MB)",
+            heads += ["stream %d B" % c, "x one-shot", "CPU", "x CPU", "x CPU 1st", "x instr.", "events (MB)",
                       "events / reply"]
         heads += ["RSS stream 1 B", "RSS one-shot", "RSS `calls --stream`", "RSS `calls`", "load"]
         w("| " + " | ".join(heads) + " |")
@@ -925,6 +962,7 @@ def report(res, args):
                 cells += [fmt_t(r.get("stream_min_s")), "%.2f" % r["ratio"] if r.get("ratio") else "-",
                           fmt_t(r.get("stream_cpu_min_s")), "%.2f" % r["cpu_ratio"] if r.get("cpu_ratio") else "-",
                           "%.2f" % r["first_cpu_ratio"] if r.get("first_cpu_ratio") else "-",
+                          "%.2f" % r["instructions"]["ratio"] if (r.get("instructions") or {}).get("ratio") else "-",
                           "%.1f" % (r["event_bytes"] / 1e6) if "event_bytes" in r else "-",
                           "%.2f" % (r["event_bytes"] / row["bytes"]) if "event_bytes" in r else "-"]
             cells += [mib(row[k]) for k in ("rss_stream_1_kib", "rss_oneshot_kib", "rss_cli_stream_kib", "rss_cli_calls_kib")]
@@ -1035,6 +1073,8 @@ def main():
     p.add_argument("--stream-chunks", type=lambda v: [int(x) for x in v.split(",")], default=[1, 4])
     p.add_argument("--stream-rounds", type=int, default=5)
     p.add_argument("--bindings-rounds", type=int, default=3)
+    p.add_argument("--no-instructions", action="store_true",
+                   help="the stream series without its callgrind instruction counts (valgrind)")
     p.add_argument("--before", help="an earlier toolmend binary, run beside toolmend in the kinds rounds")
     p.add_argument("--bindings-warmup", type=int, default=1,
                    help="untimed runs of every way in the bindings drivers before their rounds")

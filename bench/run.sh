@@ -39,6 +39,16 @@ if ! command -v jq >/dev/null 2>&1; then
     fi
 fi
 
+# The stream series counts instructions with callgrind (a load-independent ratio beside CPU time).
+if ! command -v valgrind >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        say "installing valgrind (apt-get)"
+        apt-get update -qq && apt-get install -y -qq valgrind >/dev/null || echo "valgrind install failed: the stream's instruction counts will be skipped" >&2
+    else
+        echo "valgrind is not installed: the stream's instruction counts will be skipped" >&2
+    fi
+fi
+
 peers=1
 if [ "${BENCH_NO_PEERS:-0}" = 1 ]; then peers=0; fi
 if [ "$peers" = 1 ]; then

@@ -81,6 +81,54 @@ fn keep_heap() -> bool {
     }
 }
 
+/// One round of one-shot `calls` on the whole reply: extracted, then written as its record;
+/// how many calls it found. Apart (never inlined) so that `make bench` counts its instructions
+/// alone (callgrind's `--toggle-collect`).
+#[inline(never)]
+fn oneshot_round(reply: &str, options: &CallOptions) -> usize {
+    let found = extract(reply, options);
+    let calls = match &found {
+        Ok(f) => f.calls.len(),
+        Err(f) => f.extracted.as_ref().map_or(0, |x| x.calls.len()),
+    };
+    let record = Event::End {
+        result: Box::new(found),
+        original: String::new(),
+    };
+    let mut sink = Vec::new();
+    serde_json::to_writer(&mut sink, &record).expect("in memory");
+    calls
+}
+
+/// What one stream round did.
+struct StreamRound {
+    events: usize,
+    event_bytes: usize,
+    finish_cpu: f64,
+    finish_faults: i64,
+}
+
+/// One round of the stream: what `calls --stream` does (`EventWriter`), the events of each
+/// chunk written as JSON lines through a 64 KiB buffer, flushed after each chunk that gave
+/// any, then finished. Apart, as [`oneshot_round`].
+#[inline(never)]
+fn stream_round(cuts: &[&str], options: &CallOptions) -> StreamRound {
+    let mut writer = EventWriter::new(options.clone(), None, Shape::Native, usize::MAX, Counted(0));
+    // The chunks were cut before the clock started; each is given as bytes, as `calls
+    // --stream` gives what it reads (`write_bytes` checks them for UTF-8 itself).
+    for &piece in cuts {
+        writer.write_bytes(piece.as_bytes()).expect("in memory");
+    }
+    let (finish_start, finish_start_faults) = (cpu(), faults());
+    writer.finish().expect("in memory");
+    StreamRound {
+        finish_cpu: cpu() - finish_start,
+        finish_faults: faults() - finish_start_faults,
+        events: writer.events_written() as usize,
+        event_bytes: writer.get_ref().0,
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (Some(path), Some(chunk)) = (args.get(1), args.get(2)) else {
@@ -102,19 +150,8 @@ fn main() {
     let mut oneshot_faults = Vec::new();
     let mut calls = 0;
     for _ in 0..if run_oneshot { rounds } else { 0 } {
-        // `calls` on the whole reply: extracted, then written as its record.
         let (start, start_cpu, start_faults) = (Instant::now(), cpu(), faults());
-        let found = extract(&reply, &options);
-        calls = match &found {
-            Ok(f) => f.calls.len(),
-            Err(f) => f.extracted.as_ref().map_or(0, |x| x.calls.len()),
-        };
-        let record = Event::End {
-            result: Box::new(found),
-            original: String::new(),
-        };
-        let mut sink = Vec::new();
-        serde_json::to_writer(&mut sink, &record).expect("in memory");
+        calls = oneshot_round(&reply, &options);
         oneshot.push(start.elapsed().as_secs_f64());
         oneshot_cpu.push(cpu() - start_cpu);
         oneshot_faults.push(faults() - start_faults);
@@ -138,23 +175,13 @@ fn main() {
     let (mut events, mut event_bytes) = (0usize, 0usize);
     for _ in 0..if run_stream { rounds } else { 0 } {
         let (start, start_cpu, start_faults) = (Instant::now(), cpu(), faults());
-        // What `calls --stream` does (`EventWriter`): the events of each chunk written as JSON
-        // lines through a 64 KiB buffer, flushed after each chunk that gave any.
-        let mut writer =
-            EventWriter::new(options.clone(), None, Shape::Native, usize::MAX, Counted(0));
-        // The chunks were cut before the clock started; each is given as bytes, as `calls
-        // --stream` gives what it reads (`write_bytes` checks them for UTF-8 itself).
-        for &piece in &cuts {
-            writer.write_bytes(piece.as_bytes()).expect("in memory");
-        }
-        let (finish_start, finish_start_faults) = (cpu(), faults());
-        writer.finish().expect("in memory");
-        finish_cpu.push(cpu() - finish_start);
-        finish_faults.push(faults() - finish_start_faults);
+        let round = stream_round(&cuts, &options);
+        finish_cpu.push(round.finish_cpu);
+        finish_faults.push(round.finish_faults);
         stream_faults.push(faults() - start_faults);
         streamed.push(start.elapsed().as_secs_f64());
         streamed_cpu.push(cpu() - start_cpu);
-        (events, event_bytes) = (writer.events_written() as usize, writer.get_ref().0);
+        (events, event_bytes) = (round.events, round.event_bytes);
     }
     let mut floor_cpu = Vec::new();
     for _ in 0..if floor { rounds } else { 0 } {
