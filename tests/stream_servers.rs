@@ -229,6 +229,10 @@ fn a_call_the_server_dropped_is_an_incomplete_call() {
         message.contains("default_api.get_weather(city=\"Oslo\")"),
         "{message}"
     );
+    // The error says the server left it out, not that the reply was cut.
+    let error = end["error"]["message"].as_str().unwrap();
+    assert!(error.contains("is not a call: the server dropped"), "{error}");
+    assert!(!error.contains("cut off"), "{error}");
     let whole = json!({"candidates": [{"index": 0, "content": {"role": "model",
         "parts": [{"text": "Let me check the weather."}]},
         "finishReason": "MALFORMED_FUNCTION_CALL",

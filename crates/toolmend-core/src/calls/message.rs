@@ -48,6 +48,9 @@ const CUT_REASONS: &[(&str, &str)] = &[
     ("finishReason", "SPII"),
 ];
 
+/// How the message of a call the server dropped ([`dropped_by`]) starts.
+pub(crate) const DROPPED: &str = "the server dropped a call the model wrote:";
+
 /// Why a call the model wrote is missing, when an API's stop reason says the server dropped
 /// it (Gemini's `MALFORMED_FUNCTION_CALL`: a call it could not parse; `UNEXPECTED_TOOL_CALL`:
 /// a call where none may be), with the server's own words (`finishMessage`, which often holds
@@ -55,10 +58,11 @@ const CUT_REASONS: &[(&str, &str)] = &[
 /// record fails with `incomplete_call`, never `ok` with the call gone (or its text taken for
 /// an answer). The one rule for whole replies and streams.
 pub fn dropped_by(field: &str, reason: &str, message: Option<&str>) -> Option<String> {
+    // Its own words, not a cut's, in the reply's error too ([`super::Extracted::error`]).
     let dropped = field == "finishReason"
         && matches!(reason, "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL");
     dropped.then(|| {
-        let mut why = format!("the server dropped a call the model wrote: {field} {reason:?}");
+        let mut why = format!("{DROPPED} {field} {reason:?}");
         if let Some(message) = message.filter(|m| !m.is_empty()) {
             why.push_str(&format!(" ({message})"));
         }

@@ -253,12 +253,18 @@ impl Extracted {
                 1 => String::new(),
                 n => format!(" ({n} calls are incomplete)"),
             };
-            return Some(Error {
-                code: Code::IncompleteCall,
-                message: format!(
+            let message = if cut.message.starts_with(message::DROPPED) {
+                // Not cut: the server left it out (the model's text may hold it as written).
+                format!("{who} at byte {} is not a call: {}{more}", cut.offset, cut.message)
+            } else {
+                format!(
                     "{who} starting at byte {} was cut off ({}); it is not healed into a call{more}",
                     cut.offset, cut.message
-                ),
+                )
+            };
+            return Some(Error {
+                code: Code::IncompleteCall,
+                message,
                 offset: Some(cut.offset),
             });
         }
