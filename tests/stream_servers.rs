@@ -231,7 +231,10 @@ fn a_call_the_server_dropped_is_an_incomplete_call() {
     );
     // The error says the server left it out, not that the reply was cut.
     let error = end["error"]["message"].as_str().unwrap();
-    assert!(error.contains("is not a call: the server dropped"), "{error}");
+    assert!(
+        error.contains("is not a call: the server dropped"),
+        "{error}"
+    );
     assert!(!error.contains("cut off"), "{error}");
     let whole = json!({"candidates": [{"index": 0, "content": {"role": "model",
         "parts": [{"text": "Let me check the weather."}]},
@@ -298,4 +301,39 @@ fn completion_endpoints_read_the_same_streamed_and_whole() {
         assert_eq!(end["error"]["code"], "incomplete_call", "{whole}");
         assert_eq!(end["value"], record["value"], "{whole}");
     }
+}
+
+/// SSE framing as servers and proxies send it (fixtures/stream/sse_framing.sse, CRLF line
+/// ends): a first chunk with no choices, comments and keep-alives, `event:`/`id:`/`retry:`
+/// fields, a chunk's JSON split over two `data:` lines, chunks with no blank line between them
+/// and `[DONE]` right after a chunk. The chunks with no blank line between them joined into
+/// data that is not JSON, and the stream ended `invalid_input`; now it reads as the whole
+/// response does.
+#[test]
+fn sse_framing_quirks_read_as_the_whole_response() {
+    let (events, end) = transcript("sse_framing.sse", "sse", 0);
+    assert_eq!(
+        kinds(&events),
+        [
+            "text",
+            "call_start",
+            "arguments",
+            "arguments",
+            "arguments",
+            "call_end",
+            "end"
+        ]
+    );
+    let whole = json!({"id": "chatcmpl-q", "object": "chat.completion", "choices": [{"index": 0,
+        "message": {"role": "assistant", "content": "Checking.", "tool_calls": [{"id": "call_1",
+            "type": "function", "function": {"name": "get_weather",
+            "arguments": "{\"city\": \"Oslo\", \"days\": 2}"}}]},
+        "finish_reason": "tool_calls"}]});
+    let (record, code) = whole_records(&whole);
+    assert_eq!(code, 0);
+    assert_eq!(end["value"], record["value"]);
+    assert_eq!(
+        end["value"]["calls"][0]["parameters"],
+        json!({"city": "Oslo", "days": 2})
+    );
 }

@@ -160,6 +160,7 @@ impl Deltas {
                     }
                     self.data.push_str(data.strip_prefix(' ').unwrap_or(data));
                     self.has_data = true;
+                    return self.whole_data(stream);
                 }
                 // `event:`, `id:`, `retry:` and `:` comments say nothing about the reply.
                 Ok(Vec::new())
@@ -202,6 +203,26 @@ impl Deltas {
         match self.decoded(chunk, stream, "chunk") {
             Ok(events) => events,
             Err(error) => stream.abort(error),
+        }
+    }
+
+    /// After a `data:` line: data that is already a whole JSON value (or `[DONE]`) is read
+    /// at once. No later `data:` line of the same event could make it valid JSON (a JSON text
+    /// is one value), so this reads every event the blank line would, with no wait for that
+    /// line; and a server or proxy that leaves the blank line out between events (`data:`
+    /// after `data:`, which would join into data that is not JSON) is read event by event.
+    /// Data that is not whole yet (JSON split over several `data:` lines) waits for more.
+    fn whole_data(&mut self, stream: &mut Stream) -> Result<Vec<Event>, Error> {
+        if self.data.trim() == "[DONE]" {
+            return self.dispatch(stream);
+        }
+        match crate::exact::parse(&self.data, stream.options().nesting()) {
+            Ok(value) => {
+                self.data.clear();
+                self.has_data = false;
+                self.decoded(&value, stream, "line")
+            }
+            Err(_) => Ok(Vec::new()),
         }
     }
 

@@ -255,7 +255,10 @@ impl Extracted {
             };
             let message = if cut.message.starts_with(message::DROPPED) {
                 // Not cut: the server left it out (the model's text may hold it as written).
-                format!("{who} at byte {} is not a call: {}{more}", cut.offset, cut.message)
+                format!(
+                    "{who} at byte {} is not a call: {}{more}",
+                    cut.offset, cut.message
+                )
             } else {
                 format!(
                     "{who} starting at byte {} was cut off ({}); it is not healed into a call{more}",
