@@ -303,6 +303,38 @@ fn completion_endpoints_read_the_same_streamed_and_whole() {
     }
 }
 
+/// Ollama's `/api/generate` (`response` a line, `thinking` beside it, `done_reason` on the last
+/// line; with a raw prompt the reply holds the model's tool-call text as written). The stream
+/// read no line of it ("reply is empty"), and the whole response was read as a JSON text.
+#[test]
+fn ollama_generate_reads_the_same_streamed_and_whole() {
+    let call = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>";
+    for (call, reason, status) in [(call, "stop", 0), (&call[..40], "length", 1)] {
+        let (head, tail) = call.split_at(20);
+        let lines = [
+            json!({"model": "qwen3", "created_at": "t", "response": "", "thinking": "Use f.", "done": false}),
+            json!({"model": "qwen3", "created_at": "t", "response": head, "done": false}),
+            json!({"model": "qwen3", "created_at": "t", "response": tail, "done": false}),
+            json!({"model": "qwen3", "created_at": "t", "response": "", "done": true,
+                "done_reason": reason, "eval_count": 9}),
+        ];
+        let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let (events, code) = stream(&["--input", "jsonl"], jsonl.as_bytes());
+        let end = well_formed(&events);
+        assert_eq!(code, status, "{end}");
+        let whole = json!({"model": "qwen3", "created_at": "t", "response": call,
+            "thinking": "Use f.", "done": true, "done_reason": reason, "eval_count": 9});
+        let (record, _) = whole_records(&whole);
+        assert_eq!(end["value"], record["value"], "{whole}");
+        assert_eq!(record["value"]["reasoning"], "Use f.");
+        if status == 0 {
+            assert_eq!(record["value"]["calls"][0]["parameters"], json!({"a": 1}));
+        } else {
+            assert_eq!(record["error"]["code"], "incomplete_call");
+        }
+    }
+}
+
 /// SSE framing as servers and proxies send it (fixtures/stream/sse_framing.sse, CRLF line
 /// ends): a first chunk with no choices, comments and keep-alives, `event:`/`id:`/`retry:`
 /// fields, a chunk's JSON split over two `data:` lines, chunks with no blank line between them

@@ -10,7 +10,8 @@
 //! - an Anthropic Messages event (`content_block_start` with a `text`, `thinking` or
 //!   `tool_use` block; `content_block_delta` with `text_delta`, `thinking_delta` or
 //!   `input_json_delta`; `message_delta` with its `stop_reason`; `error`);
-//! - an Ollama `/api/chat` line (`message.{content, thinking, tool_calls}`, `done_reason`);
+//! - an Ollama `/api/chat` line (`message.{content, thinking, tool_calls}`, `done_reason`),
+//!   or `/api/generate` line (`response`, `thinking`, `done_reason`);
 //! - a Gemini `streamGenerateContent` chunk (`candidates[0].content.parts[]`: `text`, `thought`
 //!   text, `functionCall {name, args}`; `finishReason`);
 //! - an OpenAI Responses event (`response.output_text.delta`, `response.reasoning_*.delta`,
@@ -475,6 +476,11 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                     .or(error.as_str())
                     .unwrap_or("the server sent an error chunk");
                 return Err(format!("the server sent an error: {message}"));
+            } else if let Some(text) = super::message::ollama_generate(map) {
+                // Ollama's `/api/generate`: `response` a line, `thinking` beside it.
+                push_reasoning(&mut out, str_at(value, "thinking"));
+                push_text(&mut out, Some(text));
+                stop(&mut out, "done_reason", map.get("done_reason"));
             } else if let Some(token) = map.get("token").filter(|t| t.is_object()) {
                 // Hugging Face TGI's `/generate_stream`: a token a chunk (its special tokens
                 // are not text); the last chunk's `generated_text` repeats the whole reply.

@@ -8,7 +8,7 @@
 //! - an Anthropic message or content list (`text`, `thinking` and `tool_use` blocks,
 //!   `stop_reason`);
 //! - an Ollama `/api/chat` response (`message.tool_calls[].function.arguments` as an object,
-//!   `message.thinking`, `done_reason`);
+//!   `message.thinking`, `done_reason`), or `/api/generate` response (`response`, `thinking`);
 //! - a Gemini `generateContent` response (`candidates[0].content.parts[]`: `text`, `thought`
 //!   text and `functionCall {name, args}`; `finishReason`);
 //! - `{"text": …}`, or a JSON string holding the reply.
@@ -327,6 +327,15 @@ fn is_anthropic(map: &Map<String, Value>) -> bool {
             })
 }
 
+/// The reply text of an Ollama `/api/generate` response or stream line: `response`, with
+/// `done` beside it (a raw prompt's reply holds the model's tool-call text as written).
+pub(crate) fn ollama_generate(map: &Map<String, Value>) -> Option<&str> {
+    map.get("done")
+        .is_some_and(Value::is_boolean)
+        .then(|| map.get("response").and_then(Value::as_str))
+        .flatten()
+}
+
 /// Whether a reply that is one JSON value is an API response or a message (read as one)
 /// rather than a call (`{"tool_calls": […]}`, `{"type": "tool_use", …}` alone stay calls).
 pub(crate) fn is_api_shape(value: &Value) -> bool {
@@ -354,6 +363,7 @@ pub(crate) fn is_api_shape(value: &Value) -> bool {
                         .any(|k| map.contains_key(*k)))
                 || (map.get("generated_text").is_some_and(Value::is_string)
                     && map.keys().all(|k| k == "generated_text" || k == "details"))
+                || ollama_generate(map).is_some()
         }
         // A content list: every item a typed block or a Gemini part.
         Value::Array(items) => {
@@ -498,6 +508,15 @@ impl Parts {
                     map.get("incomplete_details").and_then(|d| d.get("reason")),
                 );
             }
+            return Ok(());
+        }
+        // Ollama /api/generate: the reply in `response` (`thinking` beside it).
+        if let Some(text) = ollama_generate(map) {
+            if let Some(thinking) = map.get("thinking").and_then(Value::as_str) {
+                self.reasoning.push(thinking.to_owned());
+            }
+            self.text(text);
+            self.cut_when("done_reason", map.get("done_reason"));
             return Ok(());
         }
         // Ollama /api/chat, or a choice given alone.
