@@ -166,7 +166,7 @@ lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --locked --all-targets -p toolmend -p toolmend-core -- -D warnings
 	$(CARGO) clippy --locked -p toolmend-core --no-default-features -- -D warnings
-	$(CARGO) clippy --locked -p toolmend-python -p toolmend-node -- -D warnings
+	$(CARGO) clippy --locked --all-targets -p toolmend-python -p toolmend-node -- -D warnings
 
 ## The core library (and so both packages) and the binary build for every platform the packages
 ## ship to: checked for each target whose standard library rustup has here (`rustup target add`
