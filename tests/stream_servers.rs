@@ -335,6 +335,63 @@ fn ollama_generate_reads_the_same_streamed_and_whole() {
     }
 }
 
+/// Amazon Bedrock's `ConverseStream` events as the AWS SDKs give them, one a line (`--input
+/// jsonl`): a `reasoningContent` delta and its signature, text, a `toolUse` block whose `input`
+/// comes in pieces, `messageStop`'s `stopReason` and the `metadata` event. The stream read
+/// none of them ("reply is empty"), and the whole `Converse` response was read as a JSON text:
+/// the call was lost both ways. Now both give the call, and `max_tokens` makes it incomplete.
+#[test]
+fn bedrock_converse_reads_the_same_streamed_and_whole() {
+    for (reason, status) in [("tool_use", 0), ("max_tokens", 1)] {
+        let events = [
+            json!({"messageStart": {"role": "assistant"}}),
+            json!({"contentBlockDelta": {"delta": {"reasoningContent": {"text": "Need the weather."}}, "contentBlockIndex": 0}}),
+            json!({"contentBlockDelta": {"delta": {"reasoningContent": {"signature": "sig"}}, "contentBlockIndex": 0}}),
+            json!({"contentBlockStop": {"contentBlockIndex": 0}}),
+            json!({"contentBlockDelta": {"delta": {"text": "Let me check."}, "contentBlockIndex": 1}}),
+            json!({"contentBlockStop": {"contentBlockIndex": 1}}),
+            json!({"contentBlockStart": {"start": {"toolUse": {"toolUseId": "tooluse_1", "name": "get_weather"}}, "contentBlockIndex": 2}}),
+            json!({"contentBlockDelta": {"delta": {"toolUse": {"input": "{\"city\": \"Os"}}, "contentBlockIndex": 2}}),
+            json!({"contentBlockDelta": {"delta": {"toolUse": {"input": "lo\"}"}}, "contentBlockIndex": 2}}),
+            json!({"contentBlockStop": {"contentBlockIndex": 2}}),
+            json!({"messageStop": {"stopReason": reason}}),
+            json!({"metadata": {"usage": {"inputTokens": 9, "outputTokens": 9, "totalTokens": 18}, "metrics": {"latencyMs": 120}}}),
+        ];
+        let jsonl: String = events.iter().map(|e| format!("{e}\n")).collect();
+        let (events, code) = stream(&["--input", "jsonl"], jsonl.as_bytes());
+        let end = well_formed(&events);
+        assert_eq!(code, status, "{end}");
+        let whole = json!({"output": {"message": {"role": "assistant", "content": [
+            {"reasoningContent": {"reasoningText": {"text": "Need the weather.", "signature": "sig"}}},
+            {"text": "Let me check."},
+            {"toolUse": {"toolUseId": "tooluse_1", "name": "get_weather", "input": {"city": "Oslo"}}}]}},
+            "stopReason": reason, "usage": {"inputTokens": 9, "outputTokens": 9, "totalTokens": 18}});
+        let (record, _) = whole_records(&whole);
+        assert_eq!(end["value"], record["value"], "{whole}");
+        assert_eq!(record["value"]["reasoning"], "Need the weather.");
+        assert_eq!(record["value"]["text"], "Let me check.");
+        if status == 0 {
+            let call = json!({"tool": "get_weather", "parameters": {"city": "Oslo"}, "id": "tooluse_1", "repairs": []});
+            assert_eq!(record["value"]["calls"], json!([call]));
+        } else {
+            assert_eq!(record["error"]["code"], "incomplete_call");
+            assert_eq!(record["value"]["incomplete"][0]["id"], "tooluse_1");
+        }
+    }
+    // An exception event ends the stream with the server's words.
+    let failed = "{\"contentBlockDelta\": {\"delta\": {\"text\": \"Hi\"}, \"contentBlockIndex\": 0}}\n\
+        {\"throttlingException\": {\"message\": \"Too many requests\"}}\n";
+    let (events, code) = stream(&["--input", "jsonl"], failed.as_bytes());
+    let end = well_formed(&events);
+    assert_eq!(code, 1, "{end}");
+    assert_eq!(end["error"]["code"], "invalid_input");
+    let message = end["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("throttlingException: Too many requests"),
+        "{message}"
+    );
+}
+
 /// SSE framing as servers and proxies send it (fixtures/stream/sse_framing.sse, CRLF line
 /// ends): a first chunk with no choices, comments and keep-alives, `event:`/`id:`/`retry:`
 /// fields, a chunk's JSON split over two `data:` lines, chunks with no blank line between them

@@ -12,6 +12,9 @@
 //!   `input_json_delta`; `message_delta` with its `stop_reason`; `error`);
 //! - an Ollama `/api/chat` line (`message.{content, thinking, tool_calls}`, `done_reason`),
 //!   or `/api/generate` line (`response`, `thinking`, `done_reason`);
+//! - an Amazon Bedrock `ConverseStream` event as the AWS SDKs give it (`contentBlockStart` with
+//!   a `toolUse`, `contentBlockDelta` with `text`, `toolUse.input` or `reasoningContent.text`,
+//!   `messageStop` with its `stopReason`, exception events);
 //! - a Gemini `streamGenerateContent` chunk (`candidates[0].content.parts[]`: `text`, `thought`
 //!   text, `functionCall {name, args}`; `finishReason`);
 //! - an OpenAI Responses event (`response.output_text.delta`, `response.reasoning_*.delta`,
@@ -32,6 +35,7 @@
 use serde_json::Value;
 
 use super::call_keys::CallKeys;
+use super::converse::Piece;
 use super::stream::{Event, Stream};
 use crate::error::{Code, Error};
 
@@ -409,7 +413,9 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
     match value {
         Value::String(s) => push_text(&mut out, Some(s)),
         Value::Object(map) => {
-            if let Some(choices) = map.get("choices").and_then(Value::as_array) {
+            if let Some(pieces) = super::converse::event(map) {
+                converse(pieces, &mut out)?;
+            } else if let Some(choices) = map.get("choices").and_then(Value::as_array) {
                 // `n` > 1 streams several replies at once; the first is the reply.
                 let first = choices
                     .iter()
@@ -499,6 +505,31 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
         _ => {}
     }
     Ok(out)
+}
+
+/// The pieces of an Amazon Bedrock `ConverseStream` event.
+fn converse(pieces: Vec<Piece<'_>>, out: &mut Vec<Delta>) -> Result<(), String> {
+    for piece in pieces {
+        match piece {
+            Piece::Text(text) => push_text(out, Some(text)),
+            Piece::Reasoning(text) => push_reasoning(out, Some(text)),
+            Piece::Call { index, id, name } => out.push(Delta::Call {
+                index,
+                id: id.map(str::to_owned),
+                name: name.map(str::to_owned),
+                arguments: String::new(),
+                whole: false,
+                legacy: false,
+            }),
+            Piece::Arguments { index, text } => out.push(Delta::More {
+                index,
+                arguments: text.to_owned(),
+            }),
+            Piece::Stop(reason) => stop(out, "stopReason", Some(reason)),
+            Piece::Error(message) => return Err(format!("the server sent an error: {message}")),
+        }
+    }
+    Ok(())
 }
 
 /// An Anthropic Messages event, or an OpenAI Responses event.

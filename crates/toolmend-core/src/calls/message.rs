@@ -9,6 +9,8 @@
 //!   `stop_reason`);
 //! - an Ollama `/api/chat` response (`message.tool_calls[].function.arguments` as an object,
 //!   `message.thinking`, `done_reason`), or `/api/generate` response (`response`, `thinking`);
+//! - an Amazon Bedrock Converse response (`output.message.content[]`: `text`, `toolUse
+//!   {toolUseId, name, input}`, `reasoningContent`; `stopReason`);
 //! - a Gemini `generateContent` response (`candidates[0].content.parts[]`: `text`, `thought`
 //!   text and `functionCall {name, args}`; `finishReason`);
 //! - `{"text": …}`, or a JSON string holding the reply.
@@ -46,6 +48,11 @@ const CUT_REASONS: &[(&str, &str)] = &[
     ("finishReason", "BLOCKLIST"),
     ("finishReason", "PROHIBITED_CONTENT"),
     ("finishReason", "SPII"),
+    // Amazon Bedrock Converse.
+    ("stopReason", "max_tokens"),
+    ("stopReason", "model_context_window_exceeded"),
+    ("stopReason", "guardrail_intervened"),
+    ("stopReason", "content_filtered"),
 ];
 
 /// How the message of a call the server dropped ([`dropped_by`]) starts.
@@ -364,6 +371,10 @@ pub(crate) fn is_api_shape(value: &Value) -> bool {
                 || (map.get("generated_text").is_some_and(Value::is_string)
                     && map.keys().all(|k| k == "generated_text" || k == "details"))
                 || ollama_generate(map).is_some()
+                // Amazon Bedrock Converse.
+                || map
+                    .get("output")
+                    .is_some_and(|o| o.get("message").is_some_and(Value::is_object))
         }
         // A content list: every item a typed block or a Gemini part.
         Value::Array(items) => {
@@ -508,6 +519,12 @@ impl Parts {
                     map.get("incomplete_details").and_then(|d| d.get("reason")),
                 );
             }
+            return Ok(());
+        }
+        // Amazon Bedrock Converse: `output.message` (content blocks), `stopReason`.
+        if let Some(Value::Object(message)) = map.get("output").and_then(|o| o.get("message")) {
+            self.message(message)?;
+            self.cut_when("stopReason", map.get("stopReason"));
             return Ok(());
         }
         // Ollama /api/generate: the reply in `response` (`thinking` beside it).
@@ -672,6 +689,21 @@ impl Parts {
                 None => {
                     if let Some(call) = item.get("functionCall") {
                         self.structured(call);
+                    } else if let Some(call) = item.get("toolUse").filter(|c| c.is_object()) {
+                        // Bedrock Converse: `toolUse {toolUseId, name, input}`.
+                        let before = self.raws.len();
+                        self.structured(call);
+                        if let (Some(raw), Some(id)) =
+                            (self.raws.get_mut(before), call.get("toolUseId"))
+                        {
+                            raw.id = Some(id.clone());
+                        }
+                    } else if let Some(reasoning) = item.get("reasoningContent") {
+                        // Bedrock Converse (its `redactedContent` is no text).
+                        let text = reasoning.pointer("/reasoningText/text");
+                        if let Some(text) = text.and_then(Value::as_str) {
+                            self.reasoning.push(text.to_owned());
+                        }
                     } else if let Some(text) = text {
                         // Gemini: a thought summary is a text part marked `thought`.
                         if item.get("thought").and_then(Value::as_bool) == Some(true) {

@@ -36,6 +36,7 @@
 //! ```
 
 mod call_keys;
+mod converse;
 mod deltas;
 mod filter;
 mod formats;
