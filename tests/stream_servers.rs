@@ -6,7 +6,9 @@
 use serde_json::{Value, json};
 
 mod common;
-use common::stream_events::{kinds, stream, transcript, well_formed, whole_record, whole_records};
+use common::stream_events::{
+    fixture, kinds, stream, transcript, well_formed, whole_record, whole_records,
+};
 
 /// The ids each call was announced with (`call_start`) and ended with (`call_end`).
 fn ids(events: &[Value]) -> (Vec<&Value>, Vec<&Value>) {
@@ -390,6 +392,35 @@ fn bedrock_converse_reads_the_same_streamed_and_whole() {
         message.contains("throttlingException: Too many requests"),
         "{message}"
     );
+}
+
+/// Cohere's v2 chat stream (fixtures/stream/cohere_v2.sse: `tool-plan-delta`, `tool-call-start`,
+/// `tool-call-delta`, `message-end`), as Cohere and vLLM's `/cohere/v2/chat` send it. The
+/// stream read none of its events ("reply is empty"): the call was lost. It now reads as the
+/// whole response does, the plan as reasoning both ways; `MAX_TOKENS` cuts the call.
+#[test]
+fn cohere_v2_reads_the_same_streamed_and_whole() {
+    let (events, end) = transcript("cohere_v2.sse", "sse", 0);
+    assert!(kinds(&events).contains(&"call_start"));
+    let whole = json!({"id": "29f14a5a", "message": {"role": "assistant",
+        "tool_plan": "I will look up the weather.", "tool_calls": [{"id": "get_weather_nsz5zm3w56q3",
+        "type": "function", "function": {"name": "get_weather", "arguments": "{\n    \"city\": \"Oslo\"\n}"}}]},
+        "finish_reason": "TOOL_CALL"});
+    let (record, code) = whole_records(&whole);
+    assert_eq!(code, 0);
+    assert_eq!(end["value"], record["value"]);
+    assert_eq!(record["value"]["reasoning"], "I will look up the weather.");
+    assert_eq!(
+        record["value"]["calls"][0]["parameters"],
+        json!({"city": "Oslo"})
+    );
+    // Cut at the token limit, streamed: the call is incomplete, as whole.
+    let text = std::fs::read_to_string(fixture("cohere_v2.sse")).unwrap();
+    let cut = text.replace("\"TOOL_CALL\"", "\"MAX_TOKENS\"");
+    let (events, code) = stream(&["--input", "sse"], cut.as_bytes());
+    let end = well_formed(&events);
+    assert_eq!(code, 1, "{end}");
+    assert_eq!(end["error"]["code"], "incomplete_call");
 }
 
 /// SSE framing as servers and proxies send it (fixtures/stream/sse_framing.sse, CRLF line

@@ -14,7 +14,8 @@
 //!   or `/api/generate` line (`response`, `thinking`, `done_reason`);
 //! - an Amazon Bedrock `ConverseStream` event as the AWS SDKs give it (`contentBlockStart` with
 //!   a `toolUse`, `contentBlockDelta` with `text`, `toolUse.input` or `reasoningContent.text`,
-//!   `messageStop` with its `stopReason`, exception events);
+//!   `messageStop` with its `stopReason`, exception events), or a Cohere v2 chat event
+//!   (`content-delta`, `tool-plan-delta`, `tool-call-start`, `tool-call-delta`, `message-end`);
 //! - a Gemini `streamGenerateContent` chunk (`candidates[0].content.parts[]`: `text`, `thought`
 //!   text, `functionCall {name, args}`; `finishReason`);
 //! - an OpenAI Responses event (`response.output_text.delta`, `response.reasoning_*.delta`,
@@ -34,8 +35,8 @@
 
 use serde_json::Value;
 
+use super::api_events::{self, Piece};
 use super::call_keys::CallKeys;
-use super::converse::Piece;
 use super::stream::{Event, Stream};
 use crate::error::{Code, Error};
 
@@ -413,8 +414,8 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
     match value {
         Value::String(s) => push_text(&mut out, Some(s)),
         Value::Object(map) => {
-            if let Some(pieces) = super::converse::event(map) {
-                converse(pieces, &mut out)?;
+            if let Some(pieces) = api_events::converse(map) {
+                api_pieces(pieces, &mut out)?;
             } else if let Some(choices) = map.get("choices").and_then(Value::as_array) {
                 // `n` > 1 streams several replies at once; the first is the reply.
                 let first = choices
@@ -468,7 +469,10 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                     out.push(Delta::Dropped(why));
                 }
             } else if let Some(kind) = str_at(value, "type") {
-                typed_event(kind, map, &mut out)?;
+                match api_events::cohere(kind, map) {
+                    Some(pieces) => api_pieces(pieces, &mut out)?,
+                    None => typed_event(kind, map, &mut out)?,
+                }
             } else if let Some(message) = map.get("message").filter(|m| m.is_object()) {
                 message_delta(message, &mut out);
                 stop(&mut out, "done_reason", map.get("done_reason"));
@@ -507,8 +511,8 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
     Ok(out)
 }
 
-/// The pieces of an Amazon Bedrock `ConverseStream` event.
-fn converse(pieces: Vec<Piece<'_>>, out: &mut Vec<Delta>) -> Result<(), String> {
+/// The pieces of a Bedrock `ConverseStream` or Cohere event ([`api_events`]).
+fn api_pieces(pieces: Vec<Piece<'_>>, out: &mut Vec<Delta>) -> Result<(), String> {
     for piece in pieces {
         match piece {
             Piece::Text(text) => push_text(out, Some(text)),
@@ -525,7 +529,7 @@ fn converse(pieces: Vec<Piece<'_>>, out: &mut Vec<Delta>) -> Result<(), String> 
                 index,
                 arguments: text.to_owned(),
             }),
-            Piece::Stop(reason) => stop(out, "stopReason", Some(reason)),
+            Piece::Stop(field, reason) => stop(out, field, Some(reason)),
             Piece::Error(message) => return Err(format!("the server sent an error: {message}")),
         }
     }

@@ -48,6 +48,8 @@ const CUT_REASONS: &[(&str, &str)] = &[
     ("finishReason", "BLOCKLIST"),
     ("finishReason", "PROHIBITED_CONTENT"),
     ("finishReason", "SPII"),
+    // Cohere v2.
+    ("finish_reason", "MAX_TOKENS"),
     // Amazon Bedrock Converse.
     ("stopReason", "max_tokens"),
     ("stopReason", "model_context_window_exceeded"),
@@ -548,7 +550,8 @@ impl Parts {
 
     /// A message: OpenAI, Ollama or Anthropic, or a Gemini content.
     fn message(&mut self, map: &Map<String, Value>) -> Result<(), Failure> {
-        for key in ["reasoning_content", "reasoning", "thinking"] {
+        // (`tool_plan`: Cohere's plan before its calls.)
+        for key in ["reasoning_content", "reasoning", "thinking", "tool_plan"] {
             if let Some(text) = map.get(key).and_then(Value::as_str) {
                 self.reasoning.push(text.to_owned());
                 break;

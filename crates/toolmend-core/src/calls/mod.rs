@@ -35,8 +35,8 @@
 //! assert_eq!(failure.extracted.unwrap().incomplete[0].tool.as_deref(), Some("rm"));
 //! ```
 
+mod api_events;
 mod call_keys;
-mod converse;
 mod deltas;
 mod filter;
 mod formats;
