@@ -363,7 +363,7 @@ enum Delta {
         index: Option<usize>,
         arguments: String,
     },
-    /// The server dropped a call the model wrote ([`super::message::dropped_by`]: why).
+    /// The server dropped a call the model wrote ([`super::stop_reasons::dropped_by`]: why).
     Dropped(String),
     /// The server's stop reason.
     Stop {
@@ -464,7 +464,11 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                 );
                 if let Some(why) = first.and_then(|c| {
                     let reason = str_at(c, "finishReason")?;
-                    super::message::dropped_by("finishReason", reason, str_at(c, "finishMessage"))
+                    super::stop_reasons::dropped_by(
+                        "finishReason",
+                        reason,
+                        str_at(c, "finishMessage"),
+                    )
                 }) {
                     out.push(Delta::Dropped(why));
                 }

@@ -59,7 +59,7 @@ pub(super) fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
             return;
         }
     }
-    // A call cut before its name (or one the server dropped, `message::dropped_by`) is no call
+    // A call cut before its name (or one the server dropped, `stop_reasons::dropped_by`) is no call
     // either: it is incomplete, whatever else it lacks.
     if name.as_deref().is_none_or(|n| n.trim().is_empty())
         && let Some(message) = cut.take()

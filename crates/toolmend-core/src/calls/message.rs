@@ -30,64 +30,7 @@ use super::formats::{collect, encoded_arguments};
 use super::{CallOptions, Extracted, Failure, Raw, run};
 use crate::error::{Code, Error};
 
-/// The stop reasons that say an API cut the output (`field` as the API names it).
-const CUT_REASONS: &[(&str, &str)] = &[
-    ("finish_reason", "length"),
-    ("stop_reason", "max_tokens"),
-    ("done_reason", "length"),
-    ("finishReason", "MAX_TOKENS"),
-    ("incomplete_details.reason", "max_output_tokens"),
-    // Stopped by the server's filters or the context window, not by the model: a call being
-    // written was cut there, however whole its JSON looks.
-    ("finish_reason", "content_filter"),
-    ("incomplete_details.reason", "content_filter"),
-    ("stop_reason", "refusal"),
-    ("stop_reason", "model_context_window_exceeded"),
-    ("finishReason", "SAFETY"),
-    ("finishReason", "RECITATION"),
-    ("finishReason", "BLOCKLIST"),
-    ("finishReason", "PROHIBITED_CONTENT"),
-    ("finishReason", "SPII"),
-    // Cohere v2.
-    ("finish_reason", "MAX_TOKENS"),
-    // Amazon Bedrock Converse.
-    ("stopReason", "max_tokens"),
-    ("stopReason", "model_context_window_exceeded"),
-    ("stopReason", "guardrail_intervened"),
-    ("stopReason", "content_filtered"),
-];
-
-/// How the message of a call the server dropped ([`dropped_by`]) starts.
-pub(crate) const DROPPED: &str = "the server dropped a call the model wrote:";
-
-/// Why a call the model wrote is missing, when an API's stop reason says the server dropped
-/// it (Gemini's `MALFORMED_FUNCTION_CALL`: a call it could not parse; `UNEXPECTED_TOOL_CALL`:
-/// a call where none may be), with the server's own words (`finishMessage`, which often holds
-/// the call as written). The reply then has a call that is not one, as a cut call is not: the
-/// record fails with `incomplete_call`, never `ok` with the call gone (or its text taken for
-/// an answer). The one rule for whole replies and streams.
-pub fn dropped_by(field: &str, reason: &str, message: Option<&str>) -> Option<String> {
-    // Its own words, not a cut's, in the reply's error too ([`super::Extracted::error`]).
-    let dropped = field == "finishReason"
-        && matches!(reason, "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL");
-    dropped.then(|| {
-        let mut why = format!("{DROPPED} {field} {reason:?}");
-        if let Some(message) = message.filter(|m| !m.is_empty()) {
-            why.push_str(&format!(" ({message})"));
-        }
-        why
-    })
-}
-
-/// Why the output was cut, when an API's stop reason (`field`: `finish_reason`,
-/// `stop_reason`, `done_reason`, `finishReason`, `incomplete_details.reason`) says it was:
-/// the message a call made incomplete by it carries. The one rule for whole replies and
-/// streams.
-pub fn cut_by(field: &str, reason: &str) -> Option<String> {
-    CUT_REASONS
-        .contains(&(field, reason))
-        .then(|| format!("the API's stop reason says the output was cut: {field} {reason:?}"))
-}
+use super::stop_reasons::{cut_by, dropped_by};
 
 /// Finds and normalizes the tool calls of a reply given as a JSON message or API response.
 ///
@@ -142,6 +85,11 @@ pub(crate) fn extract_message_cut(
         Value::String(text) => super::reply(text, options),
         Value::Array(items) => {
             let mut parts = parts(cut);
+            // Of several generations (`num_return_sequences`), the first is the reply.
+            let items = match &items[..] {
+                [first, ..] if generated_text(first).is_some() => &items[..1],
+                _ => items,
+            };
             parts.items(items)?;
             dropped(parts).run(options)
         }
@@ -378,14 +326,30 @@ pub(crate) fn is_api_shape(value: &Value) -> bool {
                     .get("output")
                     .is_some_and(|o| o.get("message").is_some_and(Value::is_object))
         }
-        // A content list: every item a typed block or a Gemini part.
+        // A content list: every item a typed block, a Gemini part or a Bedrock `toolUse`; or
+        // Hugging Face's text generation (`[{"generated_text": …}]`, the Inference API's and
+        // `transformers`' pipeline's).
         Value::Array(items) => {
             !items.is_empty()
-                && items
-                    .iter()
-                    .all(|i| item_type(i).is_some() || i.get("functionCall").is_some())
+                && (items.iter().all(|i| {
+                    item_type(i).is_some()
+                        || i.get("functionCall").is_some()
+                        || i.get("toolUse").is_some()
+                }) || items.iter().all(|i| generated_text(i).is_some()))
         }
         _ => false,
+    }
+}
+
+/// What a Hugging Face text generation result (`{"generated_text": …}`) generated: the text,
+/// or (a chat pipeline's, the conversation with the reply last) the reply's message.
+fn generated_text(item: &Value) -> Option<&Value> {
+    match item.get("generated_text")? {
+        text @ Value::String(_) => Some(text),
+        Value::Array(messages) => messages
+            .last()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant")),
+        _ => None,
     }
 }
 
@@ -700,6 +664,12 @@ impl Parts {
                             (self.raws.get_mut(before), call.get("toolUseId"))
                         {
                             raw.id = Some(id.clone());
+                        }
+                    } else if let Some(generated) = generated_text(item) {
+                        match generated {
+                            Value::String(text) => self.text(text),
+                            Value::Object(message) => self.message(message)?,
+                            _ => {}
                         }
                     } else if let Some(reasoning) = item.get("reasoningContent") {
                         // Bedrock Converse (its `redactedContent` is no text).

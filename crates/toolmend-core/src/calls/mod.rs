@@ -47,6 +47,7 @@ mod message;
 mod partial;
 mod pythonic;
 mod scan;
+mod stop_reasons;
 mod stream;
 
 use std::cell::RefCell;
@@ -64,8 +65,9 @@ use crate::tools::schema::Violation;
 pub use deltas::{DeltaFraming, Deltas};
 pub use filter::{CallsFilter, CallsFilterOptions, Shape};
 pub use message::{
-    Api, cut_by, extract_message, extract_message_text, extract_response, extract_response_text,
+    Api, extract_message, extract_message_text, extract_response, extract_response_text,
 };
+pub use stop_reasons::cut_by;
 pub use stream::{
     ARGUMENTS_STEP, Added, ArgumentsEvents, EVENT_FORMAT, Event, EventWriter, Prose, Stream,
     arguments_step,
@@ -254,7 +256,7 @@ impl Extracted {
                 1 => String::new(),
                 n => format!(" ({n} calls are incomplete)"),
             };
-            let message = if cut.message.starts_with(message::DROPPED) {
+            let message = if cut.message.starts_with(stop_reasons::DROPPED) {
                 // Not cut: the server left it out (the model's text may hold it as written).
                 format!(
                     "{who} at byte {} is not a call: {}{more}",

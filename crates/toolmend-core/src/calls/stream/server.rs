@@ -94,17 +94,17 @@ impl Stream {
     /// How the server says the reply ended (`field` as its API names it: `finish_reason`,
     /// `stop_reason`, `done_reason`, `finishReason`, `incomplete_details.reason`). A reason
     /// that says the output was cut makes the call written last incomplete, as `calls` does
-    /// with the stop reason of a whole response (see [`crate::calls::message::cut_by`]).
+    /// with the stop reason of a whole response (see [`crate::calls::stop_reasons::cut_by`]).
     pub fn stop_reason(&mut self, field: &str, reason: &str) {
         if self.result.is_none()
-            && let Some(why) = crate::calls::message::cut_by(field, reason)
+            && let Some(why) = crate::calls::stop_reasons::cut_by(field, reason)
         {
             self.cut = Some(why);
         }
     }
 
     /// The server says it dropped a call the model wrote, for `why`
-    /// ([`crate::calls::message::dropped_by`]): the reply's result has it as an incomplete
+    /// ([`crate::calls::stop_reasons::dropped_by`]): the reply's result has it as an incomplete
     /// call, as `calls` says of the whole response.
     pub fn dropped_call(&mut self, why: String) {
         if self.result.is_none() {
