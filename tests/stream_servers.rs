@@ -425,8 +425,8 @@ fn cohere_v2_reads_the_same_streamed_and_whole() {
 
 /// SSE framing as servers and proxies send it (fixtures/stream/sse_framing.sse, CRLF line
 /// ends): a first chunk with no choices, comments and keep-alives, `event:`/`id:`/`retry:`
-/// fields, a chunk's JSON split over two `data:` lines, chunks with no blank line between them
-/// and `[DONE]` right after a chunk. The chunks with no blank line between them joined into
+/// fields, an event with empty data, a chunk's JSON split over two `data:` lines, chunks with no
+/// blank line between them and `[DONE]` right after a chunk. The chunks with no blank line between them joined into
 /// data that is not JSON, and the stream ended `invalid_input`; now it reads as the whole
 /// response does.
 #[test]

@@ -19,12 +19,35 @@ function read(name, ext) {
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
 }
 
-/** The JSON payloads of an SSE text's `data:` lines (lines may end with CR, LF or CRLF). */
+/**
+ * The JSON payloads of an SSE text's events (lines may end with CR, LF or CRLF), read as
+ * `calls --stream --input sse` reads them: an event's `data:` lines join with a newline, and
+ * data that is a whole JSON value is a chunk at once (a chunk split over lines, chunks with no
+ * blank line between them).
+ */
 function sseChunks(text) {
-  return text
-    .split(/\r\n|\r|\n/)
-    .filter((l) => l.startsWith('data:') && l.slice(5).trim() !== '[DONE]')
-    .map((l) => JSON.parse(l.slice(5).trim()));
+  const chunks = [];
+  let data = null;
+  for (const line of text.split(/\r\n|\r|\n/)) {
+    if (line === '') {
+      assert.ok(data === null || data.trim() === '', String(data));
+      data = null;
+    } else if (line.startsWith('data:')) {
+      const piece = line.slice(5).startsWith(' ') ? line.slice(6) : line.slice(5);
+      data = data === null ? piece : `${data}\n${piece}`;
+      if (data.trim() === '[DONE]') {
+        data = null;
+        continue;
+      }
+      try {
+        chunks.push(JSON.parse(data));
+        data = null;
+      } catch {
+        // Not whole yet: more data lines follow.
+      }
+    }
+  }
+  return chunks;
 }
 
 /** A record or `end` event as compared (as tests/server_transcripts.rs compares them). */

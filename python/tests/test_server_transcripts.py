@@ -24,10 +24,27 @@ def read(stem, ext):
 
 
 def sse_chunks(text):
-    """The JSON payloads of an SSE text's `data:` lines (lines may end with CR, LF or CRLF)."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return [json.loads(line[5:].strip()) for line in lines
-            if line.startswith("data:") and line[5:].strip() != "[DONE]"]
+    """The JSON payloads of an SSE text's events (lines may end with CR, LF or CRLF), read as
+    `calls --stream --input sse` reads them: an event's `data:` lines join with a newline, and
+    data that is a whole JSON value is a chunk at once (a chunk split over lines, chunks with
+    no blank line between them)."""
+    chunks, data = [], None
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if not line:
+            assert data is None or not data.strip(), data
+            data = None
+        elif line.startswith("data:"):
+            piece = line[5:][1:] if line[5:].startswith(" ") else line[5:]
+            data = piece if data is None else data + "\n" + piece
+            if data.strip() == "[DONE]":
+                data = None
+                continue
+            try:
+                chunks.append(json.loads(data))
+                data = None
+            except json.JSONDecodeError:
+                pass
+    return chunks
 
 
 def normal(record):

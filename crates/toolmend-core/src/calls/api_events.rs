@@ -11,125 +11,111 @@
 
 use serde_json::{Map, Value};
 
-/// What one event gives.
-pub(crate) enum Piece<'v> {
-    Text(&'v str),
-    Reasoning(&'v str),
-    /// A `toolUse` block starts: the call at `index`.
-    Call {
-        index: Option<usize>,
-        id: Option<&'v str>,
-        name: Option<&'v str>,
-    },
-    /// More of the `input` JSON text of the call at `index`.
-    Arguments {
-        index: Option<usize>,
-        text: &'v str,
-    },
-    /// The stop reason, and the field that gave it.
-    Stop(&'static str, &'v Value),
-    /// An exception event (`throttlingException`, `modelStreamErrorException`, ...): its message.
-    Error(String),
-}
+use super::delta::{Delta, push_reasoning, push_text, stop};
 
-/// The pieces of a `ConverseStream` event, or `None` when `map` is not one.
-pub(crate) fn converse(map: &Map<String, Value>) -> Option<Vec<Piece<'_>>> {
+/// The pieces of a `ConverseStream` event (`Err`: an exception event's words), or `None` when
+/// `map` is not one.
+pub(crate) fn converse(map: &Map<String, Value>) -> Option<Result<Vec<Delta>, String>> {
     let mut members = map.iter();
     let (kind, body) = members.next()?;
     if members.next().is_some() {
         return None;
     }
-    let index = || {
-        body.get("contentBlockIndex")
-            .and_then(Value::as_u64)
-            .map(|i| i as usize)
-    };
-    let mut pieces = Vec::new();
+    let index = body
+        .get("contentBlockIndex")
+        .and_then(Value::as_u64)
+        .map(|i| i as usize);
+    let mut out = Vec::new();
     match kind.as_str() {
         "messageStart" | "contentBlockStop" | "metadata" => {}
         "contentBlockStart" => {
             if let Some(tool) = body.pointer("/start/toolUse") {
-                pieces.push(Piece::Call {
-                    index: index(),
-                    id: str_at(tool, "/toolUseId"),
-                    name: str_at(tool, "/name"),
-                });
+                out.push(call(
+                    index,
+                    str_at(tool, "/toolUseId"),
+                    str_at(tool, "/name"),
+                ));
             }
         }
         "contentBlockDelta" => {
             let delta = body.get("delta")?;
             if let Some(text) = str_at(delta, "/text") {
-                pieces.push(Piece::Text(text));
+                push_text(&mut out, Some(text));
             } else if let Some(text) = str_at(delta, "/toolUse/input") {
-                pieces.push(Piece::Arguments {
-                    index: index(),
-                    text,
-                });
-            } else if let Some(text) = str_at(delta, "/reasoningContent/text") {
-                pieces.push(Piece::Reasoning(text));
+                out.push(more(index, text));
+            } else {
+                push_reasoning(&mut out, str_at(delta, "/reasoningContent/text"));
             }
         }
-        "messageStop" => {
-            if let Some(reason) = body.get("stopReason") {
-                pieces.push(Piece::Stop("stopReason", reason));
-            }
-        }
+        "messageStop" => stop(&mut out, "stopReason", body.get("stopReason")),
         kind if kind.ends_with("Exception") => {
             let message = str_at(body, "/message").unwrap_or(kind);
-            pieces.push(Piece::Error(format!("{kind}: {message}")));
+            return Some(Err(format!("the server sent an error: {kind}: {message}")));
         }
         _ => return None,
     }
-    Some(pieces)
+    Some(Ok(out))
 }
 
 /// The pieces of a Cohere v2 chat stream event of type `kind`, or `None` when it is not one.
-pub(crate) fn cohere<'v>(kind: &str, map: &'v Map<String, Value>) -> Option<Vec<Piece<'v>>> {
+pub(crate) fn cohere(kind: &str, map: &Map<String, Value>) -> Option<Result<Vec<Delta>, String>> {
     let message = map.get("delta").and_then(|d| d.get("message"));
     let index = map.get("index").and_then(Value::as_u64).map(|i| i as usize);
-    let mut pieces = Vec::new();
+    let mut out = Vec::new();
     match kind {
         "message-start" | "content-start" | "content-end" | "tool-call-end" | "citation-start"
         | "citation-end" | "debug" => {}
         "content-delta" => {
             let content = message.and_then(|m| m.get("content"));
             if let Some(text) = content.and_then(|c| str_at(c, "/text")) {
-                pieces.push(Piece::Text(text));
-            } else if let Some(text) = content.and_then(|c| str_at(c, "/thinking")) {
-                pieces.push(Piece::Reasoning(text));
+                push_text(&mut out, Some(text));
+            } else {
+                push_reasoning(&mut out, content.and_then(|c| str_at(c, "/thinking")));
             }
         }
         // The model's plan before its calls: its reasoning, as the whole message's `tool_plan`.
         "tool-plan-delta" => {
-            if let Some(text) = message.and_then(|m| str_at(m, "/tool_plan")) {
-                pieces.push(Piece::Reasoning(text));
+            push_reasoning(&mut out, message.and_then(|m| str_at(m, "/tool_plan")))
+        }
+        "tool-call-start" | "tool-call-delta" => {
+            let piece = message.and_then(|m| m.get("tool_calls"))?;
+            if kind == "tool-call-start" {
+                let name = str_at(piece, "/function/name");
+                out.push(call(index, str_at(piece, "/id"), name));
+            }
+            match str_at(piece, "/function/arguments") {
+                Some(text) if !text.is_empty() => out.push(more(index, text)),
+                _ => {}
             }
         }
-        "tool-call-start" => {
-            let call = message.and_then(|m| m.get("tool_calls"))?;
-            pieces.push(Piece::Call {
-                index,
-                id: str_at(call, "/id"),
-                name: str_at(call, "/function/name"),
-            });
-            if let Some(text) = str_at(call, "/function/arguments").filter(|t| !t.is_empty()) {
-                pieces.push(Piece::Arguments { index, text });
-            }
-        }
-        "tool-call-delta" => {
-            let call = message.and_then(|m| m.get("tool_calls"))?;
-            if let Some(text) = str_at(call, "/function/arguments") {
-                pieces.push(Piece::Arguments { index, text });
-            }
-        }
-        "message-end" => {
-            if let Some(reason) = map.get("delta").and_then(|d| d.get("finish_reason")) {
-                pieces.push(Piece::Stop("finish_reason", reason));
-            }
-        }
+        "message-end" => stop(
+            &mut out,
+            "finish_reason",
+            map.get("delta").and_then(|d| d.get("finish_reason")),
+        ),
         _ => return None,
     }
-    Some(pieces)
+    Some(Ok(out))
+}
+
+/// A call a server starts at block `index`; its arguments follow in pieces.
+fn call(index: Option<usize>, id: Option<&str>, name: Option<&str>) -> Delta {
+    Delta::Call {
+        index,
+        id: id.map(str::to_owned),
+        name: name.map(str::to_owned),
+        arguments: String::new(),
+        whole: false,
+        legacy: false,
+    }
+}
+
+/// More of the arguments of the call at block `index`.
+fn more(index: Option<usize>, text: &str) -> Delta {
+    Delta::More {
+        index,
+        arguments: text.to_owned(),
+    }
 }
 
 /// The string at `pointer` in `value`.

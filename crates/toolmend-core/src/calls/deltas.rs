@@ -35,8 +35,9 @@
 
 use serde_json::Value;
 
-use super::api_events::{self, Piece};
+use super::api_events;
 use super::call_keys::CallKeys;
+use super::delta::{Delta, arguments_of, push_reasoning, push_text, stop, str_at};
 use super::stream::{Event, Stream};
 use crate::error::{Code, Error};
 
@@ -242,6 +243,10 @@ impl Deltas {
             self.done = true;
             return Ok(Vec::new());
         }
+        // An event with empty data (a keep-alive some proxies send) carries nothing.
+        if data.trim().is_empty() {
+            return Ok(Vec::new());
+        }
         self.value(&data, stream)
     }
 
@@ -332,90 +337,14 @@ impl Deltas {
     }
 }
 
-/// One piece of a reply.
-#[derive(Debug, Clone, PartialEq)]
-enum Delta {
-    Text(String),
-    Reasoning(String),
-    Call {
-        /// Its index as the server numbers calls or blocks (none: a call of its own).
-        index: Option<usize>,
-        id: Option<String>,
-        name: Option<String>,
-        arguments: String,
-        /// The arguments came whole (an object, as Ollama sends them): the call is complete.
-        whole: bool,
-        /// From the legacy `function_call`.
-        legacy: bool,
-    },
-    /// More of the arguments of the call a server started at `index` (Anthropic's
-    /// `input_json_delta`, Responses' `function_call_arguments.delta`). A block that started
-    /// no call (Anthropic's `server_tool_use`, which the server runs itself) is no call, as in
-    /// the whole message.
-    More {
-        index: Option<usize>,
-        arguments: String,
-    },
-    /// The whole arguments of the call a server started at `index`, once they are done
-    /// (Responses' `function_call_arguments.done` and `output_item.done`): the deltas gave
-    /// them, or a part of them, or (servers that send them only when done) none.
-    Done {
-        index: Option<usize>,
-        arguments: String,
-    },
-    /// The server dropped a call the model wrote ([`super::stop_reasons::dropped_by`]: why).
-    Dropped(String),
-    /// The server's stop reason.
-    Stop {
-        field: &'static str,
-        reason: String,
-    },
-}
-
-fn str_at<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
-    value.get(key).and_then(Value::as_str)
-}
-
-fn stop(out: &mut Vec<Delta>, field: &'static str, reason: Option<&Value>) {
-    if let Some(reason) = reason.and_then(Value::as_str) {
-        out.push(Delta::Stop {
-            field,
-            reason: reason.to_owned(),
-        });
-    }
-}
-
-/// Arguments sent whole as an object (Ollama, Gemini), or as JSON text.
-fn arguments_of(value: Option<&Value>) -> String {
-    match value {
-        Some(Value::String(s)) => s.clone(),
-        Some(v @ Value::Object(_)) => v.to_string(),
-        _ => String::new(),
-    }
-}
-
-/// Appends `t` as a text delta, unless it is absent or empty.
-fn push_text(out: &mut Vec<Delta>, t: Option<&str>) {
-    if let Some(t) = t.filter(|t| !t.is_empty()) {
-        out.push(Delta::Text(t.to_owned()));
-    }
-}
-
-/// Appends `t` as a reasoning delta, unless it is absent or empty.
-fn push_reasoning(out: &mut Vec<Delta>, t: Option<&str>) {
-    if let Some(t) = t.filter(|t| !t.is_empty()) {
-        out.push(Delta::Reasoning(t.to_owned()));
-    }
-}
-
 /// The pieces of reply in one streamed value (see the module doc); `Err` for an error event.
 fn decode(value: &Value) -> Result<Vec<Delta>, String> {
     let mut out = Vec::new();
     match value {
         Value::String(s) => push_text(&mut out, Some(s)),
         Value::Object(map) => {
-            if let Some(pieces) = api_events::converse(map) {
-                api_pieces(pieces, &mut out)?;
+            if let Some(found) = api_events::converse(map) {
+                return found;
             } else if let Some(choices) = map.get("choices").and_then(Value::as_array) {
                 // `n` > 1 streams several replies at once; the first is the reply.
                 let first = choices
@@ -473,10 +402,10 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                     out.push(Delta::Dropped(why));
                 }
             } else if let Some(kind) = str_at(value, "type") {
-                match api_events::cohere(kind, map) {
-                    Some(pieces) => api_pieces(pieces, &mut out)?,
-                    None => typed_event(kind, map, &mut out)?,
+                if let Some(found) = api_events::cohere(kind, map) {
+                    return found;
                 }
+                typed_event(kind, map, &mut out)?;
             } else if let Some(message) = map.get("message").filter(|m| m.is_object()) {
                 message_delta(message, &mut out);
                 stop(&mut out, "done_reason", map.get("done_reason"));
@@ -513,31 +442,6 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
         _ => {}
     }
     Ok(out)
-}
-
-/// The pieces of a Bedrock `ConverseStream` or Cohere event ([`api_events`]).
-fn api_pieces(pieces: Vec<Piece<'_>>, out: &mut Vec<Delta>) -> Result<(), String> {
-    for piece in pieces {
-        match piece {
-            Piece::Text(text) => push_text(out, Some(text)),
-            Piece::Reasoning(text) => push_reasoning(out, Some(text)),
-            Piece::Call { index, id, name } => out.push(Delta::Call {
-                index,
-                id: id.map(str::to_owned),
-                name: name.map(str::to_owned),
-                arguments: String::new(),
-                whole: false,
-                legacy: false,
-            }),
-            Piece::Arguments { index, text } => out.push(Delta::More {
-                index,
-                arguments: text.to_owned(),
-            }),
-            Piece::Stop(field, reason) => stop(out, field, Some(reason)),
-            Piece::Error(message) => return Err(format!("the server sent an error: {message}")),
-        }
-    }
-    Ok(())
 }
 
 /// An Anthropic Messages event, or an OpenAI Responses event.

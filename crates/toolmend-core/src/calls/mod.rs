@@ -37,6 +37,7 @@
 
 mod api_events;
 mod call_keys;
+mod delta;
 mod deltas;
 mod filter;
 mod formats;
