@@ -30,24 +30,20 @@ say "building the floor (bench/floor, cargo build --release)"
 say "building the sonic-rs floor (bench/floor-sonic, cargo build --release)"
 (cd "$here/floor-sonic" && cargo build --release --quiet) || echo "the sonic-rs floor did not build: it will be skipped" >&2
 
-if ! command -v jq >/dev/null 2>&1; then
+# Installs the Debian package $1 when its command is missing (as root, with apt-get); else says
+# what will be skipped without it ($2).
+need() {
+    command -v "$1" >/dev/null 2>&1 && return
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        say "installing jq (apt-get)"
-        apt-get update -qq && apt-get install -y -qq jq >/dev/null || echo "jq install failed: it will be skipped" >&2
+        say "installing $1 (apt-get)"
+        apt-get update -qq && apt-get install -y -qq "$1" >/dev/null || echo "$1 install failed: $2 will be skipped" >&2
     else
-        echo "jq is not installed: it will be skipped" >&2
+        echo "$1 is not installed: $2 will be skipped" >&2
     fi
-fi
-
+}
+need jq jq
 # The stream series counts instructions with callgrind (a load-independent ratio beside CPU time).
-if ! command -v valgrind >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        say "installing valgrind (apt-get)"
-        apt-get update -qq && apt-get install -y -qq valgrind >/dev/null || echo "valgrind install failed: the stream's instruction counts will be skipped" >&2
-    else
-        echo "valgrind is not installed: the stream's instruction counts will be skipped" >&2
-    fi
-fi
+need valgrind "the stream's instruction counts"
 
 peers=1
 if [ "${BENCH_NO_PEERS:-0}" = 1 ]; then peers=0; fi
