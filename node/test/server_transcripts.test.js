@@ -117,16 +117,19 @@ test('every surface gives the recorded truth of the server transcripts', async (
 
 test('stream on every recorded shape ends as the CLI does', async () => {
   // fixtures/stream: fragments, calls with no index or all at index 0, server tools, content
-  // parts, stop reasons; `stream` on each one's chunks ends with the CLI's `end` event.
+  // parts, stop reasons; `stream` on each one's chunks ends with the CLI's `end` event (`.jsonl`
+  // ones, Ollama lines and Bedrock `ConverseStream` events: one chunk a line, `--input jsonl`).
   const { spawnSync } = require('node:child_process');
   const dir = path.join(ROOT, 'fixtures', 'stream');
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.sse')).sort();
-  assert.ok(files.length >= 7, files.join(' '));
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.sse') || f.endsWith('.jsonl')).sort();
+  assert.ok(files.length >= 9, files.join(' '));
   for (const file of files) {
     const text = fs.readFileSync(path.join(dir, file), 'utf8');
-    const out = spawnSync(toolmend.binaryPath(), ['calls', '--stream', '--input', 'sse'], { input: text });
+    const framing = file.endsWith('.sse') ? 'sse' : 'jsonl';
+    const out = spawnSync(toolmend.binaryPath(), ['calls', '--stream', '--input', framing], { input: text });
     const lines = out.stdout.toString().trim().split('\n');
     const cli = JSON.parse(lines[lines.length - 1]);
-    assert.deepEqual(await endOf(sseChunks(text)), normal(cli), file);
+    const chunks = framing === 'sse' ? sseChunks(text) : text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+    assert.deepEqual(await endOf(chunks), normal(cli), file);
   }
 });

@@ -103,21 +103,25 @@ def test_every_surface_gives_the_recorded_truth(root):
 def test_stream_on_every_recorded_shape_ends_as_the_cli_does(root):
     """`stream` on the chunks of each stream in fixtures/stream (servers' shapes: fragments,
     calls with no index or all at index 0, server tools, content parts, stop reasons) ends with
-    the `end` event of the installed `toolmend calls --stream --input sse`."""
+    the `end` event of the installed `toolmend calls --stream --input sse` (`--input jsonl` for
+    the `.jsonl` ones: Ollama lines, Bedrock `ConverseStream` events, one chunk a line)."""
     import os
     import subprocess
     import sys
 
     env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
-    paths = sorted((root / "fixtures" / "stream").glob("*.sse"))
-    assert len(paths) >= 7, paths
+    here = root / "fixtures" / "stream"
+    paths = sorted([*here.glob("*.sse"), *here.glob("*.jsonl")])
+    assert len(paths) >= 9, paths
     disagree = []
     for path in paths:
         text = path.read_text()
-        out = subprocess.run(["toolmend", "calls", "--stream", "--input", "sse"],
+        framing = path.suffix[1:]
+        out = subprocess.run(["toolmend", "calls", "--stream", "--input", framing],
                              input=text.encode(), capture_output=True, env=env, timeout=60)
         cli = json.loads(out.stdout.decode().splitlines()[-1])
-        end = list(toolmend.stream(sse_chunks(text)))[-1]
+        chunks = sse_chunks(text) if framing == "sse" else [json.loads(l) for l in text.splitlines() if l.strip()]
+        end = list(toolmend.stream(chunks))[-1]
         if normal(end) != normal(cli):
             disagree.append((path.name, end, cli))
     assert not disagree, "\n".join(f"{n}:\n  stream {g}\n  cli    {w}" for n, g, w in disagree)
