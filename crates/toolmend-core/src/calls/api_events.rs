@@ -32,24 +32,24 @@ pub(crate) fn converse(map: &Map<String, Value>) -> Option<Result<Vec<Delta>, St
             if let Some(tool) = body.pointer("/start/toolUse") {
                 out.push(call(
                     index,
-                    str_at(tool, "/toolUseId"),
-                    str_at(tool, "/name"),
+                    at_pointer(tool, "/toolUseId"),
+                    at_pointer(tool, "/name"),
                 ));
             }
         }
         "contentBlockDelta" => {
             let delta = body.get("delta")?;
-            if let Some(text) = str_at(delta, "/text") {
+            if let Some(text) = at_pointer(delta, "/text") {
                 push_text(&mut out, Some(text));
-            } else if let Some(text) = str_at(delta, "/toolUse/input") {
+            } else if let Some(text) = at_pointer(delta, "/toolUse/input") {
                 out.push(more(index, text));
             } else {
-                push_reasoning(&mut out, str_at(delta, "/reasoningContent/text"));
+                push_reasoning(&mut out, at_pointer(delta, "/reasoningContent/text"));
             }
         }
         "messageStop" => stop(&mut out, "stopReason", body.get("stopReason")),
         kind if kind.ends_with("Exception") => {
-            let message = str_at(body, "/message").unwrap_or(kind);
+            let message = at_pointer(body, "/message").unwrap_or(kind);
             return Some(Err(format!("the server sent an error: {kind}: {message}")));
         }
         _ => return None,
@@ -67,23 +67,23 @@ pub(crate) fn cohere(kind: &str, map: &Map<String, Value>) -> Option<Result<Vec<
         | "citation-end" | "debug" => {}
         "content-delta" => {
             let content = message.and_then(|m| m.get("content"));
-            if let Some(text) = content.and_then(|c| str_at(c, "/text")) {
+            if let Some(text) = content.and_then(|c| at_pointer(c, "/text")) {
                 push_text(&mut out, Some(text));
             } else {
-                push_reasoning(&mut out, content.and_then(|c| str_at(c, "/thinking")));
+                push_reasoning(&mut out, content.and_then(|c| at_pointer(c, "/thinking")));
             }
         }
         // The model's plan before its calls: its reasoning, as the whole message's `tool_plan`.
         "tool-plan-delta" => {
-            push_reasoning(&mut out, message.and_then(|m| str_at(m, "/tool_plan")))
+            push_reasoning(&mut out, message.and_then(|m| at_pointer(m, "/tool_plan")))
         }
         "tool-call-start" | "tool-call-delta" => {
             let piece = message.and_then(|m| m.get("tool_calls"))?;
             if kind == "tool-call-start" {
-                let name = str_at(piece, "/function/name");
-                out.push(call(index, str_at(piece, "/id"), name));
+                let name = at_pointer(piece, "/function/name");
+                out.push(call(index, at_pointer(piece, "/id"), name));
             }
-            match str_at(piece, "/function/arguments") {
+            match at_pointer(piece, "/function/arguments") {
                 Some(text) if !text.is_empty() => out.push(more(index, text)),
                 _ => {}
             }
@@ -118,7 +118,7 @@ fn more(index: Option<usize>, text: &str) -> Delta {
     }
 }
 
-/// The string at `pointer` in `value`.
-fn str_at<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
+/// The string at `pointer` in `value` (a JSON pointer, where `delta::str_at` takes a key).
+fn at_pointer<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
     value.pointer(pointer).and_then(Value::as_str)
 }

@@ -636,20 +636,15 @@ impl Parts {
                 }
                 Some("tool_use") => self.structured(item),
                 Some("function_call") => {
-                    let before = self.raws.len();
-                    self.structured(item);
                     // Its `arguments` are JSON text by the API's definition, and the id that
                     // a result refers to is `call_id` (`id` names the output item).
+                    let before = self.structured_with_id(item, item.get("call_id"));
                     encoded_arguments(&mut self.raws[before..]);
-                    if let Some(raw) = self.raws.get_mut(before) {
-                        if let Some(id) = item.get("call_id") {
-                            raw.id = Some(id.clone());
-                        }
-                        if item.get("status").and_then(Value::as_str) == Some("incomplete") {
-                            raw.cut = Some(
-                                "the API marks the call incomplete: status \"incomplete\"".into(),
-                            );
-                        }
+                    if let Some(raw) = self.raws.get_mut(before)
+                        && item.get("status").and_then(Value::as_str) == Some("incomplete")
+                    {
+                        raw.cut =
+                            Some("the API marks the call incomplete: status \"incomplete\"".into());
                     }
                 }
                 Some(_) => {}
@@ -658,13 +653,7 @@ impl Parts {
                         self.structured(call);
                     } else if let Some(call) = item.get("toolUse").filter(|c| c.is_object()) {
                         // Bedrock Converse: `toolUse {toolUseId, name, input}`.
-                        let before = self.raws.len();
-                        self.structured(call);
-                        if let (Some(raw), Some(id)) =
-                            (self.raws.get_mut(before), call.get("toolUseId"))
-                        {
-                            raw.id = Some(id.clone());
-                        }
+                        self.structured_with_id(call, call.get("toolUseId"));
                     } else if let Some(generated) = generated_text(item) {
                         match generated {
                             Value::String(text) => self.text(text),
@@ -689,6 +678,17 @@ impl Parts {
             }
         }
         Ok(())
+    }
+
+    /// [`Parts::structured`] of a call whose id the API names its own way (Responses'
+    /// `call_id`, Bedrock's `toolUseId`): that id is the call's. Where in `raws` it went.
+    fn structured_with_id(&mut self, call: &Value, id: Option<&Value>) -> usize {
+        let before = self.raws.len();
+        self.structured(call);
+        if let (Some(raw), Some(id)) = (self.raws.get_mut(before), id) {
+            raw.id = Some(id.clone());
+        }
+        before
     }
 
     /// Calls written as structured JSON: each one a call, or a call with no usable name.
