@@ -215,7 +215,8 @@ export function stream(
 
 /** The tool calls in one model reply, as `toolmend calls`. Throws ToolmendError. */
 export function extractCalls(reply: Text | object, options?: CallsOptions): Calls;
-/** The calls of an OpenAI chat completion or message; a cut-off call throws incomplete_call. */
+/** The calls of an OpenAI chat completion or message, or of a Responses API response (no
+ * choices: `choice` must be 0); a cut-off call throws incomplete_call. */
 export function callsFromOpenAI(response: object, options?: CallsOptions & { choice?: number }): Calls;
 /** The calls of an Anthropic message; `stop_reason: "max_tokens"` throws incomplete_call. */
 export function callsFromAnthropic(response: object, options?: CallsOptions): Calls;

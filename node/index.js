@@ -511,9 +511,10 @@ function extractCalls(reply, options) {
 }
 
 /**
- * The tool calls of an OpenAI chat completion (or one of its messages), by the library's rules
- * (`extractResponse`). A call cut off in its arguments, or written last before
- * `finish_reason: "length"`, is never a call: it throws `incomplete_call`. An Anthropic message
+ * The tool calls of an OpenAI chat completion (or one of its messages), or of a Responses API
+ * response (no choices: `choice` must be 0), by the library's rules (`extractResponse`). A call
+ * cut off in its arguments, or written last before `finish_reason: "length"` (a Responses
+ * `status: "incomplete"`), is never a call: it throws `incomplete_call`. An Anthropic message
  * throws `invalid_input`.
  */
 function callsFromOpenAI(response, options = {}) {

@@ -91,3 +91,37 @@ test('the library rules the stop reason and the shapes (issue 26)', () => {
   both.choices[0].message.function_call = { name: 'deploy', arguments: '{"target": "prod"}' };
   assert.equal(toolmend.callsFromOpenAI(both).calls.length, 1);
 });
+
+function responsesApi(items, status = 'completed', reason = null) {
+  return { id: 'resp_1', object: 'response', status, output: items, incomplete_details: reason ? { reason } : null };
+}
+
+function functionCall(args) {
+  return { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'deploy', arguments: args, status: 'completed' };
+}
+
+test('callsFromOpenAI reads the Responses API too', () => {
+  const items = [
+    { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Deploy.' }] },
+    { type: 'message', id: 'msg_1', role: 'assistant', content: [{ type: 'output_text', text: 'On it.' }] },
+    functionCall('{"target": "prod",}'),
+  ];
+  const found = toolmend.callsFromOpenAI(responsesApi(items));
+  assert.equal(found.calls.length, 1);
+  assert.equal(found.calls[0].tool, 'deploy');
+  assert.equal(found.calls[0].id, 'call_1');
+  assert.deepEqual(found.calls[0].parameters, { target: 'prod' });
+  assert.deepEqual(found.calls[0].repairs.map((r) => r.kind), ['trailing_comma']);
+  assert.equal(found.text, 'On it.');
+  assert.equal(found.reasoning, 'Deploy.');
+  assert.deepEqual(found, toolmend.extractCalls(responsesApi(items)));
+  assert.throws(() => toolmend.callsFromOpenAI(responsesApi([functionCall('{"target": "prod"}')], 'incomplete', 'max_output_tokens')), (e) => {
+    assert.equal(e.code, 'incomplete_call');
+    assert.deepEqual(e.value.calls, []);
+    assert.equal(e.value.incomplete[0].id, 'call_1');
+    return true;
+  });
+  assert.throws(() => toolmend.callsFromOpenAI(responsesApi([functionCall('{}')]), { choice: 1 }),
+    (e) => e.code === 'invalid_input' && /choice must be 0/.test(e.message));
+  assert.throws(() => toolmend.callsFromAnthropic(responsesApi([functionCall('{}')])), (e) => e.code === 'invalid_input');
+});

@@ -101,3 +101,51 @@ def test_function_call_given_with_tool_calls_is_one_call():
     response["choices"][0]["message"]["function_call"] = {"name": "deploy", "arguments": '{"target": "prod"}'}
     assert len(toolmend.calls_from_openai(response)["calls"]) == 1
     assert len(toolmend.extract_calls(response)["calls"]) == 1
+
+
+def responses_api(items, status="completed", reason=None):
+    """A response of OpenAI's Responses API (`client.responses.create`), as its client dumps it."""
+    return {"id": "resp_1", "object": "response", "status": status, "output": items,
+            "incomplete_details": {"reason": reason} if reason else None}
+
+
+def function_call(arguments, call_id="call_1", name="deploy"):
+    return {"type": "function_call", "id": "fc_1", "call_id": call_id, "name": name,
+            "arguments": arguments, "status": "completed"}
+
+
+def test_openai_helper_reads_the_responses_api():
+    # OpenAI's other API: `calls_from_openai` reads it too (it was refused as another API's).
+    found = toolmend.calls_from_openai(responses_api([
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Deploy."}]},
+        {"type": "message", "id": "msg_1", "role": "assistant",
+         "content": [{"type": "output_text", "text": "On it."}]},
+        function_call('{"target": "prod",}'),
+    ]))
+    [call] = found["calls"]
+    assert (call["tool"], call["id"], call["parameters"]) == ("deploy", "call_1", {"target": "prod"})
+    assert [r["kind"] for r in call["repairs"]] == ["trailing_comma"]
+    assert (found["text"], found["reasoning"]) == ("On it.", "Deploy.")
+    assert found == toolmend.extract_calls(responses_api([
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Deploy."}]},
+        {"type": "message", "id": "msg_1", "role": "assistant",
+         "content": [{"type": "output_text", "text": "On it."}]},
+        function_call('{"target": "prod",}'),
+    ]))
+
+
+def test_openai_helper_responses_api_cut_and_choice():
+    # Whole JSON, but the response says its output was cut: the call written last is not a call.
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.calls_from_openai(responses_api(
+            [function_call('{"target": "prod"}')], status="incomplete", reason="max_output_tokens"))
+    assert e.value.code == "incomplete_call"
+    assert e.value.value["calls"] == [] and e.value.value["incomplete"][0]["id"] == "call_1"
+    # It has no choices to pick from.
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.calls_from_openai(responses_api([function_call("{}")]), choice=1)
+    assert e.value.code == "invalid_input" and "choice must be 0" in str(e.value)
+    # Still not an Anthropic message.
+    with pytest.raises(toolmend.Error) as e:
+        toolmend.calls_from_anthropic(responses_api([function_call("{}")]))
+    assert e.value.code == "invalid_input"

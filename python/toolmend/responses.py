@@ -17,12 +17,15 @@ from .streaming import as_dict
 
 def calls_from_openai(response: Any, *, choice: int = 0, tools: Any = None,
                       **options: Any) -> Dict[str, Any]:
-    """The tool calls of an OpenAI chat completion (dict or SDK object), or of one of its
-    messages: ``{"calls", "text", "reasoning", "incomplete"}`` as `extract_calls` gives.
+    """The tool calls of an OpenAI chat completion (dict or SDK object), of one of its
+    messages, or of a Responses API response (``client.responses.create``'s, which has no
+    choices: ``choice`` must be 0): ``{"calls", "text", "reasoning", "incomplete"}`` as
+    `extract_calls` gives.
 
     Calls written in the message's text (an open model served without a tool parser) are
-    found too. ``finish_reason: "length"`` means the output was cut: the call written last is
-    incomplete. An Anthropic message raises `invalid_input`.
+    found too. ``finish_reason: "length"`` (a Responses ``status: "incomplete"`` for
+    ``max_output_tokens``) means the output was cut: the call written last is incomplete. An
+    Anthropic message raises `invalid_input`.
     """
     return CallExtractor(tools=tools, **options).extract_response(
         as_dict(response), api="openai", choice=choice)

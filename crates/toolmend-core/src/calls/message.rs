@@ -108,8 +108,9 @@ pub(crate) fn extract_message_cut(
 /// The API a response comes from, for [`extract_response`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Api {
-    /// An OpenAI chat completion (`choices[].message`, `finish_reason`), or one of its
-    /// assistant messages.
+    /// An OpenAI chat completion (`choices[].message`, `finish_reason`), one of its assistant
+    /// messages, or a response of OpenAI's Responses API (`output` items, `status`): what the
+    /// official `openai` clients return for either API.
     OpenAiChat,
     /// An Anthropic Messages response (`content` blocks, `stop_reason`), or its content list.
     Anthropic,
@@ -170,8 +171,9 @@ pub fn extract_response_text(
 /// knows which API it came from (the packages' `calls_from_openai` and `calls_from_anthropic`):
 /// a response of another API is refused (`invalid_input`) rather than read by its rules. Of an
 /// OpenAI completion, `choice` picks the choice (by position) whose message and
-/// `finish_reason` are read; a stop reason that says the output was cut makes the call
-/// written last incomplete.
+/// `finish_reason` are read; a Responses API response (OpenAI's other API) has one output, so
+/// `choice` must be 0. A stop reason that says the output was cut makes the call written last
+/// incomplete.
 ///
 /// ```
 /// use serde_json::json;
@@ -222,6 +224,14 @@ pub fn extract_response(
                 let mut one = Map::new();
                 one.insert("choices".into(), Value::Array(vec![picked.clone()]));
                 parts.object(&one)?;
+            } else if is_responses(map) {
+                // OpenAI's other API: one output, no choices to pick from.
+                if choice != 0 {
+                    return Err(invalid(format!(
+                        "a Responses API response has no choices: choice must be 0, not {choice}"
+                    )));
+                }
+                parts.object(map)?;
             } else if is_anthropic(map)
                 || map.contains_key("candidates")
                 || map.contains_key("output")
@@ -260,7 +270,9 @@ pub fn extract_response(
 impl Api {
     fn what(self) -> &'static str {
         match self {
-            Api::OpenAiChat => "an OpenAI chat completion or one of its messages",
+            Api::OpenAiChat => {
+                "an OpenAI chat completion, one of its messages, or a Responses API response"
+            }
             Api::Anthropic => "an Anthropic message (with a \"content\" list) or its content list",
         }
     }
@@ -301,11 +313,7 @@ pub(crate) fn is_api_shape(value: &Value) -> bool {
             let array = |k: &str| map.get(k).is_some_and(Value::is_array);
             array("choices")
                 || array("candidates")
-                || (array("output")
-                    && (map.get("object").and_then(Value::as_str) == Some("response")
-                        || map["output"]
-                            .as_array()
-                            .is_some_and(|items| items.iter().any(|i| item_type(i).is_some()))))
+                || is_responses(map)
                 || map.get("message").is_some_and(Value::is_object)
                 || (map.get("role").is_some_and(Value::is_string)
                     && ["content", "tool_calls", "function_call", "parts"]
@@ -339,6 +347,17 @@ pub(crate) fn is_api_shape(value: &Value) -> bool {
         }
         _ => false,
     }
+}
+
+/// An OpenAI Responses API response: `output` items, with `object: "response"` or an item
+/// of a known type.
+fn is_responses(map: &Map<String, Value>) -> bool {
+    map.get("output")
+        .and_then(Value::as_array)
+        .is_some_and(|items| {
+            map.get("object").and_then(Value::as_str) == Some("response")
+                || items.iter().any(|i| item_type(i).is_some())
+        })
 }
 
 /// What a Hugging Face text generation result (`{"generated_text": …}`) generated: the text,
@@ -476,7 +495,7 @@ impl Parts {
         }
         // OpenAI Responses: output items.
         if let Some(Value::Array(output)) = map.get("output")
-            && is_api_shape(&Value::Object(map.clone()))
+            && is_responses(map)
         {
             self.items(output)?;
             if map.get("status").and_then(Value::as_str) == Some("incomplete") {
@@ -722,6 +741,38 @@ fn first(list: &[Value]) -> Option<&Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// OpenAI's Responses API is OpenAI's too: the OpenAI helper reads it as `calls` does (it
+    /// was refused as another API's), with its cut status; it has no choices but the first.
+    #[test]
+    fn the_openai_helper_reads_a_responses_api_response() {
+        let options = CallOptions::default();
+        let response = serde_json::json!({"id": "resp_1", "object": "response",
+            "status": "completed", "output": [
+                {"type": "message", "role": "assistant",
+                 "content": [{"type": "output_text", "text": "On it."}]},
+                {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "deploy",
+                 "arguments": "{\"target\": \"prod\",}"}]});
+        let found = extract_response(&response, Api::OpenAiChat, 0, &options).unwrap();
+        assert_eq!(Ok(found.clone()), extract_message(&response, &options));
+        assert_eq!(found.calls[0].id, Some(serde_json::json!("call_1")));
+        assert_eq!(found.calls[0].parameters["target"], "prod");
+        assert_eq!(found.text.as_deref(), Some("On it."));
+
+        let mut cut = response.clone();
+        cut["status"] = "incomplete".into();
+        cut["incomplete_details"] = serde_json::json!({"reason": "max_output_tokens"});
+        let failure = extract_response(&cut, Api::OpenAiChat, 0, &options).unwrap_err();
+        assert_eq!(failure.error.code, Code::IncompleteCall);
+        let other = extract_response(&response, Api::OpenAiChat, 1, &options).unwrap_err();
+        assert_eq!(other.error.code, Code::InvalidInput);
+        assert!(
+            other.error.message.contains("choice must be 0"),
+            "{other:?}"
+        );
+        let anthropic = extract_response(&response, Api::Anthropic, 0, &options).unwrap_err();
+        assert_eq!(anthropic.error.code, Code::InvalidInput);
+    }
 
     /// The text entry points the packages call give what the value entry points give, and one
     /// message for text that is not JSON.
