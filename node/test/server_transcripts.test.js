@@ -59,6 +59,8 @@ function normal(record) {
   if (out.error) {
     out.error = { ...out.error };
     delete out.error.original;
+    // Where a stream's error was found is the surface's own (a CLI input line, a chunk).
+    out.error.message = out.error.message.replace(/^(line|chunk) \d+: /, '');
   }
   return out;
 }
@@ -98,7 +100,8 @@ test('every surface gives the recorded truth of the server transcripts', async (
   };
   for (const t of transcripts) {
     const want = expect[t.name];
-    const helper = t.api === 'openai' ? toolmend.callsFromOpenAI : toolmend.callsFromAnthropic;
+    // Gemini's API has no helper of its own: extractCalls reads it.
+    const helper = { openai: toolmend.callsFromOpenAI, anthropic: toolmend.callsFromAnthropic }[t.api] ?? toolmend.extractCalls;
     for (const [what, text, truth] of [['raw HTTP', read(t.name, '.json'), want.whole], ['openai client', read(t.name, '.client.json'), want.client]]) {
       if (text === null) continue;
       const response = JSON.parse(text);
