@@ -854,6 +854,15 @@ def report(res, args):
             most = max(per_reply)
             w("| stream events at most about 3x the reply (`arguments` about once, `call_end` and `end` once each; issue 30) | most %.2fx (%s, %s B chunks) | %s |" % (
                 most[0], most[1], most[2][len("chunk_"):], "yes" if most[0] <= 3.2 else "**no**"))
+        # Issue 30 asked for about 2x with "the whole value on call_end": `end` repeats the
+        # calls once more by design (it is the `calls` record), so it is shown apart.
+        but_end = [((r["event_bytes"] - r["end_bytes"]) / row["bytes"], n, k) for n, row in st_rows.items()
+                   for k, r in row.items() if k.startswith("chunk_") and r.get("end_bytes") and "event_bytes" in r]
+        if but_end:
+            most = max(but_end)
+            over = ["%s %s B %.2f" % (n, k[len("chunk_"):], v) for v, n, k in sorted(but_end, reverse=True) if v > 2.2]
+            w("| stream events but `end` at most about 2x the reply (issue 30) | most %.2fx (%s, %s B chunks); over 2.2x: %s | %s |" % (
+                most[0], most[1], most[2][len("chunk_"):], ", ".join(over) or "none", "yes" if most[0] <= 2.2 else "**no**"))
     w("")
 
     if mem or lm:
@@ -949,7 +958,7 @@ def report(res, args):
         heads = ["reply", "bytes", "calls", "one-shot", "one-shot CPU"]
         for c in st["chunks"]:
             heads += ["stream %d B" % c, "x one-shot", "CPU", "x CPU", "x CPU 1st", "x instr.", "events (MB)",
-                      "events / reply"]
+                      "events / reply", "but `end` / reply"]
         heads += ["RSS stream 1 B", "RSS one-shot", "RSS `calls --stream`", "RSS `calls`", "load"]
         w("| " + " | ".join(heads) + " |")
         w("|---|" + "---:|" * (len(heads) - 1))
@@ -964,7 +973,9 @@ def report(res, args):
                           "%.2f" % r["first_cpu_ratio"] if r.get("first_cpu_ratio") else "-",
                           "%.2f" % r["instructions"]["ratio"] if (r.get("instructions") or {}).get("ratio") else "-",
                           "%.1f" % (r["event_bytes"] / 1e6) if "event_bytes" in r else "-",
-                          "%.2f" % (r["event_bytes"] / row["bytes"]) if "event_bytes" in r else "-"]
+                          "%.2f" % (r["event_bytes"] / row["bytes"]) if "event_bytes" in r else "-",
+                          "%.2f" % ((r["event_bytes"] - r["end_bytes"]) / row["bytes"])
+                          if r.get("end_bytes") and "event_bytes" in r else "-"]
             cells += [mib(row[k]) for k in ("rss_stream_1_kib", "rss_oneshot_kib", "rss_cli_stream_kib", "rss_cli_calls_kib")]
             cells += ["%.1f" % row["load"] if "load" in row else "-"]
             w("| " + " | ".join(cells) + " |")

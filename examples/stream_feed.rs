@@ -82,10 +82,10 @@ fn keep_heap() -> bool {
 }
 
 /// One round of one-shot `calls` on the whole reply: extracted, then written as its record;
-/// how many calls it found. Apart (never inlined) so that `make bench` counts its instructions
+/// how many calls it found and the size of its record as an `end` event line. Apart (never inlined) so that `make bench` counts its instructions
 /// alone (callgrind's `--toggle-collect`).
 #[inline(never)]
-fn oneshot_round(reply: &str, options: &CallOptions) -> usize {
+fn oneshot_round(reply: &str, options: &CallOptions) -> (usize, usize) {
     let found = extract(reply, options);
     let calls = match &found {
         Ok(f) => f.calls.len(),
@@ -97,7 +97,7 @@ fn oneshot_round(reply: &str, options: &CallOptions) -> usize {
     };
     let mut sink = Vec::new();
     serde_json::to_writer(&mut sink, &record).expect("in memory");
-    calls
+    (calls, sink.len() + 1)
 }
 
 /// What one stream round did.
@@ -148,10 +148,10 @@ fn main() {
     let mut oneshot = Vec::new();
     let mut oneshot_cpu = Vec::new();
     let mut oneshot_faults = Vec::new();
-    let mut calls = 0;
+    let (mut calls, mut end_bytes) = (0, 0);
     for _ in 0..if run_oneshot { rounds } else { 0 } {
         let (start, start_cpu, start_faults) = (Instant::now(), cpu(), faults());
-        calls = oneshot_round(&reply, &options);
+        (calls, end_bytes) = oneshot_round(&reply, &options);
         oneshot.push(start.elapsed().as_secs_f64());
         oneshot_cpu.push(cpu() - start_cpu);
         oneshot_faults.push(faults() - start_faults);
@@ -235,6 +235,8 @@ fn main() {
             "oneshot_faults_median": oneshot_faults, "stream_faults_median": stream_faults,
             "stream_finish_faults_median": finish_faults,
             "events": events, "event_bytes": event_bytes,
+            // The `end` event's line: the record `calls --records` gives (the one-shot's).
+            "end_bytes": (run_oneshot && run_stream).then_some(end_bytes),
             "floor_cpu_min_s": floor_min, "floor_cpu_ratio": floor_ratio,
         })
     );
