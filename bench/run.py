@@ -536,7 +536,7 @@ def stream_instructions(path, chunk, args):
     `stream_round`): unlike time, the same on a loaded machine as on a quiet one. One round
     each, in a fresh heap (what a process that reads one reply runs)."""
     got = {}
-    for mode in ("oneshot", "stream"):
+    for mode in ("oneshot", "stream", "floor"):
         cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                "--toggle-collect=*stream_feed::%s_round*" % mode, STREAM_FEED, path, str(chunk), "1", mode]
         try:
@@ -549,6 +549,9 @@ def stream_instructions(path, chunk, args):
             return {"error": r.stderr[-300:]}
         got[mode] = int(found[-1])
     got["ratio"] = got["stream"] / got["oneshot"]
+    # What any stream that writes an event per chunk costs at least (examples/stream_feed.rs's
+    # `floor_round`): a bound for replies of text, where every chunk gives an event.
+    got["floor_ratio"] = got["floor"] / got["oneshot"]
     return got
 
 
@@ -949,7 +952,10 @@ def report(res, args):
           "in a fresh heap, what a process that reads one reply pays; `x instr.`: instructions "
           "(callgrind, counting one round of each alone, in a fresh heap), the same on a loaded "
           "machine as on a quiet one, where a one-shot of 2 ms is mostly timer and cache noise "
-          "in the CPU columns. The target is 3x. "
+          "in the CPU columns. The target is 3x. `floor x instr.`: what any stream that writes an "
+          "event per chunk costs at least (`floor_round`: one minimal event line a chunk, written the "
+          "same way), over one-shot: a bound for replies of text, where every chunk gives an event, "
+          "to which the stream adds its `finish` (`calls` on the whole reply, about one one-shot). "
           "`events / reply`: the bytes of the events written per byte of "
           "the reply (`calls --stream`'s output; one-shot `calls` writes its record, about 1x). "
           "Peak RSS: the driver streaming a byte at a time, the "
@@ -957,7 +963,8 @@ def report(res, args):
               " and ".join(str(c) for c in st["chunks"]), st["rounds"]))
         heads = ["reply", "bytes", "calls", "one-shot", "one-shot CPU"]
         for c in st["chunks"]:
-            heads += ["stream %d B" % c, "x one-shot", "CPU", "x CPU", "x CPU 1st", "x instr.", "events (MB)",
+            heads += ["stream %d B" % c, "x one-shot", "CPU", "x CPU", "x CPU 1st", "x instr.", "floor x instr.",
+                      "events (MB)",
                       "events / reply", "but `end` / reply"]
         heads += ["RSS stream 1 B", "RSS one-shot", "RSS `calls --stream`", "RSS `calls`", "load"]
         w("| " + " | ".join(heads) + " |")
@@ -972,6 +979,8 @@ def report(res, args):
                           fmt_t(r.get("stream_cpu_min_s")), "%.2f" % r["cpu_ratio"] if r.get("cpu_ratio") else "-",
                           "%.2f" % r["first_cpu_ratio"] if r.get("first_cpu_ratio") else "-",
                           "%.2f" % r["instructions"]["ratio"] if (r.get("instructions") or {}).get("ratio") else "-",
+                          "%.2f" % r["instructions"]["floor_ratio"]
+                          if (r.get("instructions") or {}).get("floor_ratio") else "-",
                           "%.1f" % (r["event_bytes"] / 1e6) if "event_bytes" in r else "-",
                           "%.2f" % (r["event_bytes"] / row["bytes"]) if "event_bytes" in r else "-",
                           "%.2f" % ((r["event_bytes"] - r["end_bytes"]) / row["bytes"])

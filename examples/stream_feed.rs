@@ -129,6 +129,20 @@ fn stream_round(cuts: &[&str], options: &CallOptions) -> StreamRound {
     }
 }
 
+/// What any stream that writes an event per chunk costs at least: one minimal event line
+/// per chunk, written as [`stream_round`] writes its events (a 64 KiB buffer, flushed after
+/// each chunk). Its events and their bytes. Apart, as [`oneshot_round`].
+#[inline(never)]
+fn floor_round(cuts: &[&str]) -> (usize, usize) {
+    let mut out = std::io::BufWriter::with_capacity(64 << 10, Counted(0));
+    for _ in cuts {
+        out.write_all(b"{\"event\":\"text\",\"delta\":\"x\"}\n")
+            .expect("in memory");
+        out.flush().expect("in memory");
+    }
+    (cuts.len(), out.get_ref().0)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (Some(path), Some(chunk)) = (args.get(1), args.get(2)) else {
@@ -186,14 +200,8 @@ fn main() {
     let mut floor_cpu = Vec::new();
     for _ in 0..if floor { rounds } else { 0 } {
         let start_cpu = cpu();
-        let mut out = std::io::BufWriter::with_capacity(64 << 10, Counted(0));
-        for _ in &cuts {
-            out.write_all(b"{\"event\":\"text\",\"delta\":\"x\"}\n")
-                .expect("in memory");
-            out.flush().expect("in memory");
-        }
+        (events, event_bytes) = floor_round(&cuts);
         floor_cpu.push(cpu() - start_cpu);
-        (events, event_bytes) = (cuts.len(), out.get_ref().0);
     }
     // The first round's CPU (what a process that reads one reply pays: `calls --stream` reads
     // one; later rounds reuse, or grow again, memory the allocator kept or gave back).

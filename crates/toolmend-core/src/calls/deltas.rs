@@ -419,7 +419,7 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                     .or(error.as_str())
                     .unwrap_or("the server sent an error chunk");
                 return Err(format!("the server sent an error: {message}"));
-            } else if let Some(text) = super::message::ollama_generate(map) {
+            } else if let Some(text) = super::api_shapes::ollama_generate(map) {
                 // Ollama's `/api/generate`: `response` a line, `thinking` beside it.
                 push_reasoning(&mut out, str_at(value, "thinking"));
                 push_text(&mut out, Some(text));

@@ -36,6 +36,7 @@
 //! ```
 
 mod api_events;
+mod api_shapes;
 mod call_keys;
 mod delta;
 mod deltas;
@@ -369,7 +370,7 @@ pub(crate) fn reply(text: &str, options: &CallOptions) -> Result<Extracted, Fail
         // One read: what it takes as JSON, serde_json (which checked it first) takes too.
         && let Ok(value) = crate::exact::parse(&text[range], options.nesting())
     {
-        if message::is_api_shape(&value) {
+        if api_shapes::is_api_shape(&value) {
             return extract_message(&value, options);
         }
         // Not held while the format scan reads the text: a reply that is a large JSON value

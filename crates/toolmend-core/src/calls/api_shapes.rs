@@ -1,0 +1,117 @@
+//! Which API's shape a JSON value has: what [`super::message`] reads as a response or a
+//! message rather than as a call, and the parts of those shapes more than one reader asks
+//! about (Ollama's `/api/generate` lines, Hugging Face's `generated_text`, content blocks).
+
+use serde_json::{Map, Value};
+
+/// An Anthropic message rather than an OpenAI one: its type, its stop reason, or blocks only
+/// Anthropic writes.
+pub(super) fn is_anthropic(map: &Map<String, Value>) -> bool {
+    map.get("type").and_then(Value::as_str) == Some("message")
+        || map.contains_key("stop_reason")
+        || map
+            .get("content")
+            .and_then(Value::as_array)
+            .is_some_and(|items| {
+                items.iter().any(|i| {
+                    matches!(
+                        i.get("type").and_then(Value::as_str),
+                        Some("tool_use" | "thinking" | "redacted_thinking")
+                    )
+                })
+            })
+}
+
+/// The reply text of an Ollama `/api/generate` response or stream line: `response`, with
+/// `done` beside it (a raw prompt's reply holds the model's tool-call text as written).
+pub(super) fn ollama_generate(map: &Map<String, Value>) -> Option<&str> {
+    map.get("done")
+        .is_some_and(Value::is_boolean)
+        .then(|| map.get("response").and_then(Value::as_str))
+        .flatten()
+}
+
+/// Whether a reply that is one JSON value is an API response or a message (read as one)
+/// rather than a call (`{"tool_calls": […]}`, `{"type": "tool_use", …}` alone stay calls).
+pub(super) fn is_api_shape(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => {
+            let array = |k: &str| map.get(k).is_some_and(Value::is_array);
+            array("choices")
+                || array("candidates")
+                || is_responses(map)
+                || map.get("message").is_some_and(Value::is_object)
+                || (map.get("role").is_some_and(Value::is_string)
+                    && ["content", "tool_calls", "function_call", "parts"]
+                        .iter()
+                        .any(|k| map.contains_key(*k)))
+                || (map.get("type").and_then(Value::as_str) == Some("message") && array("content"))
+                // llama.cpp's `/completion` (`content` with its own fields beside it), and
+                // Hugging Face TGI's `/generate` (`generated_text`, `details`, nothing else).
+                || (map.get("content").is_some_and(Value::is_string)
+                    && ["stop_type", "generation_settings", "timings", "tokens_predicted"]
+                        .iter()
+                        .any(|k| map.contains_key(*k)))
+                || (map.get("generated_text").is_some_and(Value::is_string)
+                    && map.keys().all(|k| k == "generated_text" || k == "details"))
+                || ollama_generate(map).is_some()
+                // Amazon Bedrock Converse.
+                || map
+                    .get("output")
+                    .is_some_and(|o| o.get("message").is_some_and(Value::is_object))
+        }
+        // A content list: every item a typed block, a Gemini part or a Bedrock `toolUse`; or
+        // Hugging Face's text generation (`[{"generated_text": …}]`, the Inference API's and
+        // `transformers`' pipeline's).
+        Value::Array(items) => {
+            !items.is_empty()
+                && (items.iter().all(|i| {
+                    item_type(i).is_some()
+                        || i.get("functionCall").is_some()
+                        || i.get("toolUse").is_some()
+                }) || items.iter().all(|i| generated_text(i).is_some()))
+        }
+        _ => false,
+    }
+}
+
+/// An OpenAI Responses API response: `output` items, with `object: "response"` or an item
+/// of a known type.
+pub(super) fn is_responses(map: &Map<String, Value>) -> bool {
+    map.get("output")
+        .and_then(Value::as_array)
+        .is_some_and(|items| {
+            map.get("object").and_then(Value::as_str) == Some("response")
+                || items.iter().any(|i| item_type(i).is_some())
+        })
+}
+
+/// What a Hugging Face text generation result (`{"generated_text": …}`) generated: the text,
+/// or (a chat pipeline's, the conversation with the reply last) the reply's message.
+pub(super) fn generated_text(item: &Value) -> Option<&Value> {
+    match item.get("generated_text")? {
+        text @ Value::String(_) => Some(text),
+        Value::Array(messages) => messages
+            .last()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant")),
+        _ => None,
+    }
+}
+
+/// The block types of content lists and Responses output.
+fn item_type(item: &Value) -> Option<&str> {
+    const TYPES: &[&str] = &[
+        "text",
+        "output_text",
+        "thinking",
+        "redacted_thinking",
+        "reasoning",
+        "refusal",
+        "tool_use",
+        "function_call",
+        "message",
+    ];
+    item.get("type")
+        .and_then(Value::as_str)
+        .filter(|t| TYPES.contains(t))
+}
