@@ -207,7 +207,9 @@ export class Stream {
   finish(): StreamEvent[];
 }
 
-/** The events of a reply streamed as strings or OpenAI chat-completions chunks. */
+/** The events of a reply streamed as strings or a server's chunks (OpenAI chat-completions
+ * chunks or Responses API events, Anthropic events, and the others `calls --stream --input jsonl`
+ * reads). */
 export function stream(
   chunks: Iterable<string | object> | AsyncIterable<string | object>,
   options?: StreamOptions,

@@ -24,8 +24,8 @@ def as_dict(obj: Any) -> Any:
 
 def feed_chunk(s: Stream, chunk: Any) -> List[Dict[str, Any]]:
     """Feeds one chunk: text (str), or a server's chunk (the OpenAI client's
-    `ChatCompletionChunk`, an Anthropic event, or the same as a dict), read by the library's
-    rules (`Stream.feed_chunk`)."""
+    `ChatCompletionChunk` or Responses API event, an Anthropic event, or the same as a dict),
+    read by the library's rules (`Stream.feed_chunk`)."""
     if isinstance(chunk, str):
         return s.feed(chunk)
     return s.feed_chunk(as_dict(chunk))
@@ -37,6 +37,9 @@ def stream(chunks: Iterable[Any], **options: Any) -> Iterator[Dict[str, Any]]:
 
         for event in toolmend.stream(client.chat.completions.create(..., stream=True)):
             ...
+
+    The OpenAI client's Responses API events (`client.responses.create(..., stream=True)`)
+    and the other servers' chunks `calls --stream --input jsonl` reads are read the same way.
     """
     s = Stream(**options)
     for chunk in chunks:
