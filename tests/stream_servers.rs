@@ -457,3 +457,94 @@ fn sse_framing_quirks_read_as_the_whole_response() {
         json!({"city": "Oslo", "days": 2})
     );
 }
+
+/// An error a server sent in place of a reply is that error on every surface: whole (it was
+/// `ok`, the error's JSON taken for the reply's text, or a failed Responses response's calls
+/// taken as whole) and streamed, chunk a line or as SSE (vLLM's `{"object": "error"}` was read
+/// as an empty reply), and OpenRouter's mid-stream error beside its last `choices` (the reply
+/// was `ok` with what came before it).
+#[test]
+fn an_error_the_server_sent_is_that_error_whole_and_streamed() {
+    let shapes = [
+        (
+            json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}),
+            "Rate limit reached",
+        ),
+        (
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+            "Overloaded",
+        ),
+        (
+            json!({"error": {"code": 429, "message": "Quota exceeded", "status": "RESOURCE_EXHAUSTED"}}),
+            "Quota exceeded",
+        ),
+        (
+            json!({"error": "model \"qwen3\" not found"}),
+            "model \"qwen3\" not found",
+        ),
+        (
+            json!({"object": "error", "message": "max_tokens is too large", "type": "BadRequestError", "code": 400}),
+            "max_tokens is too large",
+        ),
+        (
+            json!({"id": "resp_1", "object": "response", "status": "failed",
+            "error": {"code": "server_error", "message": "The model failed"},
+            "output": [{"type": "function_call", "call_id": "call_1", "name": "rm",
+                "arguments": "{\"path\": \"/tmp/x\"}"}]}),
+            "The model failed",
+        ),
+    ];
+    for (response, said) in shapes {
+        let message = format!("the server sent an error: {said}");
+        let (record, code) = whole_records(&response);
+        assert_eq!(code, 1, "{response}");
+        assert_eq!(record["error"]["code"], "invalid_input", "{response}");
+        assert_eq!(record["error"]["message"], message.as_str(), "{response}");
+        assert!(record.get("value").is_none(), "{record}");
+        for (framing, input) in [
+            ("jsonl", format!("{response}\n")),
+            ("sse", format!("data: {response}\n\n")),
+        ] {
+            let (events, code) = stream(&["--input", framing], input.as_bytes());
+            assert_eq!(code, 1, "{framing} {response}");
+            let end = well_formed(&events);
+            assert_eq!(end["error"]["code"], "invalid_input", "{framing} {end}");
+            assert_eq!(
+                end["error"]["message"],
+                format!("line 1: {message}"),
+                "{framing}"
+            );
+        }
+    }
+    // OpenRouter: the provider failed after some of the reply; its last chunk says so beside
+    // `choices` (finish_reason "error").
+    let chunks = [
+        json!({"id": "gen-1", "object": "chat.completion.chunk", "choices": [{"index": 0,
+            "delta": {"role": "assistant", "content": "Deleting the"}}]}),
+        json!({"id": "gen-1", "object": "chat.completion.chunk",
+            "error": {"code": "server_error", "message": "Provider disconnected unexpectedly"},
+            "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]}),
+    ];
+    let sse: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    let (events, code) = stream(&["--input", "sse"], sse.as_bytes());
+    assert_eq!(code, 1);
+    let end = well_formed(&events);
+    assert_eq!(
+        end["error"]["message"],
+        "line 3: the server sent an error: Provider disconnected unexpectedly"
+    );
+}
+
+/// `finish_reason: "error"` (OpenRouter: the provider failed) cuts the call written last, as
+/// `length` does, however whole its JSON looks.
+#[test]
+fn a_finish_reason_of_error_cuts_the_last_call() {
+    let response = json!({"id": "gen-1", "object": "chat.completion", "choices": [{"index": 0,
+        "finish_reason": "error", "message": {"role": "assistant", "content": null,
+        "tool_calls": [{"id": "call_1", "type": "function",
+            "function": {"name": "rm", "arguments": "{\"path\": \"/tmp/build\"}"}}]}}]});
+    let (record, code) = whole_records(&response);
+    assert_eq!(code, 1);
+    assert_eq!(record["error"]["code"], "incomplete_call");
+    assert_eq!(record["value"]["calls"], json!([]));
+}

@@ -55,6 +55,8 @@ pub(super) fn is_api_shape(value: &Value) -> bool {
                 || (map.get("generated_text").is_some_and(Value::is_string)
                     && map.keys().all(|k| k == "generated_text" || k == "details"))
                 || ollama_generate(map).is_some()
+                // An error the server sent in place of a reply.
+                || server_error(map).is_some()
                 // Amazon Bedrock Converse.
                 || map
                     .get("output")
@@ -114,4 +116,31 @@ fn item_type(item: &Value) -> Option<&str> {
     item.get("type")
         .and_then(Value::as_str)
         .filter(|t| TYPES.contains(t))
+}
+
+/// What the server said went wrong, when `map` (a whole response, a stream's chunk or event)
+/// is an error rather than a reply: `{"error": {"message", …}}` or `{"error": "…"}` (OpenAI,
+/// vLLM, Gemini, Ollama, Azure; OpenRouter's mid-stream error beside its last `choices`), an
+/// Anthropic `{"type": "error", "error": {…}}`, a failed Responses API response (`status:
+/// "failed"` with its `error`), vLLM's and SGLang's `{"object": "error", "message", …}`. The
+/// one rule for whole responses and streams: the reply is not whole, and its record is
+/// `invalid_input` with these words, never `ok` with the error's JSON as the reply's text.
+pub(super) fn server_error(map: &Map<String, Value>) -> Option<String> {
+    let said = match map.get("error") {
+        Some(Value::Object(error)) => Some(
+            error
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| Value::Object(error.clone()).to_string(), str::to_owned),
+        ),
+        Some(Value::String(message)) => Some(message.clone()),
+        _ if map.get("object").and_then(Value::as_str) == Some("error") => Some(
+            map.get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("no message")
+                .to_owned(),
+        ),
+        _ => None,
+    }?;
+    Some(format!("the server sent an error: {said}"))
 }

@@ -36,6 +36,7 @@
 use serde_json::Value;
 
 use super::api_events;
+use super::api_shapes::server_error;
 use super::call_keys::CallKeys;
 use super::delta::{Delta, arguments_of, push_reasoning, push_text, stop, str_at};
 use super::stream::{Event, Stream};
@@ -343,6 +344,11 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
     match value {
         Value::String(s) => push_text(&mut out, Some(s)),
         Value::Object(map) => {
+            // A server that fails says so in a chunk of its own (OpenRouter beside its last
+            // `choices`): the reply is not whole.
+            if let Some(why) = server_error(map) {
+                return Err(why);
+            }
             if let Some(found) = api_events::converse(map) {
                 return found;
             } else if let Some(choices) = map.get("choices").and_then(Value::as_array) {
@@ -409,16 +415,6 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
             } else if let Some(message) = map.get("message").filter(|m| m.is_object()) {
                 message_delta(message, &mut out);
                 stop(&mut out, "done_reason", map.get("done_reason"));
-            } else if let Some(error) = map.get("error").filter(|e| !e.is_null()) {
-                // A server that fails mid-stream says so in a chunk of its own: OpenAI and
-                // vLLM `{"error": {"message", "type", "code"}}`, Gemini `{"error": {"code",
-                // "message", "status"}}`, Ollama `{"error": "..."}`. The reply is not whole.
-                let message = error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .or(error.as_str())
-                    .unwrap_or("the server sent an error chunk");
-                return Err(format!("the server sent an error: {message}"));
             } else if let Some(text) = super::api_shapes::ollama_generate(map) {
                 // Ollama's `/api/generate`: `response` a line, `thinking` beside it.
                 push_reasoning(&mut out, str_at(value, "thinking"));
@@ -535,15 +531,19 @@ fn typed_event(
             "incomplete_details.reason",
             value("response").pointer("/incomplete_details/reason"),
         ),
+        // Responses' failed response (its `error` inside), or its error event (`message` at
+        // the top; Anthropic's, `{"error": {…}}`, was read before the event's type).
         "error" | "response.failed" => {
-            let message = map
-                .get("error")
-                .or_else(|| value("response").get("error"))
-                .and_then(|e| e.get("message"))
-                .and_then(Value::as_str)
-                .or_else(|| map.get("message").and_then(Value::as_str))
-                .unwrap_or("the server sent an error event");
-            return Err(format!("the server sent an error: {message}"));
+            return Err(value("response")
+                .as_object()
+                .and_then(server_error)
+                .unwrap_or_else(|| {
+                    let message = map.get("message").and_then(Value::as_str);
+                    format!(
+                        "the server sent an error: {}",
+                        message.unwrap_or("the server sent an error event")
+                    )
+                }));
         }
         _ => {}
     }

@@ -30,7 +30,9 @@ use super::formats::{collect, encoded_arguments};
 use super::{CallOptions, Extracted, Failure, Raw, run};
 use crate::error::{Code, Error};
 
-use super::api_shapes::{generated_text, is_anthropic, is_responses, ollama_generate};
+use super::api_shapes::{
+    generated_text, is_anthropic, is_responses, ollama_generate, server_error,
+};
 use super::stop_reasons::{cut_by, dropped_by};
 
 /// Finds and normalizes the tool calls of a reply given as a JSON message or API response.
@@ -212,6 +214,10 @@ pub fn extract_response(
             ))),
         };
     };
+    // Either API's error in place of a response: what the server said, for either helper.
+    if let Some(why) = server_error(map) {
+        return Err(invalid(why));
+    }
     let mut parts = Parts::default();
     match api {
         Api::OpenAiChat => {
@@ -342,6 +348,9 @@ impl Parts {
 
     /// An API response, a message, or `{"text": …}`.
     fn object(&mut self, map: &Map<String, Value>) -> Result<(), Failure> {
+        if let Some(why) = server_error(map) {
+            return Err(invalid(why));
+        }
         // OpenAI chat completion: the first choice.
         if let Some(Value::Array(choices)) = map.get("choices") {
             if let Some(choice) = first(choices) {

@@ -12,6 +12,8 @@ const CUT_REASONS: &[(&str, &str)] = &[
     // Stopped by the server's filters or the context window, not by the model: a call being
     // written was cut there, however whole its JSON looks.
     ("finish_reason", "content_filter"),
+    // OpenRouter: the provider failed mid-stream (its chunk's `error` says how).
+    ("finish_reason", "error"),
     ("incomplete_details.reason", "content_filter"),
     ("stop_reason", "refusal"),
     ("stop_reason", "model_context_window_exceeded"),
