@@ -26,6 +26,31 @@ fn a_json_document_without_call_keys_is_an_answer_too() {
     assert_eq!(s.inputs().len(), 1);
 }
 
+/// An LLM command that printed the server's error body (a curl-like command exits 0) gave no
+/// answer: the run does not end with the error's JSON as its answer (it did), the reply is
+/// refused with the server's words and the model is asked again.
+#[test]
+fn a_server_error_printed_by_the_llm_command_is_no_answer() {
+    let s = Setup::new("server-error");
+    let error = r#"{"error": {"message": "Rate limit reached", "type": "requests"}}"#;
+    let config = s.config(&[error.into(), "Recovered.".into()], "", ECHO_TOOL);
+    let (out, transcript) = s.run_with_transcript(&config);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Recovered.\n");
+    assert_eq!(s.inputs().len(), 2);
+    let refused: Vec<Value> = transcript
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "parse.error")
+        .collect();
+    assert_eq!(refused.len(), 1, "{transcript}");
+    assert_eq!(refused[0]["data"]["code"], "invalid_input");
+    assert_eq!(
+        refused[0]["data"]["message"],
+        "the server sent an error: Rate limit reached"
+    );
+}
+
 #[test]
 fn prompt_from_stdin() {
     let s = Setup::new("stdin");
