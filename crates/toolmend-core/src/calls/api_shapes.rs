@@ -122,7 +122,8 @@ fn item_type(item: &Value) -> Option<&str> {
 /// is an error rather than a reply: `{"error": {"message", …}}` or `{"error": "…"}` (OpenAI,
 /// vLLM, Gemini, Ollama, Azure; OpenRouter's mid-stream error beside its last `choices`), an
 /// Anthropic `{"type": "error", "error": {…}}`, a failed Responses API response (`status:
-/// "failed"` with its `error`), vLLM's and SGLang's `{"object": "error", "message", …}`. The
+/// "failed"` with its `error`), vLLM's and SGLang's `{"object": "error", "message", …}`, a
+/// Gemini response that blocked the prompt (`promptFeedback.blockReason`, no candidates). The
 /// one rule for whole responses and streams: the reply is not whole, and its record is
 /// `invalid_input` with these words, never `ok` with the error's JSON as the reply's text.
 pub(super) fn server_error(map: &Map<String, Value>) -> Option<String> {
@@ -140,7 +141,12 @@ pub(super) fn server_error(map: &Map<String, Value>) -> Option<String> {
                 .unwrap_or("no message")
                 .to_owned(),
         ),
-        _ => None,
+        // Gemini refused the prompt itself: no candidate at all.
+        _ => map
+            .get("promptFeedback")
+            .and_then(|f| f.get("blockReason"))
+            .and_then(Value::as_str)
+            .map(|reason| format!("it blocked the prompt (promptFeedback.blockReason {reason:?})")),
     }?;
     Some(format!("the server sent an error: {said}"))
 }
