@@ -459,7 +459,7 @@ fn sse_framing_quirks_read_as_the_whole_response() {
 }
 
 /// An error a server sent in place of a reply is that error on every surface: whole (it was
-/// `ok`, the error's JSON taken for the reply's text, or a failed Responses response's calls
+/// `ok`, the error's JSON taken for the reply's text (Gemini's blocked prompt too), or a failed Responses response's calls
 /// taken as whole) and streamed, chunk a line or as SSE (vLLM's `{"object": "error"}` was read
 /// as an empty reply), and OpenRouter's mid-stream error beside its last `choices` (the reply
 /// was `ok` with what came before it).
@@ -492,6 +492,11 @@ fn an_error_the_server_sent_is_that_error_whole_and_streamed() {
             "output": [{"type": "function_call", "call_id": "call_1", "name": "rm",
                 "arguments": "{\"path\": \"/tmp/x\"}"}]}),
             "The model failed",
+        ),
+        (
+            json!({"promptFeedback": {"blockReason": "SAFETY", "safetyRatings": []},
+                "usageMetadata": {"promptTokenCount": 5}}),
+            "it blocked the prompt (promptFeedback.blockReason \"SAFETY\")",
         ),
     ];
     for (response, said) in shapes {
