@@ -553,3 +553,66 @@ fn a_finish_reason_of_error_cuts_the_last_call() {
     assert_eq!(record["error"]["code"], "incomplete_call");
     assert_eq!(record["value"]["calls"], json!([]));
 }
+
+/// A whole response given to a stream as one chunk: an OpenAI assistant message alone keeps its
+/// calls (they were dropped, its text kept), Cohere's whole response keeps its plan as reasoning
+/// and its cut (its call was given as a call, though `calls` says it was cut), and a whole
+/// response no stream chunk looks like (Anthropic's message, a Responses API response, Bedrock's,
+/// Hugging Face's) is refused with words that say so (it was an empty reply, its calls lost).
+#[test]
+fn a_whole_response_given_as_a_chunk_is_read_as_calls_reads_it_or_refused() {
+    let message = json!({"role": "assistant", "content": "Let me check.", "tool_calls": [
+        {"id": "call_1", "type": "function",
+         "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]});
+    let cohere_cut = json!({"id": "c1", "finish_reason": "MAX_TOKENS", "message": {
+        "role": "assistant", "tool_plan": "I will look up the weather.", "tool_calls": [
+            {"id": "get_weather_1", "type": "function",
+             "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]}});
+    for response in [&message, &cohere_cut] {
+        let (whole, _) = whole_records(response);
+        let (events, _) = stream(&["--input", "jsonl"], format!("{response}\n").as_bytes());
+        let end = well_formed(&events);
+        assert_eq!(end["ok"], whole["ok"], "{response}");
+        assert_eq!(end["value"], whole["value"], "{response}");
+    }
+    let (whole, _) = whole_records(&cohere_cut);
+    assert_eq!(whole["error"]["code"], "incomplete_call");
+    assert_eq!(whole["value"]["reasoning"], "I will look up the weather.");
+    for (response, what) in [
+        (
+            json!({"id": "msg_1", "type": "message", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}}],
+            "stop_reason": "tool_use"}),
+            "an Anthropic message",
+        ),
+        (
+            json!({"id": "resp_1", "object": "response", "status": "completed", "output": [
+            {"type": "function_call", "call_id": "call_1", "name": "get_weather",
+             "arguments": "{\"city\": \"Oslo\"}"}]}),
+            "an OpenAI Responses API response",
+        ),
+        (
+            json!({"output": {"message": {"role": "assistant", "content": [
+            {"toolUse": {"toolUseId": "t1", "name": "get_weather", "input": {"city": "Oslo"}}}]}},
+            "stopReason": "tool_use"}),
+            "an Amazon Bedrock Converse response",
+        ),
+        (
+            json!([{"generated_text": "<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>"}]),
+            "a Hugging Face text generation result",
+        ),
+    ] {
+        let (whole, code) = whole_records(&response);
+        assert_eq!((whole["ok"].clone(), code), (json!(true), 0), "{response}");
+        let (events, code) = stream(&["--input", "jsonl"], format!("{response}\n").as_bytes());
+        assert_eq!(code, 1);
+        let end = well_formed(&events);
+        assert_eq!(end["error"]["code"], "invalid_input");
+        assert_eq!(
+            end["error"]["message"],
+            format!(
+                "line 1: the chunk is {what}, a whole response, not a stream's chunk: read it with `calls`"
+            )
+        );
+    }
+}

@@ -4,6 +4,12 @@
 
 use serde_json::{Map, Value};
 
+/// Where a message holds its reasoning, the first one there read: OpenAI-compatible servers'
+/// `reasoning_content` (and vLLM's `reasoning`), Ollama's `thinking`, Cohere's `tool_plan`
+/// (its plan before its calls). Whole messages and streamed deltas alike.
+pub(super) const REASONING_KEYS: [&str; 4] =
+    ["reasoning_content", "reasoning", "thinking", "tool_plan"];
+
 /// An Anthropic message rather than an OpenAI one: its type, its stop reason, or blocks only
 /// Anthropic writes.
 pub(super) fn is_anthropic(map: &Map<String, Value>) -> bool {
@@ -149,4 +155,37 @@ pub(super) fn server_error(map: &Map<String, Value>) -> Option<String> {
             .map(|reason| format!("it blocked the prompt (promptFeedback.blockReason {reason:?})")),
     }?;
     Some(format!("the server sent an error: {said}"))
+}
+
+/// Which whole response `value` is, when it is one a stream's chunks never are (a Responses
+/// API response, an Anthropic message or content list, a Bedrock Converse response, a Hugging
+/// Face result):
+/// given to a stream as a chunk, it is refused with these words rather than read as an empty
+/// reply (its calls lost). OpenAI's, Gemini's and Ollama's whole responses are read as chunks.
+pub(super) fn whole_only(value: &Value) -> Option<&'static str> {
+    match value {
+        Value::Array(items)
+            if !items.is_empty() && items.iter().all(|i| generated_text(i).is_some()) =>
+        {
+            Some("a Hugging Face text generation result")
+        }
+        Value::Array(_) if is_api_shape(value) => Some("a message's content list"),
+        Value::Object(map) if !map.contains_key("type") && is_responses(map) => {
+            Some("an OpenAI Responses API response")
+        }
+        Value::Object(map)
+            if map.get("type").and_then(Value::as_str) == Some("message")
+                && map.get("content").is_some_and(Value::is_array) =>
+        {
+            Some("an Anthropic message")
+        }
+        Value::Object(map)
+            if map
+                .get("output")
+                .is_some_and(|o| o.get("message").is_some_and(Value::is_object)) =>
+        {
+            Some("an Amazon Bedrock Converse response")
+        }
+        _ => None,
+    }
 }

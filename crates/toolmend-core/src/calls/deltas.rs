@@ -36,7 +36,7 @@
 use serde_json::Value;
 
 use super::api_events;
-use super::api_shapes::server_error;
+use super::api_shapes::{REASONING_KEYS, server_error, whole_only};
 use super::call_keys::CallKeys;
 use super::delta::{Delta, arguments_of, push_reasoning, push_text, stop, str_at};
 use super::stream::{Event, Stream};
@@ -340,15 +340,22 @@ impl Deltas {
 
 /// The pieces of reply in one streamed value (see the module doc); `Err` for an error event.
 fn decode(value: &Value) -> Result<Vec<Delta>, String> {
+    // A server that fails says so in a chunk of its own (OpenRouter beside its last
+    // `choices`): the reply is not whole.
+    if let Value::Object(map) = value
+        && let Some(why) = server_error(map)
+    {
+        return Err(why);
+    }
+    if let Some(what) = whole_only(value) {
+        return Err(format!(
+            "the chunk is {what}, a whole response, not a stream's chunk: read it with `calls`"
+        ));
+    }
     let mut out = Vec::new();
     match value {
         Value::String(s) => push_text(&mut out, Some(s)),
         Value::Object(map) => {
-            // A server that fails says so in a chunk of its own (OpenRouter beside its last
-            // `choices`): the reply is not whole.
-            if let Some(why) = server_error(map) {
-                return Err(why);
-            }
             if let Some(found) = api_events::converse(map) {
                 return found;
             } else if let Some(choices) = map.get("choices").and_then(Value::as_array) {
@@ -413,8 +420,10 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                 }
                 typed_event(kind, map, &mut out)?;
             } else if let Some(message) = map.get("message").filter(|m| m.is_object()) {
+                // Ollama's `/api/chat` line; Cohere's whole response (`finish_reason`).
                 message_delta(message, &mut out);
                 stop(&mut out, "done_reason", map.get("done_reason"));
+                stop(&mut out, "finish_reason", map.get("finish_reason"));
             } else if let Some(text) = super::api_shapes::ollama_generate(map) {
                 // Ollama's `/api/generate`: `response` a line, `thinking` beside it.
                 push_reasoning(&mut out, str_at(value, "thinking"));
@@ -426,6 +435,12 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                 if token.get("special").and_then(Value::as_bool) != Some(true) {
                     push_text(&mut out, str_at(token, "text"));
                 }
+            } else if ["role", "tool_calls", "function_call"]
+                .iter()
+                .any(|k| map.contains_key(*k))
+            {
+                // An assistant message (or its delta) alone: its calls as well as its text.
+                message_delta(value, &mut out);
             } else {
                 for key in ["text", "content", "delta"] {
                     push_text(&mut out, str_at(value, key));
@@ -554,7 +569,7 @@ fn typed_event(
 fn message_delta(delta: &Value, out: &mut Vec<Delta>) {
     // One of them, as a whole message is read: servers that send both `reasoning_content`
     // and `reasoning` (vLLM, for old clients) send the same text twice.
-    if let Some(t) = ["reasoning_content", "reasoning", "thinking"]
+    if let Some(t) = REASONING_KEYS
         .iter()
         .find_map(|key| str_at(delta, key))
         .filter(|t| !t.is_empty())

@@ -31,7 +31,7 @@ use super::{CallOptions, Extracted, Failure, Raw, run};
 use crate::error::{Code, Error};
 
 use super::api_shapes::{
-    generated_text, is_anthropic, is_responses, ollama_generate, server_error,
+    REASONING_KEYS, generated_text, is_anthropic, is_responses, ollama_generate, server_error,
 };
 use super::stop_reasons::{cut_by, dropped_by};
 
@@ -431,8 +431,7 @@ impl Parts {
 
     /// A message: OpenAI, Ollama or Anthropic, or a Gemini content.
     fn message(&mut self, map: &Map<String, Value>) -> Result<(), Failure> {
-        // (`tool_plan`: Cohere's plan before its calls.)
-        for key in ["reasoning_content", "reasoning", "thinking", "tool_plan"] {
+        for key in REASONING_KEYS {
             if let Some(text) = map.get(key).and_then(Value::as_str) {
                 self.reasoning.push(text.to_owned());
                 break;
