@@ -616,3 +616,40 @@ fn a_whole_response_given_as_a_chunk_is_read_as_calls_reads_it_or_refused() {
         );
     }
 }
+
+/// Cloudflare Workers AI: the REST API's envelope (`{"result": {"response", "tool_calls"},
+/// "success": true}`) is its result, read as a message (its calls were lost: the reply was `ok`
+/// with the envelope's JSON as its text), `success: false` is the server's error (it was `ok`),
+/// and its stream's `{"response": "…"}` chunks are text (they were an empty reply).
+#[test]
+fn cloudflare_workers_ai_reads_the_same_streamed_and_whole() {
+    let whole = json!({"result": {"response": "Checking.", "tool_calls": [
+        {"name": "get_weather", "arguments": {"city": "Oslo"}}]},
+        "success": true, "errors": [], "messages": []});
+    let (record, code) = whole_records(&whole);
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(record["value"]["text"], "Checking.");
+    assert_eq!(
+        record["value"]["calls"],
+        json!([{"tool": "get_weather", "parameters": {"city": "Oslo"}, "repairs": []}])
+    );
+    let failed = json!({"result": null, "success": false,
+        "errors": [{"code": 7003, "message": "Could not route to /accounts/x/ai/run"}], "messages": []});
+    let (record, code) = whole_records(&failed);
+    assert_eq!(code, 1);
+    assert_eq!(
+        record["error"]["message"],
+        "the server sent an error: Could not route to /accounts/x/ai/run"
+    );
+    let sse = "data: {\"response\":\"The weather \",\"p\":\"abcdefgh\"}\n\n\
+               data: {\"response\":\"is fine.\"}\n\n\
+               data: {\"response\":\"\",\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":4}}\n\n\
+               data: [DONE]\n\n";
+    let (events, code) = stream(&["--input", "sse"], sse.as_bytes());
+    assert_eq!(code, 0);
+    let end = well_formed(&events);
+    assert_eq!(end["value"]["text"], "The weather is fine.");
+    let text = json!({"result": {"response": "The weather is fine."}, "success": true,
+        "errors": [], "messages": []});
+    assert_eq!(whole_records(&text).0["value"], end["value"]);
+}

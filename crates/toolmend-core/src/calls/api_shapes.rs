@@ -61,6 +61,7 @@ pub(super) fn is_api_shape(value: &Value) -> bool {
                 || (map.get("generated_text").is_some_and(Value::is_string)
                     && map.keys().all(|k| k == "generated_text" || k == "details"))
                 || ollama_generate(map).is_some()
+                || workers_ai_result(map).is_some()
                 // An error the server sent in place of a reply.
                 || server_error(map).is_some()
                 // Amazon Bedrock Converse.
@@ -92,6 +93,15 @@ pub(super) fn is_responses(map: &Map<String, Value>) -> bool {
             map.get("object").and_then(Value::as_str) == Some("response")
                 || items.iter().any(|i| item_type(i).is_some())
         })
+}
+
+/// The result in a Cloudflare Workers AI REST response (`{"result": {"response", "tool_calls"},
+/// "success": true, "errors", "messages"}`): the model's output, read as a message is.
+pub(super) fn workers_ai_result(map: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    map.get("success")
+        .is_some_and(Value::is_boolean)
+        .then(|| map.get("result").and_then(Value::as_object))
+        .flatten()
 }
 
 /// What a Hugging Face text generation result (`{"generated_text": …}`) generated: the text,
@@ -141,6 +151,20 @@ pub(super) fn server_error(map: &Map<String, Value>) -> Option<String> {
                 .map_or_else(|| Value::Object(error.clone()).to_string(), str::to_owned),
         ),
         Some(Value::String(message)) => Some(message.clone()),
+        // Cloudflare's REST envelope: `success: false` and its `errors`.
+        _ if map.get("success") == Some(&Value::Bool(false)) => Some(
+            map.get("errors")
+                .and_then(Value::as_array)
+                .and_then(|errors| errors.first())
+                .map_or_else(
+                    || "success is false".to_owned(),
+                    |e| {
+                        e.get("message")
+                            .and_then(Value::as_str)
+                            .map_or_else(|| e.to_string(), str::to_owned)
+                    },
+                ),
+        ),
         _ if map.get("object").and_then(Value::as_str) == Some("error") => Some(
             map.get("message")
                 .and_then(Value::as_str)

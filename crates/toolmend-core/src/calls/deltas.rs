@@ -442,7 +442,8 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                 // An assistant message (or its delta) alone: its calls as well as its text.
                 message_delta(value, &mut out);
             } else {
-                for key in ["text", "content", "delta"] {
+                // (`response`: Cloudflare Workers AI's stream, its text a chunk.)
+                for key in ["text", "content", "delta", "response"] {
                     push_text(&mut out, str_at(value, key));
                 }
                 for key in ["reasoning_content", "reasoning", "thinking"] {

@@ -11,6 +11,8 @@
 //!   `message.thinking`, `done_reason`), or `/api/generate` response (`response`, `thinking`);
 //! - an Amazon Bedrock Converse response (`output.message.content[]`: `text`, `toolUse
 //!   {toolUseId, name, input}`, `reasoningContent`; `stopReason`);
+//! - a Cloudflare Workers AI REST response (`{"result": {"response", "tool_calls"}, "success"}`);
+//! - an error a server sent in place of a reply (see [`super::api_shapes`]'s `server_error`);
 //! - a Gemini `generateContent` response (`candidates[0].content.parts[]`: `text`, `thought`
 //!   text and `functionCall {name, args}`; `finishReason`);
 //! - `{"text": …}`, or a JSON string holding the reply.
@@ -32,6 +34,7 @@ use crate::error::{Code, Error};
 
 use super::api_shapes::{
     REASONING_KEYS, generated_text, is_anthropic, is_responses, ollama_generate, server_error,
+    workers_ai_result,
 };
 use super::stop_reasons::{cut_by, dropped_by};
 
@@ -351,6 +354,9 @@ impl Parts {
         if let Some(why) = server_error(map) {
             return Err(invalid(why));
         }
+        if let Some(result) = workers_ai_result(map) {
+            return self.object(result);
+        }
         // OpenAI chat completion: the first choice.
         if let Some(Value::Array(choices)) = map.get("choices") {
             if let Some(choice) = first(choices) {
@@ -449,6 +455,13 @@ impl Parts {
                 self.text(text);
                 read = true;
             }
+            // Cloudflare Workers AI's output: its text is `response`.
+            None if has_calls => {
+                if let Some(text) = map.get("response").and_then(Value::as_str) {
+                    self.text(text);
+                    read = true;
+                }
+            }
             _ => {}
         }
         if let Some(refusal) = map.get("refusal").and_then(Value::as_str) {
@@ -482,7 +495,8 @@ impl Parts {
             }
         }
         if !read && !has_calls {
-            match ["text", "content", "arguments", "generated_text"]
+            // (`response`: Cloudflare Workers AI's output.)
+            match ["text", "content", "arguments", "generated_text", "response"]
                 .iter()
                 .find_map(|k| map.get(*k).and_then(Value::as_str))
             {
