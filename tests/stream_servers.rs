@@ -653,3 +653,48 @@ fn cloudflare_workers_ai_reads_the_same_streamed_and_whole() {
         "errors": [], "messages": []});
     assert_eq!(whole_records(&text).0["value"], end["value"]);
 }
+
+/// IBM watsonx.ai's text generation (`results[0].generated_text`, whole and a chunk each) and
+/// KoboldCpp's native API (`{"results": [{"text", "finish_reason"}]}` whole, `{"token": …}`
+/// streamed) are read as their text (whole, the reply was `ok` with the response's JSON as its
+/// text and the call in it lost; streamed, an empty reply). A model's own JSON answer with a
+/// list of results stays the text it is.
+#[test]
+fn watsonx_and_koboldcpp_read_the_same_streamed_and_whole() {
+    let call =
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>";
+    let watsonx = json!({"model_id": "ibm/granite-3-8b-instruct", "results": [
+        {"generated_text": call, "generated_token_count": 20, "stop_reason": "eos_token"}]});
+    let (record, code) = whole_records(&watsonx);
+    assert_eq!(code, 0, "{record}");
+    assert_eq!(record["value"]["calls"][0]["tool"], "get_weather");
+    let (half, rest) = call.split_at(30);
+    let sse: String = [half, rest]
+        .iter()
+        .map(|t| {
+            format!(
+                "data: {}\n\n",
+                json!({"model_id": "m", "results": [{"generated_text": t}]})
+            )
+        })
+        .collect();
+    let (events, code) = stream(&["--input", "sse"], sse.as_bytes());
+    assert_eq!(code, 0);
+    assert_eq!(well_formed(&events)["value"], record["value"]);
+
+    let kobold = json!({"results": [{"text": call, "finish_reason": "stop"}]});
+    assert_eq!(whole_records(&kobold).0["value"], record["value"]);
+    let sse: String = [half, rest]
+        .iter()
+        .map(|t| format!("event: message\ndata: {}\n\n", json!({"token": t})))
+        .collect();
+    let (events, code) = stream(&["--input", "sse"], sse.as_bytes());
+    assert_eq!(code, 0);
+    assert_eq!(well_formed(&events)["value"], record["value"]);
+
+    let answer = json!({"results": [{"text": "first", "url": "https://a"}, {"text": "second"}]});
+    assert_eq!(
+        whole_records(&answer).0["value"]["text"],
+        answer.to_string()
+    );
+}

@@ -62,6 +62,7 @@ pub(super) fn is_api_shape(value: &Value) -> bool {
                     && map.keys().all(|k| k == "generated_text" || k == "details"))
                 || ollama_generate(map).is_some()
                 || workers_ai_result(map).is_some()
+                || first_result_text(map).is_some()
                 // An error the server sent in place of a reply.
                 || server_error(map).is_some()
                 // Amazon Bedrock Converse.
@@ -101,6 +102,20 @@ pub(super) fn workers_ai_result(map: &Map<String, Value>) -> Option<&Map<String,
     map.get("success")
         .is_some_and(Value::is_boolean)
         .then(|| map.get("result").and_then(Value::as_object))
+        .flatten()
+}
+
+/// The text of the first of `results` (IBM watsonx.ai's text generation, `generated_text`;
+/// KoboldCpp's native API, `text` beside its `finish_reason`, nothing beside `results`),
+/// whole or a streamed chunk's. (A model's own JSON answer with a list of results is left as
+/// the text it is.)
+pub(super) fn first_result_text(map: &Map<String, Value>) -> Option<&str> {
+    let first = map.get("results")?.as_array()?.first()?;
+    if let Some(text) = first.get("generated_text").and_then(Value::as_str) {
+        return Some(text);
+    }
+    (map.len() == 1 && first.get("finish_reason").is_some())
+        .then(|| first.get("text").and_then(Value::as_str))
         .flatten()
 }
 

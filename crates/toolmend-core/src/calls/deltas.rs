@@ -435,6 +435,12 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                 if token.get("special").and_then(Value::as_bool) != Some(true) {
                     push_text(&mut out, str_at(token, "text"));
                 }
+            } else if let Some(token) = map.get("token").and_then(Value::as_str) {
+                // KoboldCpp's `/api/extra/generate/stream`: `{"token": "…"}`.
+                push_text(&mut out, Some(token));
+            } else if let Some(text) = super::api_shapes::first_result_text(map) {
+                // IBM watsonx.ai's `generation_stream`: `results[0].generated_text` a chunk.
+                push_text(&mut out, Some(text));
             } else if ["role", "tool_calls", "function_call"]
                 .iter()
                 .any(|k| map.contains_key(*k))

@@ -11,7 +11,8 @@
 //!   `message.thinking`, `done_reason`), or `/api/generate` response (`response`, `thinking`);
 //! - an Amazon Bedrock Converse response (`output.message.content[]`: `text`, `toolUse
 //!   {toolUseId, name, input}`, `reasoningContent`; `stopReason`);
-//! - a Cloudflare Workers AI REST response (`{"result": {"response", "tool_calls"}, "success"}`);
+//! - a Cloudflare Workers AI REST response (`{"result": {"response", "tool_calls"}, "success"}`),
+//!   IBM watsonx.ai's and KoboldCpp's text generation (`results[0]`'s `generated_text`, `text`);
 //! - an error a server sent in place of a reply (see [`super::api_shapes`]'s `server_error`);
 //! - a Gemini `generateContent` response (`candidates[0].content.parts[]`: `text`, `thought`
 //!   text and `functionCall {name, args}`; `finishReason`);
@@ -33,8 +34,8 @@ use super::{CallOptions, Extracted, Failure, Raw, run};
 use crate::error::{Code, Error};
 
 use super::api_shapes::{
-    REASONING_KEYS, generated_text, is_anthropic, is_responses, ollama_generate, server_error,
-    workers_ai_result,
+    REASONING_KEYS, first_result_text, generated_text, is_anthropic, is_responses, ollama_generate,
+    server_error, workers_ai_result,
 };
 use super::stop_reasons::{cut_by, dropped_by};
 
@@ -356,6 +357,10 @@ impl Parts {
         }
         if let Some(result) = workers_ai_result(map) {
             return self.object(result);
+        }
+        if let Some(text) = first_result_text(map) {
+            self.text(text);
+            return Ok(());
         }
         // OpenAI chat completion: the first choice.
         if let Some(Value::Array(choices)) = map.get("choices") {
