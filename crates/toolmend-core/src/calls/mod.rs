@@ -48,6 +48,7 @@ mod message;
 mod partial;
 mod pythonic;
 mod scan;
+mod sse_data;
 mod stop_reasons;
 mod stream;
 
