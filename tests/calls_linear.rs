@@ -1,6 +1,6 @@
-//! `toolmend calls` takes time linear in the reply's length, whatever the reply repeats: each
-//! adversarial family runs at a size and at 8 times it, and the CPU time may grow about 8 times,
-//! not 64. A family that was quadratic took tens of seconds at the larger size.
+//! `toolmend calls` (and `calls --stream --input sse` on SSE framing) takes time linear in the
+//! reply's length, whatever the reply repeats: each adversarial family runs at a size and at 8
+//! times it, and the CPU time may grow about 8 times, not 64. A family that was quadratic took tens of seconds at the larger size.
 //!
 //! CPU time (of the child alone, from `wait4`) rather than wall time, so that a loaded machine
 //! does not fail the test; runs too short to judge pass on their own.
@@ -90,11 +90,16 @@ const FAMILIES: &[Family] = &[
 ];
 
 /// CPU time (user + system) of `toolmend calls` on `input`.
+fn cpu_time(input: &str) -> Duration {
+    cpu_time_of(&["calls"], input)
+}
+
+/// CPU time (user + system) of `toolmend ARGS` on `input`.
 // The child is reaped by `wait4`, which also gives its CPU time; `Child::wait` would not.
 #[allow(clippy::zombie_processes)]
-fn cpu_time(input: &str) -> Duration {
+fn cpu_time_of(args: &[&str], input: &str) -> Duration {
     let mut child = common::command()
-        .arg("calls")
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -121,7 +126,7 @@ fn cpu_time(input: &str) -> Duration {
         if start.elapsed() > GUARD {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("toolmend calls ran over {GUARD:?}");
+            panic!("toolmend {args:?} ran over {GUARD:?}");
         }
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -163,4 +168,42 @@ fn calls_is_linear_in_the_markers_no_call_is_read_from() {
         large <= FLOOR || growth <= MAX_GROWTH,
         "{small:?} -> {large:?} (x{growth:.1}): superlinear"
     );
+}
+
+/// `calls --stream --input sse` reads an event's data as soon as it is whole JSON, without
+/// waiting for the blank line: it parsed all the data again after each `data:` line, so an
+/// event whose JSON came over many `data:` lines (the SSE rule joins them with line breaks)
+/// was quadratic in them (20,000 lines of 8 bytes took 59 s in a debug build; found reading
+/// the code the `calls` fuzz target drives as SSE). Also data that can no longer become JSON
+/// (brackets closed, then text) followed by many lines with no blank line, read by the blank
+/// line at the end as the error it is.
+#[test]
+fn sse_data_over_many_lines_is_linear() {
+    let split = |n: usize| {
+        format!(
+            "data: {{\"choices\": [{{\"index\": 0, \"delta\": {{\"content\": \"x\"}}, \"pad\": [\n{}data: 1]}}]}}\n\n",
+            rep("data: 1,\n", n)
+        )
+    };
+    let broken = |n: usize| {
+        format!(
+            "data: [\n{}data: 1] x\n{}\n",
+            rep("data: 1,\n", n / 2),
+            rep("data: []\n", n / 2)
+        )
+    };
+    let families: [(&str, &dyn Fn(usize) -> String); 2] = [
+        ("one JSON over many data: lines", &split),
+        ("broken data, then many lines", &broken),
+    ];
+    for (name, family) in families {
+        let args = ["calls", "--stream", "--input", "sse"];
+        let small = cpu_time_of(&args, &family(BASE));
+        let large = cpu_time_of(&args, &family(8 * BASE));
+        let growth = large.as_secs_f64() / small.as_secs_f64().max(1e-3);
+        assert!(
+            large <= FLOOR || growth <= MAX_GROWTH,
+            "{name}: {small:?} -> {large:?} (x{growth:.1}): superlinear"
+        );
+    }
 }

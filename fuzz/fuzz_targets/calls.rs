@@ -20,15 +20,20 @@
 //!   repair;
 //! - `calls::EventWriter` (what `calls --stream` writes with) fed the same chunks as bytes and
 //!   as text writes exactly the lines of the plain `Stream`'s events, written one by one: its
-//!   fast lanes (plain prose, a string's run) change nothing.
+//!   fast lanes (plain prose, a string's run) change nothing;
+//! - the input read as a server's stream (`calls --stream --input sse|jsonl`: `Deltas` into a
+//!   `Stream`), whole, in chunks and one character at a time, gives well formed events that
+//!   agree with their own `end` event, the same `end` for every cut, and `EventWriter` with
+//!   that framing writes the plain `Stream`'s lines. (fuzz/seed.py seeds the fixtures' SSE and
+//!   jsonl streams and whole API responses.)
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
 use toolmend_core::calls::{
-    ARGUMENTS_STEP, CallOptions, CallsFilter, CallsFilterOptions, Event, EventWriter, Extracted, Failure, Prose,
-    Shape, Stream, extract,
+    ARGUMENTS_STEP, CallOptions, CallsFilter, CallsFilterOptions, DeltaFraming, Deltas, Event,
+    EventWriter, Extracted, Failure, Prose, Shape, Stream, extract,
 };
 use toolmend_core::{Code, Framing, Mender, Options};
 
@@ -222,13 +227,63 @@ fn streamed(chunks: &[&str], step: usize, expected: &Result<Extracted, Failure>)
         events.extend(stream.feed(chunk));
     }
     events.extend(stream.finish());
+    agrees(&events, expected, true);
+}
+
+/// `chunks` of a server's stream read as `calls --stream --input sse|jsonl` reads them
+/// (`Deltas` into a `Stream`; an error of the deltas ends the reply), with an `arguments`
+/// event due every `step` bytes.
+fn framed(chunks: &[&str], framing: DeltaFraming, step: usize) -> Vec<Event> {
+    let mut stream = Stream::new(CallOptions::default()).with_arguments_step(step);
+    let mut deltas = Deltas::new(framing);
+    let mut events = Vec::new();
+    let mut fed = Ok(());
+    for chunk in chunks {
+        fed = deltas
+            .text(chunk, &mut stream)
+            .map(|more| events.extend(more));
+        if fed.is_err() {
+            break;
+        }
+    }
+    if fed.is_ok() {
+        fed = deltas.end(&mut stream).map(|more| events.extend(more));
+    }
+    if let Err(error) = fed {
+        events.extend(stream.abort(error));
+    }
+    events.extend(stream.finish());
+    events
+}
+
+/// A server's stream (the input read as SSE and as jsonl) gives one result however it is
+/// cut: read whole, in chunks and a character at a time, the events are well formed, applied
+/// they give the `end` event's text, reasoning and calls, and every cut ends alike.
+fn framed_agrees(text: &str, chunks: &[&str], chars: &[&str]) {
+    for framing in [DeltaFraming::Sse, DeltaFraming::Jsonl] {
+        let whole = framed(&[text], framing, 1);
+        let Some(Event::End { result, .. }) = whole.last() else {
+            panic!("{framing:?}: no end event last: {whole:?}");
+        };
+        // A reply ended by an error of the deltas (data that is not JSON, the server's error)
+        // has no value (`Stream::abort`): what was shown before it stays shown.
+        let whole_read = !matches!(&**result, Err(f) if f.extracted.is_none());
+        agrees(&whole, result, whole_read);
+        agrees(&framed(chunks, framing, 1), result, whole_read);
+        agrees(&framed(chars, framing, ARGUMENTS_STEP), result, whole_read);
+    }
+}
+
+/// `events` are well formed, end with `expected` and, applied, give its text, reasoning and
+/// calls (when `content`).
+fn agrees(events: &[Event], expected: &Result<Extracted, Failure>, content: bool) {
     let (mut text, mut reasoning, mut calls) = (String::new(), String::new(), Vec::new());
     let mut started = 0;
     let mut ended = Vec::new();
     let mut shown: Vec<Option<(Value, Option<String>)>> = Vec::new();
     let mut revised: Vec<Vec<String>> = Vec::new();
     let mut end = None;
-    for event in &events {
+    for event in events {
         match event {
             Event::Text(d) => text.push_str(d),
             Event::Reasoning(d) => reasoning.push_str(d),
@@ -346,6 +401,9 @@ fn streamed(chunks: &[&str], step: usize, expected: &Result<Extracted, Failure>)
     let indexes: Vec<usize> = (0..ended.len()).collect();
     assert_eq!(ended, indexes, "every index ends once");
     assert!(started <= ended.len());
+    if !content {
+        return;
+    }
     let found = match expected {
         Ok(found) => Some(found),
         Err(failure) => failure.extracted.as_deref(),
@@ -359,33 +417,60 @@ fn streamed(chunks: &[&str], step: usize, expected: &Result<Extracted, Failure>)
 
 /// The lines `EventWriter` writes for `chunks` (read as bytes, or as text), and those of a
 /// plain `Stream`'s events written after each chunk.
-fn written_lines(chunks: &[&str], as_bytes: bool) -> (Vec<u8>, Vec<u8>) {
+fn written_lines(
+    chunks: &[&str],
+    as_bytes: bool,
+    framing: Option<DeltaFraming>,
+) -> (Vec<u8>, Vec<u8>) {
     let mut written = Vec::new();
     let mut writer = EventWriter::new(
         CallOptions::default(),
-        None,
+        framing,
         Shape::Native,
         usize::MAX,
         &mut written,
     )
     .with_arguments_step(1);
     let mut stream = Stream::new(CallOptions::default()).with_arguments_step(1);
+    let mut deltas = framing.map(Deltas::new);
     let (mut events, mut plain) = (Vec::new(), Vec::new());
+    let mut ended = false;
     for &chunk in chunks {
-        if as_bytes {
-            writer
-                .write_bytes(chunk.as_bytes())
-                .expect("a Vec takes every write");
+        let more = if as_bytes {
+            writer.write_bytes(chunk.as_bytes())
         } else {
-            writer.write_str(chunk).expect("a Vec takes every write");
+            writer.write_str(chunk)
+        };
+        let more = more.expect("a Vec takes every write");
+        match &mut deltas {
+            None => stream.feed_into(chunk, &mut events),
+            Some(deltas) => match deltas.text(chunk, &mut stream) {
+                Ok(fed) => events.extend(fed),
+                Err(error) => {
+                    events.extend(stream.abort(error));
+                    ended = true;
+                }
+            },
         }
-        stream.feed_into(chunk, &mut events);
         stream
             .write_events(&mut events, Shape::Native, &mut plain)
             .expect("a Vec takes every write");
+        assert_eq!(
+            more, !ended,
+            "the writer wants more until the deltas end the reply"
+        );
+        if ended {
+            break;
+        }
     }
     writer.finish().expect("a Vec takes every write");
     drop(writer);
+    if let Some(deltas) = deltas.as_mut().filter(|_| !ended) {
+        match deltas.end(&mut stream) {
+            Ok(fed) => events.extend(fed),
+            Err(error) => events.extend(stream.abort(error)),
+        }
+    }
     events.extend(stream.finish());
     stream
         .write_events(&mut events, Shape::Native, &mut plain)
@@ -393,12 +478,12 @@ fn written_lines(chunks: &[&str], as_bytes: bool) -> (Vec<u8>, Vec<u8>) {
     (written, plain)
 }
 
-fn written_as_a_plain_stream_writes(chunks: &[&str]) {
+fn written_as_a_plain_stream_writes(chunks: &[&str], framing: Option<DeltaFraming>) {
     for as_bytes in [true, false] {
-        let (written, plain) = written_lines(chunks, as_bytes);
+        let (written, plain) = written_lines(chunks, as_bytes, framing);
         assert!(
             written == plain,
-            "EventWriter (bytes: {as_bytes}) wrote\n{}\na plain Stream\n{}",
+            "EventWriter (bytes: {as_bytes}, {framing:?}) wrote\n{}\na plain Stream\n{}",
             String::from_utf8_lossy(&written),
             String::from_utf8_lossy(&plain)
         );
@@ -418,9 +503,13 @@ fuzz_target!(|data: &[u8]| {
         streamed(&chars, 1, &expected);
         if !text.starts_with('\u{feff}') {
             // (EventWriter skips a byte order mark that starts the input, as `calls` does.)
-            written_as_a_plain_stream_writes(&chunks(text));
-            written_as_a_plain_stream_writes(&chars);
+            written_as_a_plain_stream_writes(&chunks(text), None);
+            written_as_a_plain_stream_writes(&chars, None);
+            for framing in [DeltaFraming::Sse, DeltaFraming::Jsonl] {
+                written_as_a_plain_stream_writes(&chunks(text), Some(framing));
+            }
         }
+        framed_agrees(text, &chunks(text), &chars);
         match extract(text, &CallOptions::default()) {
             Ok(extracted) => written(&extracted),
             Err(failure) => {

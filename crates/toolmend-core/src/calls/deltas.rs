@@ -39,6 +39,7 @@ use super::api_events;
 use super::api_shapes::{REASONING_KEYS, server_error, whole_only};
 use super::call_keys::CallKeys;
 use super::delta::{Delta, arguments_of, push_reasoning, push_text, stop, str_at};
+use super::sse_data::DataScan;
 use super::stream::{Event, Stream};
 use crate::error::{Code, Error};
 
@@ -90,6 +91,8 @@ pub struct Deltas {
     /// The `data:` lines of the event being read.
     data: String,
     has_data: bool,
+    /// Whether `data` may be whole JSON yet, scanned as it comes.
+    scan: DataScan,
     line: u64,
     done: bool,
     /// [`Deltas::text`]: the line not yet ended, and whether the text so far ended with a CR
@@ -106,6 +109,7 @@ impl Deltas {
             framing,
             data: String::new(),
             has_data: false,
+            scan: DataScan::default(),
             line: 0,
             done: false,
             partial: String::new(),
@@ -165,8 +169,11 @@ impl Deltas {
                 if let Some(data) = line.strip_prefix("data:") {
                     if self.has_data {
                         self.data.push('\n');
+                        self.scan.push("\n");
                     }
-                    self.data.push_str(data.strip_prefix(' ').unwrap_or(data));
+                    let data = data.strip_prefix(' ').unwrap_or(data);
+                    self.data.push_str(data);
+                    self.scan.push(data);
                     self.has_data = true;
                     return self.whole_data(stream);
                 }
@@ -219,18 +226,26 @@ impl Deltas {
     /// is one value), so this reads every event the blank line would, with no wait for that
     /// line; and a server or proxy that leaves the blank line out between events (`data:`
     /// after `data:`, which would join into data that is not JSON) is read event by event.
-    /// Data that is not whole yet (JSON split over several `data:` lines) waits for more.
+    /// Data that is not whole yet (JSON split over several `data:` lines) waits for more; it
+    /// is parsed only when [`DataScan`] says it may be whole, so each byte is read once.
     fn whole_data(&mut self, stream: &mut Stream) -> Result<Vec<Event>, Error> {
         if self.data.trim() == "[DONE]" {
             return self.dispatch(stream);
+        }
+        if !self.scan.may_be_whole() {
+            return Ok(Vec::new());
         }
         match crate::exact::parse(&self.data, stream.options().nesting()) {
             Ok(value) => {
                 self.data.clear();
                 self.has_data = false;
+                self.scan = DataScan::default();
                 self.decoded(&value, stream, "line")
             }
-            Err(_) => Ok(Vec::new()),
+            Err(_) => {
+                self.scan.failed();
+                Ok(Vec::new())
+            }
         }
     }
 
@@ -240,6 +255,7 @@ impl Deltas {
         }
         let data = std::mem::take(&mut self.data);
         self.has_data = false;
+        self.scan = DataScan::default();
         if data.trim() == "[DONE]" {
             self.done = true;
             return Ok(Vec::new());

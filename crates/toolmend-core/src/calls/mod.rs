@@ -49,6 +49,7 @@ mod message;
 mod partial;
 mod pythonic;
 mod scan;
+mod sse_data;
 mod stop_reasons;
 mod stream;
 
