@@ -42,13 +42,18 @@ import urllib.error
 import urllib.request
 
 
+def result_text(message):
+    """A tool's result as a user turn says it (the JSON convention's results have no call id
+    for the API's `tool` messages)."""
+    return "Result of the tool %s:\n%s" % (message.get("name", "?"), message.get("content", ""))
+
+
 def to_api_messages(messages):
     out = []
     for m in messages:
         role, content = m.get("role"), m.get("content", "")
         if role == "tool":
-            role = "user"
-            content = "Result of the tool %s:\n%s" % (m.get("name", "?"), content)
+            role, content = "user", result_text(m)
         out.append({"role": role, "content": content})
     return out
 
@@ -73,8 +78,7 @@ def to_native_messages(messages):
             out.append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": content})
             continue
         if role == "tool":
-            role = "user"
-            content = "Result of the tool %s:\n%s" % (m.get("name", "?"), content)
+            role, content = "user", result_text(m)
         out.append({"role": role, "content": content})
     return out
 
@@ -99,8 +103,7 @@ def to_responses_input(messages, native):
                           "output": content})
             continue
         if role == "tool":
-            role = "user"
-            content = "Result of the tool %s:\n%s" % (m.get("name", "?"), content)
+            role, content = "user", result_text(m)
         items.append({"role": role, "content": content})
     return items
 
