@@ -381,3 +381,32 @@ fn list_formats_prints_every_format_format_takes() {
         .assert()
         .code(2);
 }
+
+/// A marker of a format earlier in the table inside a call's arguments whose JSON is broken
+/// (the mask cannot hide it there): the call around it owns those bytes. The earlier format
+/// read a cut call there and blanked it, and the call's value came with spaces where the model
+/// wrote the marker (`"a": "             <tool_calls>"`, found by the `calls` fuzz target); now
+/// the value is what the outer format reads alone, and no cut call is reported inside it.
+#[test]
+fn a_marker_inside_a_broken_argument_string_is_the_calls_text() {
+    for reply in [
+        r#"<function=w>{"a":"<tool_calls>{<tool_calls>,"b":1}"#,
+        r#"<function=w>{"":"<tool_calls>{<tool_calls>,"metric":,metric}nt"#,
+    ] {
+        let read = |format: Option<&str>| -> Value {
+            let mut cmd = toolmend();
+            cmd.args(["calls", "--records"]);
+            if let Some(format) = format {
+                cmd.args(["--format", format]);
+            }
+            let out = cmd.write_stdin(reply).output().unwrap();
+            serde_json::from_str(&String::from_utf8(out.stdout).unwrap()).unwrap()
+        };
+        let (auto, alone) = (read(None), read(Some("functionary")));
+        assert_eq!(auto, alone, "{reply}");
+        assert_eq!(auto["ok"], true, "{auto}");
+        let value = auto["value"]["calls"][0]["parameters"].to_string();
+        assert!(value.contains("<tool_calls>{<tool_calls>"), "{value}");
+        assert!(!value.contains("  "), "{value}");
+    }
+}

@@ -310,6 +310,9 @@ struct Parts {
 
 impl Parts {
     fn run(mut self, options: &CallOptions) -> Result<Extracted, Failure> {
+        // Empty reasoning is none, as a stream never shows it: a reply that is one JSON string
+        // beside it is still unquoted, streamed or whole.
+        self.reasoning.retain(|r| !r.is_empty());
         if let Some(why) = self.cut.take()
             && self.last_is_call
             && let Some(last) = self.raws.last_mut()

@@ -472,6 +472,19 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
             continue;
         }
         let mut found = run_spec(spec, Masked::new(&visible, &strings), ctx);
+        // A call of this format around what a format before it read (a marker inside its
+        // arguments that the mask could not hide: their JSON is broken) owns those bytes: the
+        // items read inside it are dropped, and it is read again with its text whole, never
+        // with blanks where that marker was.
+        if let Some(enclosing) = enclosing(&found.cut, &read_by) {
+            give_back(&enclosing, text, &mut visible, &mut out, &mut read_by);
+            // Each format's spans are together, in the table's order.
+            let mut names: Vec<&str> = read_by.iter().map(|(name, _)| *name).collect();
+            names.dedup();
+            sources = names.len();
+            format = read_by.first().map(|(name, _)| *name);
+            found = run_spec(spec, Masked::new(&visible, &strings), ctx);
+        }
         unread.extend(
             std::mem::take(&mut found.unread)
                 .into_iter()
@@ -528,6 +541,44 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
         repairs: out.repairs,
         format,
     }
+}
+
+/// The spans of `cut` that hold a span an earlier format read (`read_by`), if any.
+fn enclosing(cut: &[Range<usize>], read_by: &[(&str, Range<usize>)]) -> Option<Vec<Range<usize>>> {
+    if read_by.is_empty() {
+        return None;
+    }
+    let holds = |outer: &Range<usize>| {
+        read_by
+            .iter()
+            .any(|(_, inner)| outer.start < inner.start && inner.end <= outer.end)
+    };
+    let found: Vec<Range<usize>> = cut.iter().filter(|c| holds(c)).cloned().collect();
+    (!found.is_empty()).then_some(found)
+}
+
+/// Undoes what the formats before read inside `spans`: their items, markup and repairs there
+/// are dropped, and the reply's bytes are put back in `visible`.
+fn give_back(
+    spans: &[Range<usize>],
+    text: &str,
+    visible: &mut String,
+    out: &mut Out,
+    read_by: &mut Vec<(&str, Range<usize>)>,
+) {
+    let inside = |at: usize| spans.iter().any(|s| s.contains(&at));
+    let within = |r: &Range<usize>| spans.iter().any(|s| s.start <= r.start && r.end <= s.end);
+    let mut bytes = std::mem::take(visible).into_bytes();
+    for (_, span) in read_by.iter().filter(|(_, r)| within(r)) {
+        bytes[span.clone()].copy_from_slice(&text.as_bytes()[span.clone()]);
+    }
+    // The reply's own bytes, over blanks at char boundaries: UTF-8 again.
+    *visible = String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    read_by.retain(|(_, r)| !within(r));
+    out.cut.retain(|r| !within(r));
+    out.items.retain(|item| !inside(item.offset()));
+    out.repairs.retain(|r| !r.offset.is_some_and(inside));
 }
 
 /// `repair` with its offset moved by `by` bytes.
