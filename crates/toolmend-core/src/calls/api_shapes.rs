@@ -51,7 +51,7 @@ pub(super) fn is_api_shape(value: &Value) -> bool {
                     && ["content", "tool_calls", "function_call", "parts"]
                         .iter()
                         .any(|k| map.contains_key(*k)))
-                || (map.get("type").and_then(Value::as_str) == Some("message") && array("content"))
+                || is_anthropic_message(map)
                 // llama.cpp's `/completion` (`content` with its own fields beside it), and
                 // Hugging Face TGI's `/generate` (`generated_text`, `details`, nothing else).
                 || (map.get("content").is_some_and(Value::is_string)
@@ -65,10 +65,7 @@ pub(super) fn is_api_shape(value: &Value) -> bool {
                 || first_result_text(map).is_some()
                 // An error the server sent in place of a reply.
                 || server_error(map).is_some()
-                // Amazon Bedrock Converse.
-                || map
-                    .get("output")
-                    .is_some_and(|o| o.get("message").is_some_and(Value::is_object))
+                || bedrock_message(map).is_some()
         }
         // A content list: every item a typed block, a Gemini part or a Bedrock `toolUse`; or
         // Hugging Face's text generation (`[{"generated_text": …}]`, the Inference API's and
@@ -83,6 +80,17 @@ pub(super) fn is_api_shape(value: &Value) -> bool {
         }
         _ => false,
     }
+}
+
+/// An Anthropic Messages API message: `type: "message"` and its content list.
+fn is_anthropic_message(map: &Map<String, Value>) -> bool {
+    map.get("type").and_then(Value::as_str) == Some("message")
+        && map.get("content").is_some_and(Value::is_array)
+}
+
+/// The message of an Amazon Bedrock Converse response (`output.message`).
+pub(super) fn bedrock_message(map: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    map.get("output")?.get("message")?.as_object()
 }
 
 /// An OpenAI Responses API response: `output` items, with `object: "response"` or an item
@@ -159,12 +167,12 @@ fn item_type(item: &Value) -> Option<&str> {
 /// `invalid_input` with these words, never `ok` with the error's JSON as the reply's text.
 pub(super) fn server_error(map: &Map<String, Value>) -> Option<String> {
     let said = match map.get("error") {
-        Some(Value::Object(error)) => Some(
-            error
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| Value::Object(error.clone()).to_string(), str::to_owned),
-        ),
+        Some(Value::Object(error)) => {
+            Some(error.get("message").and_then(Value::as_str).map_or_else(
+                || serde_json::to_string(error).unwrap_or_default(),
+                str::to_owned,
+            ))
+        }
         Some(Value::String(message)) => Some(message.clone()),
         // Cloudflare's REST envelope: `success: false` and its `errors`.
         _ if map.get("success") == Some(&Value::Bool(false)) => Some(
@@ -212,17 +220,8 @@ pub(super) fn whole_only(value: &Value) -> Option<&'static str> {
         Value::Object(map) if !map.contains_key("type") && is_responses(map) => {
             Some("an OpenAI Responses API response")
         }
-        Value::Object(map)
-            if map.get("type").and_then(Value::as_str) == Some("message")
-                && map.get("content").is_some_and(Value::is_array) =>
-        {
-            Some("an Anthropic message")
-        }
-        Value::Object(map)
-            if map
-                .get("output")
-                .is_some_and(|o| o.get("message").is_some_and(Value::is_object)) =>
-        {
+        Value::Object(map) if is_anthropic_message(map) => Some("an Anthropic message"),
+        Value::Object(map) if bedrock_message(map).is_some() => {
             Some("an Amazon Bedrock Converse response")
         }
         _ => None,

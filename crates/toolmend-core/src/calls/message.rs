@@ -34,8 +34,8 @@ use super::{CallOptions, Extracted, Failure, Raw, run};
 use crate::error::{Code, Error};
 
 use super::api_shapes::{
-    REASONING_KEYS, first_result_text, generated_text, is_anthropic, is_responses, ollama_generate,
-    server_error, workers_ai_result,
+    REASONING_KEYS, bedrock_message, first_result_text, generated_text, is_anthropic, is_responses,
+    ollama_generate, server_error, workers_ai_result,
 };
 use super::stop_reasons::{cut_by, dropped_by};
 
@@ -419,7 +419,7 @@ impl Parts {
             return Ok(());
         }
         // Amazon Bedrock Converse: `output.message` (content blocks), `stopReason`.
-        if let Some(Value::Object(message)) = map.get("output").and_then(|o| o.get("message")) {
+        if let Some(message) = bedrock_message(map) {
             self.message(message)?;
             self.cut_when("stopReason", map.get("stopReason"));
             return Ok(());
