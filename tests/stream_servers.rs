@@ -557,10 +557,11 @@ fn a_finish_reason_of_error_cuts_the_last_call() {
 /// A whole response given to a stream as one chunk: an OpenAI assistant message alone keeps its
 /// calls (they were dropped, its text kept), Cohere's whole response keeps its plan as reasoning
 /// and its cut (its call was given as a call, though `calls` says it was cut), and a whole
-/// response no stream chunk looks like (Anthropic's message, a Responses API response, Bedrock's,
-/// Hugging Face's) is refused with words that say so (it was an empty reply, its calls lost).
+/// response no stream chunk looks like (Anthropic's message or content list, a Responses API
+/// response, Bedrock's, Hugging Face's) is read too: text and reasoning blocks joined as `calls`
+/// joins them, calls, stop reasons (they were refused; before that, an empty reply).
 #[test]
-fn a_whole_response_given_as_a_chunk_is_read_as_calls_reads_it_or_refused() {
+fn a_whole_response_given_as_a_chunk_is_read_as_calls_reads_it() {
     let message = json!({"role": "assistant", "content": "Let me check.", "tool_calls": [
         {"id": "call_1", "type": "function",
          "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]});
@@ -578,41 +579,51 @@ fn a_whole_response_given_as_a_chunk_is_read_as_calls_reads_it_or_refused() {
     let (whole, _) = whole_records(&cohere_cut);
     assert_eq!(whole["error"]["code"], "incomplete_call");
     assert_eq!(whole["value"]["reasoning"], "I will look up the weather.");
-    for (response, what) in [
-        (
-            json!({"id": "msg_1", "type": "message", "role": "assistant", "content": [
-            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}}],
+    // A response no stream sends as a chunk (a server that ignored `"stream": true` sends
+    // one): it was refused, and before that read as an empty reply with its calls lost.
+    for response in [
+        json!({"id": "msg_1", "type": "message", "role": "assistant", "content": [
+            {"type": "thinking", "thinking": "Oslo, then."},
+            {"type": "text", "text": "Checking."},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}},
+            {"type": "text", "text": "And more."}],
             "stop_reason": "tool_use"}),
-            "an Anthropic message",
-        ),
-        (
-            json!({"id": "resp_1", "object": "response", "status": "completed", "output": [
+        json!({"id": "msg_2", "type": "message", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}}],
+            "stop_reason": "max_tokens"}),
+        json!({"id": "resp_1", "object": "response", "status": "completed", "output": [
+            {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Look it up."}]},
+            {"type": "message", "content": [{"type": "output_text", "text": "One."},
+                {"type": "output_text", "text": "Two."}]},
             {"type": "function_call", "call_id": "call_1", "name": "get_weather",
              "arguments": "{\"city\": \"Oslo\"}"}]}),
-            "an OpenAI Responses API response",
-        ),
-        (
-            json!({"output": {"message": {"role": "assistant", "content": [
+        json!({"id": "resp_2", "object": "response", "status": "incomplete",
+            "incomplete_details": {"reason": "max_output_tokens"}, "output": [
+            {"type": "function_call", "call_id": "call_1", "name": "get_weather",
+             "arguments": "{\"city\": \"Oslo\"}"}]}),
+        json!({"output": {"message": {"role": "assistant", "content": [
+            {"reasoningContent": {"reasoningText": {"text": "Weather."}}},
             {"toolUse": {"toolUseId": "t1", "name": "get_weather", "input": {"city": "Oslo"}}}]}},
             "stopReason": "tool_use"}),
-            "an Amazon Bedrock Converse response",
-        ),
-        (
-            json!([{"generated_text": "<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>"}]),
-            "a Hugging Face text generation result",
-        ),
+        json!([{"generated_text": "<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>"}]),
+        json!([{"type": "text", "text": "Hi."}, {"type": "tool_use", "id": "toolu_2",
+            "name": "get_weather", "input": {"city": "Bergen"}}]),
     ] {
         let (whole, code) = whole_records(&response);
-        assert_eq!((whole["ok"].clone(), code), (json!(true), 0), "{response}");
-        let (events, code) = stream(&["--input", "jsonl"], format!("{response}\n").as_bytes());
-        assert_eq!(code, 1);
+        let (events, stream_code) =
+            stream(&["--input", "jsonl"], format!("{response}\n").as_bytes());
+        assert_eq!(stream_code, code, "{response}");
         let end = well_formed(&events);
-        assert_eq!(end["error"]["code"], "invalid_input");
-        assert_eq!(
-            end["error"]["message"],
-            format!(
-                "line 1: the chunk is {what}, a whole response, not a stream's chunk: read it with `calls`"
-            )
+        assert_eq!(end["ok"], whole["ok"], "{response}");
+        assert_eq!(end["value"], whole["value"], "{response}");
+        // (`original` is each surface's own: the stream's is the reply it rebuilt.)
+        for key in ["code", "message", "offset"] {
+            assert_eq!(end["error"][key], whole["error"][key], "{response}");
+        }
+        assert!(
+            !whole["value"]["calls"].as_array().unwrap().is_empty()
+                || !whole["value"]["incomplete"].as_array().unwrap().is_empty(),
+            "{whole}"
         );
     }
 }

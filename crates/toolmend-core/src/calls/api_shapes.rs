@@ -83,7 +83,7 @@ pub(super) fn is_api_shape(value: &Value) -> bool {
 }
 
 /// An Anthropic Messages API message: `type: "message"` and its content list.
-fn is_anthropic_message(map: &Map<String, Value>) -> bool {
+pub(super) fn is_anthropic_message(map: &Map<String, Value>) -> bool {
     map.get("type").and_then(Value::as_str) == Some("message")
         && map.get("content").is_some_and(Value::is_array)
 }
@@ -202,28 +202,4 @@ pub(super) fn server_error(map: &Map<String, Value>) -> Option<String> {
             .map(|reason| format!("it blocked the prompt (promptFeedback.blockReason {reason:?})")),
     }?;
     Some(format!("the server sent an error: {said}"))
-}
-
-/// Which whole response `value` is, when it is one a stream's chunks never are (a Responses
-/// API response, an Anthropic message or content list, a Bedrock Converse response, a Hugging
-/// Face result):
-/// given to a stream as a chunk, it is refused with these words rather than read as an empty
-/// reply (its calls lost). OpenAI's, Gemini's and Ollama's whole responses are read as chunks.
-pub(super) fn whole_only(value: &Value) -> Option<&'static str> {
-    match value {
-        Value::Array(items)
-            if !items.is_empty() && items.iter().all(|i| generated_text(i).is_some()) =>
-        {
-            Some("a Hugging Face text generation result")
-        }
-        Value::Array(_) if is_api_shape(value) => Some("a message's content list"),
-        Value::Object(map) if !map.contains_key("type") && is_responses(map) => {
-            Some("an OpenAI Responses API response")
-        }
-        Value::Object(map) if is_anthropic_message(map) => Some("an Anthropic message"),
-        Value::Object(map) if bedrock_message(map).is_some() => {
-            Some("an Amazon Bedrock Converse response")
-        }
-        _ => None,
-    }
 }

@@ -8,6 +8,10 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Delta {
     Text(String),
+    /// Text of an API that keeps its content blocks in the order written (Anthropic, Bedrock,
+    /// Gemini, the Responses API): after a call, it makes a cut the text's, not the call's,
+    /// as `calls` reads the whole response.
+    BlockText(String),
     Reasoning(String),
     Call {
         /// Its index as the server numbers calls or blocks (none: a call of its own).
@@ -37,6 +41,9 @@ pub(crate) enum Delta {
     },
     /// The server dropped a call the model wrote ([`super::stop_reasons::dropped_by`]: why).
     Dropped(String),
+    /// The API marks the call written last as cut (a Responses `function_call` item's
+    /// `status: "incomplete"`): why.
+    Cut(String),
     /// The server's stop reason.
     Stop {
         field: &'static str,
@@ -77,5 +84,15 @@ pub(crate) fn push_text(out: &mut Vec<Delta>, t: Option<&str>) {
 pub(crate) fn push_reasoning(out: &mut Vec<Delta>, t: Option<&str>) {
     if let Some(t) = t.filter(|t| !t.is_empty()) {
         out.push(Delta::Reasoning(t.to_owned()));
+    }
+}
+
+/// The pieces of an API that keeps text and calls in the order written: its text is
+/// [`Delta::BlockText`].
+pub(crate) fn in_order(pieces: &mut [Delta]) {
+    for piece in pieces {
+        if let Delta::Text(text) = piece {
+            *piece = Delta::BlockText(std::mem::take(text));
+        }
     }
 }

@@ -29,6 +29,10 @@
 //! - a JSON string, or an object with a `text`, `content` or `delta` string (text), or a
 //!   `reasoning` / `reasoning_content` / `thinking` string (llama.cpp's `/completion` chunks).
 //!
+//! - a whole response (`super::whole_chunk`: Anthropic, Responses, Bedrock, Hugging Face,
+//!   Cloudflare; the others above read whole as they read a chunk), as a server that ignores
+//!   `"stream": true` sends it: under SSE, lines of JSON with no `data:` field are its data.
+//!
 //! `data: [DONE]`, comments, pings, usage-only chunks and the other events carry no reply
 //! text and are skipped. A line that is not JSON, an `error` event or an error chunk ends the
 //! reply with `invalid_input` ("the server sent an error: ...").
@@ -36,9 +40,9 @@
 use serde_json::Value;
 
 use super::api_events;
-use super::api_shapes::{REASONING_KEYS, server_error, whole_only};
+use super::api_shapes::{REASONING_KEYS, server_error};
 use super::call_keys::CallKeys;
-use super::delta::{Delta, arguments_of, push_reasoning, push_text, stop, str_at};
+use super::delta::{Delta, arguments_of, in_order, push_reasoning, push_text, stop, str_at};
 use super::sse_data::DataScan;
 use super::stream::{Event, Stream};
 use crate::error::{Code, Error};
@@ -91,6 +95,9 @@ pub struct Deltas {
     /// The `data:` lines of the event being read.
     data: String,
     has_data: bool,
+    /// `data` came from lines of JSON with no `data:` field (a server that ignored
+    /// `"stream": true` and sent its whole response, pretty-printed or not).
+    raw: bool,
     /// Whether `data` may be whole JSON yet, scanned as it comes.
     scan: DataScan,
     line: u64,
@@ -109,6 +116,7 @@ impl Deltas {
             framing,
             data: String::new(),
             has_data: false,
+            raw: false,
             scan: DataScan::default(),
             line: 0,
             done: false,
@@ -163,22 +171,29 @@ impl Deltas {
                 self.value(line, stream)
             }
             DeltaFraming::Sse => {
-                if line.is_empty() {
+                // A line that opens a JSON value is no SSE field: the server sent JSON
+                // without its `data:` (its whole response), and it is read as data, with the
+                // lines that continue it; white space between them is the JSON's own.
+                let raw = line.starts_with(['{', '['])
+                    || (self.raw && self.has_data && !is_sse_field(line));
+                if line.is_empty() && !raw {
                     return self.dispatch(stream);
                 }
-                if let Some(data) = line.strip_prefix("data:") {
-                    if self.has_data {
-                        self.data.push('\n');
-                        self.scan.push("\n");
-                    }
-                    let data = data.strip_prefix(' ').unwrap_or(data);
-                    self.data.push_str(data);
-                    self.scan.push(data);
-                    self.has_data = true;
-                    return self.whole_data(stream);
+                let data = match line.strip_prefix("data:") {
+                    _ if raw => line,
+                    Some(data) => data.strip_prefix(' ').unwrap_or(data),
+                    // `event:`, `id:`, `retry:` and `:` comments say nothing about the reply.
+                    None => return Ok(Vec::new()),
+                };
+                self.raw |= raw;
+                if self.has_data {
+                    self.data.push('\n');
+                    self.scan.push("\n");
                 }
-                // `event:`, `id:`, `retry:` and `:` comments say nothing about the reply.
-                Ok(Vec::new())
+                self.data.push_str(data);
+                self.scan.push(data);
+                self.has_data = true;
+                self.whole_data(stream)
             }
         }
     }
@@ -239,6 +254,7 @@ impl Deltas {
             Ok(value) => {
                 self.data.clear();
                 self.has_data = false;
+                self.raw = false;
                 self.scan = DataScan::default();
                 self.decoded(&value, stream, "line")
             }
@@ -255,6 +271,7 @@ impl Deltas {
         }
         let data = std::mem::take(&mut self.data);
         self.has_data = false;
+        self.raw = false;
         self.scan = DataScan::default();
         if data.trim() == "[DONE]" {
             self.done = true;
@@ -307,9 +324,14 @@ impl Deltas {
         for delta in deltas {
             match delta {
                 Delta::Text(t) => events.extend(stream.feed(&t)),
+                Delta::BlockText(t) => {
+                    stream.text_after_calls();
+                    events.extend(stream.feed(&t));
+                }
                 Delta::Reasoning(t) => events.extend(stream.feed_reasoning(&t)),
                 Delta::Stop { field, reason } => stream.stop_reason(field, &reason),
                 Delta::Dropped(why) => stream.dropped_call(why),
+                Delta::Cut(why) => stream.cut_output(why),
                 Delta::Call { legacy: true, .. } if self.keys.tool_calls => {}
                 Delta::More { index, arguments } => {
                     if let Some(key) = self.keys.started(index) {
@@ -354,6 +376,16 @@ impl Deltas {
     }
 }
 
+/// Whether `line` is an SSE field a server sends (`data`, `event`, `id`, `retry`, with or
+/// without a value) or a `:` comment.
+fn is_sse_field(line: &str) -> bool {
+    line.starts_with(':')
+        || ["data", "event", "id", "retry"].iter().any(|field| {
+            line.strip_prefix(field)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
+        })
+}
+
 /// The pieces of reply in one streamed value (see the module doc); `Err` for an error event.
 fn decode(value: &Value) -> Result<Vec<Delta>, String> {
     // A server that fails says so in a chunk of its own (OpenRouter beside its last
@@ -363,17 +395,20 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
     {
         return Err(why);
     }
-    if let Some(what) = whole_only(value) {
-        return Err(format!(
-            "the chunk is {what}, a whole response, not a stream's chunk: read it with `calls`"
-        ));
+    // A whole response no stream sends in pieces (a server that ignored `"stream": true`).
+    if let Some(mut pieces) = super::whole_chunk::whole_response(value) {
+        in_order(&mut pieces);
+        return Ok(pieces);
     }
     let mut out = Vec::new();
     match value {
         Value::String(s) => push_text(&mut out, Some(s)),
         Value::Object(map) => {
             if let Some(found) = api_events::converse(map) {
-                return found;
+                return found.map(|mut pieces| {
+                    in_order(&mut pieces);
+                    pieces
+                });
             } else if let Some(choices) = map.get("choices").and_then(Value::as_array) {
                 // `n` > 1 streams several replies at once; the first is the reply.
                 let first = choices
@@ -420,6 +455,7 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                     "finishReason",
                     first.and_then(|c| c.get("finishReason")),
                 );
+                in_order(&mut out);
                 if let Some(why) = first.and_then(|c| {
                     let reason = str_at(c, "finishReason")?;
                     super::stop_reasons::dropped_by(
@@ -435,6 +471,7 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                     return found;
                 }
                 typed_event(kind, map, &mut out)?;
+                in_order(&mut out);
             } else if let Some(message) = map.get("message").filter(|m| m.is_object()) {
                 // Ollama's `/api/chat` line; Cohere's whole response (`finish_reason`).
                 message_delta(message, &mut out);
@@ -589,7 +626,7 @@ fn typed_event(
 }
 
 /// An OpenAI `delta` (or Ollama `message`).
-fn message_delta(delta: &Value, out: &mut Vec<Delta>) {
+pub(super) fn message_delta(delta: &Value, out: &mut Vec<Delta>) {
     // One of them, as a whole message is read: servers that send both `reasoning_content`
     // and `reasoning` (vLLM, for old clients) send the same text twice.
     if let Some(t) = REASONING_KEYS

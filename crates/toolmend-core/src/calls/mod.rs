@@ -52,6 +52,7 @@ mod scan;
 mod sse_data;
 mod stop_reasons;
 mod stream;
+mod whole_chunk;
 
 use std::cell::RefCell;
 use std::fmt;

@@ -182,6 +182,9 @@ pub struct Stream {
     server_reasoning: Option<String>,
     /// Why the output was cut, when the server's stop reason says it was.
     cut: Option<String>,
+    /// Text of an API that keeps blocks in order came after the last call
+    /// ([`Stream::text_after_calls`]): a cut is not the call's.
+    text_last: bool,
     /// Why a call is missing, when the server says it dropped one.
     dropped: Option<String>,
     markers: Markers,
@@ -278,6 +281,7 @@ impl Stream {
             server_calls: Vec::new(),
             server_reasoning: None,
             cut: None,
+            text_last: false,
             dropped: None,
             markers,
             live,
@@ -618,7 +622,7 @@ impl Stream {
             Some(message) => (
                 super::message::extract_message_cut(
                     &message,
-                    self.cut.as_deref(),
+                    self.cut.as_deref().filter(|_| !self.text_last),
                     self.dropped.as_deref(),
                     &self.options,
                 ),

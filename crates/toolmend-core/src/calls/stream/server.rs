@@ -55,6 +55,7 @@ impl Stream {
         let at = match self.server_calls.iter().position(|c| c.key == key) {
             Some(at) => at,
             None => {
+                self.text_last = false;
                 // A new call: the ones before it have their whole names.
                 for i in 0..self.server_calls.len() {
                     self.announce_server(i, &mut events);
@@ -99,6 +100,20 @@ impl Stream {
         if self.result.is_none()
             && let Some(why) = crate::calls::stop_reasons::cut_by(field, reason)
         {
+            self.cut = Some(why);
+        }
+    }
+
+    /// Text of an API that keeps its blocks in order came: if calls came before it, a cut
+    /// stop reason is the text's, not theirs (`calls` reads the whole response so).
+    pub(crate) fn text_after_calls(&mut self) {
+        self.text_last = !self.server_calls.is_empty();
+    }
+
+    /// The API says the output was cut for `why` (a call it marks incomplete): the call
+    /// written last is incomplete, as [`Stream::stop_reason`] makes it.
+    pub(crate) fn cut_output(&mut self, why: String) {
+        if self.result.is_none() {
             self.cut = Some(why);
         }
     }
