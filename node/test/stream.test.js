@@ -249,6 +249,25 @@ test('server chunks are read by the library (issue 26)', async () => {
   assert.deepEqual(events.at(-1).value.calls, [{ tool: 'get_weather', parameters: { city: 'Oslo' }, id: 'toolu_1', repairs: [] }]);
 });
 
+test('a whole response as a chunk reads as extractCalls', async () => {
+  // A server that ignored `"stream": true`: an Anthropic message read as the whole message is
+  // (it was refused), and a cut after text written after the call is the text's.
+  const message = {
+    type: 'message', role: 'assistant', stop_reason: 'max_tokens', content: [
+      { type: 'text', text: 'Checking.' },
+      { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo' } },
+      { type: 'text', text: 'Now I will expl' }],
+  };
+  const events = [];
+  for await (const e of toolmend.stream([message])) events.push(e);
+  const whole = toolmend.extractCalls(JSON.stringify(message));
+  assert.equal(events.at(-1).ok, true);
+  assert.deepEqual(events.at(-1).value.calls, whole.calls);
+  assert.deepEqual(whole.calls[0].parameters, { city: 'Oslo' });
+  assert.equal(events.at(-1).value.text, 'Checking.\nNow I will expl');
+  assert.equal(whole.text, 'Checking.\nNow I will expl');
+});
+
 test('whole parameters on request (argumentsEvents: snapshot)', () => {
   for (const reply of REPLIES) {
     const chars = Array.from(reply);

@@ -1,6 +1,7 @@
 """toolmend.Stream and toolmend.stream: events as a reply arrives, agreeing with extract_calls."""
 
 import copy
+import json
 import random
 import re
 from types import SimpleNamespace
@@ -296,6 +297,23 @@ def test_server_chunks_are_read_by_the_library():
     ]
     events = list(toolmend.stream(anthropic))
     assert events[-1]["value"]["calls"] == [{"tool": "get_weather", "parameters": {"city": "Oslo"}, "id": "toolu_1", "repairs": []}]
+
+
+
+def test_a_whole_response_as_a_chunk_reads_as_extract_calls():
+    # A server that ignored `"stream": true`, or a caller handing over what the client returned:
+    # an Anthropic message read as the whole message is (it was refused), and a cut after text
+    # written after the call is the text's (the stream cut the call).
+    message = {"type": "message", "role": "assistant", "content": [
+        {"type": "text", "text": "Checking."},
+        {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}},
+        {"type": "text", "text": "Now I will expl"}], "stop_reason": "max_tokens"}
+    events = list(toolmend.stream([message]))
+    whole = toolmend.extract_calls(json.dumps(message))
+    assert events[-1]["ok"] is True
+    assert events[-1]["value"]["calls"] == whole["calls"]
+    assert whole["calls"][0]["parameters"] == {"city": "Oslo"}
+    assert events[-1]["value"]["text"] == whole["text"] == "Checking.\nNow I will expl"
 
 
 @pytest.mark.parametrize("reply", REPLIES)

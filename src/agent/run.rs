@@ -412,8 +412,15 @@ impl Run<'_> {
                     Ended::Exited(_) if done.succeeded() => {
                         let reply = reply();
                         drop(read);
-                        self.emit_reply(done.elapsed, &reply, false);
-                        return Ok((reply, None));
+                        // A server's error body printed as the reply: the call failed, and
+                        // is retried as one; the model said nothing to correct.
+                        match toolmend_core::calls::server_error_reply(&reply) {
+                            Some(said) => format!("{said} (the command printed it and exited 0)"),
+                            None => {
+                                self.emit_reply(done.elapsed, &reply, false);
+                                return Ok((reply, None));
+                            }
+                        }
                     }
                     Ended::Exited(_) => format!(
                         "it ended with {}{}",

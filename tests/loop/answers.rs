@@ -27,27 +27,53 @@ fn a_json_document_without_call_keys_is_an_answer_too() {
 }
 
 /// An LLM command that printed the server's error body (a curl-like command exits 0) gave no
-/// answer: the run does not end with the error's JSON as its answer (it did), the reply is
-/// refused with the server's words and the model is asked again.
+/// reply: the run does not end with the error's JSON as its answer (it did), and the call is a
+/// failed LLM call, retried with backoff as one that exits non-zero is; the model is not told
+/// to correct a reply it never wrote (it was, as a malformed reply), and a server that keeps
+/// failing ends the run with exit 8, `llm_failed`, in the server's words.
 #[test]
-fn a_server_error_printed_by_the_llm_command_is_no_answer() {
+fn a_server_error_printed_by_the_llm_command_is_a_failed_call() {
     let s = Setup::new("server-error");
     let error = r#"{"error": {"message": "Rate limit reached", "type": "requests"}}"#;
-    let config = s.config(&[error.into(), "Recovered.".into()], "", ECHO_TOOL);
+    let config = s.config(
+        &[error.into(), "Recovered.".into()],
+        "retries = 2\nretry_delay = 0.01",
+        ECHO_TOOL,
+    );
     let (out, transcript) = s.run_with_transcript(&config);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(stdout(&out), "Recovered.\n");
     assert_eq!(s.inputs().len(), 2);
-    let refused: Vec<Value> = transcript
+    let events: Vec<Value> = transcript
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|e| e["type"] == "parse.error")
         .collect();
-    assert_eq!(refused.len(), 1, "{transcript}");
-    assert_eq!(refused[0]["data"]["code"], "invalid_input");
+    assert!(
+        !events.iter().any(|e| e["type"] == "parse.error"),
+        "{transcript}"
+    );
+    let failed: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "llm.response" && e["data"]["ok"] == false)
+        .collect();
+    assert_eq!(failed.len(), 1, "{transcript}");
     assert_eq!(
-        refused[0]["data"]["message"],
-        "the server sent an error: Rate limit reached"
+        failed[0]["data"]["error"],
+        "the server sent an error: Rate limit reached (the command printed it and exited 0)"
+    );
+    // The second request is the first again: no error reply, no correction.
+    assert_eq!(s.messages(1), s.messages(0));
+
+    let s = Setup::new("server-error-kept");
+    let replies: Vec<String> = (0..4).map(|_| error.to_owned()).collect();
+    let config = s.config(&replies, "retries = 2\nretry_delay = 0.01", ECHO_TOOL);
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 8, "{}", stderr(&out));
+    assert_eq!(s.inputs().len(), 3, "one call and two retries");
+    assert!(
+        stderr(&out).contains("the server sent an error: Rate limit reached"),
+        "{}",
+        stderr(&out)
     );
 }
 

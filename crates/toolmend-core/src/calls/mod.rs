@@ -66,6 +66,7 @@ use crate::repair::{Repair, RepairKind};
 use crate::tools::Tools;
 use crate::tools::schema::Violation;
 
+pub use api_shapes::server_error_reply;
 pub use deltas::{DeltaFraming, Deltas};
 pub use filter::{CallsFilter, CallsFilterOptions, Shape};
 pub use message::{
