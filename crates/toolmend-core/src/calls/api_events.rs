@@ -1,6 +1,7 @@
 //! Stream events of APIs whose shapes are their own, read into the pieces [`super::Deltas`]
 //! feeds a stream:
 //!
+//! - Anthropic Messages events and OpenAI Responses events (`type` names the event);
 //! - Amazon Bedrock's `ConverseStream` events, as the AWS SDKs give them: one member named for
 //!   the event's kind (`{"contentBlockDelta": {"delta": {"text": "Hi"}, "contentBlockIndex":
 //!   0}}`), one a `--input jsonl` line or a packages' `feed_chunk`;
@@ -11,7 +12,8 @@
 
 use serde_json::{Map, Value};
 
-use super::delta::{Delta, push_reasoning, push_text, stop};
+use super::api_shapes::server_error;
+use super::delta::{Delta, arguments_of, push_reasoning, push_text, stop, str_at};
 
 /// The pieces of a `ConverseStream` event (`Err`: an exception event's words), or `None` when
 /// `map` is not one.
@@ -96,6 +98,116 @@ pub(crate) fn cohere(kind: &str, map: &Map<String, Value>) -> Option<Result<Vec<
         _ => return None,
     }
     Some(Ok(out))
+}
+
+/// An Anthropic Messages event, or an OpenAI Responses event.
+pub(crate) fn typed_event(
+    kind: &str,
+    map: &serde_json::Map<String, Value>,
+    out: &mut Vec<Delta>,
+) -> Result<(), String> {
+    let value = |k: &str| map.get(k).unwrap_or(&Value::Null);
+    let index = map.get("index").and_then(Value::as_u64).map(|i| i as usize);
+    // Responses events number their output items.
+    let output_index = map
+        .get("output_index")
+        .and_then(Value::as_u64)
+        .map(|i| i as usize);
+    match kind {
+        "content_block_start" => {
+            let block = value("content_block");
+            match str_at(block, "type") {
+                Some("text") => push_text(out, str_at(block, "text")),
+                Some("thinking") => push_reasoning(out, str_at(block, "thinking")),
+                Some("tool_use") => {
+                    // `input` is `{}` here; its JSON text follows in pieces.
+                    let input = match block.get("input") {
+                        Some(Value::Object(m)) if !m.is_empty() => {
+                            Value::Object(m.clone()).to_string()
+                        }
+                        _ => String::new(),
+                    };
+                    out.push(Delta::Call {
+                        index,
+                        id: str_at(block, "id").map(str::to_owned),
+                        name: str_at(block, "name").map(str::to_owned),
+                        arguments: input,
+                        whole: false,
+                        legacy: false,
+                    });
+                }
+                _ => {}
+            }
+        }
+        "content_block_delta" => {
+            let delta = value("delta");
+            match str_at(delta, "type") {
+                Some("text_delta") => push_text(out, str_at(delta, "text")),
+                Some("thinking_delta") => push_reasoning(out, str_at(delta, "thinking")),
+                Some("input_json_delta") => out.push(Delta::More {
+                    index,
+                    arguments: str_at(delta, "partial_json").unwrap_or("").to_owned(),
+                }),
+                _ => {}
+            }
+        }
+        "message_delta" => stop(out, "stop_reason", value("delta").get("stop_reason")),
+        // OpenAI Responses events.
+        "response.output_text.delta" | "response.refusal.delta" => {
+            push_text(out, map.get("delta").and_then(Value::as_str));
+        }
+        "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+            push_reasoning(out, map.get("delta").and_then(Value::as_str));
+        }
+        "response.output_item.added" => {
+            let item = value("item");
+            if str_at(item, "type") == Some("function_call") {
+                out.push(Delta::Call {
+                    index: output_index,
+                    id: str_at(item, "call_id").map(str::to_owned),
+                    name: str_at(item, "name").map(str::to_owned),
+                    arguments: arguments_of(item.get("arguments")),
+                    whole: false,
+                    legacy: false,
+                });
+            }
+        }
+        "response.function_call_arguments.delta" => out.push(Delta::More {
+            index: output_index,
+            arguments: value("delta").as_str().unwrap_or("").to_owned(),
+        }),
+        "response.function_call_arguments.done" => out.push(Delta::Done {
+            index: output_index,
+            arguments: value("arguments").as_str().unwrap_or("").to_owned(),
+        }),
+        "response.output_item.done" if str_at(value("item"), "type") == Some("function_call") => {
+            out.push(Delta::Done {
+                index: output_index,
+                arguments: arguments_of(value("item").get("arguments")),
+            });
+        }
+        "response.incomplete" => stop(
+            out,
+            "incomplete_details.reason",
+            value("response").pointer("/incomplete_details/reason"),
+        ),
+        // Responses' failed response (its `error` inside), or its error event (`message` at
+        // the top; Anthropic's, `{"error": {…}}`, was read before the event's type).
+        "error" | "response.failed" => {
+            return Err(value("response")
+                .as_object()
+                .and_then(server_error)
+                .unwrap_or_else(|| {
+                    let message = map.get("message").and_then(Value::as_str);
+                    format!(
+                        "the server sent an error: {}",
+                        message.unwrap_or("the server sent an error event")
+                    )
+                }));
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// A call a server starts at block `index`; its arguments follow in pieces.

@@ -470,7 +470,7 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                 if let Some(found) = api_events::cohere(kind, map) {
                     return found;
                 }
-                typed_event(kind, map, &mut out)?;
+                api_events::typed_event(kind, map, &mut out)?;
                 in_order(&mut out);
             } else if let Some(message) = map.get("message").filter(|m| m.is_object()) {
                 // Ollama's `/api/chat` line; Cohere's whole response (`finish_reason`).
@@ -505,124 +505,17 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                 for key in ["text", "content", "delta", "response"] {
                     push_text(&mut out, str_at(value, key));
                 }
-                for key in ["reasoning_content", "reasoning", "thinking"] {
-                    push_reasoning(&mut out, str_at(value, key));
-                }
+                // The first reasoning key, as in a whole message (servers that fill two
+                // send the same text twice).
+                push_reasoning(
+                    &mut out,
+                    REASONING_KEYS.iter().find_map(|key| str_at(value, key)),
+                );
             }
         }
         _ => {}
     }
     Ok(out)
-}
-
-/// An Anthropic Messages event, or an OpenAI Responses event.
-fn typed_event(
-    kind: &str,
-    map: &serde_json::Map<String, Value>,
-    out: &mut Vec<Delta>,
-) -> Result<(), String> {
-    let value = |k: &str| map.get(k).unwrap_or(&Value::Null);
-    let index = map.get("index").and_then(Value::as_u64).map(|i| i as usize);
-    // Responses events number their output items.
-    let output_index = map
-        .get("output_index")
-        .and_then(Value::as_u64)
-        .map(|i| i as usize);
-    match kind {
-        "content_block_start" => {
-            let block = value("content_block");
-            match str_at(block, "type") {
-                Some("text") => push_text(out, str_at(block, "text")),
-                Some("thinking") => push_reasoning(out, str_at(block, "thinking")),
-                Some("tool_use") => {
-                    // `input` is `{}` here; its JSON text follows in pieces.
-                    let input = match block.get("input") {
-                        Some(Value::Object(m)) if !m.is_empty() => {
-                            Value::Object(m.clone()).to_string()
-                        }
-                        _ => String::new(),
-                    };
-                    out.push(Delta::Call {
-                        index,
-                        id: str_at(block, "id").map(str::to_owned),
-                        name: str_at(block, "name").map(str::to_owned),
-                        arguments: input,
-                        whole: false,
-                        legacy: false,
-                    });
-                }
-                _ => {}
-            }
-        }
-        "content_block_delta" => {
-            let delta = value("delta");
-            match str_at(delta, "type") {
-                Some("text_delta") => push_text(out, str_at(delta, "text")),
-                Some("thinking_delta") => push_reasoning(out, str_at(delta, "thinking")),
-                Some("input_json_delta") => out.push(Delta::More {
-                    index,
-                    arguments: str_at(delta, "partial_json").unwrap_or("").to_owned(),
-                }),
-                _ => {}
-            }
-        }
-        "message_delta" => stop(out, "stop_reason", value("delta").get("stop_reason")),
-        // OpenAI Responses events.
-        "response.output_text.delta" | "response.refusal.delta" => {
-            push_text(out, map.get("delta").and_then(Value::as_str));
-        }
-        "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-            push_reasoning(out, map.get("delta").and_then(Value::as_str));
-        }
-        "response.output_item.added" => {
-            let item = value("item");
-            if str_at(item, "type") == Some("function_call") {
-                out.push(Delta::Call {
-                    index: output_index,
-                    id: str_at(item, "call_id").map(str::to_owned),
-                    name: str_at(item, "name").map(str::to_owned),
-                    arguments: arguments_of(item.get("arguments")),
-                    whole: false,
-                    legacy: false,
-                });
-            }
-        }
-        "response.function_call_arguments.delta" => out.push(Delta::More {
-            index: output_index,
-            arguments: value("delta").as_str().unwrap_or("").to_owned(),
-        }),
-        "response.function_call_arguments.done" => out.push(Delta::Done {
-            index: output_index,
-            arguments: value("arguments").as_str().unwrap_or("").to_owned(),
-        }),
-        "response.output_item.done" if str_at(value("item"), "type") == Some("function_call") => {
-            out.push(Delta::Done {
-                index: output_index,
-                arguments: arguments_of(value("item").get("arguments")),
-            });
-        }
-        "response.incomplete" => stop(
-            out,
-            "incomplete_details.reason",
-            value("response").pointer("/incomplete_details/reason"),
-        ),
-        // Responses' failed response (its `error` inside), or its error event (`message` at
-        // the top; Anthropic's, `{"error": {…}}`, was read before the event's type).
-        "error" | "response.failed" => {
-            return Err(value("response")
-                .as_object()
-                .and_then(server_error)
-                .unwrap_or_else(|| {
-                    let message = map.get("message").and_then(Value::as_str);
-                    format!(
-                        "the server sent an error: {}",
-                        message.unwrap_or("the server sent an error event")
-                    )
-                }));
-        }
-        _ => {}
-    }
-    Ok(())
 }
 
 /// An OpenAI `delta` (or Ollama `message`).
@@ -747,6 +640,17 @@ mod tests {
             decode(&json!({"choices": [], "usage": {"total_tokens": 3}}))
                 .unwrap()
                 .is_empty()
+        );
+    }
+
+    /// A llama.cpp-style chunk with two reasoning keys gives the text once, as a whole
+    /// message does (it gave it twice).
+    #[test]
+    fn the_first_reasoning_key_only() {
+        let chunk = json!({"reasoning_content": "hm", "reasoning": "hm", "content": "Hi"});
+        assert_eq!(
+            decode(&chunk).unwrap(),
+            vec![Delta::Text("Hi".into()), Delta::Reasoning("hm".into())]
         );
     }
 
