@@ -1,10 +1,13 @@
-//! A whole response where a stream was asked for: a server that ignores `"stream": true` (or
-//! answers with an error body) sends one JSON body, compact or pretty-printed, with no `data:`
-//! field. `calls --stream` reads it as `calls` reads the response, under `--input sse` (raw, as
-//! sent, and wrapped in one `data:` event) and `--input jsonl`, for every API response of
-//! fixtures/calls/api_shapes.jsonl: it was an empty reply under `--input sse`, its calls lost,
-//! and the whole responses of Anthropic, the Responses API, Bedrock and Hugging Face were refused
-//! as chunks.
+//! What a server sends where a stream of chunks was expected.
+//!
+//! - A whole response: a server that ignores `"stream": true` (or answers with an error body)
+//!   sends one JSON body, compact or pretty-printed, with no `data:` field. `calls --stream`
+//!   reads it as `calls` reads the response, under `--input sse` (raw, as sent, and wrapped in
+//!   one `data:` event) and `--input jsonl`, for every API response of
+//!   fixtures/calls/api_shapes.jsonl: it was an empty reply under `--input sse`, its calls lost,
+//!   and the whole responses of Anthropic, the Responses API, Bedrock and Hugging Face were
+//!   refused as chunks.
+//! - An error in a field of its own (llama.cpp's `error:`, `event: error`).
 
 use serde_json::Value;
 
@@ -170,4 +173,44 @@ fn a_cut_after_text_that_follows_a_call_is_the_texts() {
 
 fn whole_of(response: &Value) -> (Value, i32) {
     whole(&response.to_string())
+}
+
+/// A failure a server sends in a field of its own: llama.cpp's server writes `error: {…}` (no
+/// `data:`), others name the event (`event: error`, its data the error, JSON or text). Each
+/// ends the reply with the server's words; they were skipped as fields that say nothing, and
+/// the reply cut where the server failed ended `ok`.
+#[test]
+fn errors_sent_in_sse_fields_end_the_reply() {
+    let hi = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n";
+    for (tail, words) in [
+        (
+            "error: {\"code\":400,\"message\":\"the request exceeds the available context size, try increasing it\",\"type\":\"exceed_context_size_error\"}\n\n",
+            "the request exceeds the available context size, try increasing it",
+        ),
+        (
+            "event: error\ndata: {\"message\":\"overloaded\"}\n\n",
+            "overloaded",
+        ),
+        (
+            "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+            "Overloaded",
+        ),
+        ("event: error\ndata: upstream failed\n\n", "upstream failed"),
+    ] {
+        let (events, code) = stream(&["--input", "sse"], format!("{hi}{tail}").as_bytes());
+        let end = well_formed(&events);
+        assert_eq!(code, 1, "{tail}");
+        assert_eq!(end["error"]["code"], "invalid_input", "{tail}");
+        assert_eq!(
+            without_place(&end["error"]["message"]),
+            format!("the server sent an error: {words}"),
+            "{tail}"
+        );
+    }
+    // Other named events are read as their data says.
+    let named = "event: message\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n\
+                 event: done\ndata: [DONE]\n\n";
+    let (events, code) = stream(&["--input", "sse"], named.as_bytes());
+    assert_eq!(code, 0);
+    assert_eq!(well_formed(&events)["value"]["text"], "Hi");
 }

@@ -100,6 +100,8 @@ pub struct Deltas {
     raw: bool,
     /// Whether `data` may be whole JSON yet, scanned as it comes.
     scan: DataScan,
+    /// The event being read was named `error` (`event: error`): its data is the server's error.
+    error_event: bool,
     line: u64,
     done: bool,
     /// [`Deltas::text`]: the line not yet ended, and whether the text so far ended with a CR
@@ -118,6 +120,7 @@ impl Deltas {
             has_data: false,
             raw: false,
             scan: DataScan::default(),
+            error_event: false,
             line: 0,
             done: false,
             partial: String::new(),
@@ -182,8 +185,19 @@ impl Deltas {
                 let data = match line.strip_prefix("data:") {
                     _ if raw => line,
                     Some(data) => data.strip_prefix(' ').unwrap_or(data),
-                    // `event:`, `id:`, `retry:` and `:` comments say nothing about the reply.
-                    None => return Ok(Vec::new()),
+                    None => {
+                        // llama.cpp's server sends a failure in a field of its own
+                        // (`error: {"code": 400, "message": …}`), and other servers name the
+                        // event (`event: error`, its data the error).
+                        if let Some(said) = line.strip_prefix("error:") {
+                            return Err(self.server_error(said.trim()));
+                        }
+                        if let Some(name) = line.strip_prefix("event:") {
+                            self.error_event = name.trim() == "error";
+                        }
+                        // `id:`, `retry:`, other events and `:` comments say nothing of the reply.
+                        return Ok(Vec::new());
+                    }
                 };
                 self.raw |= raw;
                 if self.has_data {
@@ -256,6 +270,9 @@ impl Deltas {
                 self.has_data = false;
                 self.raw = false;
                 self.scan = DataScan::default();
+                if std::mem::take(&mut self.error_event) {
+                    return Err(self.server_error(&value.to_string()));
+                }
                 self.decoded(&value, stream, "line")
             }
             Err(_) => {
@@ -273,6 +290,9 @@ impl Deltas {
         self.has_data = false;
         self.raw = false;
         self.scan = DataScan::default();
+        if std::mem::take(&mut self.error_event) && !data.trim().is_empty() {
+            return Err(self.server_error(data.trim()));
+        }
         if data.trim() == "[DONE]" {
             self.done = true;
             return Ok(Vec::new());
@@ -282,6 +302,14 @@ impl Deltas {
             return Ok(Vec::new());
         }
         self.value(&data, stream)
+    }
+
+    /// The `invalid_input` error for what a server sent as its error (`said`: JSON or text).
+    fn server_error(&self, said: &str) -> Error {
+        Error::whole(
+            Code::InvalidInput,
+            format!("line {}: {}", self.line, error_words(said)),
+        )
     }
 
     fn value(&mut self, text: &str, stream: &mut Stream) -> Result<Vec<Event>, Error> {
@@ -374,6 +402,29 @@ impl Deltas {
         }
         Ok(events)
     }
+}
+
+/// The server's words for an error it sent as `said` (an error object, its `message`, a JSON
+/// string or plain text), as [`server_error`] words the errors of API shapes.
+fn error_words(said: &str) -> String {
+    let value = serde_json::from_str::<Value>(said).ok();
+    let message = match &value {
+        Some(Value::Object(map)) => match server_error(map) {
+            Some(words) => return words,
+            None => map
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| said.to_owned(), str::to_owned),
+        },
+        Some(Value::String(text)) => text.clone(),
+        _ => said.to_owned(),
+    };
+    let message = if message.is_empty() {
+        "no message"
+    } else {
+        &message
+    };
+    format!("the server sent an error: {message}")
 }
 
 /// Whether `line` is an SSE field a server sends (`data`, `event`, `id`, `retry`, with or
