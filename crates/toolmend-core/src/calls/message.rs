@@ -29,6 +29,7 @@
 
 use serde_json::{Map, Value};
 
+use super::content::{Item, MARKED_INCOMPLETE, read_items};
 use super::formats::{collect, encoded_arguments};
 use super::{CallOptions, Extracted, Failure, Raw, run};
 use crate::error::{Code, Error};
@@ -528,94 +529,30 @@ impl Parts {
     }
 
     /// A content list (Anthropic blocks, OpenAI content parts, Gemini parts) or Responses
-    /// output items.
+    /// output items, read by `content::read_items`.
     fn items(&mut self, items: &[Value]) -> Result<(), Failure> {
-        for item in items {
-            let text = item.get("text").and_then(Value::as_str);
-            match item.get("type").and_then(Value::as_str) {
-                Some("text" | "output_text") => {
-                    if let Some(text) = text {
-                        self.text(text);
+        read_items(items, &mut |item| {
+            match item {
+                Item::Text(text) => self.text(text),
+                Item::Reasoning(text) => self.reasoning.push(text.into_owned()),
+                Item::Message(message) => self.message(message)?,
+                Item::Call {
+                    call,
+                    id,
+                    encoded,
+                    incomplete,
+                } => {
+                    let before = self.structured_with_id(call, id);
+                    if encoded {
+                        encoded_arguments(&mut self.raws[before..]);
                     }
-                }
-                Some("refusal") => {
-                    if let Some(text) = item.get("refusal").and_then(Value::as_str) {
-                        self.text(text);
-                    }
-                }
-                Some("thinking") => match item.get("thinking") {
-                    Some(Value::String(t)) => self.reasoning.push(t.clone()),
-                    // Mistral's reasoning models: the thinking is a list of text chunks.
-                    Some(Value::Array(parts)) => {
-                        let text = parts.iter().filter_map(|p| p.get("text")?.as_str());
-                        self.reasoning.push(text.collect());
-                    }
-                    _ => {}
-                },
-                Some("reasoning") => {
-                    // Responses: summaries, and the reasoning text where it is given.
-                    for key in ["summary", "content"] {
-                        for part in item
-                            .get(key)
-                            .and_then(Value::as_array)
-                            .into_iter()
-                            .flatten()
-                        {
-                            if let Some(t) = part.get("text").and_then(Value::as_str) {
-                                self.reasoning.push(t.to_owned());
-                            }
-                        }
-                    }
-                }
-                Some("message") => {
-                    if let Some(Value::Array(content)) = item.get("content") {
-                        self.items(content)?;
-                    }
-                }
-                Some("tool_use") => self.structured(item),
-                Some("function_call") => {
-                    // Its `arguments` are JSON text by the API's definition, and the id that
-                    // a result refers to is `call_id` (`id` names the output item).
-                    let before = self.structured_with_id(item, item.get("call_id"));
-                    encoded_arguments(&mut self.raws[before..]);
-                    if let Some(raw) = self.raws.get_mut(before)
-                        && item.get("status").and_then(Value::as_str) == Some("incomplete")
-                    {
-                        raw.cut =
-                            Some("the API marks the call incomplete: status \"incomplete\"".into());
-                    }
-                }
-                Some(_) => {}
-                None => {
-                    if let Some(call) = item.get("functionCall") {
-                        self.structured(call);
-                    } else if let Some(call) = item.get("toolUse").filter(|c| c.is_object()) {
-                        // Bedrock Converse: `toolUse {toolUseId, name, input}`.
-                        self.structured_with_id(call, call.get("toolUseId"));
-                    } else if let Some(generated) = generated_text(item) {
-                        match generated {
-                            Value::String(text) => self.text(text),
-                            Value::Object(message) => self.message(message)?,
-                            _ => {}
-                        }
-                    } else if let Some(reasoning) = item.get("reasoningContent") {
-                        // Bedrock Converse (its `redactedContent` is no text).
-                        let text = reasoning.pointer("/reasoningText/text");
-                        if let Some(text) = text.and_then(Value::as_str) {
-                            self.reasoning.push(text.to_owned());
-                        }
-                    } else if let Some(text) = text {
-                        // Gemini: a thought summary is a text part marked `thought`.
-                        if item.get("thought").and_then(Value::as_bool) == Some(true) {
-                            self.reasoning.push(text.to_owned());
-                        } else {
-                            self.text(text);
-                        }
+                    if let Some(raw) = self.raws.get_mut(before).filter(|_| incomplete) {
+                        raw.cut = Some(MARKED_INCOMPLETE.into());
                     }
                 }
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// [`Parts::structured`] of a call whose id the API names its own way (Responses'

@@ -38,6 +38,7 @@
 mod api_events;
 mod api_shapes;
 mod call_keys;
+mod content;
 mod delta;
 mod deltas;
 mod filter;

@@ -3,7 +3,7 @@
 //! Converse response, a Hugging Face text generation result, Cloudflare Workers AI's REST
 //! envelope): read into the pieces
 //! [`super::Deltas`] feeds a stream, so that the stream ends as `calls` reads the response
-//! (`super::message`'s `Parts`, which this follows item by item). A server that ignores
+//! (items by `super::content::read_items`, the rule `super::message` reads them by). A server that ignores
 //! `"stream": true` sends one, and so does a caller who hands the stream what the client
 //! returned.
 //!
@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use super::api_shapes::{
     bedrock_message, generated_text, is_anthropic_message, is_responses, workers_ai_result,
 };
+use super::content::{Item, MARKED_INCOMPLETE, read_items};
 use super::delta::{Delta, arguments_of, str_at};
 
 /// The pieces of `value` when it is one of the whole responses above, else `None`.
@@ -113,96 +114,35 @@ impl Pieces {
         self.stop("stop_reason", map.get("stop_reason"));
     }
 
-    /// A content list or Responses output items, as `Parts::items` reads them.
+    /// A content list or Responses output items, by `content::read_items` (the rule
+    /// `calls` reads them by).
     fn items(&mut self, items: &[Value]) {
-        for item in items {
-            let text = str_at(item, "text");
-            match str_at(item, "type") {
-                Some("text" | "output_text") => {
-                    if let Some(text) = text {
-                        self.text(text);
-                    }
-                }
-                Some("refusal") => {
-                    if let Some(text) = str_at(item, "refusal") {
-                        self.text(text);
-                    }
-                }
-                Some("thinking") => match item.get("thinking") {
-                    Some(Value::String(t)) => self.reasoning(t),
-                    Some(Value::Array(parts)) => {
-                        let text: String = parts.iter().filter_map(|p| str_at(p, "text")).collect();
-                        self.reasoning(&text);
-                    }
-                    _ => {}
-                },
-                Some("reasoning") => {
-                    for key in ["summary", "content"] {
-                        for part in item
-                            .get(key)
-                            .and_then(Value::as_array)
-                            .into_iter()
-                            .flatten()
-                        {
-                            if let Some(t) = str_at(part, "text") {
-                                self.reasoning(t);
-                            }
-                        }
-                    }
-                }
-                Some("message") => {
-                    if let Some(Value::Array(content)) = item.get("content") {
-                        self.items(content);
-                    }
-                }
-                Some("tool_use") => {
-                    self.call(item.get("id"), str_at(item, "name"), item.get("input"))
-                }
-                Some("function_call") => {
+        let _ = read_items(items, &mut |item| {
+            match item {
+                Item::Text(text) => self.text(text),
+                Item::Reasoning(text) => self.reasoning(&text),
+                Item::Message(message) => self.assistant(message),
+                Item::Call {
+                    call,
+                    id,
+                    incomplete,
+                    ..
+                } => {
+                    let arguments = ["input", "args", "arguments"]
+                        .iter()
+                        .find_map(|key| call.get(*key));
                     self.call(
-                        item.get("call_id"),
-                        str_at(item, "name"),
-                        item.get("arguments"),
+                        id.or_else(|| call.get("id")),
+                        str_at(call, "name"),
+                        arguments,
                     );
-                    if str_at(item, "status") == Some("incomplete") {
-                        self.out.push(Delta::Cut(
-                            "the API marks the call incomplete: status \"incomplete\"".into(),
-                        ));
-                    }
-                }
-                Some(_) => {}
-                None => {
-                    if let Some(call) = item.get("functionCall") {
-                        self.call(call.get("id"), str_at(call, "name"), call.get("args"));
-                    } else if let Some(call) = item.get("toolUse").filter(|c| c.is_object()) {
-                        self.call(
-                            call.get("toolUseId"),
-                            str_at(call, "name"),
-                            call.get("input"),
-                        );
-                    } else if let Some(generated) = generated_text(item) {
-                        match generated {
-                            Value::String(text) => self.text(text),
-                            Value::Object(message) => self.assistant(message),
-                            _ => {}
-                        }
-                    } else if let Some(reasoning) = item.get("reasoningContent") {
-                        if let Some(t) = reasoning
-                            .pointer("/reasoningText/text")
-                            .and_then(Value::as_str)
-                        {
-                            self.reasoning(t);
-                        }
-                    } else if let Some(text) = text {
-                        if item.get("thought").and_then(Value::as_bool) == Some(true) {
-                            self.reasoning(text);
-                        } else {
-                            self.text(text);
-                        }
+                    if incomplete {
+                        self.out.push(Delta::Cut(MARKED_INCOMPLETE.into()));
                     }
                 }
             }
-        }
+            Ok::<(), ()>(())
+        });
     }
 
     /// The assistant message a Hugging Face chat pipeline ends its conversation with: an
