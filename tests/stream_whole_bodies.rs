@@ -85,6 +85,7 @@ fn a_whole_body_streams_as_calls_reads_it() {
             assert_eq!(stream_code, code, "{said}: {end}");
             assert_eq!(end["ok"], record["ok"], "{said}: {end}");
             assert_eq!(end["value"], record["value"], "{said}: {end}");
+            assert_eq!(end["repairs"], record["repairs"], "{said}: {end}");
             assert_eq!(end["error"]["code"], record["error"]["code"], "{said}");
             assert_eq!(
                 without_place(&end["error"]["message"]),

@@ -77,6 +77,22 @@ fn a_server_error_printed_by_the_llm_command_is_a_failed_call() {
     );
 }
 
+/// Groq refuses a call its parser cannot read (`tool_use_failed`, HTTP 400) and sends the
+/// model's reply in `error.failed_generation`: that reply is what toolmend mends, so the call in
+/// it runs (its single quotes mended), where a failed LLM call was retried.
+#[test]
+fn a_reply_the_server_refused_is_read_from_failed_generation() {
+    let s = Setup::new("failed-generation");
+    let refused = json!({"error": {"message": "Failed to call a function. Please adjust your prompt.",
+        "type": "invalid_request_error", "code": "tool_use_failed",
+        "failed_generation": "{\"tool\": \"echo\", \"parameters\": {\"text\": 'hi'}, \"terminate\": true}"}});
+    let config = s.config(&[refused.to_string()], "retries = 0", ECHO_TOOL);
+    let out = s.run(&config, &["go"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(s.inputs().len(), 1);
+    assert_eq!(s.log("tool.log").len(), 1, "the call ran");
+}
+
 #[test]
 fn prompt_from_stdin() {
     let s = Setup::new("stdin");

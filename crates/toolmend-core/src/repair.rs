@@ -96,6 +96,10 @@ pub enum RepairKind {
     /// object, for a tool whose schema has no `arguments` property: the object is the
     /// arguments.
     UnwrapArguments,
+    /// The server refused the model's reply (Groq's `tool_use_failed`: a call its own parser
+    /// could not read) and sent the reply's text in its error's `failed_generation`: the
+    /// reply was read from there; `text` holds the server's message.
+    FailedGeneration,
 }
 
 impl RepairKind {
@@ -142,6 +146,7 @@ impl RepairKind {
             MissingBracket => "missing_bracket",
             SchemaType => "schema_type",
             UnwrapArguments => "unwrap_arguments",
+            FailedGeneration => "failed_generation",
         }
     }
 
@@ -181,6 +186,7 @@ impl RepairKind {
             MissingBracket => "expected ',' or a closing bracket",
             SchemaType => "expected a JSON value of the schema's type",
             UnwrapArguments => "expected the tool's parameters, found one \"arguments\" object",
+            FailedGeneration => "expected a reply, found the server's error",
         }
     }
 }
@@ -228,6 +234,18 @@ impl Repair {
     /// For [`RepairKind::SchemaType`]: the JSON pointer of the value that was coerced.
     pub fn path(&self) -> Option<&str> {
         self.path.as_deref()
+    }
+
+    /// A [`RepairKind::FailedGeneration`]: the reply was read from the error the server sent,
+    /// whose message was `said`.
+    pub(crate) fn failed_generation(said: &str) -> Repair {
+        Repair {
+            kind: RepairKind::FailedGeneration,
+            offset: None,
+            layers: None,
+            text: Some(said.to_owned()),
+            path: None,
+        }
     }
 
     pub(crate) fn at(kind: RepairKind, offset: usize) -> Repair {

@@ -63,8 +63,9 @@ pub(super) fn is_api_shape(value: &Value) -> bool {
                 || ollama_generate(map).is_some()
                 || workers_ai_result(map).is_some()
                 || first_result_text(map).is_some()
-                // An error the server sent in place of a reply.
+                // An error the server sent in place of a reply (or with the reply it refused).
                 || server_error(map).is_some()
+                || failed_generation(map).is_some()
                 || bedrock_message(map).is_some()
         }
         // A content list: every item a typed block, a Gemini part or a Bedrock `toolUse`; or
@@ -157,6 +158,18 @@ fn item_type(item: &Value) -> Option<&str> {
         .filter(|t| TYPES.contains(t))
 }
 
+/// The model's reply a server refused, and the server's message, when `map` is an error that
+/// carries it: Groq answers a call its parser could not read with `{"error": {"code":
+/// "tool_use_failed", "failed_generation": "<the reply as written>", "message": ...}}`. That
+/// text is what toolmend mends: it is read as the reply (with a `failed_generation` repair),
+/// not taken for the server's failure. An empty one is the error it is.
+pub(super) fn failed_generation(map: &Map<String, Value>) -> Option<(&str, &str)> {
+    let error = map.get("error")?.as_object()?;
+    let text = error.get("failed_generation")?.as_str()?;
+    let said = error.get("message").and_then(Value::as_str).unwrap_or("");
+    (!text.trim().is_empty()).then_some((text, said))
+}
+
 /// What the server said went wrong, when `map` (a whole response, a stream's chunk or event)
 /// is an error rather than a reply: `{"error": {"message", …}}` or `{"error": "…"}` (OpenAI,
 /// vLLM, Gemini, Ollama, Azure; OpenRouter's mid-stream error beside its last `choices`), an
@@ -166,6 +179,9 @@ fn item_type(item: &Value) -> Option<&str> {
 /// one rule for whole responses and streams: the reply is not whole, and its record is
 /// `invalid_input` with these words, never `ok` with the error's JSON as the reply's text.
 pub(super) fn server_error(map: &Map<String, Value>) -> Option<String> {
+    if failed_generation(map).is_some() {
+        return None;
+    }
     let said = match map.get("error") {
         Some(Value::Object(error)) => {
             Some(error.get("message").and_then(Value::as_str).map_or_else(

@@ -41,6 +41,12 @@ pub(crate) enum Delta {
     },
     /// The server dropped a call the model wrote ([`super::stop_reasons::dropped_by`]: why).
     Dropped(String),
+    /// A server's error carrying the reply it refused (Groq's `failed_generation`): the
+    /// reply's text, and the server's message.
+    Refused {
+        text: String,
+        said: String,
+    },
     /// The API marks the call written last as cut (a Responses `function_call` item's
     /// `status: "incomplete"`): why.
     Cut(String),

@@ -40,7 +40,7 @@
 use serde_json::Value;
 
 use super::api_events;
-use super::api_shapes::{REASONING_KEYS, server_error};
+use super::api_shapes::{REASONING_KEYS, failed_generation, server_error};
 use super::call_keys::CallKeys;
 use super::delta::{Delta, arguments_of, in_order, push_reasoning, push_text, stop, str_at};
 use super::sse_data::DataScan;
@@ -360,6 +360,20 @@ impl Deltas {
                 Delta::Stop { field, reason } => stream.stop_reason(field, &reason),
                 Delta::Dropped(why) => stream.dropped_call(why),
                 Delta::Cut(why) => stream.cut_output(why),
+                Delta::Refused { text, said } => {
+                    // The whole reply, refused: read only where nothing of it came before.
+                    if !stream.refused_generation(&said) {
+                        return Err(Error::whole(
+                            Code::InvalidInput,
+                            format!(
+                                "{unit} {}: {}",
+                                self.line,
+                                super::message::refused_words(&said)
+                            ),
+                        ));
+                    }
+                    events.extend(stream.feed(&text));
+                }
                 Delta::Call { legacy: true, .. } if self.keys.tool_calls => {}
                 Delta::More { index, arguments } => {
                     if let Some(key) = self.keys.started(index) {
@@ -441,10 +455,16 @@ fn is_sse_field(line: &str) -> bool {
 fn decode(value: &Value) -> Result<Vec<Delta>, String> {
     // A server that fails says so in a chunk of its own (OpenRouter beside its last
     // `choices`): the reply is not whole.
-    if let Value::Object(map) = value
-        && let Some(why) = server_error(map)
-    {
-        return Err(why);
+    if let Value::Object(map) = value {
+        if let Some((text, said)) = failed_generation(map) {
+            return Ok(vec![Delta::Refused {
+                text: text.to_owned(),
+                said: said.to_owned(),
+            }]);
+        }
+        if let Some(why) = server_error(map) {
+            return Err(why);
+        }
     }
     // A whole response no stream sends in pieces (a server that ignored `"stream": true`).
     if let Some(mut pieces) = super::whole_chunk::whole_response(value) {

@@ -33,10 +33,11 @@ use super::content::{Item, MARKED_INCOMPLETE, read_items};
 use super::formats::{collect, encoded_arguments};
 use super::{CallOptions, Extracted, Failure, Raw, run};
 use crate::error::{Code, Error};
+use crate::repair::Repair;
 
 use super::api_shapes::{
-    REASONING_KEYS, bedrock_message, first_result_text, generated_text, is_anthropic, is_responses,
-    ollama_generate, server_error, workers_ai_result,
+    REASONING_KEYS, bedrock_message, failed_generation, first_result_text, generated_text,
+    is_anthropic, is_responses, ollama_generate, server_error, workers_ai_result,
 };
 use super::stop_reasons::{cut_by, dropped_by};
 
@@ -307,10 +308,22 @@ struct Parts {
     last_is_call: bool,
     /// Why the API says the output was cut, if it does.
     cut: Option<String>,
+    /// The reply is the text a server refused (`failed_generation`): the server's message.
+    refused: Option<String>,
 }
 
 impl Parts {
     fn run(mut self, options: &CallOptions) -> Result<Extracted, Failure> {
+        let Some(said) = self.refused.take() else {
+            return self.read(options);
+        };
+        if options.strict {
+            return Err(invalid(refused_words(&said)));
+        }
+        with_repair(self.read(options), Repair::failed_generation(&said))
+    }
+
+    fn read(mut self, options: &CallOptions) -> Result<Extracted, Failure> {
         // Empty reasoning is none, as a stream never shows it: a reply that is one JSON string
         // beside it is still unquoted, streamed or whole.
         self.reasoning.retain(|r| !r.is_empty());
@@ -356,6 +369,11 @@ impl Parts {
 
     /// An API response, a message, or `{"text": …}`.
     fn object(&mut self, map: &Map<String, Value>) -> Result<(), Failure> {
+        if let Some((text, said)) = failed_generation(map) {
+            self.text(text);
+            self.refused = Some(said.to_owned());
+            return Ok(());
+        }
         if let Some(why) = server_error(map) {
             return Err(invalid(why));
         }
@@ -585,6 +603,26 @@ impl Parts {
             self.last_is_call = true;
         }
     }
+}
+
+/// Under `--strict`, a reply a server refused is its error: "the server sent an error: ...".
+pub(super) fn refused_words(said: &str) -> String {
+    format!("the server sent an error: {said}")
+}
+
+/// `result` with `repair` first in its reply's repairs.
+pub(super) fn with_repair(
+    mut result: Result<Extracted, Failure>,
+    repair: Repair,
+) -> Result<Extracted, Failure> {
+    let extracted = match &mut result {
+        Ok(extracted) => Some(extracted),
+        Err(failure) => failure.extracted.as_deref_mut(),
+    };
+    if let Some(extracted) = extracted {
+        extracted.repairs.insert(0, repair);
+    }
+    result
 }
 
 /// The choice or candidate with `index` 0, else the first.

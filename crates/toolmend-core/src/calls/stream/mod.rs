@@ -185,6 +185,8 @@ pub struct Stream {
     /// Text of an API that keeps blocks in order came after the last call
     /// ([`Stream::text_after_calls`]): a cut is not the call's.
     text_last: bool,
+    /// The reply came in a server's error that refused it (`failed_generation`): its message.
+    refused: Option<String>,
     /// Why a call is missing, when the server says it dropped one.
     dropped: Option<String>,
     markers: Markers,
@@ -282,6 +284,7 @@ impl Stream {
             server_reasoning: None,
             cut: None,
             text_last: false,
+            refused: None,
             dropped: None,
             markers,
             live,
@@ -632,6 +635,19 @@ impl Stream {
                 super::extract(&self.buf, &self.options),
                 original_text(self.buf.as_bytes()),
             ),
+        };
+        let result = match &self.refused {
+            Some(said) if self.options.strict => Err(Failure {
+                error: crate::error::Error::whole(
+                    crate::error::Code::InvalidInput,
+                    super::message::refused_words(said),
+                ),
+                extracted: None,
+            }),
+            Some(said) => {
+                super::message::with_repair(result, crate::repair::Repair::failed_generation(said))
+            }
+            None => result,
         };
         self.settle(&result, &mut events);
         let result = Box::new(result);

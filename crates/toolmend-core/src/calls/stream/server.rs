@@ -110,6 +110,21 @@ impl Stream {
         self.text_last = !self.server_calls.is_empty();
     }
 
+    /// A server's error carries the whole reply it refused (`failed_generation`), whose
+    /// message was `said`: the reply is read from it, with a `failed_generation` repair, when
+    /// nothing of the reply came before (else it cannot be told what it repeats: false).
+    pub(crate) fn refused_generation(&mut self, said: &str) -> bool {
+        let fresh = self.result.is_none()
+            && self.buf.is_empty()
+            && self.server_calls.is_empty()
+            && self.server_reasoning.is_none()
+            && self.refused.is_none();
+        if fresh {
+            self.refused = Some(said.to_owned());
+        }
+        fresh
+    }
+
     /// The API says the output was cut for `why` (a call it marks incomplete): the call
     /// written last is incomplete, as [`Stream::stop_reason`] makes it.
     pub(crate) fn cut_output(&mut self, why: String) {
