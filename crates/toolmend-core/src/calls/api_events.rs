@@ -1,6 +1,7 @@
 //! Stream events of APIs whose shapes are their own, read into the pieces [`super::Deltas`]
 //! feeds a stream:
 //!
+//! - OpenAI chat-completions deltas (and Ollama's `message`, an assistant message alone);
 //! - Anthropic Messages events and OpenAI Responses events (`type` names the event);
 //! - Amazon Bedrock's `ConverseStream` events, as the AWS SDKs give them: one member named for
 //!   the event's kind (`{"contentBlockDelta": {"delta": {"text": "Hi"}, "contentBlockIndex":
@@ -12,7 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use super::api_shapes::server_error;
+use super::api_shapes::{REASONING_KEYS, server_error};
 use super::delta::{Delta, arguments_of, push_reasoning, push_text, stop, str_at};
 
 /// The pieces of a `ConverseStream` event (`Err`: an exception event's words), or `None` when
@@ -208,6 +209,77 @@ pub(crate) fn typed_event(
         _ => {}
     }
     Ok(())
+}
+
+/// An OpenAI `delta` (or Ollama `message`).
+pub(crate) fn message_delta(delta: &Value, out: &mut Vec<Delta>) {
+    // One of them, as a whole message is read: servers that send both `reasoning_content`
+    // and `reasoning` (vLLM, for old clients) send the same text twice.
+    if let Some(t) = REASONING_KEYS
+        .iter()
+        .find_map(|key| str_at(delta, key))
+        .filter(|t| !t.is_empty())
+    {
+        out.push(Delta::Reasoning(t.to_owned()));
+    }
+    // Content given as a list of parts (Mistral's reasoning models), read as in a whole
+    // message: text parts are text, thinking parts (text chunks) reasoning.
+    if let Some(Value::Array(parts)) = delta.get("content") {
+        for part in parts {
+            match str_at(part, "type") {
+                Some("text" | "output_text") => push_text(out, str_at(part, "text")),
+                Some("refusal") => push_text(out, str_at(part, "refusal")),
+                Some("thinking") => match part.get("thinking") {
+                    Some(Value::Array(chunks)) => {
+                        for chunk in chunks {
+                            push_reasoning(out, str_at(chunk, "text"));
+                        }
+                    }
+                    thinking => push_reasoning(out, thinking.and_then(Value::as_str)),
+                },
+                _ => {}
+            }
+        }
+    }
+    // A refusal is the reply's text, after any content, as in a whole message.
+    for key in ["content", "refusal"] {
+        if let Some(t) = str_at(delta, key).filter(|t| !t.is_empty()) {
+            out.push(Delta::Text(t.to_owned()));
+        }
+    }
+    let calls = match delta.get("tool_calls") {
+        Some(Value::Array(calls)) => calls.iter().collect(),
+        _ => Vec::new(),
+    };
+    for (position, call) in calls.into_iter().enumerate() {
+        let function = call.get("function").unwrap_or(call);
+        out.push(Delta::Call {
+            // Ollama's `/api/chat` numbers its calls in `function.index`.
+            index: Some(
+                [call, function]
+                    .iter()
+                    .find_map(|v| v.get("index").and_then(Value::as_u64))
+                    .map_or(position, |i| i as usize),
+            ),
+            id: str_at(call, "id").map(str::to_owned),
+            name: str_at(function, "name").map(str::to_owned),
+            // Ollama sends the arguments whole, as an object.
+            arguments: arguments_of(function.get("arguments")),
+            whole: function.get("arguments").is_some_and(Value::is_object),
+            legacy: false,
+        });
+    }
+    if let Some(function) = delta.get("function_call").filter(|f| f.is_object()) {
+        out.push(Delta::Call {
+            // Apart from the `tool_calls` indexes: never read into one of them.
+            index: Some(usize::MAX),
+            id: None,
+            name: str_at(function, "name").map(str::to_owned),
+            arguments: str_at(function, "arguments").unwrap_or("").to_owned(),
+            whole: false,
+            legacy: true,
+        });
+    }
 }
 
 /// A call a server starts at block `index`; its arguments follow in pieces.

@@ -487,7 +487,7 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                     .find(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0);
                 if let Some(delta) = first.and_then(|c| c.get("delta").or_else(|| c.get("message")))
                 {
-                    message_delta(delta, &mut out);
+                    api_events::message_delta(delta, &mut out);
                 } else {
                     // A text completion (`/v1/completions`): the choice's `text`, as whole.
                     push_text(&mut out, first.and_then(|c| str_at(c, "text")));
@@ -545,7 +545,7 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                 in_order(&mut out);
             } else if let Some(message) = map.get("message").filter(|m| m.is_object()) {
                 // Ollama's `/api/chat` line; Cohere's whole response (`finish_reason`).
-                message_delta(message, &mut out);
+                api_events::message_delta(message, &mut out);
                 stop(&mut out, "done_reason", map.get("done_reason"));
                 stop(&mut out, "finish_reason", map.get("finish_reason"));
             } else if let Some(text) = super::api_shapes::ollama_generate(map) {
@@ -570,7 +570,7 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
                 .any(|k| map.contains_key(*k))
             {
                 // An assistant message (or its delta) alone: its calls as well as its text.
-                message_delta(value, &mut out);
+                api_events::message_delta(value, &mut out);
             } else {
                 // (`response`: Cloudflare Workers AI's stream, its text a chunk.)
                 for key in ["text", "content", "delta", "response"] {
@@ -587,77 +587,6 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
         _ => {}
     }
     Ok(out)
-}
-
-/// An OpenAI `delta` (or Ollama `message`).
-pub(super) fn message_delta(delta: &Value, out: &mut Vec<Delta>) {
-    // One of them, as a whole message is read: servers that send both `reasoning_content`
-    // and `reasoning` (vLLM, for old clients) send the same text twice.
-    if let Some(t) = REASONING_KEYS
-        .iter()
-        .find_map(|key| str_at(delta, key))
-        .filter(|t| !t.is_empty())
-    {
-        out.push(Delta::Reasoning(t.to_owned()));
-    }
-    // Content given as a list of parts (Mistral's reasoning models), read as in a whole
-    // message: text parts are text, thinking parts (text chunks) reasoning.
-    if let Some(Value::Array(parts)) = delta.get("content") {
-        for part in parts {
-            match str_at(part, "type") {
-                Some("text" | "output_text") => push_text(out, str_at(part, "text")),
-                Some("refusal") => push_text(out, str_at(part, "refusal")),
-                Some("thinking") => match part.get("thinking") {
-                    Some(Value::Array(chunks)) => {
-                        for chunk in chunks {
-                            push_reasoning(out, str_at(chunk, "text"));
-                        }
-                    }
-                    thinking => push_reasoning(out, thinking.and_then(Value::as_str)),
-                },
-                _ => {}
-            }
-        }
-    }
-    // A refusal is the reply's text, after any content, as in a whole message.
-    for key in ["content", "refusal"] {
-        if let Some(t) = str_at(delta, key).filter(|t| !t.is_empty()) {
-            out.push(Delta::Text(t.to_owned()));
-        }
-    }
-    let calls = match delta.get("tool_calls") {
-        Some(Value::Array(calls)) => calls.iter().collect(),
-        _ => Vec::new(),
-    };
-    for (position, call) in calls.into_iter().enumerate() {
-        let function = call.get("function").unwrap_or(call);
-        out.push(Delta::Call {
-            // Ollama's `/api/chat` numbers its calls in `function.index`.
-            index: Some(
-                [call, function]
-                    .iter()
-                    .find_map(|v| v.get("index").and_then(Value::as_u64))
-                    .map_or(position, |i| i as usize),
-            ),
-            id: str_at(call, "id").map(str::to_owned),
-            name: str_at(function, "name").map(str::to_owned),
-            // Ollama sends the arguments whole, as an object.
-            arguments: arguments_of(function.get("arguments")),
-            whole: function.get("arguments").is_some_and(Value::is_object),
-            legacy: false,
-        });
-    }
-    if let Some(function) = delta.get("function_call").filter(|f| f.is_object()) {
-        out.push(Delta::Call {
-            // Apart from the `tool_calls` indexes: never read into one of them.
-            index: Some(usize::MAX),
-            id: None,
-            name: str_at(function, "name").map(str::to_owned),
-            arguments: str_at(function, "arguments").unwrap_or("").to_owned(),
-            whole: false,
-            legacy: true,
-        });
-    }
 }
 
 #[cfg(test)]

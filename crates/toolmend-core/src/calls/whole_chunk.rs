@@ -149,7 +149,7 @@ impl Pieces {
     /// OpenAI-shaped message, read as a stream reads one given alone.
     fn assistant(&mut self, message: &Map<String, Value>) {
         let mut out = Vec::new();
-        super::deltas::message_delta(&Value::Object(message.clone()), &mut out);
+        super::api_events::message_delta(&Value::Object(message.clone()), &mut out);
         self.out.append(&mut out);
     }
 }
