@@ -247,8 +247,8 @@ impl Serialize for AddedValue<'_> {
 }
 
 impl Event {
-    /// The event as JSON, calls written in `shape`: the value of its one encoding
-    /// ([`EventJson`]).
+    /// The event as JSON, calls written in `shape`: the value of its one encoding (the same
+    /// bytes `calls --stream` writes).
     pub fn to_value(&self, shape: Shape) -> Value {
         crate::io::record::to_value(&self.as_json(shape))
     }
