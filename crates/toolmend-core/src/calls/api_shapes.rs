@@ -221,9 +221,9 @@ pub(super) fn server_error(map: &Map<String, Value>) -> Option<String> {
 }
 
 /// What the server said went wrong, when a whole reply is a server's error body rather than a
-/// reply ([`server_error`]'s words): an LLM command that printed what a failing server answered
-/// (a `curl` that exits 0 on an HTTP error) failed, as one that exits non-zero does. Replies
-/// that name none of the error fields are not parsed.
+/// reply (the words `calls` gives it: "the server sent an error: ..."): an LLM command that
+/// printed what a failing server answered (a `curl` that exits 0 on an HTTP error) failed, as
+/// one that exits non-zero does. Replies that name none of the error fields are not parsed.
 pub fn server_error_reply(reply: &str) -> Option<String> {
     let reply = reply.trim_ascii();
     if !reply.starts_with('{')

@@ -134,7 +134,7 @@ impl Stream {
     }
 
     /// The server says it dropped a call the model wrote, for `why`
-    /// ([`crate::calls::stop_reasons::dropped_by`]): the reply's result has it as an incomplete
+    /// (`stop_reasons::dropped_by`): the reply's result has it as an incomplete
     /// call, as `calls` says of the whole response.
     pub fn dropped_call(&mut self, why: String) {
         if self.result.is_none() {
