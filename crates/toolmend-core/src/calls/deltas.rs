@@ -271,7 +271,9 @@ impl Deltas {
                 self.raw = false;
                 self.scan = DataScan::default();
                 if std::mem::take(&mut self.error_event) {
-                    return Err(self.server_error(&value.to_string()));
+                    // The data was parsed already: its words, not a second parse.
+                    let words = words_of(Some(&value), &value.to_string());
+                    return Err(self.placed(words));
                 }
                 self.decoded(&value, stream, "line")
             }
@@ -306,10 +308,12 @@ impl Deltas {
 
     /// The `invalid_input` error for what a server sent as its error (`said`: JSON or text).
     fn server_error(&self, said: &str) -> Error {
-        Error::whole(
-            Code::InvalidInput,
-            format!("line {}: {}", self.line, error_words(said)),
-        )
+        self.placed(error_words(said))
+    }
+
+    /// `invalid_input` with `words`, at the line being read.
+    fn placed(&self, words: String) -> Error {
+        Error::whole(Code::InvalidInput, format!("line {}: {words}", self.line))
     }
 
     fn value(&mut self, text: &str, stream: &mut Stream) -> Result<Vec<Event>, Error> {
@@ -421,8 +425,12 @@ impl Deltas {
 /// The server's words for an error it sent as `said` (an error object, its `message`, a JSON
 /// string or plain text), as [`server_error`] words the errors of API shapes.
 fn error_words(said: &str) -> String {
-    let value = serde_json::from_str::<Value>(said).ok();
-    let message = match &value {
+    words_of(serde_json::from_str::<Value>(said).ok().as_ref(), said)
+}
+
+/// [`error_words`] of data already parsed (`value`, or `None` for text that is not JSON).
+fn words_of(value: Option<&Value>, said: &str) -> String {
+    let message = match value {
         Some(Value::Object(map)) => match server_error(map) {
             Some(words) => return words,
             None => map
