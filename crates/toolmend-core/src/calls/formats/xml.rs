@@ -192,6 +192,15 @@ pub(super) fn function_tags(
     while let Some((start, len)) = find.find_any(pos, range.end, FUNCTION_OPENS) {
         let open = &text[start..start + len];
         let name_start = start + len;
+        if let Some((name_end, args_at)) = eq_dialect(&text, open, name_start, range.end) {
+            any = true;
+            let (content_end, after) = until(&mut find, args_at, range.end, &["</function>"]);
+            let name = &text[name_start..name_end];
+            let complete = after.is_some() || closed;
+            function_body(text, name, start, args_at..content_end, complete, out);
+            pos = after.unwrap_or(range.end);
+            continue;
+        }
         let Some(gt) = text[name_start..range.end].find('>') else {
             out.cut_off(None, start, format!("it ends inside its {open}… tag"));
             return Some(range.end);
@@ -216,6 +225,35 @@ pub(super) fn function_tags(
         pos = after.unwrap_or(range.end);
     }
     any.then_some(range.end)
+}
+
+/// Llama models on Groq write `<function=NAME={JSON}</function>` (or `<function=NAME{JSON}`):
+/// an `=` where the tag's `>` belongs, or nothing. For such a `<function=` tag (`open`), its
+/// name at `name_start` and where its JSON starts. `NAME=` and `{` must come at once: anything
+/// else (`<function=a=b>`) is no call of this kind.
+pub(in crate::calls) fn eq_dialect(
+    text: &str,
+    open: &str,
+    name_start: usize,
+    limit: usize,
+) -> Option<(usize, usize)> {
+    if open != "<function=" {
+        return None;
+    }
+    let bytes = &text.as_bytes()[..limit];
+    let name_end = name_start
+        + bytes[name_start..]
+            .iter()
+            .take_while(|&&b| is_name_byte(b))
+            .count();
+    if name_end == name_start {
+        return None;
+    }
+    match bytes.get(name_end..) {
+        Some([b'{', ..]) => Some((name_end, name_end)),
+        Some([b'=', b'{', ..]) => Some((name_end, name_end + 1)),
+        _ => None,
+    }
 }
 
 pub(super) fn function_body(

@@ -56,6 +56,9 @@ pub(super) enum Head {
         close: Option<&'static str>,
         /// A name that is no call.
         not_a_call: Option<&'static str>,
+        /// `<function=NAME=` read: the JSON must open next (Groq's dialect, as
+        /// `formats::xml::eq_dialect` reads it).
+        eq: bool,
     },
     /// `open HEAD sep`: the head, then (for `function`) the name on the next line.
     Tagged {
@@ -264,6 +267,7 @@ impl Stream {
                     end: b'>',
                     close: Some(close),
                     not_a_call: None,
+                    eq: false,
                 });
             }
             Action::Arrows => {
@@ -272,6 +276,7 @@ impl Stream {
                     end: b'\n',
                     close: None,
                     not_a_call: Some(ARROWS_TEXT),
+                    eq: false,
                 });
             }
         }
@@ -334,13 +339,24 @@ impl Stream {
                 end,
                 close,
                 not_a_call,
+                eq,
             } => {
-                if b == *end && !name.is_empty() && Some(name.as_str()) != *not_a_call {
+                // `<function=NAME{` or `<function=NAME={`: the arguments open here.
+                let dialect = *end == b'>' && !name.is_empty() && b == b'{';
+                if b == *end && !*eq && !name.is_empty() && Some(name.as_str()) != *not_a_call
+                    || dialect
+                {
                     let (name, close) = (std::mem::take(name), *close);
                     self.start_call(name, None, events);
                     self.args_body(close);
-                    self.pos += 1;
+                    if !dialect {
+                        self.pos += 1;
+                    }
                     return;
+                } else if *eq {
+                    give_up = true;
+                } else if *end == b'>' && !name.is_empty() && b == b'=' {
+                    *eq = true;
                 } else if is_name_byte(b) && name.len() < MAX_NAME {
                     name.push(b as char);
                 } else {
