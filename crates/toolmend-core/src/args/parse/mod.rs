@@ -215,7 +215,15 @@ impl<'a> Parser<'a> {
                 .pending
                 .as_ref()
                 .map_or(self.sink.out.len(), whole::Pending::out_start);
-            self.one_value()?;
+            if parts.is_empty() && !self.strict && self.members_open_document() {
+                // `"query": "x"}`: an object's members with its `{` left out (Llama on Groq
+                // writes `<function=f>"query": "x"}</function>`); json_repair reads it so too.
+                self.fix(RepairKind::MissingBracket, self.pos)?;
+                self.open(Container::Object, self.pos)?;
+                self.value_from(Resume::Member(None))?;
+            } else {
+                self.one_value()?;
+            }
             debug_assert!(self.sink.pending.is_none(), "the first value took it");
             parts.push(start..self.sink.out.len());
             loop {
@@ -373,7 +381,16 @@ impl<'a> Parser<'a> {
     /// what is valid JSON, the repairing parser the rest, each taking up where the other
     /// stopped ([`fast::Resume`]).
     fn one_value(&mut self) -> Result<(), Error> {
-        let mut state = Resume::Value;
+        self.value_from(Resume::Value)
+    }
+
+    /// Whether the document opens with a quoted key and its colon, not a value.
+    fn members_open_document(&self) -> bool {
+        self.peek() == Some(b'"') && self.quoted_key_at(self.pos)
+    }
+
+    /// Reads on from `state` to the end of the value being read.
+    fn value_from(&mut self, mut state: Resume) -> Result<(), Error> {
         loop {
             state = match self.fast(state)? {
                 Resume::Done => return Ok(()),

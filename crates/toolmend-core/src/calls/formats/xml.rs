@@ -274,8 +274,14 @@ pub(super) fn function_body(
             message: message.to_owned(),
         })
     };
-    if content.starts_with(['{', '[']) {
-        // Functionary v3.1: the arguments are JSON; their end decides completeness.
+    let tagged = PARAM_OPENS.iter().any(|open| content.contains(open));
+    // Functionary v3.1: the arguments are JSON; their end decides completeness. Text that is
+    // no `<parameter=…>` tag is read as JSON too (Llama on Groq leaves the `{` out:
+    // `<function=f>"query": "x"}`): mended or refused in the arguments' words, never dropped.
+    if content.starts_with(['{', '['])
+        || !tagged && !content.trim_end().is_empty() && complete
+        || !tagged && content.starts_with('"')
+    {
         out.items.push(Item::Call(Raw {
             name: Some(name.to_owned()),
             args: Args::Text(content.trim_end().to_owned()),
