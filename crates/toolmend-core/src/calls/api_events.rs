@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 use super::api_shapes::{REASONING_KEYS, server_error};
 use super::delta::{Delta, arguments_of, push_reasoning, push_text, stop, str_at};
+use super::formats::json::ARG_KEYS;
 
 /// The pieces of a `ConverseStream` event (`Err`: an exception event's words), or `None` when
 /// `map` is not one.
@@ -253,6 +254,7 @@ pub(crate) fn message_delta(delta: &Value, out: &mut Vec<Delta>) {
     };
     for (position, call) in calls.into_iter().enumerate() {
         let function = call.get("function").unwrap_or(call);
+        let arguments = call_arguments(call, function);
         out.push(Delta::Call {
             // Ollama's `/api/chat` numbers its calls in `function.index`.
             index: Some(
@@ -264,8 +266,8 @@ pub(crate) fn message_delta(delta: &Value, out: &mut Vec<Delta>) {
             id: str_at(call, "id").map(str::to_owned),
             name: str_at(function, "name").map(str::to_owned),
             // Ollama sends the arguments whole, as an object.
-            arguments: arguments_of(function.get("arguments")),
-            whole: function.get("arguments").is_some_and(Value::is_object),
+            arguments: arguments_of(arguments),
+            whole: arguments.is_some_and(Value::is_object),
             legacy: false,
         });
     }
@@ -280,6 +282,19 @@ pub(crate) fn message_delta(delta: &Value, out: &mut Vec<Delta>) {
             legacy: true,
         });
     }
+}
+
+/// The arguments of a `tool_calls` entry, under the keys and in the places `calls` reads a
+/// whole message's (`formats::json::object_call`): in its `function`, else beside it.
+fn call_arguments<'v>(call: &'v Value, function: &'v Value) -> Option<&'v Value> {
+    let under = |v: &'v Value| ARG_KEYS.iter().find_map(|k| v.get(*k));
+    under(function).or_else(|| {
+        if std::ptr::eq(call, function) {
+            None
+        } else {
+            under(call)
+        }
+    })
 }
 
 /// A call a server starts at block `index`; its arguments follow in pieces.

@@ -167,7 +167,10 @@ pub(super) fn failed_generation(map: &Map<String, Value>) -> Option<(&str, &str)
     let error = map.get("error")?.as_object()?;
     let text = error.get("failed_generation")?.as_str()?;
     let said = error.get("message").and_then(Value::as_str).unwrap_or("");
-    (!text.trim().is_empty()).then_some((text, said))
+    // Groq sometimes puts its own words there, not the model's reply ("Tool use failed: JSON
+    // does not match the expected schema for tool calls"): that is the server's error.
+    let servers_words = text.starts_with("Tool use failed:");
+    (!text.trim().is_empty() && !servers_words).then_some((text, said))
 }
 
 /// What the server said went wrong, when `map` (a whole response, a stream's chunk or event)
@@ -184,10 +187,19 @@ pub(super) fn server_error(map: &Map<String, Value>) -> Option<String> {
     }
     let said = match map.get("error") {
         Some(Value::Object(error)) => {
-            Some(error.get("message").and_then(Value::as_str).map_or_else(
+            let mut said = error.get("message").and_then(Value::as_str).map_or_else(
                 || serde_json::to_string(error).unwrap_or_default(),
                 str::to_owned,
-            ))
+            );
+            // Groq's own words in `failed_generation` (see `failed_generation`) say why.
+            if let Some(why) = error
+                .get("failed_generation")
+                .and_then(Value::as_str)
+                .filter(|why| !why.trim().is_empty() && !said.contains(*why))
+            {
+                said = format!("{said} ({why})");
+            }
+            Some(said)
         }
         Some(Value::String(message)) => Some(message.clone()),
         // Cloudflare's REST envelope: `success: false` and its `errors`.

@@ -375,6 +375,15 @@ pub(super) fn object_call(
         if let Some(id) = ID_KEYS.iter().find_map(|k| map.get(*k)) {
             function.insert("id".into(), id.clone());
         }
+        // `{"function": {"name": "f"}, "parameters": {…}}`: the arguments written beside the
+        // function, not in it, are its arguments (else they were dropped: `parameters: {}`).
+        if !ARG_KEYS.iter().any(|k| function.contains_key(*k))
+            && let Some((key, args)) = ARG_KEYS
+                .iter()
+                .find_map(|k| map.get(*k).map(|args| (*k, args)))
+        {
+            function.insert(key.into(), args.clone());
+        }
         let before = raws.len();
         let found = object_call(function, false, false, raws);
         encoded_arguments(&mut raws[before..]);
