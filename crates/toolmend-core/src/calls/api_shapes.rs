@@ -60,6 +60,9 @@ pub(super) fn is_api_shape(value: &Value) -> bool {
                         .any(|k| map.contains_key(*k)))
                 || (map.get("generated_text").is_some_and(Value::is_string)
                     && map.keys().all(|k| k == "generated_text" || k == "details"))
+                // llama.cpp's generic format, whose grammar makes a reply that calls nothing
+                // `{"response": "…"}` (llama.cpp reads its text so).
+                || (map.len() == 1 && map.get("response").is_some_and(Value::is_string))
                 || ollama_generate(map).is_some()
                 || workers_ai_result(map).is_some()
                 || first_result_text(map).is_some()

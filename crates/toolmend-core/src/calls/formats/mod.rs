@@ -298,7 +298,7 @@ pub(crate) const TABLE: &[Spec] = &[
     },
     Spec {
         name: "functionary",
-        models: "Functionary v3.1 (<function=NAME>JSON</function>), bare Qwen3-Coder <function=…>",
+        models: "Functionary v3.1 (<function=NAME>JSON</function>), Llama on Groq (<function=NAME={JSON}</function>), bare Qwen3-Coder <function=…>",
         kind: block(&["<function="], &["</function>"], Body::FunctionTags),
     },
     Spec {
