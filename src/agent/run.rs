@@ -13,10 +13,11 @@ use super::events::Events;
 use super::process::{self, Cut, Ended, Group};
 use super::sys;
 use super::tool::{self, ToolResult};
+use toolmend_core::Code;
 use toolmend_core::calls::{Call, CallOptions, Extracted};
 
 use super::reply::{Reply, judge, read_reply};
-use super::watcher::Watcher;
+use super::watcher::{ServerReply, Watched, Watcher};
 
 /// The longest reply taken (16 MiB); a model does not write more. A longer one is refused as a
 /// failed call, and no more than this is held in memory while it is read.
@@ -209,6 +210,14 @@ impl Stop {
     }
 }
 
+/// What a reply gave when it was read while it came.
+enum Read {
+    /// The calls of a reply cut at its first call (`stop_after_call`).
+    Found(Extracted),
+    /// A reply that came as a server's stream of server-sent events.
+    Server(ServerReply),
+}
+
 struct Run<'a> {
     config: &'a Config,
     events: &'a mut Events,
@@ -229,7 +238,8 @@ impl Run<'_> {
             self.messages
                 .push(Message::new(Role::Assistant, reply.clone()));
             let read = match found {
-                Some(found) => judge(&reply, Ok(found)),
+                Some(Read::Found(found)) => judge(&reply, Ok(found)),
+                Some(Read::Server(server)) => judge(&server.text, server.result),
                 None => self.read_reply(&reply)?,
             };
             match read {
@@ -329,7 +339,7 @@ impl Run<'_> {
 
     /// The model's reply, retrying a failing LLM command with exponential backoff, and what
     /// the reply gave when it was already read while it came (`stop_after_call`).
-    fn ask_model(&mut self) -> Result<(String, Option<Extracted>), Stop> {
+    fn ask_model(&mut self) -> Result<(String, Option<Read>), Stop> {
         let llm = &self.config.llm;
         let mut failures = 0u32;
         loop {
@@ -371,8 +381,12 @@ impl Run<'_> {
                 Some(&mut watch),
             );
             // The reply as read (the pieces went to the watcher, not to `done.stdout`).
-            let (read, cut, found) = watcher.into_stream();
-            let reply = || read.reply().to_owned();
+            let Watched {
+                reply: read,
+                cut,
+                found,
+                server,
+            } = watcher.into_reply();
             let problem = match ran {
                 Err(e) if process::cannot_start(&e) => {
                     let problem = format!("could not start {:?}: {e}", llm.command[0]);
@@ -387,12 +401,12 @@ impl Run<'_> {
                     Ended::Stopped => {
                         // A whole call was read (`stop_after_call`): the reply is what was read,
                         // up to the call's end when that is where its call was found.
-                        let text = read.reply();
-                        let reply = text[..cut.unwrap_or(text.len())].to_owned();
+                        let mut reply = read;
+                        reply.truncate(cut.unwrap_or(reply.len()));
                         // The calls read from this very text when the model was stopped.
                         let found = found
                             .filter(|(length, _)| *length == reply.len())
-                            .map(|(_, found)| found);
+                            .map(|(_, found)| Read::Found(found));
                         self.emit_reply(done.elapsed, &reply, true);
                         return Ok((reply, found));
                     }
@@ -410,15 +424,25 @@ impl Run<'_> {
                         )
                     }
                     Ended::Exited(_) if done.succeeded() => {
-                        let reply = reply();
-                        drop(read);
-                        // A server's error body printed as the reply: the call failed, and
-                        // is retried as one; the model said nothing to correct.
-                        match toolmend_core::calls::server_error_reply(&reply) {
+                        let reply = read;
+                        // A server's error body printed as the reply, or server-sent events
+                        // that carry one or cannot be read: the call failed, and is retried as
+                        // one; the model said nothing to correct.
+                        let failed = match &server {
+                            Some(ServerReply {
+                                result: Err(failure),
+                                ..
+                            }) if failure.error.code == Code::InvalidInput => {
+                                Some(failure.error.message.clone())
+                            }
+                            Some(_) => None,
+                            None => toolmend_core::calls::server_error_reply(&reply),
+                        };
+                        match failed {
                             Some(said) => format!("{said} (the command printed it and exited 0)"),
                             None => {
                                 self.emit_reply(done.elapsed, &reply, false);
-                                return Ok((reply, None));
+                                return Ok((reply, server.map(Read::Server)));
                             }
                         }
                     }

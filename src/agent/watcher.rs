@@ -2,16 +2,56 @@
 //! reply that holds a whole call can stop the command early.
 
 use serde_json::Value;
-use toolmend_core::calls::{self, CallOptions, Event, Extracted, Shape, Stream};
+use toolmend_core::calls::{
+    self, CallOptions, DeltaFraming, Deltas, Event, Extracted, Failure, Shape, Stream,
+};
 
 use super::events::Events;
 use super::process::Watch;
+
+/// How an LLM command's stdout is read.
+enum Framing {
+    /// Its first bytes, until they tell ([`calls::sse_body`]).
+    Undecided(String),
+    Text,
+    /// A server's events, read as `calls --stream --input sse` reads them.
+    Sse(Box<Deltas>),
+    /// Server-sent events that ended the reply (the server's error, data that is not JSON):
+    /// the rest says nothing more.
+    Ended,
+}
+
+/// What the loop reads from a reply that came as server-sent events: the text the stream put
+/// together (the reply a model wrote) and what `calls --stream --input sse` gives for it.
+pub(super) struct ServerReply {
+    pub(super) text: String,
+    pub(super) result: Result<Extracted, Failure>,
+}
+
+/// A reply read as it came ([`Watcher::into_reply`]).
+pub(super) struct Watched {
+    /// The reply; for server-sent events, the body as printed (the conversation keeps the
+    /// reply verbatim).
+    pub(super) reply: String,
+    /// Where the reply was cut at its first call's end (`stop_after_call`).
+    pub(super) cut: Option<usize>,
+    /// What the reply read so far gave when it was found to hold a call, and the length of
+    /// the text it was read from.
+    pub(super) found: Option<(usize, Extracted)>,
+    /// For server-sent events, what the loop reads from them.
+    pub(super) server: Option<ServerReply>,
+}
 
 /// Reads an LLM command's stdout as it comes: the call being formed goes to the events
 /// (`llm.stream`), and with `stop_after_call` the command is stopped once the reply read so
 /// far holds a whole call.
 pub(super) struct Watcher<'a> {
     stream: Stream,
+    /// How stdout is read: as the model's text, or as a server's stream of server-sent events
+    /// (a `curl -N` to a streaming endpoint), which its first bytes tell.
+    framing: Framing,
+    /// Of an SSE body: the body as printed (the reply the conversation keeps, verbatim).
+    raw: String,
     /// The end of the last piece when it cut a character.
     carry: Vec<u8>,
     events: &'a mut Events,
@@ -39,6 +79,8 @@ impl<'a> Watcher<'a> {
     ) -> Watcher<'a> {
         Watcher {
             stream: Stream::new(options.clone()).with_arguments_step(arguments_step),
+            framing: Framing::Undecided(String::new()),
+            raw: String::new(),
             carry: Vec::new(),
             events,
             iteration,
@@ -78,6 +120,16 @@ impl<'a> Watcher<'a> {
             }
         }
         self.carry.drain(..at);
+        self.emit(events);
+        if self.stop_after_call && matches!(self.framing, Framing::Text) && self.holds_a_call() {
+            Watch::Stop
+        } else {
+            Watch::More
+        }
+    }
+
+    /// The calls being formed, as `llm.stream` events.
+    fn emit(&mut self, events: Vec<Event>) {
         for event in events {
             if matches!(
                 event,
@@ -91,27 +143,81 @@ impl<'a> Watcher<'a> {
                 self.events.emit("llm.stream", Value::Object(data));
             }
         }
-        if self.stop_after_call && self.holds_a_call() {
-            Watch::Stop
-        } else {
-            Watch::More
+    }
+
+    /// The reply as read, once the command has ended.
+    pub(super) fn into_reply(mut self) -> Watched {
+        let mut events = Vec::new();
+        if !self.carry.is_empty() {
+            self.feed("\u{FFFD}".to_owned(), &mut events);
+        }
+        if let Framing::Undecided(held) = &mut self.framing {
+            // Too short to tell: the model's text.
+            let held = std::mem::take(held);
+            self.framing = Framing::Text;
+            self.feed(held, &mut events);
+        }
+        let server = match std::mem::replace(&mut self.framing, Framing::Text) {
+            Framing::Text => None,
+            framing => {
+                if let Framing::Sse(mut deltas) = framing {
+                    match deltas.end(&mut self.stream) {
+                        Ok(more) => events.extend(more),
+                        Err(error) => events.extend(self.stream.abort(error)),
+                    }
+                }
+                events.extend(self.stream.finish());
+                self.stream.result().cloned().map(|result| ServerReply {
+                    text: self.stream.reply().to_owned(),
+                    result,
+                })
+            }
+        };
+        self.emit(events);
+        let reply = match server {
+            Some(_) => std::mem::take(&mut self.raw),
+            None => self.stream.reply().to_owned(),
+        };
+        Watched {
+            reply,
+            cut: self.cut,
+            found: self.found,
+            server,
         }
     }
 
     /// Feeds text; the stream keeps it (`Stream::reply`: the reply so far, invalid UTF-8
-    /// replaced as in a whole reply), so it is held once.
-    /// The stream, a character cut at the end of the reply replaced (as in a whole reply):
-    /// its `reply()` is the reply.
-    pub(super) fn into_stream(mut self) -> (Stream, Option<usize>, Option<(usize, Extracted)>) {
-        if !self.carry.is_empty() {
-            self.stream.feed("\u{FFFD}");
-        }
-        (self.stream, self.cut, self.found)
-    }
-
+    /// replaced as in a whole reply), so it is held once. Server-sent events go to the
+    /// server's reader, the body kept as printed.
     fn feed(&mut self, text: String, events: &mut Vec<Event>) {
-        if !text.is_empty() {
-            self.stream.feed_into(&text, events);
+        if text.is_empty() {
+            return;
+        }
+        match &mut self.framing {
+            Framing::Text => self.stream.feed_into(&text, events),
+            Framing::Undecided(held) => {
+                held.push_str(&text);
+                if let Some(sse) = calls::sse_body(held) {
+                    let held = std::mem::take(held);
+                    self.framing = if sse {
+                        Framing::Sse(Box::new(Deltas::new(DeltaFraming::Sse)))
+                    } else {
+                        Framing::Text
+                    };
+                    self.feed(held, events);
+                }
+            }
+            Framing::Sse(deltas) => {
+                self.raw.push_str(&text);
+                match deltas.text(&text, &mut self.stream) {
+                    Ok(more) => events.extend(more),
+                    Err(error) => {
+                        events.extend(self.stream.abort(error));
+                        self.framing = Framing::Ended;
+                    }
+                }
+            }
+            Framing::Ended => self.raw.push_str(&text),
         }
     }
 

@@ -201,6 +201,7 @@ mod examples;
 mod limits;
 mod malformed;
 mod numbers;
+mod server_events;
 mod signals;
 mod tools;
 mod transcript;

@@ -73,6 +73,7 @@ pub use filter::{CallsFilter, CallsFilterOptions, Shape};
 pub use message::{
     Api, extract_message, extract_message_text, extract_response, extract_response_text,
 };
+pub use sse_data::sse_body;
 pub use stop_reasons::cut_by;
 pub use stream::{
     ARGUMENTS_STEP, Added, ArgumentsEvents, EVENT_FORMAT, Event, EventWriter, Prose, Stream,

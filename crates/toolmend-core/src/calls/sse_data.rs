@@ -68,9 +68,53 @@ impl DataScan {
     }
 }
 
+/// Whether a reply that begins with `start` is a server's stream of server-sent events (a
+/// `curl -N` to a streaming endpoint) rather than the model's text: `None` while `start` is
+/// too short to tell. Blank lines and `:` comments (`: OPENROUTER PROCESSING`, `: ping`)
+/// say nothing; the first other line decides: `data:` with JSON or `[DONE]`, `event:`, `id:`
+/// or `retry:` make it one. Prose that opens with `data: the file…` stays text.
+pub fn sse_body(start: &str) -> Option<bool> {
+    let mut rest = start;
+    loop {
+        rest = rest.trim_start_matches([' ', '\t', '\r', '\n']);
+        if !rest.starts_with(':') {
+            break;
+        }
+        // A comment: the line after it decides.
+        let end = rest.find(['\n', '\r'])?;
+        rest = &rest[end..];
+    }
+    let line = rest.split(['\n', '\r']).next().unwrap_or("");
+    let whole_line = line.len() < rest.len();
+    for field in ["event:", "id:", "retry:"] {
+        if line.starts_with(field) {
+            return Some(true);
+        }
+        if field.starts_with(line) && !whole_line {
+            return None;
+        }
+    }
+    match line.strip_prefix("data:") {
+        Some(data) => {
+            let data = data.trim_start_matches(' ');
+            if data.starts_with(['{', '[']) {
+                // `[DONE]` is the only data that starts with `[` and is no JSON a server sends
+                // apart from arrays (Gemini's stream of one array): both are its own.
+                Some(true)
+            } else if data.is_empty() && !whole_line {
+                None
+            } else {
+                Some(false)
+            }
+        }
+        None if "data:".starts_with(line) && !whole_line => None,
+        None => Some(false),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::DataScan;
+    use super::{DataScan, sse_body};
 
     fn scan(lines: &[&str]) -> DataScan {
         let mut scan = DataScan::default();
@@ -107,5 +151,34 @@ mod tests {
         cut.failed();
         cut.push("\ne");
         assert!(!cut.may_be_whole());
+    }
+
+    #[test]
+    fn an_sse_body_is_told_from_text_by_its_first_field() {
+        for body in [
+            "data: {\"choices\": []}\n\n",
+            "data:{\"a\":1}",
+            "data: [DONE]",
+            "event: message_start\ndata: {}",
+            ": OPENROUTER PROCESSING\n\ndata: {\"choices\": []}",
+            "\r\nid: 1\ndata: {}",
+            "retry: 100\n",
+        ] {
+            assert_eq!(sse_body(body), Some(true), "{body:?}");
+        }
+        for text in [
+            "Hello",
+            "data: the file holds 3 rows",
+            "date: today",
+            "{\"tool\": \"f\"}",
+            ":)\nSure.",
+            "<tool_call>",
+            "events: none",
+        ] {
+            assert_eq!(sse_body(text), Some(false), "{text:?}");
+        }
+        for start in ["", "  \n", "da", "data:", "data: ", "ev", ": ping", "re"] {
+            assert_eq!(sse_body(start), None, "{start:?}");
+        }
     }
 }
