@@ -220,6 +220,11 @@ pub(super) fn json_piece(
             return;
         }
     };
+    // `[]` inside call markers (`<|tool_call_start|>[]<|tool_call_end|>`, `functools[]`):
+    // a list of no calls, as LFM2 and FireFunction write when they call nothing.
+    if marked && value.as_array().is_some_and(Vec::is_empty) {
+        return;
+    }
     let mut value = value;
     let glued = glued_members(&mut value, piece, mended.repairs);
     let mut raws = Vec::new();

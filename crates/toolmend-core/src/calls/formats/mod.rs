@@ -490,7 +490,8 @@ pub(crate) fn scan(text: &str, ctx: &Ctx<'_>, known_whole_json: bool) -> Scanned
                 .into_iter()
                 .map(|u| (spec.name, u)),
         );
-        if found.items.is_empty() {
+        // (A format may read markup and find no call in it: `[]` in call markers.)
+        if found.items.is_empty() && found.cut.is_empty() {
             continue;
         }
         format.get_or_insert(spec.name);
@@ -625,6 +626,8 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
     // --max-nesting that was a pass per bracket. The bytes looked into again are capped at a
     // few times the reply; past that, such a value is skipped whole.
     let mut budget = 2 * text.len() + (64 << 10);
+    // Where the last call read ended.
+    let mut last_call_end: Option<usize> = None;
     let mut unreadable = |start: usize, end: usize, complete: bool| {
         if complete && budget < end - start {
             return end;
@@ -736,8 +739,16 @@ fn markerless(text: &str, ctx: &Ctx<'_>, out: &mut Out) {
             raw.offset = start;
             out.items.push(Item::Call(raw));
         }
-        out.cut
-            .push(span.start..closing_markers_after(text, span.end));
+        // `{…}; {…}`: a `;` or `,` alone between two calls (Llama 3's parallel calls without
+        // `<|python_tag|>`) separates them; it is no text.
+        if let Some(last) = last_call_end
+            && matches!(text[last..span.start].trim(), ";" | ",")
+        {
+            out.cut.push(last..span.start);
+        }
+        let call_end = closing_markers_after(text, span.end);
+        out.cut.push(span.start..call_end);
+        last_call_end = Some(call_end);
         i = end;
     }
 }

@@ -21,8 +21,25 @@ pub(super) fn looks_like_glm(body: &str) -> bool {
     let after = &body[n..];
     after.is_empty()
         || after.starts_with(['\n', '\r'])
+        || after.starts_with("\\n")
+        || after.starts_with("\\r\\n")
         || after.starts_with("<arg_key>")
         || after.starts_with("</tool_call>")
+}
+
+/// How many bytes of white space start `s`, counting the escapes of it (`\n`, `\r`, `\t`
+/// written as two characters) that a GLM reply JSON-encoded once more on its way carries
+/// between its tags (SGLang's tests of GLM-4.5 have such replies).
+fn glm_space_len(s: &str) -> usize {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    loop {
+        match bytes.get(i..) {
+            Some([b' ' | b'\t' | b'\n' | b'\r', ..]) => i += 1,
+            Some([b'\\', b'n' | b'r' | b't', ..]) => i += 2,
+            _ => return i,
+        }
+    }
 }
 
 /// One leading and one trailing newline stripped, as Qwen3-Coder writes values.
@@ -345,8 +362,7 @@ pub(super) fn glm(
     closed: bool,
     out: &mut Out,
 ) -> Option<usize> {
-    let lead =
-        text[range.clone()].len() - text[range.clone()].trim_start_matches(['\n', '\r']).len();
+    let lead = glm_space_len(&text[range.clone()]);
     if !looks_like_glm(&text[range.start + lead..range.end]) {
         return None;
     }
@@ -375,14 +391,24 @@ pub(super) fn glm(
     while let Some(i) = find_str(text.sub(pos..range.end), "<arg_key>") {
         let key_start = pos + i + "<arg_key>".len();
         let (key_end, after_key) = until(&mut find, key_start, range.end, &["</arg_key>"]);
-        let value_open = after_key.map(|a| skip_ws(&text, a));
-        let value = value_open
-            .filter(|&v| text[v..range.end].starts_with("<arg_value>"))
-            .map(|v| {
-                let vs = v + "<arg_value>".len();
-                let (ve, after) = until(&mut find, vs, range.end, &["</arg_value>"]);
-                (vs..ve, after.unwrap_or(range.end))
-            });
+        // The value's tag, after white space; text between the two tags (no GLM writes any)
+        // does not lose the value, as long as no key comes first.
+        let value_open = after_key.and_then(|a| {
+            let v = a + glm_space_len(&text[a..range.end]);
+            if text[v..range.end].starts_with("<arg_value>") {
+                return Some(v);
+            }
+            let rest = &text[v..range.end];
+            let tag = rest.find("<arg_value>")?;
+            rest.find("<arg_key>")
+                .is_none_or(|key| tag < key)
+                .then_some(v + tag)
+        });
+        let value = value_open.map(|v| {
+            let vs = v + "<arg_value>".len();
+            let (ve, after) = until(&mut find, vs, range.end, &["</arg_value>"]);
+            (vs..ve, after.unwrap_or(range.end))
+        });
         let key = text[key_start..key_end].trim().to_owned();
         match value {
             Some((span, after)) => {
