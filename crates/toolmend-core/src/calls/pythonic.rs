@@ -13,6 +13,8 @@ pub(crate) struct PyCall {
     pub start: usize,
     /// Where the set literals read as arrays (`{1, 2}`) opened.
     pub sets: Vec<usize>,
+    /// Where a line break stood raw inside a one-line string (kept in the value).
+    pub line_breaks: Vec<usize>,
 }
 
 /// Why the text is not (or not all) Python calls.
@@ -32,6 +34,8 @@ pub(crate) struct Py<'a> {
     depth: usize,
     /// Where each set literal read (as an array) opened.
     pub sets: Vec<usize>,
+    /// Where each raw line break in a one-line string stood.
+    pub line_breaks: Vec<usize>,
 }
 
 impl<'a> Py<'a> {
@@ -43,6 +47,7 @@ impl<'a> Py<'a> {
             end,
             depth: 0,
             sets: Vec::new(),
+            line_breaks: Vec::new(),
         }
     }
 
@@ -155,11 +160,13 @@ impl<'a> Py<'a> {
             Ok((key.to_owned(), py.literal()?))
         })?;
         let first_set = self.sets.partition_point(|&at| at < start);
+        let first_break = self.line_breaks.partition_point(|&at| at < start);
         Ok(PyCall {
             name,
             args: args.into_iter().collect(),
             start,
             sets: self.sets[first_set..].to_vec(),
+            line_breaks: self.line_breaks[first_break..].to_vec(),
         })
     }
 
@@ -358,7 +365,10 @@ impl<'a> Py<'a> {
                 continue;
             }
             if !triple && b == b'\n' {
-                return self.err("newline in a string");
+                // Models write a shell heredoc or code into a one-line string with its line
+                // breaks raw (vLLM's LFM2 tests): kept, as the JSON mender keeps one, and
+                // reported.
+                self.line_breaks.push(self.pos);
             }
             let c = self.text[self.pos..].chars().next().unwrap_or('\u{FFFD}');
             out.push(c);

@@ -360,6 +360,26 @@ pub(super) fn tagged(
             .find_any(head_start, text.len(), section)
             .map_or(next_open, |(s, _)| s.min(next_open));
         any = true;
+        // Step-3 may leave out `function<｜tool_sep｜>` and open its `<steptml:invoke …>` at
+        // once (vLLM's tests have such replies): the invoke names the call.
+        if let Body::Invoke(prefix) = body
+            && text[skip_ws(&text, head_start).min(limit)..limit]
+                .strip_prefix('<')
+                .and_then(|tag| tag.strip_prefix(prefix))
+                .is_some_and(|tag| tag.starts_with("invoke"))
+        {
+            let (body_end, after) = until(&mut find, head_start, limit, &[close]);
+            let mut call_end = after.unwrap_or(body_end);
+            // (Those replies put a `<｜tool_sep｜>` between calls: markup too.)
+            let next = skip_ws(&text, call_end);
+            if after.is_some() && text[next..].starts_with(sep) {
+                call_end = next + sep.len();
+            }
+            out.cut.push(start..call_end);
+            invokes(text, head_start..body_end, after.is_some(), prefix, out);
+            pos = call_end.max(head_start);
+            continue;
+        }
         let Some(sep_at) = find.find_any(head_start, limit, &[sep]).map(|(at, _)| at) else {
             let head = text[head_start..limit].trim();
             let (tool, id) = if head.is_empty() || head == "function" {

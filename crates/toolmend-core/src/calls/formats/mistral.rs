@@ -176,6 +176,8 @@ pub(super) fn functionary32(text: Masked<'_>, ctx: &Ctx<'_>, out: &mut Out) {
         if text[lead..].starts_with("all\n") {
             cuts.push(lead..lead + 4);
         }
-        out.cut.extend(cuts);
     }
+    // `>>>all\n` opens text whether or not calls come (llama.cpp reads it so); a bare
+    // `all\n` is that only before calls.
+    out.cut.extend(cuts);
 }

@@ -79,11 +79,17 @@ pub(super) fn push_py_calls(calls: Vec<PyCall>, out: &mut Out) {
                     .collect(),
             ),
             offset: call.start,
-            repairs: call
-                .sets
-                .iter()
-                .map(|&at| Repair::at(RepairKind::SetLiteral, at))
-                .collect(),
+            repairs: {
+                let mut repairs: Vec<Repair> = (call.sets.iter())
+                    .map(|&at| Repair::at(RepairKind::SetLiteral, at))
+                    .chain(
+                        (call.line_breaks.iter())
+                            .map(|&at| Repair::at(RepairKind::ControlCharacter, at)),
+                    )
+                    .collect();
+                repairs.sort_by_key(|r| r.offset);
+                repairs
+            },
             ..Raw::default()
         }));
     }

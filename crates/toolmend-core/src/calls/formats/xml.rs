@@ -159,7 +159,15 @@ pub(super) fn gemma_args(text: Masked<'_>, brace: usize, quote: &str) -> Option<
                 let word = text[j..j + len].trim_end();
                 let literal =
                     matches!(word, "true" | "false" | "null") || crate::exact::is_number(word);
-                if at_key || !literal {
+                // `108.`: a float written with its point and no digit after it.
+                let point_number = !at_key
+                    && word.strip_suffix('.').is_some_and(|whole| {
+                        !whole.contains(['.', 'e', 'E']) && crate::exact::is_number(whole)
+                    });
+                if point_number {
+                    json.extend_from_slice(word.as_bytes());
+                    json.push(b'0');
+                } else if at_key || !literal {
                     crate::bytes::escape::push_json_string(&mut json, word.as_bytes());
                 } else {
                     json.extend_from_slice(word.as_bytes());
@@ -223,7 +231,10 @@ pub(super) fn function_tags(
             return Some(range.end);
         };
         let name = tag_name(text, start, open, name_start + gt);
-        if name.is_empty() || !name.bytes().all(is_name_byte) {
+        // Names in other scripts (`<function=获取天气>`, as Ollama's tests of Qwen3-Coder
+        // have) are names too: letters and digits of any script.
+        let named = |c: char| c.is_alphanumeric() || c.is_ascii() && is_name_byte(c as u8);
+        if name.is_empty() || !name.chars().all(named) {
             pos = name_start;
             continue;
         }
@@ -583,7 +594,12 @@ pub(super) fn invokes(
             let value_start = tag_start + gt + 1;
             let (value_end, after) =
                 until(&mut find, value_start, content_end, &[p_close.as_str()]);
-            let value = xml_value(&text[value_start..value_end]);
+            // Step-3 writes its values inline, their white space theirs (an edit's
+            // `return 1\n`, as vLLM's tests have it); the others frame them with line breaks.
+            let value = match prefix {
+                "steptml:" => text[value_start..value_end].to_owned(),
+                _ => xml_value(&text[value_start..value_end]),
+            };
             fields.push((
                 key,
                 if is_json {
