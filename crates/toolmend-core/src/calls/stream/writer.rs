@@ -107,8 +107,11 @@ pub struct EventWriter<W: Write> {
     /// counted in both at the next other read ([`EventWriter::settle_quick`]), so that such a
     /// byte costs its check and its append.
     quick: u64,
-    /// What [`EventWriter::quick`] was when it was last set.
+    /// What [`EventWriter::quick`] was when it was last set (0: none granted).
     quick_from: u64,
+    /// [`EventWriter::plain_left`], held at 0 while quick bytes are granted (so that the one
+    /// look at it that lets a byte of prose through lets them by).
+    plain_held: u64,
     /// Whether [`EventWriter::quick`] is ever set (off only in tests, to compare).
     quicks: bool,
 }
@@ -160,6 +163,7 @@ impl<W: Write> EventWriter<W> {
             lane: None,
             quick: 0,
             quick_from: 0,
+            plain_held: 0,
             quicks: true,
         }
     }
@@ -186,19 +190,28 @@ impl<W: Write> EventWriter<W> {
     /// Writing to `out` failed.
     #[inline(always)]
     pub fn write_bytes(&mut self, bytes: &[u8]) -> io::Result<bool> {
-        if let &[b] = bytes
-            && self.take_quick(b)
-        {
-            return Ok(true);
-        }
-        self.settle_quick();
         // Raw text read with nothing pending, within the size: one check, then read as
         // `write_str` reads it, so that a reply read a byte at a time costs no more.
         if let &[b] = bytes {
-            if b.is_ascii() && self.plain_left != 0 {
+            // Quick bytes hold `plain_left` at 0: a byte of prose pays no look at them.
+            if self.plain_left != 0 {
+                if b.is_ascii() {
+                    return self.write_ascii(b);
+                }
+            } else if self.take_quick(b) {
+                return Ok(true);
+            }
+        }
+        if self.quick_from != 0 {
+            self.settle_quick_on();
+            if let &[b] = bytes
+                && b.is_ascii()
+                && self.plain_left != 0
+            {
                 return self.write_ascii(b);
             }
-        } else if !bytes.is_empty() && bytes.len() as u64 <= self.plain_left {
+        }
+        if bytes.len() > 1 && bytes.len() as u64 <= self.plain_left {
             if bytes.len() <= SHORT {
                 // More of a quiet string fed a few bytes at a time (its bytes plain, so ASCII):
                 // appended here, with no call.
@@ -322,6 +335,7 @@ impl<W: Write> EventWriter<W> {
     #[inline(always)]
     pub fn write_str(&mut self, text: &str) -> io::Result<bool> {
         if let &[b] = text.as_bytes()
+            && self.plain_left == 0
             && self.take_quick(b)
         {
             return Ok(true);
@@ -487,9 +501,12 @@ impl<W: Write> EventWriter<W> {
         if self.stream.may_take_prose() {
             self.lane = self.prose_lane();
         }
-        if self.lane.is_none() && self.quicks {
-            self.quick = self.plain_left.min(self.stream.run_left() as u64);
+        // (Looked at only when a run was granted: most reads grant none.)
+        let run = self.stream.run_left() as u64;
+        if run != 0 && self.plain_left != 0 && self.lane.is_none() && self.quicks {
+            self.quick = self.plain_left.min(run);
             self.quick_from = self.quick;
+            (self.plain_held, self.plain_left) = (self.plain_left, 0);
         }
         Ok(true)
     }
@@ -521,7 +538,7 @@ impl<W: Write> EventWriter<W> {
     #[inline(never)]
     fn settle_quick_on(&mut self) {
         let taken = self.quick_from - self.quick;
-        self.plain_left -= taken;
+        self.plain_left = self.plain_held - taken;
         self.stream.ran(taken as usize);
         (self.quick, self.quick_from) = (0, 0);
     }
