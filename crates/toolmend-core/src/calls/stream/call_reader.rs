@@ -162,6 +162,22 @@ impl CallReader {
         step
     }
 
+    /// [`CallReader::push`] of a byte that is no bracket, read while [`CallReader::quiet`]:
+    /// no frame opens or closes, and the top one is no call object's (a refresh would have
+    /// found it, and made the reader not quiet), so the byte only goes to the JSON reader.
+    #[inline]
+    pub(super) fn push_flat(&mut self, b: u8) -> Step {
+        debug_assert!(!matches!(b, b'{' | b'[' | b'}' | b']') && self.nested_at.is_none());
+        debug_assert!(!matches!(self.roles.last(), Some(Role::Call(_))));
+        let step = self.reader.push(b);
+        if step == Step::Bail {
+            self.quiet_until = 0;
+            return step;
+        }
+        self.read += 1;
+        step
+    }
+
     /// Notes where a call's arguments start (the first value of an argument key that is an
     /// object or a string: the one its `arguments` events show): at `depth` of the stack,
     /// their first byte just read.

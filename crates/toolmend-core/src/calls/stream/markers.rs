@@ -122,6 +122,77 @@ impl Markers {
     }
 }
 
+/// Where the last look for a marker at an offset of the reply stopped, when more bytes could
+/// still make one ([`Markers::at_memo`]): the offset, how many bytes were compared, and which
+/// of the markers that start with its byte (bit `i`: the `i`th) matched them all.
+#[derive(Debug, Default)]
+pub(super) struct Partial {
+    at: usize,
+    seen: usize,
+    left: u64,
+}
+
+impl Markers {
+    /// [`Markers::at`] of `rest`, the reply from offset `at` (which only grows): the markers
+    /// that matched the bytes the last look there saw (`memo`) are compared from where it
+    /// stopped. A marker fed a byte at a time was compared from its start at every byte,
+    /// against every marker that starts the same way (a `<`: most of them).
+    pub(super) fn at_memo(
+        &self,
+        at: usize,
+        rest: &[u8],
+        memo: &mut Partial,
+    ) -> Result<Option<(usize, Action)>, ()> {
+        let Some(&b) = rest.first() else {
+            return self.at(rest);
+        };
+        let (start, end) = (self.from[usize::from(b)], self.from[usize::from(b) + 1]);
+        let list = &self.list[usize::from(start)..usize::from(end)];
+        if list.is_empty() || list.len() > 64 {
+            return sequence_at(list, rest);
+        }
+        let (mut left, seen) = if memo.at == at && memo.seen > 0 && memo.seen <= rest.len() {
+            (memo.left, memo.seen)
+        } else {
+            (u64::MAX >> (64 - list.len()), 0)
+        };
+        // Those that still match (each matched the bytes seen before), then, as
+        // `sequence_at` decides, the first (longest) of them that is whole, unless one before
+        // it may still come.
+        let mut partial = false;
+        let mut found = None;
+        let mut bits = left;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let (m, tag) = list[i];
+            let upto = m.len().min(rest.len());
+            // A byte at a time, as in `sequence_at` (most calls compare one byte).
+            if seen < upto
+                && m[seen..upto]
+                    .iter()
+                    .zip(&rest[seen..upto])
+                    .any(|(a, b)| a != b)
+            {
+                left &= !(1 << i);
+            } else if rest.len() < m.len() {
+                partial |= found.is_none();
+            } else if found.is_none() {
+                found = Some((m.len(), tag));
+            }
+        }
+        if partial {
+            *memo = Partial {
+                at,
+                seen: rest.len(),
+                left,
+            };
+            return Err(());
+        }
+        Ok(found)
+    }
+}
+
 /// Which of `list`'s byte sequences (longest first) is at the start of `rest`: `Ok(Some)` with
 /// its length and tag when one is there in full, `Err` when `rest` may still become one (a
 /// prefix of one, and no longer one whole), `Ok(None)` when none can.
@@ -149,4 +220,55 @@ pub(super) fn sequence_at<M: AsRef<[u8]>, T: Copy>(
         partial = true;
     }
     if partial { Err(()) } else { Ok(None) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// For the markers of every format (and of all at once), texts that are, begin with, or
+    /// part from a marker (or two that share a start), each looked at as it grows a byte at a
+    /// time: `at_memo` finds what `at` finds at every length.
+    #[test]
+    fn at_memo_finds_what_at_finds_as_the_text_grows() {
+        let formats = std::iter::once(None).chain(TABLE.iter().map(|spec| Some(spec.name)));
+        let mut looks = 0;
+        for format in formats {
+            let markers = Markers::new(format);
+            let mut texts: Vec<Vec<u8>> = Vec::new();
+            for (m, _) in &markers.list {
+                for (n, _) in &markers.list {
+                    // One marker, then another (or its own bytes again) from each byte on.
+                    for cut in 1..=m.len() {
+                        let mut text = m[..cut].to_vec();
+                        text.extend_from_slice(n);
+                        texts.push(text);
+                    }
+                }
+                let mut text = m.to_vec();
+                text.push(b'x');
+                texts.push(text);
+            }
+            for text in &texts {
+                let mut memo = Partial::default();
+                // Offset 7 stands for where in the reply the text starts.
+                for len in 1..=text.len() {
+                    let rest = &text[..len];
+                    let (a, b) = (markers.at(rest), markers.at_memo(7, rest, &mut memo));
+                    let same = match (a, b) {
+                        (Ok(Some((x, _))), Ok(Some((y, _)))) => x == y,
+                        (Ok(None), Ok(None)) | (Err(()), Err(())) => true,
+                        _ => false,
+                    };
+                    assert!(same, "{format:?} {:?}", String::from_utf8_lossy(rest));
+                    looks += 1;
+                    if b.is_ok() {
+                        // The scan moves on from the offset.
+                        break;
+                    }
+                }
+            }
+        }
+        assert!(looks > 1000, "{looks}");
+    }
 }

@@ -62,6 +62,7 @@ mod run;
 mod scan;
 mod server;
 mod settle;
+mod skim;
 mod writer;
 
 pub use arguments::{ARGUMENTS_STEP, arguments_step};
@@ -83,7 +84,6 @@ thread_local! {
     /// fast path's test checks that it ran.
     static NESTED_CHUNKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
-use run::plain_string_bytes;
 use scan::Mode;
 use serde_json::{Map, Value};
 use server::ServerCall;
@@ -158,21 +158,6 @@ enum Shown {
     Whole,
 }
 
-/// Gives `reader` the plain string bytes the skim counted and passed over, the last
-/// `reader.deferred` bytes of `buf` before `pos`, in one go.
-#[inline]
-fn catch_up(reader: &mut call_reader::CallReader, buf: &str, pos: usize) {
-    if reader.deferred > 0 {
-        let from = pos - reader.deferred;
-        reader.deferred = 0;
-        let taken = reader
-            .reader
-            .extend_plain_string(&buf.as_bytes()[from..pos]);
-        // Each was taken alone as more of the same plain string.
-        debug_assert!(taken, "deferred string bytes not taken");
-    }
-}
-
 /// A reply read as it arrives (see the module documentation).
 pub struct Stream {
     options: CallOptions,
@@ -190,6 +175,8 @@ pub struct Stream {
     /// Why a call is missing, when the server says it dropped one.
     dropped: Option<String>,
     markers: Markers,
+    /// Where the scan's last look for a marker stopped, when more bytes could still make one.
+    partial: markers::Partial,
     /// The text and reasoning shown as they arrive.
     live: Live,
     buf: String,
@@ -287,6 +274,7 @@ impl Stream {
             refused: None,
             dropped: None,
             markers,
+            partial: markers::Partial::default(),
             live,
             buf: String::new(),
             pos: 0,
@@ -435,109 +423,6 @@ impl Stream {
             return;
         }
         self.refresh(events);
-    }
-
-    /// The common chunk, read without the byte-by-byte scan: text that starts nothing,
-    /// reasoning with no sign of its close, or more of a JSON string whose growth shows
-    /// nothing yet. Whether the chunk was read (the scan and refresh would do the same).
-    #[inline]
-    fn skim(&mut self, events: &mut Vec<Event>) -> bool {
-        let bytes = &self.buf.as_bytes()[self.pos..];
-        match &mut self.mode {
-            Mode::Text => {
-                if bytes.iter().all(|&b| self.markers.plain[usize::from(b)]) {
-                    self.pos = self.buf.len();
-                    return true;
-                }
-                false
-            }
-            Mode::Reasoning(close) | Mode::SkipTo(close) => {
-                let close = close.as_bytes();
-                if bytes.contains(&close[0]) {
-                    return false;
-                }
-                // As the scan leaves it: the close could still begin in the last bytes.
-                self.pos = self.buf.len().saturating_sub(close.len() - 1).max(self.pos);
-                true
-            }
-            Mode::Json(reader, _) => {
-                let n = bytes.len();
-                if reader.nested_at.is_none()
-                    && reader.quiet(n)
-                    && plain_string_bytes(bytes)
-                    && (reader.deferred > 0 || reader.reader.in_plain_string())
-                {
-                    // More of a plain string, a few bytes at a time: counted now, given to
-                    // the reader with the bytes after them when it is next used (`catch_up`).
-                    reader.deferred += n;
-                    reader.read += n;
-                    self.pos = self.buf.len();
-                    if self.live.stopped() {
-                        // The bytes that may follow the same way, without a look at the reader.
-                        self.run = reader.quiet_left();
-                        self.running = true;
-                    }
-                    return true;
-                }
-                catch_up(reader, &self.buf, self.pos);
-                if reader.nested_at.is_some() {
-                    // Arguments written as a JSON string: a plain byte, or bytes that stay in
-                    // the string (its escapes, the quotes and brackets of the JSON in it).
-                    if let &[b] = bytes
-                        && reader.nested_byte(b, &mut self.slots)
-                    {
-                        self.pos = self.buf.len();
-                        if self.live.stopped() {
-                            // The plain bytes that may follow the same way, without a look
-                            // at the readers (given to them by `settle_run`).
-                            self.run = reader.nested_quiet_left(&self.slots);
-                            self.running = self.run > 0;
-                        }
-                        return true;
-                    }
-                    let read = reader.nested_chunk(
-                        bytes,
-                        self.buf.as_bytes(),
-                        &mut self.slots,
-                        events,
-                        &mut self.written,
-                    );
-                    self.pos += read;
-                    if read < n {
-                        return false;
-                    }
-                    if self.live.stopped() {
-                        // As after a plain byte: what follows may come on a run.
-                        self.run = reader.nested_quiet_left(&self.slots);
-                        self.running = self.run > 0;
-                    }
-                    return true;
-                }
-                if !reader.quiet(n) {
-                    return false;
-                }
-                let taken = match bytes {
-                    &[b] => reader.reader.string_plain_byte(b),
-                    _ => false,
-                } || reader.reader.extend_string(bytes);
-                if !taken {
-                    return false;
-                }
-                reader.read += n;
-                self.pos = self.buf.len();
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Gives the call reader the string bytes the skim counted and passed over (see
-    /// `CallReader::deferred`), before anything else reads it.
-    fn catch_up(&mut self) {
-        self.settle_run();
-        if let Mode::Json(reader, _) = &mut self.mode {
-            catch_up(reader, &self.buf, self.pos);
-        }
     }
 
     /// See [`Live::lead`].

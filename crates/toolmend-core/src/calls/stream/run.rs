@@ -73,6 +73,20 @@ impl Stream {
         true
     }
 
+    /// How many more one-byte chunks of plain string bytes the run takes ([`Stream::run`]).
+    #[inline]
+    pub(crate) fn run_left(&self) -> usize {
+        self.run
+    }
+
+    /// Counts `n` one-byte chunks of plain string bytes appended to the reply (with
+    /// [`Stream::push_ascii`]) as taken on the run, as [`Stream::take_run_byte`] takes each.
+    pub(crate) fn ran(&mut self, n: usize) {
+        self.run -= n;
+        #[cfg(test)]
+        super::tests::SKIMMED.with(|c| c.set(c.get() + n));
+    }
+
     /// [`Stream::take_run`] of a chunk of a few bytes of ASCII.
     #[inline(always)]
     pub(crate) fn take_run_ascii(&mut self, bytes: &[u8]) -> bool {

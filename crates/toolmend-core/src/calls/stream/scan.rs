@@ -37,6 +37,19 @@ impl Mode {
     fn json(ctx: Ctx, start: usize, first_slot: usize) -> Mode {
         Mode::Json(Box::new(CallReader::new(ctx, start, first_slot)), ctx)
     }
+
+    /// The mode after JSON read in this context: read to its end (`done`), or given up.
+    pub(super) fn after_json(ctx: Ctx, done: bool) -> Mode {
+        match (done, ctx.close) {
+            (true, _) if ctx.seq && ctx.args_of.is_none() => Mode::Body {
+                ctx,
+                ticks: 0,
+                lang: false,
+            },
+            (true, _) | (false, None) => Mode::Text,
+            (false, Some(close)) => Mode::SkipTo(close),
+        }
+    }
 }
 
 pub(super) enum Head {
@@ -97,7 +110,7 @@ impl Stream {
                         self.pos = q;
                         continue;
                     }
-                    match self.markers.at(&bytes[p..]) {
+                    match self.markers.at_memo(p, &bytes[p..], &mut self.partial) {
                         Err(()) => return,
                         Ok(None) => self.pos += 1,
                         Ok(Some((n, action))) => {
@@ -179,22 +192,11 @@ impl Stream {
                         Step::More => self.pos += 1,
                         Step::Done => {
                             self.pos += 1;
-                            self.mode = if ctx.seq && ctx.args_of.is_none() {
-                                Mode::Body {
-                                    ctx,
-                                    ticks: 0,
-                                    lang: false,
-                                }
-                            } else {
-                                Mode::Text
-                            };
+                            self.mode = Mode::after_json(ctx, true);
                         }
                         Step::Bail => {
                             reader.bail(bytes, &mut self.slots, events);
-                            self.mode = match ctx.close {
-                                Some(close) => Mode::SkipTo(close),
-                                None => Mode::Text,
-                            };
+                            self.mode = Mode::after_json(ctx, false);
                         }
                     }
                 }

@@ -6,6 +6,7 @@ use std::io::{self, BufWriter, Write};
 use super::prose::{
     Lane, LaneClass, write_prose_delta, write_prose_line, write_prose_parts, write_shown_line,
 };
+use super::run::STRING_PLAIN;
 use super::{ArgumentsEvents, Event, Stream};
 use crate::calls::{CallOptions, DeltaFraming, Deltas, Extracted, Failure, Shape};
 use crate::error::{Code, Error};
@@ -99,6 +100,20 @@ pub struct EventWriter<W: Write> {
     /// starts nothing there is read and written in one go ([`Stream::take_prose`]), until
     /// another comes ([`EventWriter::leave_lane`]).
     lane: Option<Lane>,
+    /// How many more one-byte chunks of a quiet string (plain string bytes)
+    /// [`EventWriter::write_bytes`] may append to the reply with no other look: the stream's
+    /// run ([`Stream::run_left`]) within [`EventWriter::plain_left`], out of the lane, set
+    /// after a read that granted one. Neither count is lowered per byte: the bytes taken are
+    /// counted in both at the next other read ([`EventWriter::settle_quick`]), so that such a
+    /// byte costs its check and its append.
+    quick: u64,
+    /// What [`EventWriter::quick`] was when it was last set (0: none granted).
+    quick_from: u64,
+    /// [`EventWriter::plain_left`], held at 0 while quick bytes are granted (so that the one
+    /// look at it that lets a byte of prose through lets them by).
+    plain_held: u64,
+    /// Whether [`EventWriter::quick`] is ever set (off only in tests, to compare).
+    quicks: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,6 +161,10 @@ impl<W: Write> EventWriter<W> {
             written: 0,
             plain_left: 0,
             lane: None,
+            quick: 0,
+            quick_from: 0,
+            plain_held: 0,
+            quicks: true,
         }
     }
 
@@ -174,10 +193,25 @@ impl<W: Write> EventWriter<W> {
         // Raw text read with nothing pending, within the size: one check, then read as
         // `write_str` reads it, so that a reply read a byte at a time costs no more.
         if let &[b] = bytes {
-            if b.is_ascii() && self.plain_left != 0 {
+            // Quick bytes hold `plain_left` at 0: a byte of prose pays no look at them.
+            if self.plain_left != 0 {
+                if b.is_ascii() {
+                    return self.write_ascii(b);
+                }
+            } else if self.take_quick(b) {
+                return Ok(true);
+            }
+        }
+        if self.quick_from != 0 {
+            self.settle_quick_on();
+            if let &[b] = bytes
+                && b.is_ascii()
+                && self.plain_left != 0
+            {
                 return self.write_ascii(b);
             }
-        } else if !bytes.is_empty() && bytes.len() as u64 <= self.plain_left {
+        }
+        if bytes.len() > 1 && bytes.len() as u64 <= self.plain_left {
             if bytes.len() <= SHORT {
                 // More of a quiet string fed a few bytes at a time (its bytes plain, so ASCII):
                 // appended here, with no call.
@@ -300,6 +334,13 @@ impl<W: Write> EventWriter<W> {
     /// Writing to `out` failed.
     #[inline(always)]
     pub fn write_str(&mut self, text: &str) -> io::Result<bool> {
+        if let &[b] = text.as_bytes()
+            && self.plain_left == 0
+            && self.take_quick(b)
+        {
+            return Ok(true);
+        }
+        self.settle_quick();
         match *text.as_bytes() {
             // A one-byte `str` is ASCII.
             [b] if self.plain_left != 0 => self.write_ascii(b),
@@ -460,7 +501,46 @@ impl<W: Write> EventWriter<W> {
         if self.stream.may_take_prose() {
             self.lane = self.prose_lane();
         }
+        // (Looked at only when a run was granted: most reads grant none.)
+        let run = self.stream.run_left() as u64;
+        if run != 0 && self.plain_left != 0 && self.lane.is_none() && self.quicks {
+            self.quick = self.plain_left.min(run);
+            self.quick_from = self.quick;
+            (self.plain_held, self.plain_left) = (self.plain_left, 0);
+        }
         Ok(true)
+    }
+
+    /// Takes `b` when it is one more plain byte of the quiet string the last read granted
+    /// ([`EventWriter::quick`]): appended to the reply. Whether it did.
+    #[inline(always)]
+    fn take_quick(&mut self, b: u8) -> bool {
+        // (Plain string bytes are ASCII: the table says no to the rest.)
+        if self.quick == 0 || !STRING_PLAIN[usize::from(b)] {
+            return false;
+        }
+        self.quick -= 1;
+        self.stream.push_ascii(b);
+        true
+    }
+
+    /// Counts the bytes taken by [`EventWriter::take_quick`] in [`EventWriter::plain_left`]
+    /// and the stream's run, as reading each the usual way would have, before anything else
+    /// reads either.
+    #[inline(always)]
+    fn settle_quick(&mut self) {
+        if self.quick_from != 0 {
+            self.settle_quick_on();
+        }
+    }
+
+    /// [`EventWriter::settle_quick`] past its check: apart, as it comes once per run.
+    #[inline(never)]
+    fn settle_quick_on(&mut self) {
+        let taken = self.quick_from - self.quick;
+        self.plain_left = self.plain_held - taken;
+        self.stream.ran(taken as usize);
+        (self.quick, self.quick_from) = (0, 0);
     }
 
     /// [`EventWriter::write_str`] past the size it may read without a look: apart, so that
@@ -511,6 +591,7 @@ impl<W: Write> EventWriter<W> {
     /// # Errors
     /// Writing to `out` failed.
     pub fn finish(&mut self) -> io::Result<()> {
+        self.settle_quick();
         self.leave_lane();
         self.count_plain();
         self.plain_left = 0;
@@ -616,5 +697,61 @@ impl<W: Write> EventWriter<W> {
         self.stream
             .write_some(&mut self.events, self.shape, &mut self.out)?;
         self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    /// Every `calls` fixture fed a byte at a time, with and without the bytes of quiet strings
+    /// taken by [`EventWriter::take_quick`], within limits around its size (the read that
+    /// crosses one ends the reply `too_large`) and none: the same lines.
+    #[test]
+    fn quick_bytes_give_the_lines_of_the_usual_read() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/calls");
+        let (mut replies, mut quick) = (0, 0);
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                let Ok(case) = serde_json::from_str::<Value>(line) else {
+                    continue;
+                };
+                let Some(input) = case["input"].as_str() else {
+                    continue;
+                };
+                let n = input.len();
+                for limit in [n / 2, n.saturating_sub(1), n, usize::MAX] {
+                    let (mut a, mut b) = (Vec::new(), Vec::new());
+                    let new = |out| {
+                        EventWriter::new(CallOptions::default(), None, Shape::Native, limit, out)
+                            .with_arguments_step(16)
+                    };
+                    let (mut fast, mut slow) = (new(&mut a), new(&mut b));
+                    slow.quicks = false;
+                    for byte in input.as_bytes() {
+                        let more = fast.write_bytes(std::slice::from_ref(byte)).unwrap();
+                        assert_eq!(more, slow.write_bytes(std::slice::from_ref(byte)).unwrap());
+                        quick += usize::from(fast.quick < fast.quick_from);
+                    }
+                    fast.finish().unwrap();
+                    slow.finish().unwrap();
+                    drop((fast, slow));
+                    assert_eq!(
+                        String::from_utf8_lossy(&a),
+                        String::from_utf8_lossy(&b),
+                        "{}: {input:?} within {limit}",
+                        path.display()
+                    );
+                }
+                replies += 1;
+            }
+        }
+        assert!(replies > 100, "{replies} replies");
+        assert!(quick > 1000, "{quick} bytes taken quick");
     }
 }
