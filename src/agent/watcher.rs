@@ -30,8 +30,9 @@ pub(super) struct ServerReply {
 
 /// A reply read as it came ([`Watcher::into_reply`]).
 pub(super) struct Watched {
-    /// The reply; for server-sent events, the body as printed (the conversation keeps the
-    /// reply verbatim).
+    /// The reply; for server-sent events, the whole message they make (`role`, `content`,
+    /// `tool_calls` with their ids, as a chat completion's message), or their text when
+    /// they carry only text.
     pub(super) reply: String,
     /// Where the reply was cut at its first call's end (`stop_after_call`).
     pub(super) cut: Option<usize>,
@@ -50,8 +51,6 @@ pub(super) struct Watcher<'a> {
     /// How stdout is read: as the model's text, or as a server's stream of server-sent events
     /// (a `curl -N` to a streaming endpoint), which its first bytes tell.
     framing: Framing,
-    /// Of an SSE body: the body as printed (the reply the conversation keeps, verbatim).
-    raw: String,
     /// The end of the last piece when it cut a character.
     carry: Vec<u8>,
     events: &'a mut Events,
@@ -80,7 +79,6 @@ impl<'a> Watcher<'a> {
         Watcher {
             stream: Stream::new(options.clone()).with_arguments_step(arguments_step),
             framing: Framing::Undecided(String::new()),
-            raw: String::new(),
             carry: Vec::new(),
             events,
             iteration,
@@ -174,9 +172,11 @@ impl<'a> Watcher<'a> {
             }
         };
         self.emit(events);
-        let reply = match server {
-            Some(_) => std::mem::take(&mut self.raw),
-            None => self.stream.reply().to_owned(),
+        // Server-sent events are kept as the whole message they make (what an LLM command
+        // that prints the whole response gives, and `calls` reads alike), or their text.
+        let reply = match (&server, self.stream.message()) {
+            (Some(_), Some(message)) => message.to_string(),
+            _ => self.stream.reply().to_owned(),
         };
         Watched {
             reply,
@@ -188,7 +188,7 @@ impl<'a> Watcher<'a> {
 
     /// Feeds text; the stream keeps it (`Stream::reply`: the reply so far, invalid UTF-8
     /// replaced as in a whole reply), so it is held once. Server-sent events go to the
-    /// server's reader, the body kept as printed.
+    /// server's reader.
     fn feed(&mut self, text: String, events: &mut Vec<Event>) {
         if text.is_empty() {
             return;
@@ -207,17 +207,14 @@ impl<'a> Watcher<'a> {
                     self.feed(held, events);
                 }
             }
-            Framing::Sse(deltas) => {
-                self.raw.push_str(&text);
-                match deltas.text(&text, &mut self.stream) {
-                    Ok(more) => events.extend(more),
-                    Err(error) => {
-                        events.extend(self.stream.abort(error));
-                        self.framing = Framing::Ended;
-                    }
+            Framing::Sse(deltas) => match deltas.text(&text, &mut self.stream) {
+                Ok(more) => events.extend(more),
+                Err(error) => {
+                    events.extend(self.stream.abort(error));
+                    self.framing = Framing::Ended;
                 }
-            }
-            Framing::Ended => self.raw.push_str(&text),
+            },
+            Framing::Ended => {}
         }
     }
 

@@ -43,17 +43,13 @@ fn events_of(transcript: &str) -> Vec<Value> {
 
 /// The server's call runs (it was read as the events' text, `data: …` lines and all, and so
 /// was no call), the answer streamed as text is the run's answer, the call formed shows in
-/// `llm.stream` as it comes, and the conversation keeps each reply as the command printed it.
+/// `llm.stream` as it comes, and the conversation keeps the reply as the whole message.
 #[test]
 fn a_server_event_stream_printed_by_the_llm_command_is_read_as_its_reply() {
     let s = Setup::new("sse-reply");
     let call = openai_call_events();
     let answer = openai_text_events(&["The echo ", "said: from the stream."]);
-    let config = s.config(
-        &[call.clone(), answer],
-        "system_prompt = \"native\"",
-        ECHO_TOOL,
-    );
+    let config = s.config(&[call, answer], "system_prompt = \"native\"", ECHO_TOOL);
     let (out, transcript) = s.run_with_transcript(&config);
     assert_eq!(code(&out), 0, "{}\n{transcript}", stderr(&out));
     assert_eq!(stdout(&out), "The echo said: from the stream.\n");
@@ -74,12 +70,30 @@ fn a_server_event_stream_printed_by_the_llm_command_is_read_as_its_reply() {
         !events.iter().any(|e| e["type"] == "parse.error"),
         "{transcript}"
     );
-    // The second request holds the first reply verbatim, and the tool's result with its id.
+    // The second request holds the first reply as the whole message the events make (as a
+    // command printing the whole response gives it, not the events), and the tool's result
+    // with its id.
     let messages = s.messages(1);
     let assistant = messages.iter().find(|m| m["role"] == "assistant").unwrap();
-    assert_eq!(assistant["content"], call.as_str());
+    let message: Value = serde_json::from_str(assistant["content"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        message,
+        json!({"role": "assistant", "content": "", "tool_calls": [{"id": "call_1",
+            "type": "function", "function": {"name": "echo",
+            "arguments": "{\"text\": \"from the stream\"}"}}]})
+    );
     let tool = messages.iter().find(|m| m["role"] == "tool").unwrap();
     assert_eq!(tool["tool_call_id"], "call_1", "{messages:?}");
+    // A reply of text alone is kept as its text.
+    let replies: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "llm.response")
+        .map(|e| &e["data"]["reply"])
+        .collect();
+    assert_eq!(
+        replies[1], "The echo said: from the stream.",
+        "{transcript}"
+    );
 }
 
 /// Anthropic's events carry a `tool_use` block whose input comes as JSON pieces.
