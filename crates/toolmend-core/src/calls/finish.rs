@@ -42,6 +42,25 @@ pub(super) fn finish(raw: Raw, ctx: &Ctx<'_>, found: &mut Extracted) {
         error,
         violations: Vec::new(),
     };
+    // A format's own mends of the arguments (a Python set read as a list, a raw line break in
+    // a Python string, values decoded once more) are repairs too: `--strict` makes none.
+    if ctx.options.strict
+        && let Some(first) = repairs.first()
+    {
+        let at = first
+            .offset
+            .map_or(String::new(), |o| format!(" at byte {o}"));
+        let error = Error {
+            code: Code::InvalidJson,
+            message: format!(
+                "the arguments need a repair ({}{at}); strict mode makes none",
+                first.kind.as_str()
+            ),
+            offset: first.offset,
+        };
+        found.rejected.push(reject(name, id, error));
+        return;
+    }
     if ctx.options.require_terminate {
         let problem = match &envelope {
             Some(check) if ctx.options.any_envelope_shape => check.any_shape.clone(),
