@@ -579,66 +579,75 @@ mod tests {
     /// Every `calls` fixture fed one and three characters at a time, with and without
     /// [`Stream::skim`] and the refreshes left out when quiet: the same events, so the skim reads chunks
     /// exactly as the byte-by-byte scan does, and a refresh left out would have done nothing.
-    #[test]
-    fn skimming_gives_the_events_of_the_scan() {
+    /// Every `calls` fixture case with an input (fixtures/calls/*.jsonl), with its file: for
+    /// the tests that feed them all through a fast path and the usual read.
+    pub(super) fn calls_fixture_cases() -> Vec<(std::path::PathBuf, Value)> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/calls");
-        let mut replies = 0;
+        let mut cases = Vec::new();
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_none_or(|e| e != "jsonl") {
                 continue;
             }
             for line in std::fs::read_to_string(&path).unwrap().lines() {
-                let Ok(case) = serde_json::from_str::<Value>(line) else {
-                    continue;
-                };
-                let Some(input) = case["input"].as_str() else {
-                    continue;
-                };
-                let mut format = None;
-                if let Some(flags) = case["options"].as_array() {
-                    let flags: Vec<_> = flags.iter().filter_map(Value::as_str).collect();
-                    // Options that change what is read, not how (tools are left out).
-                    if let Some(i) = flags.iter().position(|f| *f == "--format") {
-                        format = flags.get(i + 1).map(|f| (*f).to_owned());
-                    }
+                if let Ok(case) = serde_json::from_str::<Value>(line)
+                    && case["input"].is_string()
+                {
+                    cases.push((path.clone(), case));
                 }
-                for (writing, per) in [(false, 1), (true, 1), (false, 3), (true, 3)] {
-                    let options = CallOptions {
-                        format: format.clone(),
-                        ..CallOptions::default()
-                    };
-                    let make = || {
-                        if writing {
-                            Stream::writing(options.clone())
-                        } else {
-                            Stream::new(options.clone())
-                        }
-                    };
-                    let (mut fast, mut slow) = (make(), make());
-                    slow.skims = false;
-                    let (mut a, mut b) = (Vec::new(), Vec::new());
-                    // A character at a time, or three (a few bytes, as tokens come).
-                    let chars: Vec<char> = input.chars().collect();
-                    for piece in chars.chunks(per) {
-                        let piece: String = piece.iter().collect();
-                        fast.feed_into(&piece, &mut a);
-                        slow.feed_into(&piece, &mut b);
-                    }
-                    a.extend(fast.finish());
-                    b.extend(slow.finish());
-                    let (mut la, mut lb) = (Vec::new(), Vec::new());
-                    fast.write_events(&mut a, Shape::Native, &mut la).unwrap();
-                    slow.write_events(&mut b, Shape::Native, &mut lb).unwrap();
-                    assert_eq!(
-                        String::from_utf8_lossy(&la),
-                        String::from_utf8_lossy(&lb),
-                        "{}: {input:?}",
-                        path.display()
-                    );
-                }
-                replies += 1;
             }
+        }
+        cases
+    }
+
+    #[test]
+    fn skimming_gives_the_events_of_the_scan() {
+        let mut replies = 0;
+        for (path, case) in calls_fixture_cases() {
+            let input = case["input"].as_str().unwrap_or_default();
+            let mut format = None;
+            if let Some(flags) = case["options"].as_array() {
+                let flags: Vec<_> = flags.iter().filter_map(Value::as_str).collect();
+                // Options that change what is read, not how (tools are left out).
+                if let Some(i) = flags.iter().position(|f| *f == "--format") {
+                    format = flags.get(i + 1).map(|f| (*f).to_owned());
+                }
+            }
+            for (writing, per) in [(false, 1), (true, 1), (false, 3), (true, 3)] {
+                let options = CallOptions {
+                    format: format.clone(),
+                    ..CallOptions::default()
+                };
+                let make = || {
+                    if writing {
+                        Stream::writing(options.clone())
+                    } else {
+                        Stream::new(options.clone())
+                    }
+                };
+                let (mut fast, mut slow) = (make(), make());
+                slow.skims = false;
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                // A character at a time, or three (a few bytes, as tokens come).
+                let chars: Vec<char> = input.chars().collect();
+                for piece in chars.chunks(per) {
+                    let piece: String = piece.iter().collect();
+                    fast.feed_into(&piece, &mut a);
+                    slow.feed_into(&piece, &mut b);
+                }
+                a.extend(fast.finish());
+                b.extend(slow.finish());
+                let (mut la, mut lb) = (Vec::new(), Vec::new());
+                fast.write_events(&mut a, Shape::Native, &mut la).unwrap();
+                slow.write_events(&mut b, Shape::Native, &mut lb).unwrap();
+                assert_eq!(
+                    String::from_utf8_lossy(&la),
+                    String::from_utf8_lossy(&lb),
+                    "{}: {input:?}",
+                    path.display()
+                );
+            }
+            replies += 1;
         }
         assert!(replies > 100, "{replies} replies");
         assert!(

@@ -710,46 +710,34 @@ mod tests {
     /// crosses one ends the reply `too_large`) and none: the same lines.
     #[test]
     fn quick_bytes_give_the_lines_of_the_usual_read() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/calls");
         let (mut replies, mut quick) = (0, 0);
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_none_or(|e| e != "jsonl") {
-                continue;
-            }
-            for line in std::fs::read_to_string(&path).unwrap().lines() {
-                let Ok(case) = serde_json::from_str::<Value>(line) else {
-                    continue;
+        for (path, case) in super::super::tests::calls_fixture_cases() {
+            let input = case["input"].as_str().unwrap_or_default();
+            let n = input.len();
+            for limit in [n / 2, n.saturating_sub(1), n, usize::MAX] {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                let new = |out| {
+                    EventWriter::new(CallOptions::default(), None, Shape::Native, limit, out)
+                        .with_arguments_step(16)
                 };
-                let Some(input) = case["input"].as_str() else {
-                    continue;
-                };
-                let n = input.len();
-                for limit in [n / 2, n.saturating_sub(1), n, usize::MAX] {
-                    let (mut a, mut b) = (Vec::new(), Vec::new());
-                    let new = |out| {
-                        EventWriter::new(CallOptions::default(), None, Shape::Native, limit, out)
-                            .with_arguments_step(16)
-                    };
-                    let (mut fast, mut slow) = (new(&mut a), new(&mut b));
-                    slow.quicks = false;
-                    for byte in input.as_bytes() {
-                        let more = fast.write_bytes(std::slice::from_ref(byte)).unwrap();
-                        assert_eq!(more, slow.write_bytes(std::slice::from_ref(byte)).unwrap());
-                        quick += usize::from(fast.quick < fast.quick_from);
-                    }
-                    fast.finish().unwrap();
-                    slow.finish().unwrap();
-                    drop((fast, slow));
-                    assert_eq!(
-                        String::from_utf8_lossy(&a),
-                        String::from_utf8_lossy(&b),
-                        "{}: {input:?} within {limit}",
-                        path.display()
-                    );
+                let (mut fast, mut slow) = (new(&mut a), new(&mut b));
+                slow.quicks = false;
+                for byte in input.as_bytes() {
+                    let more = fast.write_bytes(std::slice::from_ref(byte)).unwrap();
+                    assert_eq!(more, slow.write_bytes(std::slice::from_ref(byte)).unwrap());
+                    quick += usize::from(fast.quick < fast.quick_from);
                 }
-                replies += 1;
+                fast.finish().unwrap();
+                slow.finish().unwrap();
+                drop((fast, slow));
+                assert_eq!(
+                    String::from_utf8_lossy(&a),
+                    String::from_utf8_lossy(&b),
+                    "{}: {input:?} within {limit}",
+                    path.display()
+                );
             }
+            replies += 1;
         }
         assert!(replies > 100, "{replies} replies");
         assert!(quick > 1000, "{quick} bytes taken quick");
