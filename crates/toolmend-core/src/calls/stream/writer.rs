@@ -703,7 +703,6 @@ impl<W: Write> EventWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Value;
 
     /// Every `calls` fixture fed a byte at a time, with and without the bytes of quiet strings
     /// taken by [`EventWriter::take_quick`], within limits around its size (the read that
