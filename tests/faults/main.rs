@@ -125,6 +125,16 @@ impl Setup {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // toolmend keeps a SIGHUP it was started with ignored, ignored
+        // (`an_ignored_sighup_stays_ignored`); the tests that send one expect its default
+        // disposition, however this test run was started (`nohup` ignores it).
+        // SAFETY: only sets a signal disposition between fork and exec (async-signal-safe).
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+                libc::signal(libc::SIGHUP, libc::SIG_DFL);
+                Ok(())
+            });
+        }
         command
     }
 
