@@ -174,12 +174,10 @@ impl<'a> Watcher<'a> {
         self.emit(events);
         // Server-sent events are kept as the whole message they make (what an LLM command
         // that prints the whole response gives, and `calls` reads alike), or their text.
-        let reply = match (&server, self.stream.message()) {
-            (Some(_), Some(message)) => message.to_string(),
-            _ => self.stream.reply().to_owned(),
-        };
+        let message = server.as_ref().and_then(|_| self.stream.message());
         Watched {
-            reply,
+            // (The stream's own text, moved: a copy held a second reply's worth of memory.)
+            reply: message.map_or_else(|| self.stream.into_reply(), |m| m.to_string()),
             cut: self.cut,
             found: self.found,
             server,

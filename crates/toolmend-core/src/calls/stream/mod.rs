@@ -442,6 +442,12 @@ impl Stream {
         &self.buf
     }
 
+    /// The text of the reply, the stream given up: for a caller done with the stream that
+    /// keeps the reply, without a copy of it (a reply may be many MiB).
+    pub fn into_reply(self) -> String {
+        self.buf
+    }
+
     /// Ends the reply with an error that is not about its content (unreadable input, a reply
     /// too large, a stream cut short): every call announced is retracted, and the `end` event
     /// carries the error.
