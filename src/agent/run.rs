@@ -239,7 +239,9 @@ impl Run<'_> {
                 .push(Message::new(Role::Assistant, reply.clone()));
             let read = match found {
                 Some(Read::Found(found)) => judge(&reply, Ok(found)),
-                Some(Read::Server(server)) => judge(&server.text, server.result),
+                Some(Read::Server(server)) => {
+                    judge(server.text.as_deref().unwrap_or(&reply), server.result)
+                }
                 None => self.read_reply(&reply)?,
             };
             match read {

@@ -24,7 +24,9 @@ enum Framing {
 /// What the loop reads from a reply that came as server-sent events: the text the stream put
 /// together (the reply a model wrote) and what `calls --stream --input sse` gives for it.
 pub(super) struct ServerReply {
-    pub(super) text: String,
+    /// The text, when the reply kept ([`Watched::reply`]) is the message the events make;
+    /// `None` when the reply kept is the text itself (held once).
+    pub(super) text: Option<String>,
     pub(super) result: Result<Extracted, Failure>,
 }
 
@@ -165,19 +167,31 @@ impl<'a> Watcher<'a> {
                     }
                 }
                 events.extend(self.stream.finish());
-                self.stream.result().cloned().map(|result| ServerReply {
-                    text: self.stream.reply().to_owned(),
-                    result,
-                })
+                self.stream
+                    .result()
+                    .cloned()
+                    .map(|result| ServerReply { text: None, result })
             }
         };
         self.emit(events);
         // Server-sent events are kept as the whole message they make (what an LLM command
         // that prints the whole response gives, and `calls` reads alike), or their text.
         let message = server.as_ref().and_then(|_| self.stream.message());
+        // (The stream's own text, moved, not copied: a copy held a second reply's worth of
+        // memory.)
+        let text = self.stream.into_reply();
+        let (reply, server) = match message {
+            Some(message) => (
+                message.to_string(),
+                server.map(|server| ServerReply {
+                    text: Some(text),
+                    ..server
+                }),
+            ),
+            None => (text, server),
+        };
         Watched {
-            // (The stream's own text, moved: a copy held a second reply's worth of memory.)
-            reply: message.map_or_else(|| self.stream.into_reply(), |m| m.to_string()),
+            reply,
             cut: self.cut,
             found: self.found,
             server,

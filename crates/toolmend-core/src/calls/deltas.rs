@@ -43,7 +43,7 @@ use super::api_events;
 use super::api_shapes::{REASONING_KEYS, failed_generation, server_error};
 use super::call_keys::CallKeys;
 use super::delta::{Delta, arguments_of, in_order, push_reasoning, push_text, stop, str_at};
-use super::sse_data::DataScan;
+use super::sse_data::{DataScan, SSE_FIELDS};
 use super::stream::{Event, Stream};
 use crate::error::{Code, Error};
 
@@ -453,7 +453,7 @@ fn words_of(value: Option<&Value>, said: &str) -> String {
 /// without a value) or a `:` comment.
 fn is_sse_field(line: &str) -> bool {
     line.starts_with(':')
-        || ["data", "event", "id", "retry"].iter().any(|field| {
+        || SSE_FIELDS.iter().any(|field| {
             line.strip_prefix(field)
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
         })

@@ -68,6 +68,11 @@ impl DataScan {
     }
 }
 
+/// The fields of a server-sent event that servers send, `data` first: what tells a stream of
+/// events from text here, and the lines of one from the raw JSON some servers send between
+/// them (`Deltas`).
+pub(super) const SSE_FIELDS: [&str; 4] = ["data", "event", "id", "retry"];
+
 /// Whether a reply that begins with `start` is a server's stream of server-sent events (a
 /// `curl -N` to a streaming endpoint) rather than the model's text: `None` while `start` is
 /// too short to tell. Blank lines and `:` comments (`: OPENROUTER PROCESSING`, `: ping`)
@@ -86,12 +91,12 @@ pub fn sse_body(start: &str) -> Option<bool> {
     }
     let line = rest.split(['\n', '\r']).next().unwrap_or("");
     let whole_line = line.len() < rest.len();
-    for field in ["event:", "id:", "retry:"] {
-        if line.starts_with(field) {
-            return Some(true);
-        }
-        if field.starts_with(line) && !whole_line {
-            return None;
+    // (`data` is looked at below: its value decides.)
+    for field in &SSE_FIELDS[1..] {
+        match line.strip_prefix(field) {
+            Some(value) if value.starts_with(':') => return Some(true),
+            _ if field.starts_with(line) && !whole_line => return None,
+            _ => {}
         }
     }
     match line.strip_prefix("data:") {
