@@ -2,7 +2,11 @@
 //! message rather than as a call, and the parts of those shapes more than one reader asks
 //! about (Ollama's `/api/generate` lines, Hugging Face's `generated_text`, content blocks).
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
+
+use super::scan::is_name_byte;
 
 /// Where a message holds its reasoning, the first one there read: OpenAI-compatible servers'
 /// `reasoning_content` (and vLLM's `reasoning`), Ollama's `thinking`, Cohere's `tool_plan`
@@ -166,14 +170,33 @@ fn item_type(item: &Value) -> Option<&str> {
 /// "tool_use_failed", "failed_generation": "<the reply as written>", "message": ...}}`. That
 /// text is what toolmend mends: it is read as the reply (with a `failed_generation` repair),
 /// not taken for the server's failure. An empty one is the error it is.
-pub(super) fn failed_generation(map: &Map<String, Value>) -> Option<(&str, &str)> {
+pub(super) fn failed_generation(map: &Map<String, Value>) -> Option<(Cow<'_, str>, &str)> {
     let error = map.get("error")?.as_object()?;
     let text = error.get("failed_generation")?.as_str()?;
     let said = error.get("message").and_then(Value::as_str).unwrap_or("");
     // Groq sometimes puts its own words there, not the model's reply ("Tool use failed: JSON
     // does not match the expected schema for tool calls"): that is the server's error.
     let servers_words = text.starts_with("Tool use failed:");
-    (!text.trim().is_empty() && !servers_words).then_some((text, said))
+    (!text.trim().is_empty() && !servers_words).then(|| (with_function_tag(text), said))
+}
+
+/// Groq's parser takes the `<function=` that opens a Llama call before it fails on the rest,
+/// and `failed_generation` then holds `NAME{JSON}</function>` (smolagents issue #1119): a
+/// name that runs into its JSON (`{`, `={` or `({`) or closes its tag (`>`), a `</function>`
+/// and no `<function` get the tag back, so that the call is read as the model wrote it (its offsets
+/// then count the tag's 10 bytes). Any other text is as it came.
+fn with_function_tag(text: &str) -> Cow<'_, str> {
+    let rest = text.trim_start();
+    let name = rest.bytes().take_while(|&b| is_name_byte(b)).count();
+    let runs_into_json = matches!(
+        rest.as_bytes().get(name..),
+        Some([b'{' | b'>', ..] | [b'=' | b'(', b'{', ..])
+    );
+    if name > 0 && runs_into_json && rest.contains("</function>") && !rest.contains("<function") {
+        Cow::Owned(format!("<function={rest}"))
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
 /// What the server said went wrong, when `map` (a whole response, a stream's chunk or event)

@@ -466,7 +466,7 @@ fn decode(value: &Value) -> Result<Vec<Delta>, String> {
     if let Value::Object(map) = value {
         if let Some((text, said)) = failed_generation(map) {
             return Ok(vec![Delta::Refused {
-                text: text.to_owned(),
+                text: text.into_owned(),
                 said: said.to_owned(),
             }]);
         }

@@ -370,7 +370,7 @@ impl Parts {
     /// An API response, a message, or `{"text": …}`.
     fn object(&mut self, map: &Map<String, Value>) -> Result<(), Failure> {
         if let Some((text, said)) = failed_generation(map) {
-            self.text(text);
+            self.text(&text);
             self.refused = Some(said.to_owned());
             return Ok(());
         }

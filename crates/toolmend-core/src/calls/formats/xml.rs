@@ -256,9 +256,10 @@ pub(super) fn function_tags(
 }
 
 /// Llama models on Groq write `<function=NAME={JSON}</function>` (or `<function=NAME{JSON}`):
-/// an `=` where the tag's `>` belongs, or nothing. For such a `<function=` tag (`open`), its
-/// name at `name_start` and where its JSON starts. `NAME=` and `{` must come at once: anything
-/// else (`<function=a=b>`) is no call of this kind.
+/// an `=` where the tag's `>` belongs, or nothing; some write the call as Python's
+/// (`<function=NAME({JSON})</function>`, the `)` then left as text after the JSON). For such a
+/// `<function=` tag (`open`), its name at `name_start` and where its JSON starts. `NAME=` or
+/// `NAME(` and `{` must come at once: anything else (`<function=a=b>`) is no call of this kind.
 pub(in crate::calls) fn eq_dialect(
     text: &str,
     open: &str,
@@ -279,7 +280,7 @@ pub(in crate::calls) fn eq_dialect(
     }
     match bytes.get(name_end..) {
         Some([b'{', ..]) => Some((name_end, name_end)),
-        Some([b'=', b'{', ..]) => Some((name_end, name_end + 1)),
+        Some([b'=' | b'(', b'{', ..]) => Some((name_end, name_end + 1)),
         _ => None,
     }
 }

@@ -69,8 +69,8 @@ pub(super) enum Head {
         close: Option<&'static str>,
         /// A name that is no call.
         not_a_call: Option<&'static str>,
-        /// `<function=NAME=` read: the JSON must open next (Groq's dialect, as
-        /// `formats::xml::eq_dialect` reads it).
+        /// `<function=NAME=` or `<function=NAME(` read: the JSON must open next (Groq's
+        /// dialect, as `formats::xml::eq_dialect` reads it).
         eq: bool,
     },
     /// `open HEAD sep`: the head, then (for `function`) the name on the next line.
@@ -343,7 +343,8 @@ impl Stream {
                 not_a_call,
                 eq,
             } => {
-                // `<function=NAME{` or `<function=NAME={`: the arguments open here.
+                // `<function=NAME{`, `<function=NAME={` or `<function=NAME({`: the arguments
+                // open here.
                 let dialect = *end == b'>' && !name.is_empty() && b == b'{';
                 if b == *end && !*eq && !name.is_empty() && Some(name.as_str()) != *not_a_call
                     || dialect
@@ -357,7 +358,7 @@ impl Stream {
                     return;
                 } else if *eq {
                     give_up = true;
-                } else if *end == b'>' && !name.is_empty() && b == b'=' {
+                } else if *end == b'>' && !name.is_empty() && matches!(b, b'=' | b'(') {
                     *eq = true;
                 } else if is_name_byte(b) && name.len() < MAX_NAME {
                     name.push(b as char);
