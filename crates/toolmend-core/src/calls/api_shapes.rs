@@ -183,8 +183,8 @@ pub(super) fn failed_generation(map: &Map<String, Value>) -> Option<(Cow<'_, str
 /// Groq's parser takes the `<function=` that opens a Llama call before it fails on the rest,
 /// and `failed_generation` then holds `NAME{JSON}</function>` (smolagents issue #1119): a
 /// name that runs into its JSON (`{`, `={` or `({`) or closes its tag (`>`), a `</function>`
-/// and no `<function` get the tag back, so that the call is read as the model wrote it (its offsets
-/// then count the tag's 10 bytes). Any other text is as it came.
+/// and no `<function` get the tag back, so that the call is read as the model wrote it (its
+/// offsets then count the tag's 10 bytes). Any other text is as it came.
 fn with_function_tag(text: &str) -> Cow<'_, str> {
     let rest = text.trim_start();
     let name = rest.bytes().take_while(|&b| is_name_byte(b)).count();
