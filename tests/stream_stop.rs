@@ -458,3 +458,66 @@ fn a_call_stopped_by_the_servers_filter_is_incomplete() {
     let message = end["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("content_filter"), "{end:#}");
 }
+
+/// A stop reason that says the output was cut while the model wrote text leaves the text as
+/// far as it came, and the record says so (`output_cut`), streamed and whole alike: an OpenAI
+/// reply of text alone, and an Anthropic reply whose text came after its call (whose call is
+/// whole).
+#[test]
+fn a_text_cut_by_the_stop_reason_is_said_streamed_and_whole() {
+    let cut = json!([{"kind": "output_cut",
+                      "text": "the API's stop reason says the output was cut: finish_reason \"length\""}]);
+    let response = openai_completion(
+        json!({"role": "assistant", "content": "The largest files are a.log and"}),
+        "length",
+    );
+    let chunks = vec![
+        openai_chunk(
+            json!({"role": "assistant", "content": "The largest files"}),
+            None,
+        ),
+        openai_chunk(json!({"content": " are a.log and"}), Some("length")),
+    ];
+    for (framing, input) in [("sse", sse(&chunks)), ("jsonl", jsonl(&chunks))] {
+        one_truth(framing, &input, &response, Ok(json!([])));
+        let (end, _) = streamed(framing, &input);
+        let (record, _) = whole(&response);
+        assert_eq!(end["repairs"], cut, "{end:#}");
+        assert_eq!(record["repairs"], cut, "{record:#}");
+        assert_eq!(end["value"]["text"], "The largest files are a.log and");
+    }
+    // The same reply stopped on its own says nothing.
+    let (record, _) = whole(&openai_completion(
+        json!({"role": "assistant", "content": "Done."}),
+        "stop",
+    ));
+    assert_eq!(record["repairs"], json!([]), "{record:#}");
+
+    let response = json!({"type": "message", "role": "assistant", "stop_reason": "max_tokens",
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                     "input": {"city": "Oslo"}},
+                    {"type": "text", "text": "Now I will"}]});
+    let events = [
+        json!({"type": "message_start", "message": {"role": "assistant", "content": []}}),
+        json!({"type": "content_block_start", "index": 0,
+               "content_block": {"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                                 "input": {}}}),
+        json!({"type": "content_block_delta", "index": 0,
+               "delta": {"type": "input_json_delta", "partial_json": OSLO}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1,
+               "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 1,
+               "delta": {"type": "text_delta", "text": "Now I will"}}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}}),
+    ];
+    let input: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    let expected = json!([{"tool": "get_weather", "parameters": {"city": "Oslo"}}]);
+    one_truth("sse", &input, &response, Ok(expected));
+    let (end, _) = streamed("sse", &input);
+    let (record, _) = whole(&response);
+    let cut = json!([{"kind": "output_cut",
+                      "text": "the API's stop reason says the output was cut: stop_reason \"max_tokens\""}]);
+    assert_eq!(end["repairs"], cut, "{end:#}");
+    assert_eq!(record["repairs"], cut, "{record:#}");
+}

@@ -100,6 +100,10 @@ pub enum RepairKind {
     /// could not read) and sent the reply's text in its error's `failed_generation`: the
     /// reply was read from there; `text` holds the server's message.
     FailedGeneration,
+    /// The API's stop reason says the output was cut (`finish_reason: "length"`,
+    /// `stop_reason: "max_tokens"`, ...) while the model was writing text, not a call: the
+    /// text ends where the output did. A record's own repair; `text` holds the reason.
+    OutputCut,
 }
 
 impl RepairKind {
@@ -147,6 +151,7 @@ impl RepairKind {
             SchemaType => "schema_type",
             UnwrapArguments => "unwrap_arguments",
             FailedGeneration => "failed_generation",
+            OutputCut => "output_cut",
         }
     }
 
@@ -187,6 +192,7 @@ impl RepairKind {
             SchemaType => "expected a JSON value of the schema's type",
             UnwrapArguments => "expected the tool's parameters, found one \"arguments\" object",
             FailedGeneration => "expected a reply, found the server's error",
+            OutputCut => "expected a whole reply, found one the API cut",
         }
     }
 }
@@ -244,6 +250,18 @@ impl Repair {
             offset: None,
             layers: None,
             text: Some(said.to_owned()),
+            path: None,
+        }
+    }
+
+    /// A [`RepairKind::OutputCut`]: the API cut the output while the model wrote text, for
+    /// `why` (what [`crate::calls::cut_by`] said).
+    pub(crate) fn output_cut(why: &str) -> Repair {
+        Repair {
+            kind: RepairKind::OutputCut,
+            offset: None,
+            layers: None,
+            text: Some(why.to_owned()),
             path: None,
         }
     }

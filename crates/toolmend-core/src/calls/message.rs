@@ -68,19 +68,23 @@ use super::stop_reasons::{cut_by, dropped_by};
 /// # Errors
 /// As [`super::extract`]; `invalid_input` for a value that is none of the shapes above.
 pub fn extract_message(message: &Value, options: &CallOptions) -> Result<Extracted, Failure> {
-    extract_message_cut(message, None, None, options)
+    extract_message_cut(message, None, false, None, options)
 }
 
 /// [`extract_message`] for a message whose stop reason came apart from it (a stream's last
-/// chunk): `cut` is what [`cut_by`] said, if it said the output was cut.
+/// chunk): `cut` is what [`cut_by`] said, if it said the output was cut, and whether text
+/// came after the calls (`text_last`: the stream's message puts its text first, and a cut is
+/// then the text's, not its last call's).
 pub(crate) fn extract_message_cut(
     message: &Value,
     cut: Option<&str>,
+    text_last: bool,
     dropped: Option<&str>,
     options: &CallOptions,
 ) -> Result<Extracted, Failure> {
     let parts = |cut: Option<&str>| Parts {
         cut: cut.map(str::to_owned),
+        text_last,
         ..Parts::default()
     };
     // A call the server dropped comes last, as the stop reason that tells of it.
@@ -308,6 +312,8 @@ struct Parts {
     last_is_call: bool,
     /// Why the API says the output was cut, if it does.
     cut: Option<String>,
+    /// The text came after the calls, whatever order they were read in (a stream's message).
+    text_last: bool,
     /// The reply is the text a server refused (`failed_generation`): the server's message.
     refused: Option<String>,
 }
@@ -327,22 +333,31 @@ impl Parts {
         // Empty reasoning is none, as a stream never shows it: a reply that is one JSON string
         // beside it is still unquoted, streamed or whole.
         self.reasoning.retain(|r| !r.is_empty());
-        if let Some(why) = self.cut.take()
-            && self.last_is_call
-            && let Some(last) = self.raws.last_mut()
-        {
-            last.cut = Some(why);
+        let last_is_call = self.last_is_call && !self.text_last;
+        // A cut while the model wrote a call makes that call incomplete; a cut while it wrote
+        // text (or reasoning) leaves the text as far as it came, and the record says so.
+        let mut text_cut = None;
+        if let Some(why) = self.cut.take() {
+            match self.raws.last_mut() {
+                Some(last) if last_is_call => last.cut = Some(why),
+                _ => text_cut = Some(why),
+            }
         }
         let text = (!self.texts.is_empty()).then(|| self.texts.join("\n"));
-        if let Some(text) = &text
-            && self.raws.is_empty()
-            && self.reasoning.is_empty()
-        {
+        let result = match &text {
             // Only text: read as a whole reply is (a JSON string holding it is unquoted).
-            return super::reply(text, options);
+            Some(text) if self.raws.is_empty() && self.reasoning.is_empty() => {
+                super::reply(text, options)
+            }
+            _ => {
+                let reasoning = (!self.reasoning.is_empty()).then(|| self.reasoning.join("\n"));
+                run(text.as_deref(), self.raws, reasoning, options, false)
+            }
+        };
+        match text_cut {
+            Some(why) => with_repair(result, Repair::output_cut(&why)),
+            None => result,
         }
-        let reasoning = (!self.reasoning.is_empty()).then(|| self.reasoning.join("\n"));
-        run(text.as_deref(), self.raws, reasoning, options, false)
     }
 
     fn text(&mut self, text: &str) {

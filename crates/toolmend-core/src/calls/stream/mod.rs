@@ -516,14 +516,22 @@ impl Stream {
             Some(message) => (
                 super::message::extract_message_cut(
                     &message,
-                    self.cut.as_deref().filter(|_| !self.text_last),
+                    self.cut.as_deref(),
+                    self.text_last,
                     self.dropped.as_deref(),
                     &self.options,
                 ),
                 original_text(message.to_string().as_bytes()),
             ),
+            // Text alone (or none): a cut is the text's, as `calls` reads the whole response.
             None => (
-                super::extract(&self.buf, &self.options),
+                match &self.cut {
+                    Some(why) => super::message::with_repair(
+                        super::extract(&self.buf, &self.options),
+                        crate::repair::Repair::output_cut(why),
+                    ),
+                    None => super::extract(&self.buf, &self.options),
+                },
                 original_text(self.buf.as_bytes()),
             ),
         };
