@@ -2,12 +2,12 @@
 //! message that tells the model why).
 
 use toolmend_core::calls::{self, Call, CallOptions, Extracted, Failure};
-use toolmend_core::{Code, Mender, Options, Target};
+use toolmend_core::{Code, Mender, Options, RepairKind, Target};
 
 /// What a reply is.
 pub(super) enum Reply {
-    /// The final answer.
-    Answer(String),
+    /// The final answer, and why the API says it was cut (`output_cut`), if it does.
+    Answer { text: String, cut: Option<String> },
     /// One valid call; `reason` is the text the model wrote beside it.
     Call {
         call: Box<Call>,
@@ -50,6 +50,13 @@ pub(super) fn judge(reply: &str, extracted: Result<Extracted, Failure>) -> Reply
             ),
         };
     }
+    // The API cut the output while the model wrote its text: the answer is what came, with
+    // the reason (the run says so beside it).
+    let cut = found
+        .repairs
+        .iter()
+        .find(|r| r.kind == RepairKind::OutputCut)
+        .and_then(|r| r.text.clone());
     match found.calls.into_iter().next() {
         Some(call) => Reply::Call {
             call: Box::new(call),
@@ -66,7 +73,7 @@ pub(super) fn judge(reply: &str, extracted: Result<Extracted, Failure>) -> Reply
             }
             match attempted_call(&text) {
                 Some((code, message)) => Reply::Malformed { code, message },
-                None => Reply::Answer(text),
+                None => Reply::Answer { text, cut },
             }
         }
     }

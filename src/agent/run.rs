@@ -245,7 +245,10 @@ impl Run<'_> {
                 None => self.read_reply(&reply)?,
             };
             match read {
-                Reply::Answer(answer) => return Ok((Status::Answered, answer, None)),
+                Reply::Answer { text, cut } => {
+                    let warning = cut.map(|why| format!("the answer may be incomplete: {why}"));
+                    return Ok((Status::Answered, text, warning));
+                }
                 Reply::Malformed { code, message } => {
                     malformed_in_a_row += 1;
                     self.emit(

@@ -108,7 +108,9 @@ pub fn run(args: &LoopArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(error) = &outcome.error {
         let level = match outcome.status {
-            Status::IterationLimit | Status::Timeout | Status::Terminated => "warning",
+            Status::IterationLimit | Status::Timeout | Status::Terminated | Status::Answered => {
+                "warning"
+            }
             _ => "error",
         };
         // Best effort: stderr may be the very output that failed (a pipe whose reader is

@@ -191,6 +191,45 @@ command = ["sh", "{bin}/failing_tool.sh"]
     assert!(stderr(&out).contains("warning"), "{}", stderr(&out));
 }
 
+/// An answer the API cut (its stop reason: `finish_reason: "length"`) is still the answer, as
+/// far as it came (exit 0), but the run says it may be incomplete: a warning on stderr and in
+/// `--json`'s `error`. An answer that stopped on its own says nothing.
+#[test]
+fn an_answer_cut_by_the_stop_reason_comes_with_a_warning() {
+    let s = Setup::new("answer-cut");
+    let response = json!({"choices": [{"index": 0, "finish_reason": "length",
+        "message": {"role": "assistant", "content": "The three largest files are a.log, b.log and"}}]});
+    let config = s.config(&[response.to_string()], "", ECHO_TOOL);
+    let out = s.run(&config, &["go", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let record: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(record["status"], "answered");
+    assert_eq!(
+        record["answer"],
+        "The three largest files are a.log, b.log and"
+    );
+    assert_eq!(
+        record["error"],
+        "the answer may be incomplete: the API's stop reason says the output was cut: finish_reason \"length\""
+    );
+    assert!(
+        stderr(&out).contains("toolmend: warning: the answer may be incomplete"),
+        "{}",
+        stderr(&out)
+    );
+
+    let s = Setup::new("answer-stop");
+    let response = json!({"choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant", "content": "Done."}}]});
+    let config = s.config(&[response.to_string()], "", ECHO_TOOL);
+    let out = s.run(&config, &["go", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let record: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(record["answer"], "Done.");
+    assert!(record.get("error").is_none_or(Value::is_null), "{record}");
+    assert_eq!(stderr(&out), "");
+}
+
 // 3. The first input: tool definitions and the calling convention.
 
 #[test]
