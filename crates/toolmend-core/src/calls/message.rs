@@ -354,10 +354,7 @@ impl Parts {
                 run(text.as_deref(), self.raws, reasoning, options, false)
             }
         };
-        match text_cut {
-            Some(why) => with_repair(result, Repair::output_cut(&why)),
-            None => result,
-        }
+        with_output_cut(result, text_cut.as_deref())
     }
 
     fn text(&mut self, text: &str) {
@@ -626,6 +623,18 @@ pub(super) fn refused_words(said: &str) -> String {
 }
 
 /// `result` with `repair` first in its reply's repairs.
+/// `result` with an `output_cut` repair when the API cut the output, for `why`, while the
+/// model wrote text (the one rule for whole responses and a stream's text alone).
+pub(super) fn with_output_cut(
+    result: Result<Extracted, Failure>,
+    why: Option<&str>,
+) -> Result<Extracted, Failure> {
+    match why {
+        Some(why) => with_repair(result, Repair::output_cut(why)),
+        None => result,
+    }
+}
+
 pub(super) fn with_repair(
     mut result: Result<Extracted, Failure>,
     repair: Repair,

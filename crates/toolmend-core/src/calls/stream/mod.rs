@@ -525,13 +525,10 @@ impl Stream {
             ),
             // Text alone (or none): a cut is the text's, as `calls` reads the whole response.
             None => (
-                match &self.cut {
-                    Some(why) => super::message::with_repair(
-                        super::extract(&self.buf, &self.options),
-                        crate::repair::Repair::output_cut(why),
-                    ),
-                    None => super::extract(&self.buf, &self.options),
-                },
+                super::message::with_output_cut(
+                    super::extract(&self.buf, &self.options),
+                    self.cut.as_deref(),
+                ),
                 original_text(self.buf.as_bytes()),
             ),
         };
@@ -590,9 +587,6 @@ mod tests {
         pub(super) static SKIMMED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
-    /// Every `calls` fixture fed one and three characters at a time, with and without
-    /// [`Stream::skim`] and the refreshes left out when quiet: the same events, so the skim reads chunks
-    /// exactly as the byte-by-byte scan does, and a refresh left out would have done nothing.
     /// Every `calls` fixture case with an input (fixtures/calls/*.jsonl), with its file: for
     /// the tests that feed them all through a fast path and the usual read.
     pub(super) fn calls_fixture_cases() -> Vec<(std::path::PathBuf, Value)> {
@@ -614,6 +608,9 @@ mod tests {
         cases
     }
 
+    /// Every `calls` fixture fed one and three characters at a time, with and without
+    /// [`Stream::skim`] and the refreshes left out when quiet: the same events, so the skim reads chunks
+    /// exactly as the byte-by-byte scan does, and a refresh left out would have done nothing.
     #[test]
     fn skimming_gives_the_events_of_the_scan() {
         let mut replies = 0;
