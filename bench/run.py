@@ -42,6 +42,7 @@ import gen_corpus  # noqa: E402  (for the adversarial series' names and extra ar
 TOOLMEND = os.environ.get("TOOLMEND_BENCH_BIN") or os.path.join(ROOT, "target", "release", "toolmend")
 FLOOR = os.path.join(BENCH, "floor", "target", "release", "toolmend-bench-floor")
 SONIC = os.path.join(BENCH, "floor-sonic", "target", "release", "toolmend-bench-floor-sonic")
+SIMDJSON = os.path.join(BENCH, "floor-simdjson", "floor-simdjson")
 VENV_PY = os.path.join(WORK, "venv", "bin", "python")
 JSON_REPAIR_DRIVER = os.path.join(BENCH, "drivers", "json_repair_driver.py")
 JSONREPAIR_DRIVER = os.path.join(WORK, "jsonrepair_driver.mjs")  # copied next to node_modules
@@ -176,6 +177,8 @@ def versions():
         "rustc": sh(["rustc", "--version"]),
         "serde_json (floor)": sh("grep -A1 'name = \"serde_json\"' %s/floor/Cargo.lock | tail -1" % BENCH),
         "sonic-rs (floor-sonic)": sh("grep -A1 'name = \"sonic-rs\"' %s/floor-sonic/Cargo.lock | tail -1" % BENCH),
+        "simdjson (floor-simdjson)": sh("dpkg-query -W -f '${Version}' libsimdjson-dev 2>/dev/null")
+        if os.path.exists(SIMDJSON) else "not built",
         "jq": sh(["jq", "--version"]) if shutil.which("jq") else "not installed",
         "python": sh([sys.executable, "--version"]),
         "json_repair": sh([VENV_PY, "-c", "import importlib.metadata as m; print(m.version('json-repair'))"])
@@ -304,6 +307,11 @@ def kinds(args, res):
             cmds["before-1"] = [args.before, "args", "--threads", "1"]
         if os.path.exists(SONIC):
             cmds["floor-sonic"] = [SONIC]
+        if os.path.exists(SIMDJSON):
+            # simdjson's DOM parse of each line, written back; and the parse alone (no output):
+            # what checking each line whole costs with the SIMD parser, before any writing.
+            cmds["floor-simdjson"] = [SIMDJSON]
+            cmds["simdjson-validate"] = [SIMDJSON, "--validate"]
         names = list(cmds)
         times = {n: [] for n in names}
         cpus = {n: [] for n in names}
@@ -324,6 +332,8 @@ def kinds(args, res):
                     "mb_per_cpu_s": {n: nbytes / 1e6 / cpu[n] if cpu[n] else None for n in names}}
         if "floor-sonic" in cmds:
             out[fam]["sonic_values"] = output_counts([SONIC], path)[0]
+        if "floor-simdjson" in cmds:
+            out[fam]["simdjson_values"] = output_counts([SIMDJSON], path)[0]
         log("== kind %-13s %s" % (fam, "  ".join("%s %.3fs (cpu %.3fs)" % (n, med[n], cpu[n]) for n in names)))
     res["kinds"] = out
     save(res)
@@ -688,6 +698,10 @@ def report(res, args):
       "nothing: broken lines only get an error line.")
     w("- **floor-sonic**: `bench/floor-sonic` — the same with sonic-rs (SIMD) instead of serde_json; "
       "release build with LTO, no `target-cpu` flag (toolmend's own build has none either).")
+    w("- **floor-simdjson**: `bench/floor-simdjson` — the same with simdjson (C++, SIMD; Debian's "
+      "libsimdjson-dev, which picks its kernel at run time), built with `g++ -O3`; `simdjson-validate` "
+      "is its parse alone, writing nothing: what checking each line whole costs with simdjson, before "
+      "any output. Per kind only.")
     w("- **jq**: `jq -cR 'fromjson?'` (parses each line, drops what does not parse).")
     w("- **json_repair**: Python `repair_json(line)` per line in one process (bench/drivers/json_repair_driver.py).")
     w("- **jsonrepair**: JavaScript `jsonrepair(line)` per line in one process (bench/drivers/jsonrepair_driver.mjs).")
@@ -741,15 +755,17 @@ def report(res, args):
         if any("mb_per_cpu_s" in d for d in kd.values()):
             w("Per core (issue 30): MB of input per second of CPU time (user + system, median of the "
               "rounds above) of `toolmend args --threads 1`, the serde_json floor (bench/floor) and "
-              "the sonic-rs floor (bench/floor-sonic); `/ sonic` is toolmend's CPU time over "
-              "sonic-rs's (at most 1: as fast per core). Wall-clock medians of the same runs in "
-              "brackets.\n")
+              "the sonic-rs floor (bench/floor-sonic) and the simdjson floor (bench/floor-simdjson: "
+              "parse and write, and the parse alone); `/ sonic` is toolmend's CPU time over "
+              "sonic-rs's (at most 1: as fast per core), `/ simdjson parse` toolmend's over simdjson's "
+              "parse alone (which writes nothing). Wall-clock medians of the same runs in brackets.\n")
             before = any("before-1" in d.get("cpu_s", {}) for d in kd.values())
             if before:
                 w("`before`: %s, run in the same rounds.\n" % res.get("before", "an earlier build"))
-            w("| kind | %stoolmend --threads 1 | serde_json floor | sonic-rs floor | toolmend / sonic | sonic values |"
-              % ("before --threads 1 | " if before else ""))
-            w("|---|%s---:|---:|---:|---:|---:|" % ("---:|" if before else ""))
+            w("| kind | %stoolmend --threads 1 | serde_json floor | sonic-rs floor | simdjson floor "
+              "| simdjson parse alone | toolmend / sonic | toolmend / simdjson parse | sonic values "
+              "| simdjson values |" % ("before --threads 1 | " if before else ""))
+            w("|---|%s---:|---:|---:|---:|---:|---:|---:|---:|---:|" % ("---:|" if before else ""))
             tot = {}
             for fam, d in kd.items():
                 if "mb_per_cpu_s" not in d:
@@ -759,15 +775,20 @@ def report(res, args):
                 for n in c:
                     tot[n] = tot.get(n, 0) + c[n]
                 ratio = "%.2f" % (c["toolmend-1"] / c["floor-sonic"]) if c.get("floor-sonic") else "-"
-                w("| %s | %s%s | %s | %s | %s | %s |" % (fam, cell("before-1") + " | " if before else "",
-                                                         cell("toolmend-1"), cell("floor"), cell("floor-sonic"),
-                                                         ratio, format(d.get("sonic_values", 0), ",")))
+                ratio_sj = ("%.2f" % (c["toolmend-1"] / c["simdjson-validate"])
+                            if c.get("simdjson-validate") else "-")
+                w("| %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                    fam, cell("before-1") + " | " if before else "", cell("toolmend-1"), cell("floor"),
+                    cell("floor-sonic"), cell("floor-simdjson"), cell("simdjson-validate"), ratio, ratio_sj,
+                    format(d.get("sonic_values", 0), ","), format(d.get("simdjson_values", 0), ",")))
             if tot.get("floor-sonic"):
                 nbytes = sum(d["bytes"] for d in kd.values())
-                w("| all kinds | %s%.0f MB/s | %.0f MB/s | %.0f MB/s | %.2f | |" % (
-                    "%.0f MB/s | " % (nbytes / 1e6 / tot["before-1"]) if before else "",
-                    nbytes / 1e6 / tot["toolmend-1"], nbytes / 1e6 / tot["floor"], nbytes / 1e6 / tot["floor-sonic"],
-                    tot["toolmend-1"] / tot["floor-sonic"]))
+                rate = lambda n: "%.0f MB/s" % (nbytes / 1e6 / tot[n]) if tot.get(n) else "-"
+                w("| all kinds | %s%s | %s | %s | %s | %s | %.2f | %s | | |" % (
+                    rate("before-1") + " | " if before else "", rate("toolmend-1"), rate("floor"),
+                    rate("floor-sonic"), rate("floor-simdjson"), rate("simdjson-validate"),
+                    tot["toolmend-1"] / tot["floor-sonic"],
+                    "%.2f" % (tot["toolmend-1"] / tot["simdjson-validate"]) if tot.get("simdjson-validate") else "-"))
             w("")
 
     w("## Targets (issue 4)\n")
@@ -786,8 +807,10 @@ def report(res, args):
           "| %.2fx sonic-rs's time (%.3f s vs %.3f s) | %s |" % (mine / sonic, mine, sonic, "yes" if mine <= sonic else "**no**"))
         if "clean" in kd_cpu:
             mb = res["kinds"]["clean"]["mb_per_cpu_s"]["toolmend-1"]
-            w("| per core ≥ 1 GB/s on lines that are valid JSON already (clean kind, issue 30) | %.0f MB/s | %s |" % (
-                mb, "yes" if mb >= 1000 else "**no**"))
+            sj = res["kinds"]["clean"]["mb_per_cpu_s"].get("simdjson-validate")
+            w("| per core ≥ 1 GB/s on lines that are valid JSON already (clean kind, issue 30) | %.0f MB/s%s | %s |" % (
+                mb, " (simdjson's parse alone, writing nothing: %.0f MB/s)" % sj if sj else "",
+                "yes" if mb >= 1000 else "**no**"))
     for peer, goal in (("json_repair", 50), ("jsonrepair", 25)):
         best = None
         for size in ("100k", "10k"):

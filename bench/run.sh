@@ -30,6 +30,22 @@ say "building the floor (bench/floor, cargo build --release)"
 say "building the sonic-rs floor (bench/floor-sonic, cargo build --release)"
 (cd "$here/floor-sonic" && cargo build --release --quiet) || echo "the sonic-rs floor did not build: it will be skipped" >&2
 
+# The C++ SIMD floor: simdjson from Debian's libsimdjson-dev (root installs it), built with g++
+# (bench/floor-simdjson/floor.cpp; the library picks its SIMD kernel at run time).
+simdjson_floor() {
+    if [ ! -f /usr/include/simdjson.h ]; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+            say "installing libsimdjson-dev (apt-get)"
+            apt-get update -qq && apt-get install -y -qq libsimdjson-dev >/dev/null || return 1
+        else
+            return 1
+        fi
+    fi
+    say "building the simdjson floor (bench/floor-simdjson, g++ -O3)"
+    g++ -O3 -std=c++17 -o "$here/floor-simdjson/floor-simdjson" "$here/floor-simdjson/floor.cpp" -lsimdjson
+}
+simdjson_floor || echo "libsimdjson-dev or g++ is missing: the simdjson floor will be skipped" >&2
+
 # Installs the Debian package $1 when its command is missing (as root, with apt-get); else says
 # what will be skipped without it ($2).
 need() {
