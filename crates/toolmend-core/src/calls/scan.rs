@@ -403,6 +403,21 @@ pub(crate) const REASONING: &[(&str, &str)] = &[
     ("<thinking>", "</thinking>"),
 ];
 
+/// Markers that close reasoning which no marker opens: the chat template opens it in words
+/// (Apriel's "Here are my reasoning steps:"), and the model ends it with one of these, its
+/// answer after. Read as the closing markers of [`REASONING`] are when no opening one came
+/// before; [`NOISE`] has what ends the answer.
+pub(crate) const REASONING_ENDS: &[&str] = &["[BEGIN FINAL RESPONSE]"];
+
+/// Every closing reasoning marker: those of [`REASONING`], then [`REASONING_ENDS`]. A kind of
+/// close is its index here.
+pub(crate) fn reasoning_closes() -> impl Iterator<Item = &'static str> {
+    REASONING
+        .iter()
+        .map(|(_, close)| *close)
+        .chain(REASONING_ENDS.iter().copied())
+}
+
 /// Reasoning found in a reply.
 #[derive(Debug, Default)]
 pub(crate) struct Reasoning {
@@ -422,7 +437,7 @@ pub(crate) fn reasoning(text: Masked<'_>, call_tokens: &[&str]) -> Reasoning {
         .iter()
         .filter_map(|(o, _)| find_str(text, o))
         .min();
-    for (_, close) in REASONING {
+    for close in reasoning_closes() {
         if let Some(at) = find_str(text, close)
             && first_open.is_none_or(|o| at < o)
             && !text[..at].trim().is_empty()
@@ -496,6 +511,7 @@ pub(crate) const NOISE: &[&str] = &[
     "<|im_end|>",
     "<|START_RESPONSE|>",
     "<|END_RESPONSE|>",
+    "[END FINAL RESPONSE]",
     "<｜end▁of▁sentence｜>",
     "</s>",
 ];

@@ -270,7 +270,7 @@ pub(crate) const TABLE: &[Spec] = &[
     },
     Spec {
         name: "jamba",
-        models: "AI21 Jamba, Hunyuan-A13B, MiniMax-M1 (<tool_calls>JSON</tool_calls>)",
+        models: "AI21 Jamba, Hunyuan-A13B, MiniMax-M1, ServiceNow Apriel (<tool_calls>JSON</tool_calls>)",
         kind: block(&["<tool_calls>"], &["</tool_calls>"], JSON),
     },
     Spec {

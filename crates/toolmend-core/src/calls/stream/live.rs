@@ -27,7 +27,7 @@ use super::flow::{Flow, Unwritten, append};
 use super::markers::{Action, Markers};
 use crate::calls::formats::{CODE_FENCE, Kind, TABLE, call_tokens, labelled_open};
 use crate::calls::harmony;
-use crate::calls::scan::{NOISE, REASONING};
+use crate::calls::scan::{NOISE, REASONING, reasoning_closes};
 use crate::calls::{CallOptions, extract};
 
 /// What a held-back sequence is, once read in full.
@@ -35,7 +35,7 @@ use crate::calls::{CallOptions, extract};
 enum Hold {
     /// Opens a reasoning block of this kind (index in `REASONING`).
     Open(usize),
-    /// Closes one.
+    /// Closes one: the kind of close (index in [`reasoning_closes`]).
     Close(usize),
     /// A noise token: `calls` leaves it out of the text.
     Noise,
@@ -131,9 +131,11 @@ impl Live {
                 holds.push((m, hold));
             }
         };
-        for (i, (open, close)) in REASONING.iter().enumerate() {
+        for (i, (open, _)) in REASONING.iter().enumerate() {
             add(Cow::Borrowed(open), Hold::Open(i));
-            add(Cow::Borrowed(close), Hold::Close(i));
+        }
+        for (kind, close) in reasoning_closes().enumerate() {
+            add(Cow::Borrowed(close), Hold::Close(kind));
         }
         for noise in NOISE {
             add(Cow::Borrowed(noise), Hold::Noise);

@@ -2,7 +2,7 @@
 
 use crate::calls::formats::mistral::{ARROWS, MISTRAL_OPEN};
 use crate::calls::formats::{Body, Kind, TABLE, name_follows_open};
-use crate::calls::scan::REASONING;
+use crate::calls::scan::{REASONING, reasoning_closes};
 
 /// What a marker starts.
 #[derive(Debug, Clone, Copy)]
@@ -40,8 +40,10 @@ impl Markers {
     pub(super) fn new(format: Option<&str>) -> Markers {
         let forced = format.filter(|f| *f != "auto");
         let mut list: Vec<(&'static [u8], Action)> = Vec::new();
-        for (i, (open, close)) in REASONING.iter().enumerate() {
+        for (i, (open, _)) in REASONING.iter().enumerate() {
             list.push((open.as_bytes(), Action::Think(i)));
+        }
+        for close in reasoning_closes() {
             list.push((close.as_bytes(), Action::Unthink));
         }
         let mut markerless = false;
