@@ -521,3 +521,80 @@ fn a_text_cut_by_the_stop_reason_is_said_streamed_and_whole() {
     assert_eq!(end["repairs"], cut, "{end:#}");
     assert_eq!(record["repairs"], cut, "{record:#}");
 }
+
+/// A Replicate prediction read whole (its `output`, the pieces the model streamed) and its
+/// stream read as SSE (`event: output`, the data text, not JSON, its lines joined; `event:
+/// done`) give the same reply: the same call, the same text; a prediction canceled (status
+/// `canceled` whole, `done`'s `reason` streamed) says its output was cut.
+#[test]
+fn a_replicate_stream_reads_as_its_prediction() {
+    let pieces = [
+        "Checking.\n<tool_call>\n{\"name\": \"get_",
+        "weather\", \"arguments\": {\"city\": ",
+        "\"Oslo\"}}\n</tool_call>",
+    ];
+    let prediction = |status: &str| {
+        json!({
+            "id": "p1", "model": "meta/meta-llama-3-8b-instruct", "version": "v1",
+            "input": {"prompt": "weather?"}, "logs": "", "output": pieces, "error": null,
+            "status": status, "urls": {"get": "https://api.replicate.com/v1/predictions/p1"},
+        })
+    };
+    let stream = |done: &str| {
+        let mut out = String::new();
+        for (i, piece) in pieces.iter().enumerate() {
+            out.push_str(&format!("event: output\nid: {i}\n"));
+            // A piece's lines are `data:` lines of their own, as SSE writes text.
+            for line in piece.split('\n') {
+                out.push_str(&format!("data: {line}\n"));
+            }
+            out.push('\n');
+        }
+        out.push_str(&format!("event: done\ndata: {done}\n\n"));
+        out
+    };
+    let call = json!([{"tool": "get_weather", "parameters": {"city": "Oslo"}}]);
+    one_truth(
+        "sse",
+        &stream("{}"),
+        &prediction("succeeded"),
+        Ok(call.clone()),
+    );
+    let (end, _) = streamed("sse", &stream("{}"));
+    let (record, _) = whole(&prediction("succeeded"));
+    assert_eq!(end["value"]["text"], "Checking.");
+    assert_eq!(end["value"], record["value"]);
+    assert_eq!(end["repairs"], json!([]));
+
+    let (end, _) = streamed("sse", &stream(r#"{"reason": "canceled"}"#));
+    let (record, _) = whole(&prediction("canceled"));
+    assert_eq!(end["value"], record["value"]);
+    for said in [&end["repairs"], &record["repairs"]] {
+        assert_eq!(said[0]["kind"], "output_cut", "{said}");
+    }
+    assert!(
+        end["repairs"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("canceled")
+    );
+
+    // The server's error event fails the stream, as a failed prediction fails the record.
+    let failed = "event: output\ndata: Check\n\nevent: error\ndata: {\"detail\": \"CUDA out of memory\"}\n\n";
+    let (end, code) = streamed("sse", failed);
+    assert_eq!(end["error"]["code"], "invalid_input", "{end}");
+    assert!(
+        end["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("CUDA out of memory"),
+        "{end}"
+    );
+    assert_ne!(code, 0);
+    let mut failed_whole = prediction("failed");
+    failed_whole["output"] = Value::Null;
+    failed_whole["error"] = json!("CUDA out of memory");
+    let (record, whole_code) = whole(&failed_whole);
+    assert_eq!(record["error"]["code"], "invalid_input");
+    assert_eq!(whole_code, code);
+}

@@ -74,6 +74,7 @@ pub(super) fn is_api_shape(value: &Value) -> bool {
                 || server_error(map).is_some()
                 || failed_generation(map).is_some()
                 || bedrock_message(map).is_some()
+                || replicate_output(map).is_some()
         }
         // A content list: every item a typed block, a Gemini part or a Bedrock `toolUse`; or
         // Hugging Face's text generation (`[{"generated_text": …}]`, the Inference API's and
@@ -133,6 +134,39 @@ pub(super) fn first_result_text(map: &Map<String, Value>) -> Option<&str> {
     (map.len() == 1 && first.get("finish_reason").is_some())
         .then(|| first.get("text").and_then(Value::as_str))
         .flatten()
+}
+
+/// The statuses of a Replicate prediction.
+const REPLICATE_STATUSES: [&str; 6] = [
+    "starting",
+    "processing",
+    "succeeded",
+    "failed",
+    "canceled",
+    "aborted",
+];
+
+/// The output of a Replicate prediction (`{"id", "version", "input", "output", "status",
+/// "urls", …}`, as `POST /v1/predictions` with `Prefer: wait` and `GET` on its `urls.get` give
+/// it), when `map` is one: `None` inside when it has none yet. A language model's output is
+/// the list of the pieces it streamed, joined as written; a string is itself; any other value
+/// (a model whose output is JSON) is its JSON text, read as a reply is.
+pub(super) fn replicate_output(map: &Map<String, Value>) -> Option<Option<Cow<'_, str>>> {
+    let prediction = map
+        .get("status")
+        .and_then(Value::as_str)
+        .is_some_and(|status| REPLICATE_STATUSES.contains(&status))
+        && (map.get("urls").is_some_and(Value::is_object)
+            || map.get("input").is_some_and(Value::is_object));
+    let output = map.get("output").filter(|_| prediction)?;
+    Some(match output {
+        Value::Null => None,
+        Value::String(text) => Some(Cow::Borrowed(text.as_str())),
+        Value::Array(pieces) if pieces.iter().all(Value::is_string) => Some(Cow::Owned(
+            pieces.iter().filter_map(Value::as_str).collect(),
+        )),
+        other => Some(Cow::Owned(other.to_string())),
+    })
 }
 
 /// What a Hugging Face text generation result (`{"generated_text": …}`) generated: the text,
@@ -248,6 +282,12 @@ pub(super) fn server_error(map: &Map<String, Value>) -> Option<String> {
                 .unwrap_or("no message")
                 .to_owned(),
         ),
+        // A Replicate prediction that failed with no `error` to say why.
+        _ if map.get("status").and_then(Value::as_str) == Some("failed")
+            && replicate_output(map).is_some() =>
+        {
+            Some("the prediction failed (status \"failed\")".to_owned())
+        }
         // Gemini refused the prompt itself: no candidate at all.
         _ => map
             .get("promptFeedback")

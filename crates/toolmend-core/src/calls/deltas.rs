@@ -100,8 +100,8 @@ pub struct Deltas {
     raw: bool,
     /// Whether `data` may be whole JSON yet, scanned as it comes.
     scan: DataScan,
-    /// The event being read was named `error` (`event: error`): its data is the server's error.
-    error_event: bool,
+    /// What the `event:` field named the event being read.
+    named: Named,
     line: u64,
     done: bool,
     /// [`Deltas::text`]: the line not yet ended, and whether the text so far ended with a CR
@@ -109,6 +109,31 @@ pub struct Deltas {
     partial: String,
     after_cr: bool,
     keys: CallKeys,
+}
+
+/// What an SSE event's `event:` field named it, where the name says how to read its data.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Named {
+    /// `error`: the data is the server's error.
+    Error,
+    /// `output` (Replicate's stream): the data is a piece of the reply's text, not JSON.
+    Output,
+    /// `done` (Replicate's stream): the reply ended, its data perhaps saying why.
+    Done,
+    /// Any other name, or none: the data is JSON (or `[DONE]`).
+    #[default]
+    Other,
+}
+
+impl Named {
+    fn of(name: &str) -> Named {
+        match name {
+            "error" => Named::Error,
+            "output" => Named::Output,
+            "done" => Named::Done,
+            _ => Named::Other,
+        }
+    }
 }
 
 impl Deltas {
@@ -120,7 +145,7 @@ impl Deltas {
             has_data: false,
             raw: false,
             scan: DataScan::default(),
-            error_event: false,
+            named: Named::Other,
             line: 0,
             done: false,
             partial: String::new(),
@@ -193,7 +218,7 @@ impl Deltas {
                             return Err(self.server_error(said.trim()));
                         }
                         if let Some(name) = line.strip_prefix("event:") {
-                            self.error_event = name.trim() == "error";
+                            self.named = Named::of(name.trim());
                         }
                         // `id:`, `retry:`, other events and `:` comments say nothing of the reply.
                         return Ok(Vec::new());
@@ -205,8 +230,12 @@ impl Deltas {
                     self.scan.push("\n");
                 }
                 self.data.push_str(data);
-                self.scan.push(data);
                 self.has_data = true;
+                if matches!(self.named, Named::Output | Named::Done) {
+                    // Read whole at the blank line (text, whose lines it ends; or the end).
+                    return Ok(Vec::new());
+                }
+                self.scan.push(data);
                 self.whole_data(stream)
             }
         }
@@ -270,7 +299,7 @@ impl Deltas {
                 self.has_data = false;
                 self.raw = false;
                 self.scan = DataScan::default();
-                if std::mem::take(&mut self.error_event) {
+                if std::mem::take(&mut self.named) == Named::Error {
                     // The data was parsed already: its words, not a second parse.
                     let words = words_of(Some(&value), &value.to_string());
                     return Err(self.placed(words));
@@ -292,8 +321,24 @@ impl Deltas {
         self.has_data = false;
         self.raw = false;
         self.scan = DataScan::default();
-        if std::mem::take(&mut self.error_event) && !data.trim().is_empty() {
-            return Err(self.server_error(data.trim()));
+        match std::mem::take(&mut self.named) {
+            Named::Error if !data.trim().is_empty() => return Err(self.server_error(data.trim())),
+            // Replicate's `output` event: its data is the text as it is, lines and all.
+            Named::Output => return self.decoded(&Value::String(data), stream, "line"),
+            // Replicate's `done` event (`{}`, or `{"reason": "canceled"}`): the end, and
+            // whether the prediction was stopped before it.
+            Named::Done => {
+                if let Ok(Value::Object(end)) = serde_json::from_str::<Value>(&data)
+                    && end.keys().all(|k| k == "reason")
+                {
+                    if let Some(reason) = end.get("reason").and_then(Value::as_str) {
+                        stream.stop_reason("reason", reason);
+                    }
+                    self.done = true;
+                    return Ok(Vec::new());
+                }
+            }
+            _ => {}
         }
         if data.trim() == "[DONE]" {
             self.done = true;

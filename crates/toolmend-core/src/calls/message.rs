@@ -37,7 +37,7 @@ use crate::repair::Repair;
 
 use super::api_shapes::{
     REASONING_KEYS, bedrock_message, failed_generation, first_result_text, generated_text,
-    is_anthropic, is_responses, ollama_generate, server_error, workers_ai_result,
+    is_anthropic, is_responses, ollama_generate, replicate_output, server_error, workers_ai_result,
 };
 use super::stop_reasons::{cut_by, dropped_by};
 
@@ -394,6 +394,15 @@ impl Parts {
         }
         if let Some(text) = first_result_text(map) {
             self.text(text);
+            return Ok(());
+        }
+        // A Replicate prediction: its output (a failed one is a server error, above), cut when
+        // it was canceled or is not finished yet.
+        if let Some(output) = replicate_output(map) {
+            if let Some(text) = output {
+                self.text(&text);
+            }
+            self.cut_when("status", map.get("status"));
             return Ok(());
         }
         // OpenAI chat completion: the first choice.

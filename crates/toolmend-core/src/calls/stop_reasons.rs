@@ -24,6 +24,15 @@ const CUT_REASONS: &[(&str, &str)] = &[
     ("finishReason", "SPII"),
     // Cohere v2.
     ("finish_reason", "MAX_TOKENS"),
+    // Replicate: a prediction canceled, or not finished when it was read (`Prefer: wait`
+    // timed out).
+    ("status", "canceled"),
+    ("status", "aborted"),
+    ("status", "starting"),
+    ("status", "processing"),
+    // Replicate's stream: its `done` event's data.
+    ("reason", "canceled"),
+    ("reason", "error"),
     // Amazon Bedrock Converse.
     ("stopReason", "max_tokens"),
     ("stopReason", "model_context_window_exceeded"),

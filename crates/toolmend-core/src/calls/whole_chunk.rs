@@ -1,7 +1,7 @@
 //! A whole response given to a stream as one chunk, of the APIs whose streams never send one
 //! (an Anthropic message or content list, an OpenAI Responses API response, an Amazon Bedrock
 //! Converse response, a Hugging Face text generation result, Cloudflare Workers AI's REST
-//! envelope): read into the pieces
+//! envelope, a Replicate prediction): read into the pieces
 //! [`super::Deltas`] feeds a stream, so that the stream ends as `calls` reads the response
 //! (items by `super::content::read_items`, the rule `super::message` reads them by). A server that ignores
 //! `"stream": true` sends one, and so does a caller who hands the stream what the client
@@ -13,7 +13,8 @@
 use serde_json::{Map, Value};
 
 use super::api_shapes::{
-    bedrock_message, generated_text, is_anthropic_message, is_responses, workers_ai_result,
+    bedrock_message, generated_text, is_anthropic_message, is_responses, replicate_output,
+    workers_ai_result,
 };
 use super::content::{Item, MARKED_INCOMPLETE, read_items};
 use super::delta::{Delta, arguments_of, str_at};
@@ -38,6 +39,13 @@ pub(super) fn whole_response(value: &Value) -> Option<Vec<Delta>> {
         }
         Value::Object(map) if is_anthropic_message(map) => {
             pieces.message(map);
+        }
+        Value::Object(map) if let Some(output) = replicate_output(map) => {
+            // A Replicate prediction: its output, cut when canceled or not finished.
+            if let Some(text) = output {
+                pieces.text(&text);
+            }
+            pieces.stop("status", map.get("status"));
         }
         Value::Object(map) if let Some(result) = workers_ai_result(map) => {
             // Cloudflare Workers AI's REST envelope: its result's `response` is its text.
