@@ -27,6 +27,9 @@ impl Level {
     const DUPLICATE: u8 = 8;
     /// An object whose keys are also in the parser's hash index (a large object).
     const INDEXED: u8 = 16;
+    /// An array given a second element (a tuple's comma came): [`Level::INDEXED`]'s bit,
+    /// which no array has.
+    const MANY: u8 = 16;
     /// The enclosing container is an object.
     const IN_OBJECT: u8 = 32;
     /// The bracket is right after the enclosing one's: no distance is stored.
@@ -49,6 +52,11 @@ impl Level {
 
     pub(crate) fn paren(self) -> bool {
         self.0 & Level::PAREN != 0 && !self.brace()
+    }
+
+    /// An array that has had more than one element.
+    pub(crate) fn many(self) -> bool {
+        self.0 & (Level::OBJECT | Level::MANY) == Level::MANY
     }
 
     pub(crate) fn has_duplicate(self) -> bool {
@@ -155,7 +163,7 @@ impl Nesting {
     }
 
     /// Closes the innermost container.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop(&mut self) -> Option<Closed> {
         let level = Level(self.bytes.pop()?);
         let end = self.bytes.len();
@@ -205,6 +213,32 @@ impl Nesting {
                 before
             }
             None => false,
+        }
+    }
+
+    /// Counts an element of the innermost container, an array; whether it had one before.
+    /// Its second marks it [`Level::MANY`] (`NONEMPTY` shifted there: no branch).
+    #[inline]
+    pub(crate) fn add_element(&mut self) -> bool {
+        const _: () = assert!(Level::NONEMPTY << 2 == Level::MANY);
+        match self.bytes.last_mut() {
+            Some(flags) => {
+                let before = *flags & Level::NONEMPTY;
+                *flags |= Level::NONEMPTY | before << 2;
+                before != 0
+            }
+            None => false,
+        }
+    }
+
+    /// Marks the innermost container [`Level::MANY`] if it is an array: items were elided
+    /// in it (`(..., 1)`), so it holds more than one.
+    pub(crate) fn mark_many(&mut self) {
+        if self
+            .top()
+            .is_some_and(|level| level.kind() == Container::Array)
+        {
+            self.set(Level::MANY);
         }
     }
 

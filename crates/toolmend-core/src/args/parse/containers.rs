@@ -3,7 +3,7 @@
 
 use super::keys::index_hash;
 use super::numbers::lone_sign_len;
-use super::{Parser, Quote};
+use super::{HOLE, Parser, Quote};
 use crate::args::locate::json_extent;
 use crate::args::nesting::Container;
 use crate::error::{Code, Error};
@@ -176,7 +176,8 @@ impl<'a> Parser<'a> {
             };
             match byte {
                 b')' if !self.strict => {
-                    self.close_paren(at)?;
+                    // `()`, `(1,)`: a tuple, empty or with its comma.
+                    self.close_paren(at, false)?;
                     return Ok(false);
                 }
                 b'-' | b'+' if !self.strict && lone_sign_len(&self.src[at..]).is_some() => {
@@ -191,7 +192,7 @@ impl<'a> Parser<'a> {
                     comma = None;
                 }
                 _ => {
-                    if self.sink.scratch.nesting.add_member() {
+                    if self.sink.scratch.nesting.add_element() {
                         self.sink.out.push(b',');
                     }
                     self.element_out = self.sink.out.len();
@@ -263,6 +264,8 @@ impl<'a> Parser<'a> {
     /// Skips `...` (or `…`) standing for elided items, and the comma after it.
     fn skip_ellipsis(&mut self, at: usize) -> Result<Option<usize>, Error> {
         self.fix(RepairKind::Ellipsis, at)?;
+        // `(..., 1)` is a tuple, not `1` in parentheses.
+        self.sink.scratch.nesting.mark_many();
         self.pos = at + self.ellipsis_at(at).unwrap_or(3);
         self.skip_ws()?;
         if self.peek() == Some(b',') {
@@ -297,7 +300,7 @@ impl<'a> Parser<'a> {
                     }
                 }
                 Some(b')') if !self.strict && top == Container::Array => {
-                    self.close_paren(at)?;
+                    self.close_paren(at, true)?;
                     return Ok(false);
                 }
                 Some(b'.' | 0xE2) if !self.strict && self.ellipsis_at(at).is_some() => {
@@ -510,20 +513,39 @@ impl<'a> Parser<'a> {
         false
     }
 
-    /// `)` closing the open array: the end of a tuple, or (`[1, 2)`) a mismatched bracket.
-    fn close_paren(&mut self, at: usize) -> Result<(), Error> {
-        let paren = self
-            .sink
-            .scratch
-            .nesting
-            .top()
-            .is_some_and(|level| level.paren());
+    /// `)` closing the open array (right `after_value`, or after `(` or a comma): the end of
+    /// a tuple, or (`[1, 2)`) a mismatched bracket. As in Python, parentheses around one value
+    /// with no comma are no tuple: `(1)` is `1`, `({"a": 1})` the object; `(1,)` and `()` are
+    /// tuples.
+    fn close_paren(&mut self, at: usize, after_value: bool) -> Result<(), Error> {
+        let level = self.sink.scratch.nesting.top();
+        let paren = level.is_some_and(|level| level.paren());
         if !paren {
             self.fix(RepairKind::MismatchedBracket, at)?;
         }
         self.pos = at + 1;
-        self.close_frame();
+        if paren && after_value && !level.is_some_and(|level| level.many()) {
+            self.unwrap_paren();
+        } else {
+            self.close_frame();
+        }
         Ok(())
+    }
+
+    /// Closes the open array of a `(x)` as `x`: its `[` becomes a [`HOLE`] (taken out when the
+    /// value ends, so that no offset into the output moves now), no `]` is written, and the
+    /// value built is its one element.
+    #[cold]
+    #[inline(never)]
+    fn unwrap_paren(&mut self) {
+        let frame = self.sink.scratch.nesting.pop().expect("an open container");
+        debug_assert!(frame.level.paren(), "a tuple's array");
+        self.tree_unwrap();
+        self.open_arrays -= 1;
+        let scratch = &mut self.sink.scratch;
+        let bracket = scratch.paren_outs.pop().expect("the tuple's bracket");
+        self.sink.out[bracket] = HOLE;
+        scratch.holes += 1;
     }
 
     /// The input ended with containers open: close them all (recorded once).
@@ -541,6 +563,9 @@ impl<'a> Parser<'a> {
 
     pub(super) fn close_frame(&mut self) {
         let frame = self.sink.scratch.nesting.pop().expect("an open container");
+        if frame.level.paren() {
+            self.sink.scratch.paren_outs.pop();
+        }
         self.tree_close(frame.level.kind(), frame.keys_base);
         match frame.level.kind() {
             Container::Array => {

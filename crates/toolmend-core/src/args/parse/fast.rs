@@ -247,7 +247,7 @@ impl Parser<'_> {
     /// Starts an array element at `at`, as the parser's `begin_element` does.
     #[inline(always)]
     fn fast_element(&mut self, at: usize) {
-        if self.sink.scratch.nesting.add_member() {
+        if self.sink.scratch.nesting.add_element() {
             self.sink.out.push(b',');
         }
         self.element_out = self.sink.out.len();

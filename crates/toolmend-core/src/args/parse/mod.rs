@@ -73,7 +73,16 @@ struct Scratch {
     unplaced: usize,
     unplaced_base: usize,
     unplaced_from: usize,
+    /// For each open array opened by `(`, innermost last: where its `[` is in the output.
+    paren_outs: Vec<usize>,
+    /// How many `[` of the output are [`HOLE`]s, taken out when the value ends.
+    holes: usize,
 }
+
+/// What stands in the output for the `[` of a Python `(x)` read as `x` ([`Parser::unwrap_paren`])
+/// until the value ends: a byte compact JSON never holds as it is (a control byte, escaped in
+/// strings), so that no offset into the output moves while the value is read.
+pub(super) const HOLE: u8 = 0;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Quote {
@@ -171,6 +180,8 @@ impl<'a> Parser<'a> {
         scratch.keys.clear();
         scratch.key_index.clear();
         scratch.unplaced = 0;
+        scratch.paren_outs.clear();
+        scratch.holes = 0;
         sink.tree.new_parser();
         Parser {
             src,
@@ -188,6 +199,22 @@ impl<'a> Parser<'a> {
             element_at: 0,
             src_text: None,
         }
+    }
+
+    /// Takes the [`HOLE`]s out of the value written from `out[start..]`, now that it ended and
+    /// no offset into it is needed any more: one pass, and none when it has none.
+    fn take_out_holes(&mut self, start: usize) {
+        if std::mem::take(&mut self.sink.scratch.holes) == 0 {
+            return;
+        }
+        let out = &mut self.sink.out;
+        let mut kept = start;
+        for read in start..out.len() {
+            let byte = out[read];
+            out[kept] = byte;
+            kept += usize::from(byte != HOLE);
+        }
+        out.truncate(kept);
     }
 
     /// `src` as text (`None`: checked here), when values are built (see `tree`).
@@ -225,6 +252,7 @@ impl<'a> Parser<'a> {
                 self.one_value()?;
             }
             debug_assert!(self.sink.pending.is_none(), "the first value took it");
+            self.take_out_holes(start);
             parts.push(start..self.sink.out.len());
             loop {
                 self.skip_ws()?;
@@ -253,6 +281,7 @@ impl<'a> Parser<'a> {
                             self.one_value()?;
                         }
                         if let Some(part) = parts.last_mut() {
+                            self.take_out_holes(part.start);
                             part.end = self.sink.out.len();
                         }
                     }
@@ -507,11 +536,14 @@ impl<'a> Parser<'a> {
                 self.begin_element(None)
             }
             b'(' if !self.strict => {
-                // `{"a": (1, 2)}`: a Python tuple is an array.
+                // `{"a": (1, 2)}`: a Python tuple is an array (and `(1)`, no tuple, is `1`:
+                // see [`Parser::close_paren`]).
                 self.fix(RepairKind::Parentheses, at)?;
                 self.pos += 1;
                 self.open(Container::Array, at)?;
                 self.sink.scratch.nesting.mark_paren();
+                let bracket = self.sink.out.len() - 1;
+                self.sink.scratch.paren_outs.push(bracket);
                 self.begin_element(None)
             }
             b'"' => self.string_value(Quote::Double, 1).map(|()| false),

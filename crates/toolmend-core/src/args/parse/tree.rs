@@ -235,6 +235,28 @@ impl Parser<'_> {
         self.tree_add(frame.start, value, bound);
     }
 
+    /// The innermost container, an array opened by `(` with one element, closes as that
+    /// element (`(x)` is `x`): the element is the value added where the array started.
+    pub(super) fn tree_unwrap(&mut self) {
+        let tree = &mut self.sink.tree;
+        if !tree.on {
+            return;
+        }
+        tree.cut(self.sink.out.len());
+        let Some(frame) = tree.frames.pop() else {
+            tree.lost = true;
+            return;
+        };
+        tree.starts.truncate(frame.values);
+        let mut items = tree.values.split_off(frame.values);
+        let (Some(value), true) = (items.pop(), items.is_empty() && frame.before.is_none()) else {
+            tree.lost = true;
+            return;
+        };
+        let bound = self.sink.scratch.keys.len();
+        self.tree_add(frame.start, value, bound);
+    }
+
     /// A whole value was written at `out[start..]`: a scalar is added (a container was added
     /// when it closed; nothing was written when the output is no longer than `start`).
     pub(super) fn tree_scalar(&mut self, start: usize) {
