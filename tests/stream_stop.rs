@@ -541,7 +541,9 @@ fn a_replicate_stream_reads_as_its_prediction() {
         })
     };
     let stream = |done: &str| {
-        let mut out = String::new();
+        // The model's log lines come as events of their own, text that is no part of the reply.
+        let mut out =
+            String::from("event: logs\nid: l0\ndata: Loading model...\ndata: {not json\n\n");
         for (i, piece) in pieces.iter().enumerate() {
             out.push_str(&format!("event: output\nid: {i}\n"));
             // A piece's lines are `data:` lines of their own, as SSE writes text.

@@ -120,6 +120,8 @@ enum Named {
     Output,
     /// `done` (Replicate's stream): the reply ended, its data perhaps saying why.
     Done,
+    /// `logs` (Replicate's stream): the model's log lines, text, no part of the reply.
+    Logs,
     /// Any other name, or none: the data is JSON (or `[DONE]`).
     #[default]
     Other,
@@ -131,6 +133,7 @@ impl Named {
             "error" => Named::Error,
             "output" => Named::Output,
             "done" => Named::Done,
+            "logs" => Named::Logs,
             _ => Named::Other,
         }
     }
@@ -231,7 +234,7 @@ impl Deltas {
                 }
                 self.data.push_str(data);
                 self.has_data = true;
-                if matches!(self.named, Named::Output | Named::Done) {
+                if matches!(self.named, Named::Output | Named::Done | Named::Logs) {
                     // Read whole at the blank line (text, whose lines it ends; or the end).
                     return Ok(Vec::new());
                 }
@@ -325,6 +328,7 @@ impl Deltas {
             Named::Error if !data.trim().is_empty() => return Err(self.server_error(data.trim())),
             // Replicate's `output` event: its data is the text as it is, lines and all.
             Named::Output => return self.decoded(&Value::String(data), stream, "line"),
+            Named::Logs => return Ok(Vec::new()),
             // Replicate's `done` event (`{}`, or `{"reason": "canceled"}`): the end, and
             // whether the prediction was stopped before it.
             Named::Done => {
