@@ -600,3 +600,45 @@ fn a_replicate_stream_reads_as_its_prediction() {
     assert_eq!(record["error"]["code"], "invalid_input");
     assert_eq!(whole_code, code);
 }
+
+/// Under `--input jsonl` a body pretty-printed (`jq .`, its first line a bracket alone) is one
+/// value over its lines; one never closed fails at the end; a compact line cut short fails at
+/// that line, not later.
+#[test]
+fn jsonl_reads_a_pretty_printed_body_and_still_fails_a_cut_line() {
+    let message = json!({"message": {"role": "assistant", "content": "hi", "tool_calls": [
+        {"function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}]}, "done": true});
+    let pretty = serde_json::to_string_pretty(&message).unwrap();
+    let (end, code) = streamed("jsonl", &format!("{pretty}\n"));
+    let (record, whole_code) = whole(&message);
+    assert_eq!(
+        (end["value"].clone(), code),
+        (record["value"].clone(), whole_code),
+        "{end}"
+    );
+    assert_eq!(end["value"]["calls"][0]["tool"], "get_weather", "{end}");
+
+    let cut: String = pretty.lines().take(4).map(|l| format!("{l}\n")).collect();
+    let (end, code) = streamed("jsonl", &cut);
+    assert_eq!(end["error"]["code"], "invalid_input", "{end}");
+    assert!(
+        end["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("line 4:"),
+        "{end}"
+    );
+    assert_ne!(code, 0);
+
+    let lines = "{\"message\": {\"content\": \"a\"\n{\"message\": {\"content\": \"b\"}}\n";
+    let (events, _) = calls(&["--stream", "--input", "jsonl"], lines);
+    let end = events.last().unwrap();
+    assert!(
+        end["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("line 1:"),
+        "{end}"
+    );
+    assert_eq!(events.len(), 1, "{events:#?}");
+}

@@ -74,6 +74,9 @@ fn a_whole_body_streams_as_calls_reads_it() {
         let pretty = serde_json::to_string_pretty(&response).unwrap();
         for (framing, input) in [
             ("jsonl", format!("{compact}\n")),
+            // Pretty-printed, as `jq .` writes it: the lines of one value.
+            ("jsonl", format!("{pretty}\n")),
+            ("jsonl", pretty.clone()),
             ("sse", format!("data: {compact}\n\n")),
             ("sse", format!("{compact}\n")),
             ("sse", format!("{pretty}\n")),

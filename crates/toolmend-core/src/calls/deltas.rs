@@ -196,7 +196,34 @@ impl Deltas {
         }
         match self.framing {
             DeltaFraming::Jsonl => {
+                if self.has_data {
+                    // A value opened on an earlier line (a body pretty-printed, as `jq .`
+                    // writes it): read when its brackets close, as the SSE reader reads one.
+                    self.data.push('\n');
+                    self.data.push_str(line);
+                    self.scan.push("\n");
+                    self.scan.push(line);
+                    if self.scan.open() {
+                        return Ok(Vec::new());
+                    }
+                    let data = std::mem::take(&mut self.data);
+                    self.has_data = false;
+                    self.scan = DataScan::default();
+                    return self.value(&data, stream);
+                }
                 if line.trim().is_empty() {
+                    return Ok(Vec::new());
+                }
+                if let Ok(value) = crate::exact::parse(line, stream.options().nesting()) {
+                    return self.decoded(&value, stream, "line");
+                }
+                // A bracket alone opens a pretty-printed value (every pretty printer writes
+                // its first line so); a line cut short is an error at once, as before.
+                if matches!(line.trim(), "{" | "[") {
+                    self.data.push_str(line);
+                    self.has_data = true;
+                    self.scan = DataScan::default();
+                    self.scan.push(line);
                     return Ok(Vec::new());
                 }
                 self.value(line, stream)
@@ -255,8 +282,16 @@ impl Deltas {
             let line = std::mem::take(&mut self.partial);
             events.extend(self.line(&line, stream)?);
         }
-        if self.framing == DeltaFraming::Sse {
-            events.extend(self.dispatch(stream)?);
+        match self.framing {
+            DeltaFraming::Sse => events.extend(self.dispatch(stream)?),
+            // A value still open at the end: its error (it is not JSON).
+            DeltaFraming::Jsonl if self.has_data => {
+                let data = std::mem::take(&mut self.data);
+                self.has_data = false;
+                self.scan = DataScan::default();
+                events.extend(self.value(&data, stream)?);
+            }
+            DeltaFraming::Jsonl => {}
         }
         Ok(events)
     }

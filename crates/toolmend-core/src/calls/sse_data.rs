@@ -54,6 +54,12 @@ impl DataScan {
         }
     }
 
+    /// Whether the data opened a value that is still open at its end, outside a string: JSON
+    /// that more lines may close (a line break can only come between tokens).
+    pub(super) fn open(&self) -> bool {
+        !self.never && !self.in_string && self.depth > 0
+    }
+
     /// Whether the data may be one whole JSON value (worth a parse).
     pub(super) fn may_be_whole(&self) -> bool {
         !self.never && !self.in_string && self.depth == 0
