@@ -581,6 +581,24 @@ fn a_replicate_stream_reads_as_its_prediction() {
             .contains("canceled")
     );
 
+    // An event's name ends with it, even with no data: what follows is read as JSON again
+    // (its text shown as it comes is the delta's, not the chunk's JSON).
+    let chunk = |text: &str| {
+        format!(
+            "data: {}\n\n",
+            json!({"choices": [{"delta": {"content": text}}]})
+        )
+    };
+    let input = format!("event: output\n\n{}{}", chunk("h"), chunk("i"));
+    let (events, _) = calls(&["--stream", "--input", "sse"], &input);
+    let shown: String = events
+        .iter()
+        .filter(|e| e["event"] == "text")
+        .filter_map(|e| e["delta"].as_str())
+        .collect();
+    assert_eq!(shown, "hi", "{events:#?}");
+    assert_eq!(events.last().unwrap()["value"]["text"], "hi", "{events:#?}");
+
     // The server's error event fails the stream, as a failed prediction fails the record.
     let failed = "event: output\ndata: Check\n\nevent: error\ndata: {\"detail\": \"CUDA out of memory\"}\n\n";
     let (end, code) = streamed("sse", failed);

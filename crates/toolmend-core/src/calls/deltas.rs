@@ -353,6 +353,9 @@ impl Deltas {
 
     fn dispatch(&mut self, stream: &mut Stream) -> Result<Vec<Event>, Error> {
         if !self.has_data {
+            // The event's name ends with it, data or none (`event: output` then a blank line
+            // names nothing after it).
+            self.named = Named::Other;
             return Ok(Vec::new());
         }
         let data = std::mem::take(&mut self.data);
