@@ -204,7 +204,8 @@ impl<'a> Parser<'a> {
     /// Takes the [`HOLE`]s out of the value written from `out[start..]`, now that it ended and
     /// no offset into it is needed any more: one pass, and none when it has none.
     fn take_out_holes(&mut self, start: usize) {
-        if std::mem::take(&mut self.sink.scratch.holes) == 0 {
+        let holes = std::mem::take(&mut self.sink.scratch.holes);
+        if holes == 0 {
             return;
         }
         let out = &mut self.sink.out;
@@ -214,6 +215,9 @@ impl<'a> Parser<'a> {
             out[kept] = byte;
             kept += usize::from(byte != HOLE);
         }
+        // Every byte taken out was a hole made in this value (compact JSON holds no 0x00); a
+        // hole may be gone already, with the value it was in (a duplicate key's, merged away).
+        debug_assert!(out.len() - kept <= holes, "a 0x00 byte that is no hole");
         out.truncate(kept);
     }
 
