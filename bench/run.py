@@ -639,8 +639,14 @@ def bindings(args, res):
 # Report
 
 
+# Where this run's raw figures go: bench/work/results.json beside bench/RESULTS.md (what
+# `--merge` reads); beside another `--out` page, its name with `.json`, so that a side run (a
+# before/after comparison) leaves the main run's figures as they are.
+RAW = os.path.join(WORK, "results.json")
+
+
 def save(res):
-    with open(os.path.join(WORK, "results.json"), "w") as f:
+    with open(RAW, "w") as f:
         json.dump(res, f, indent=1)
 
 
@@ -1093,7 +1099,8 @@ def report(res, args):
             w("`%s`: %s replies (%.1f MB), median %s, %d lines on stdout, %d on stderr, exit %s.\n" % (
                 c["command"], format(c["replies"], ","), c["bytes"] / 1e6, fmt_t(c["median_s"]),
                 c["stdout_lines"], c["stderr_lines"], c["exit"]))
-    w("Raw figures of this run: bench/work/results.json (not committed).")
+    raw = os.path.relpath(RAW, ROOT) if RAW.startswith(ROOT + os.sep) else RAW
+    w("Raw figures of this run: %s (not committed)." % raw)
     with open(args.out, "w") as f:
         f.write("\n".join(L) + "\n")
     log("wrote", args.out)
@@ -1137,6 +1144,9 @@ def main():
         if not os.path.exists(exe):
             sys.exit("missing %s: run bench/run.sh, which builds it" % exe)
 
+    global RAW
+    if os.path.abspath(args.out) != os.path.join(BENCH, "RESULTS.md"):
+        RAW = os.path.splitext(os.path.abspath(args.out))[0] + ".json"
     tools, skipped = tools_available(args)
     res = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "command": os.environ.get("BENCH_COMMAND", "python3 bench/run.py " + " ".join(sys.argv[1:])).strip(),
