@@ -31,6 +31,11 @@ fn streamed(framing: &str, input: &str) -> (Value, i32) {
     (end, code)
 }
 
+/// The message of a failed record or `end` event.
+fn error_message(end: &Value) -> &str {
+    end["error"]["message"].as_str().expect("an error message")
+}
+
 /// The record of `calls --records` on the whole response.
 fn whole(response: &Value) -> (Value, i32) {
     let (records, code) = calls(&["--records"], &response.to_string());
@@ -603,13 +608,7 @@ fn a_replicate_stream_reads_as_its_prediction() {
     let failed = "event: output\ndata: Check\n\nevent: error\ndata: {\"detail\": \"CUDA out of memory\"}\n\n";
     let (end, code) = streamed("sse", failed);
     assert_eq!(end["error"]["code"], "invalid_input", "{end}");
-    assert!(
-        end["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("CUDA out of memory"),
-        "{end}"
-    );
+    assert!(error_message(&end).contains("CUDA out of memory"), "{end}");
     assert_ne!(code, 0);
     let mut failed_whole = prediction("failed");
     failed_whole["output"] = Value::Null;
@@ -639,24 +638,12 @@ fn jsonl_reads_a_pretty_printed_body_and_still_fails_a_cut_line() {
     let cut: String = pretty.lines().take(4).map(|l| format!("{l}\n")).collect();
     let (end, code) = streamed("jsonl", &cut);
     assert_eq!(end["error"]["code"], "invalid_input", "{end}");
-    assert!(
-        end["error"]["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("line 4:"),
-        "{end}"
-    );
+    assert!(error_message(&end).starts_with("line 4:"), "{end}");
     assert_ne!(code, 0);
 
     let lines = "{\"message\": {\"content\": \"a\"\n{\"message\": {\"content\": \"b\"}}\n";
     let (events, _) = calls(&["--stream", "--input", "jsonl"], lines);
     let end = events.last().unwrap();
-    assert!(
-        end["error"]["message"]
-            .as_str()
-            .unwrap()
-            .starts_with("line 1:"),
-        "{end}"
-    );
+    assert!(error_message(end).starts_with("line 1:"), "{end}");
     assert_eq!(events.len(), 1, "{events:#?}");
 }

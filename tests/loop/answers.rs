@@ -196,18 +196,22 @@ command = ["sh", "{bin}/failing_tool.sh"]
 /// `--json`'s `error`. An answer that stopped on its own says nothing.
 #[test]
 fn an_answer_cut_by_the_stop_reason_comes_with_a_warning() {
-    let s = Setup::new("answer-cut");
-    let response = json!({"choices": [{"index": 0, "finish_reason": "length",
-        "message": {"role": "assistant", "content": "The three largest files are a.log, b.log and"}}]});
-    let config = s.config(&[response.to_string()], "", ECHO_TOOL);
-    let out = s.run(&config, &["go", "--json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let record: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    // A run whose LLM answers `content` with `finish_reason`: its output and `--json` record.
+    let answered = |name: &str, finish_reason: &str, content: &str| {
+        let s = Setup::new(name);
+        let response = json!({"choices": [{"index": 0, "finish_reason": finish_reason,
+            "message": {"role": "assistant", "content": content}}]});
+        let config = s.config(&[response.to_string()], "", ECHO_TOOL);
+        let out = s.run(&config, &["go", "--json"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let record: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        (out, record)
+    };
+
+    let cut = "The three largest files are a.log, b.log and";
+    let (out, record) = answered("answer-cut", "length", cut);
     assert_eq!(record["status"], "answered");
-    assert_eq!(
-        record["answer"],
-        "The three largest files are a.log, b.log and"
-    );
+    assert_eq!(record["answer"], cut);
     assert_eq!(
         record["error"],
         "the answer may be incomplete: the API's stop reason says the output was cut: finish_reason \"length\""
@@ -218,13 +222,7 @@ fn an_answer_cut_by_the_stop_reason_comes_with_a_warning() {
         stderr(&out)
     );
 
-    let s = Setup::new("answer-stop");
-    let response = json!({"choices": [{"index": 0, "finish_reason": "stop",
-        "message": {"role": "assistant", "content": "Done."}}]});
-    let config = s.config(&[response.to_string()], "", ECHO_TOOL);
-    let out = s.run(&config, &["go", "--json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let record: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let (out, record) = answered("answer-stop", "stop", "Done.");
     assert_eq!(record["answer"], "Done.");
     assert!(record.get("error").is_none_or(Value::is_null), "{record}");
     assert_eq!(stderr(&out), "");

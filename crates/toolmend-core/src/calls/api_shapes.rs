@@ -74,7 +74,7 @@ pub(super) fn is_api_shape(value: &Value) -> bool {
                 || server_error(map).is_some()
                 || failed_generation(map).is_some()
                 || bedrock_message(map).is_some()
-                || replicate_output(map).is_some()
+                || is_replicate_prediction(map)
         }
         // A content list: every item a typed block, a Gemini part or a Bedrock `toolUse`; or
         // Hugging Face's text generation (`[{"generated_text": …}]`, the Inference API's and
@@ -146,19 +146,24 @@ const REPLICATE_STATUSES: [&str; 6] = [
     "aborted",
 ];
 
+/// Whether `map` is a Replicate prediction: a known `status`, an `output` (null until there
+/// is one), and `urls` or `input` beside them (a model's own `{"status", "output"}` is not).
+pub(super) fn is_replicate_prediction(map: &Map<String, Value>) -> bool {
+    map.get("status")
+        .and_then(Value::as_str)
+        .is_some_and(|status| REPLICATE_STATUSES.contains(&status))
+        && map.contains_key("output")
+        && (map.get("urls").is_some_and(Value::is_object)
+            || map.get("input").is_some_and(Value::is_object))
+}
+
 /// The output of a Replicate prediction (`{"id", "version", "input", "output", "status",
 /// "urls", …}`, as `POST /v1/predictions` with `Prefer: wait` and `GET` on its `urls.get` give
 /// it), when `map` is one: `None` inside when it has none yet. A language model's output is
 /// the list of the pieces it streamed, joined as written; a string is itself; any other value
 /// (a model whose output is JSON) is its JSON text, read as a reply is.
 pub(super) fn replicate_output(map: &Map<String, Value>) -> Option<Option<Cow<'_, str>>> {
-    let prediction = map
-        .get("status")
-        .and_then(Value::as_str)
-        .is_some_and(|status| REPLICATE_STATUSES.contains(&status))
-        && (map.get("urls").is_some_and(Value::is_object)
-            || map.get("input").is_some_and(Value::is_object));
-    let output = map.get("output").filter(|_| prediction)?;
+    let output = map.get("output").filter(|_| is_replicate_prediction(map))?;
     Some(match output {
         Value::Null => None,
         Value::String(text) => Some(Cow::Borrowed(text.as_str())),
@@ -284,7 +289,7 @@ pub(super) fn server_error(map: &Map<String, Value>) -> Option<String> {
         ),
         // A Replicate prediction that failed with no `error` to say why.
         _ if map.get("status").and_then(Value::as_str) == Some("failed")
-            && replicate_output(map).is_some() =>
+            && is_replicate_prediction(map) =>
         {
             Some("the prediction failed (status \"failed\")".to_owned())
         }

@@ -206,9 +206,7 @@ impl Deltas {
                     if self.scan.open() {
                         return Ok(Vec::new());
                     }
-                    let data = std::mem::take(&mut self.data);
-                    self.has_data = false;
-                    self.scan = DataScan::default();
+                    let data = self.take_data();
                     return self.value(&data, stream);
                 }
                 if line.trim().is_empty() {
@@ -286,9 +284,7 @@ impl Deltas {
             DeltaFraming::Sse => events.extend(self.dispatch(stream)?),
             // A value still open at the end: its error (it is not JSON).
             DeltaFraming::Jsonl if self.has_data => {
-                let data = std::mem::take(&mut self.data);
-                self.has_data = false;
-                self.scan = DataScan::default();
+                let data = self.take_data();
                 events.extend(self.value(&data, stream)?);
             }
             DeltaFraming::Jsonl => {}
@@ -333,10 +329,9 @@ impl Deltas {
         }
         match crate::exact::parse(&self.data, stream.options().nesting()) {
             Ok(value) => {
+                // Cleared, not taken: the next event's data reuses the buffer.
                 self.data.clear();
-                self.has_data = false;
-                self.raw = false;
-                self.scan = DataScan::default();
+                self.data_read();
                 if std::mem::take(&mut self.named) == Named::Error {
                     // The data was parsed already: its words, not a second parse.
                     let words = words_of(Some(&value), &value.to_string());
@@ -351,6 +346,19 @@ impl Deltas {
         }
     }
 
+    /// The data gathered for the value or event being read, now read: none is gathered.
+    fn data_read(&mut self) {
+        self.has_data = false;
+        self.raw = false;
+        self.scan = DataScan::default();
+    }
+
+    /// The data gathered, taken to be read ([`Deltas::data_read`]).
+    fn take_data(&mut self) -> String {
+        self.data_read();
+        std::mem::take(&mut self.data)
+    }
+
     fn dispatch(&mut self, stream: &mut Stream) -> Result<Vec<Event>, Error> {
         if !self.has_data {
             // The event's name ends with it, data or none (`event: output` then a blank line
@@ -358,10 +366,7 @@ impl Deltas {
             self.named = Named::Other;
             return Ok(Vec::new());
         }
-        let data = std::mem::take(&mut self.data);
-        self.has_data = false;
-        self.raw = false;
-        self.scan = DataScan::default();
+        let data = self.take_data();
         match std::mem::take(&mut self.named) {
             Named::Error if !data.trim().is_empty() => return Err(self.server_error(data.trim())),
             // Replicate's `output` event: its data is the text as it is, lines and all.

@@ -631,7 +631,6 @@ pub(super) fn refused_words(said: &str) -> String {
     format!("the server sent an error: {said}")
 }
 
-/// `result` with `repair` first in its reply's repairs.
 /// `result` with an `output_cut` repair when the API cut the output, for `why`, while the
 /// model wrote text (the one rule for whole responses and a stream's text alone).
 pub(super) fn with_output_cut(
@@ -644,6 +643,7 @@ pub(super) fn with_output_cut(
     }
 }
 
+/// `result` with `repair` first in its reply's repairs.
 pub(super) fn with_repair(
     mut result: Result<Extracted, Failure>,
     repair: Repair,

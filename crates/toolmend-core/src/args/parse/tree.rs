@@ -200,23 +200,34 @@ impl Parser<'_> {
         });
     }
 
-    /// The innermost container closes, before its bracket is written and (for an object) before
-    /// its duplicate keys are merged; `keys_base` is where its keys start (an object's).
-    pub(super) fn tree_close(&mut self, kind: Container, keys_base: usize) {
+    /// The frame of the innermost container, of `kind`, taken off as it closes (what
+    /// [`Parser::tree_close`] and [`Parser::tree_unwrap`] share); `None` when no values are
+    /// built, or none was open (the tree is then lost).
+    fn tree_closing(&mut self, kind: Container) -> Option<Frame> {
         let tree = &mut self.sink.tree;
         if !tree.on {
-            return;
+            return None;
         }
         // Values the output was cut back over (a string element that became a key).
         tree.cut(self.sink.out.len());
         let Some(frame) = tree.frames.pop() else {
             tree.lost = true;
-            return;
+            return None;
         };
         if frame.kind != kind {
             tree.lost = true;
         }
         tree.starts.truncate(frame.values);
+        Some(frame)
+    }
+
+    /// The innermost container closes, before its bracket is written and (for an object) before
+    /// its duplicate keys are merged; `keys_base` is where its keys start (an object's).
+    pub(super) fn tree_close(&mut self, kind: Container, keys_base: usize) {
+        let Some(frame) = self.tree_closing(kind) else {
+            return;
+        };
+        let tree = &mut self.sink.tree;
         let value = match kind {
             Container::Array => match frame.before {
                 Some(Value::Array(mut items)) => {
@@ -238,16 +249,10 @@ impl Parser<'_> {
     /// The innermost container, an array opened by `(` with one element, closes as that
     /// element (`(x)` is `x`): the element is the value added where the array started.
     pub(super) fn tree_unwrap(&mut self) {
-        let tree = &mut self.sink.tree;
-        if !tree.on {
-            return;
-        }
-        tree.cut(self.sink.out.len());
-        let Some(frame) = tree.frames.pop() else {
-            tree.lost = true;
+        let Some(frame) = self.tree_closing(Container::Array) else {
             return;
         };
-        tree.starts.truncate(frame.values);
+        let tree = &mut self.sink.tree;
         let mut items = tree.values.split_off(frame.values);
         let (Some(value), true) = (items.pop(), items.is_empty() && frame.before.is_none()) else {
             tree.lost = true;
