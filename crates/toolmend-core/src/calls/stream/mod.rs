@@ -54,6 +54,7 @@ mod arguments;
 mod call_reader;
 mod event;
 mod flow;
+mod line_out;
 mod live;
 mod markers;
 mod nested;

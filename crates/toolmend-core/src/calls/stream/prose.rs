@@ -12,6 +12,7 @@ use std::io::{self, Write};
 
 use super::Stream;
 use super::event::{REASONING_HEAD, TEXT_HEAD, head};
+use super::line_out::{DeltaLine, LineOut};
 use super::scan::Mode;
 use crate::bytes::escape::{needs_escape, write_json_string_body};
 
@@ -330,23 +331,22 @@ impl Stream {
     }
 }
 
-/// The line of an event whose delta is the byte `b`, that needs no escape: its constant head,
-/// then `b` and the line's end from one word. Not a copy of the line patched on the stack and
-/// copied again: a wide load of bytes just stored narrower is not forwarded from the store
-/// (perf put half the samples of prose fed a byte at a time on that stall; removing it took
-/// some 4% off).
+/// The line of an event whose delta is the byte `b`, that needs no escape: one copy of a
+/// constant line, `b` set in it ([`LineOut::byte_line`]).
 #[inline(always)]
-fn write_byte_line<W: Write>(out: &mut W, text: bool, b: u8) -> io::Result<()> {
-    out.write_all(head(text))?;
-    // `b"_\"}\n"` as a little-endian word, `b` in its low byte: one store of the word.
-    let tail = 0x0a7d_2200 | u32::from(b);
-    out.write_all(&tail.to_le_bytes())
+fn write_byte_line<W: Write>(out: &mut LineOut<W>, text: bool, b: u8) -> io::Result<()> {
+    out.byte_line(DeltaLine::of_kind(text), b);
+    Ok(())
 }
 
 /// [`write_prose_line`] for a delta whose last byte has nothing to escape ([`LaneClass::Show`]):
 /// that byte alone (the usual delta of a stream fed a byte at a time) with no look at it.
 #[inline(always)]
-pub(super) fn write_shown_line<W: Write>(out: &mut W, text: bool, delta: &[u8]) -> io::Result<()> {
+pub(super) fn write_shown_line<W: Write>(
+    out: &mut LineOut<W>,
+    text: bool,
+    delta: &[u8],
+) -> io::Result<()> {
     match *delta {
         [b] => write_byte_line(out, text, b),
         _ => write_prose_line(out, text, delta),
@@ -359,7 +359,7 @@ pub(super) fn write_shown_line<W: Write>(out: &mut W, text: bool, delta: &[u8]) 
 /// narrower waits for the stores).
 #[inline(always)]
 pub(super) fn write_prose_parts<W: Write>(
-    out: &mut W,
+    out: &mut LineOut<W>,
     text: bool,
     waited: &[u8],
     chunk: &[u8],
@@ -401,7 +401,7 @@ escapes_in!(escapes_in8, u64);
 /// anything to escape at once, with no look at each byte and one write.
 #[inline(always)]
 pub(super) fn write_prose_delta<W: Write>(
-    out: &mut W,
+    out: &mut LineOut<W>,
     text: bool,
     reply: &[u8],
     from: usize,
@@ -441,15 +441,17 @@ pub(super) fn write_prose_delta<W: Write>(
 /// fed a byte at a time mostly gives: a byte, or white space that waited and a byte) as the
 /// constant head and one word, with no look at each byte.
 #[inline(always)]
-pub(super) fn write_prose_line<W: Write>(out: &mut W, text: bool, delta: &[u8]) -> io::Result<()> {
+pub(super) fn write_prose_line<W: Write>(
+    out: &mut LineOut<W>,
+    text: bool,
+    delta: &[u8],
+) -> io::Result<()> {
     let plain = |b: u8| !needs_escape(b);
     match *delta {
         [b] if plain(b) => write_byte_line(out, text, b),
         [a, b] if plain(a) && plain(b) => {
-            out.write_all(head(text))?;
-            // `b"__\"}\n"` as a little-endian word, `a` and `b` in its low bytes.
-            let tail = 0x0a_7d22_0000 | u64::from(a) | u64::from(b) << 8;
-            out.write_all(&tail.to_le_bytes()[..5])
+            out.pair_line(DeltaLine::of_kind(text), a, b);
+            Ok(())
         }
         _ => {
             out.write_all(head(text))?;
@@ -481,9 +483,19 @@ mod tests {
                         }
                         for text in [true, false] {
                             let (mut fast, mut slow) = (Vec::new(), Vec::new());
-                            write_prose_delta(&mut fast, text, &reply, from, end).unwrap();
-                            write_prose_line(&mut slow, text, &reply[from..end]).unwrap();
+                            let mut out = LineOut::with_capacity(64, &mut fast);
+                            write_prose_delta(&mut out, text, &reply, from, end).unwrap();
+                            drop(out);
+                            let mut out = LineOut::with_capacity(64, &mut slow);
+                            write_prose_line(&mut out, text, &reply[from..end]).unwrap();
+                            drop(out);
                             assert_eq!(fast, slow, "{len} {special} {at} {from}..{end}");
+                            // The line is the event's JSON, where the delta is text.
+                            if let Ok(delta) = std::str::from_utf8(&reply[from..end]) {
+                                let kind = if text { "text" } else { "reasoning" };
+                                let json = serde_json::json!({"event": kind, "delta": delta});
+                                assert_eq!(fast, format!("{json}\n").into_bytes());
+                            }
                             checked += 1;
                         }
                     }

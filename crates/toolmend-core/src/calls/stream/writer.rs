@@ -1,8 +1,9 @@
 //! A reply's bytes in as they are read, its events out as JSON lines: what `calls --stream`
 //! does with its input, for any reader and any writer.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 
+use super::line_out::LineOut;
 use super::prose::{
     Lane, LaneClass, write_prose_delta, write_prose_line, write_prose_parts, write_shown_line,
 };
@@ -76,7 +77,7 @@ pub struct EventWriter<W: Write> {
     deltas: Option<Deltas>,
     events: Vec<Event>,
     shape: Shape,
-    out: BufWriter<W>,
+    out: LineOut<W>,
     max_bytes: usize,
     /// Bytes read and not fed yet: a character cut between reads; once the input is past
     /// `max_bytes` or not UTF-8, the first bytes of what was not fed, for the `end` record.
@@ -151,7 +152,7 @@ impl<W: Write> EventWriter<W> {
             // The events of a read go out through a bounded buffer, flushed after each read:
             // the last ones (the results, the reply's text and reasoning in full, the `end`
             // record) are never all held at once.
-            out: BufWriter::with_capacity(64 << 10, out),
+            out: LineOut::with_capacity(64 << 10, out),
             max_bytes,
             pending: Vec::new(),
             total: 0,
