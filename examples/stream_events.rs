@@ -23,9 +23,11 @@ fn main() {
     let reply = std::fs::read_to_string(path).expect("a UTF-8 reply file");
     let max: usize = max.parse().expect("a chunk size");
     let bytes = args.get(3).is_some_and(|a| a == "bytes");
-    let step = args.get(4).map_or(toolmend_core::calls::ARGUMENTS_STEP, |s| {
-        s.parse().expect("a step in bytes")
-    });
+    let step = args
+        .get(4)
+        .map_or(toolmend_core::calls::ARGUMENTS_STEP, |s| {
+            s.parse().expect("a step in bytes")
+        });
     let stdout = std::io::stdout().lock();
     let mut writer = EventWriter::new(
         CallOptions::default(),

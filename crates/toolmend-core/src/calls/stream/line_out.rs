@@ -1,10 +1,11 @@
 //! Where a writing stream's event lines go: a buffer before the writer, as `BufWriter` is,
-//! into which the line of a prose delta of one or two bytes is written in one copy of a
-//! constant of fixed size, its bytes then set in place.
+//! into which the line of a prose delta (one or two bytes, or up to 16 read from the reply as
+//! one word) is written in copies of fixed size, its bytes then set in place.
 //!
 //! A stream of prose fed a byte at a time writes such a line per byte. Through `BufWriter`
 //! each cost two `write_all`s (the head, of one of two lengths, was a call to `memcpy`) and
-//! their checks, some 40 instructions where the line's bytes are 30.
+//! their checks, some 40 instructions where the line's bytes are 30; a delta of a few bytes
+//! was written in parts, each looked at for bytes to escape and copied by a call.
 
 use std::io::{self, Write};
 
@@ -13,6 +14,10 @@ use super::event::{REASONING_HEAD, TEXT_HEAD};
 /// The bytes the line of a delta of one or two bytes may take: the longer head, the delta
 /// and its end, rounded up so that the copy is of whole words.
 const LINE: usize = 48;
+
+/// The bytes of a line whose delta is up to 16 bytes (the longer head, 16 bytes, the line's
+/// end), rounded up the same way.
+const WIDE: usize = 64;
 
 /// The lines of a `text` or `reasoning` event whose delta is one byte or two: constants of
 /// one size, each copied whole, its delta's bytes then set in place and the rest cut off.
@@ -63,8 +68,14 @@ const fn line_of(head: &[u8], tail: &[u8]) -> [u8; LINE] {
 /// A buffer of `capacity` bytes before `inner`, written to it whole on `flush` or when full,
 /// as `BufWriter` does; what it holds when dropped is written then, errors ignored (unless a
 /// write to `inner` failed: what it holds may have been written in part).
+///
+/// The buffer is all there (zeros past what it holds, `used`), so that a line of fixed size
+/// is one copy into it, with no call: `Vec::extend_from_slice` was a call to `memcpy` or to
+/// `append_elements` as the inliner chose.
 pub struct LineOut<W: Write> {
-    buf: Vec<u8>,
+    buf: Box<[u8]>,
+    /// How many bytes of `buf` it holds.
+    used: usize,
     inner: W,
     /// Whether a write to `inner` failed (or panicked): nothing is written when dropped.
     failed: bool,
@@ -73,7 +84,8 @@ pub struct LineOut<W: Write> {
 impl<W: Write> LineOut<W> {
     pub(super) fn with_capacity(capacity: usize, inner: W) -> LineOut<W> {
         LineOut {
-            buf: Vec::with_capacity(capacity.max(LINE)),
+            buf: vec![0; capacity.max(2 * WIDE)].into_boxed_slice(),
+            used: 0,
             inner,
             failed: false,
         }
@@ -84,38 +96,87 @@ impl<W: Write> LineOut<W> {
         &self.inner
     }
 
+    /// The `N` bytes after what the buffer holds, to write a line of at most `N` bytes into
+    /// (the buffer grown if they are not all there: it then holds more than its capacity until
+    /// the next flush, as a line is never split).
+    #[inline(always)]
+    fn room<const N: usize>(&mut self) -> &mut [u8; N] {
+        if self.buf.len() - self.used < N {
+            self.grow(N);
+        }
+        let used = self.used;
+        match self
+            .buf
+            .get_mut(used..used + N)
+            .and_then(|r| r.try_into().ok())
+        {
+            Some(room) => room,
+            None => unreachable!("grown to hold N more bytes"),
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, more: usize) {
+        let mut bigger = vec![0; (2 * self.buf.len()).max(self.used + more)];
+        bigger[..self.used].copy_from_slice(&self.buf[..self.used]);
+        self.buf = bigger.into_boxed_slice();
+    }
+
     /// Writes the line of a delta of one byte, `b`, that needs no escape in JSON.
     #[inline(always)]
     pub(super) fn byte_line(&mut self, line: &DeltaLine, b: u8) {
-        let len = self.buf.len();
-        self.buf.extend_from_slice(&line.byte);
-        self.buf.truncate(len + line.at + 4);
-        if let Some(delta) = self.buf.get_mut(len + line.at) {
-            *delta = b;
-        }
+        let room = self.room::<LINE>();
+        *room = line.byte;
+        room[line.at.min(LINE - 1)] = b;
+        self.used += line.at + 4;
     }
 
     /// Writes the line of a delta of two bytes, `a` then `b`, that need no escape in JSON.
     #[inline(always)]
     pub(super) fn pair_line(&mut self, line: &DeltaLine, a: u8, b: u8) {
-        let len = self.buf.len();
-        self.buf.extend_from_slice(&line.pair);
-        self.buf.truncate(len + line.at + 5);
-        if let Some([first, second]) = self.buf.get_mut(len + line.at..len + line.at + 2) {
-            (*first, *second) = (a, b);
+        let room = self.room::<LINE>();
+        *room = line.pair;
+        let at = line.at.min(LINE - 2);
+        room[at] = a;
+        room[at + 1] = b;
+        self.used += line.at + 5;
+    }
+
+    /// Writes the line of a `text` (`text`) or `reasoning` event whose delta is the last `n`
+    /// bytes (1 to 16) of `window`, that need no escape in JSON: in copies of fixed size, the
+    /// window where it ends the delta, then the head over the window's bytes before the delta,
+    /// then the line's end.
+    #[inline(always)]
+    pub(super) fn window_line(&mut self, text: bool, window: &[u8; 16], n: usize) {
+        let n = n.clamp(1, 16);
+        let room = self.room::<WIDE>();
+        let at = if text {
+            TEXT_HEAD.len()
+        } else {
+            REASONING_HEAD.len()
+        };
+        // The head is more than 16 bytes: the window starts inside the line.
+        let start = at + n - 16;
+        room[start..start + 16].copy_from_slice(window);
+        if text {
+            room[..TEXT_HEAD.len()].copy_from_slice(TEXT_HEAD);
+        } else {
+            room[..REASONING_HEAD.len()].copy_from_slice(REASONING_HEAD);
         }
+        room[at + n..at + n + 3].copy_from_slice(b"\"}\n");
+        self.used += at + n + 3;
     }
 
     /// Writes what the buffer holds to `inner`.
     #[inline]
     fn write_buffered(&mut self) -> io::Result<()> {
-        if self.buf.is_empty() {
+        if self.used == 0 {
             return Ok(());
         }
         self.failed = true;
-        self.inner.write_all(&self.buf)?;
+        self.inner.write_all(&self.buf[..self.used])?;
         self.failed = false;
-        self.buf.clear();
+        self.used = 0;
         Ok(())
     }
 }
@@ -129,16 +190,18 @@ impl<W: Write> Write for LineOut<W> {
 
     #[inline]
     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        if bytes.len() > self.buf.capacity() - self.buf.len() {
+        if bytes.len() > self.buf.len() - self.used {
             self.write_buffered()?;
-            if bytes.len() >= self.buf.capacity() {
+            if bytes.len() >= self.buf.len() {
                 self.failed = true;
                 self.inner.write_all(bytes)?;
                 self.failed = false;
                 return Ok(());
             }
         }
-        self.buf.extend_from_slice(bytes);
+        let used = self.used;
+        self.buf[used..used + bytes.len()].copy_from_slice(bytes);
+        self.used += bytes.len();
         Ok(())
     }
 
@@ -202,6 +265,35 @@ mod tests {
         }
         assert_eq!(
             String::from_utf8_lossy(&got.0),
+            String::from_utf8_lossy(&expected)
+        );
+    }
+
+    /// Lines written with no flush past the buffer's size grow it (a line is never split), and
+    /// a window's line is the event's JSON for every length of its delta.
+    #[test]
+    fn lines_past_the_buffer_grow_it() {
+        let mut expected = Vec::new();
+        let mut got = Vec::new();
+        {
+            let mut out = LineOut::with_capacity(0, &mut got);
+            let window: [u8; 16] = *b"abcdefghijklmnop";
+            for i in 0..200 {
+                let text = i % 3 != 0;
+                let kind = if text { "text" } else { "reasoning" };
+                let n = i % 16 + 1;
+                out.window_line(text, &window, n);
+                let delta = std::str::from_utf8(&window[16 - n..]).unwrap();
+                let json = serde_json::json!({"event": kind, "delta": delta});
+                expected.extend_from_slice(format!("{json}\n").as_bytes());
+                out.byte_line(DeltaLine::of_kind(text), b'z');
+                let json = serde_json::json!({"event": kind, "delta": "z"});
+                expected.extend_from_slice(format!("{json}\n").as_bytes());
+            }
+            assert!(out.buf.len() > 2 * WIDE, "grown to {}", out.buf.len());
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&got),
             String::from_utf8_lossy(&expected)
         );
     }

@@ -11,7 +11,7 @@
 use std::io::{self, Write};
 
 use super::Stream;
-use super::event::{REASONING_HEAD, TEXT_HEAD, head};
+use super::event::head;
 use super::line_out::{DeltaLine, LineOut};
 use super::scan::Mode;
 use crate::bytes::escape::{needs_escape, write_json_string_body};
@@ -226,6 +226,20 @@ impl Stream {
         &self.buf.as_bytes()[from..end]
     }
 
+    /// [`Stream::show_ascii`] of a byte of [`LaneClass::Show`]: `None` where nothing waited
+    /// before it (its delta is `b` alone, written with no look at the reply), else its delta.
+    #[inline(always)]
+    pub(super) fn show_byte(&mut self, lane: &mut Lane, b: u8) -> Option<&[u8]> {
+        let at = self.buf.len();
+        self.buf.push(char::from(b & 0x7f));
+        if lane.mark == at {
+            lane.mark = at + 1;
+            return None;
+        }
+        let from = std::mem::replace(&mut lane.mark, at + 1);
+        Some(&self.buf.as_bytes()[from..])
+    }
+
     /// Reads `chunk`, plain prose in `lane` ([`Stream::takes_prose`]): the delta of the one
     /// event it makes known (of the text if `lane.text()`, else of the reasoning), if any:
     /// the white space that waited and the chunk, to its last character that is not white
@@ -254,23 +268,22 @@ impl Stream {
         Some(&self.buf.as_bytes()[from..end])
     }
 
-    /// [`Stream::take_prose`] of a chunk of ASCII, `bytes`: the delta, if any, as the white
-    /// space that waited before the chunk (`reply[from..at]`, [`Stream::reply`]) and the
-    /// chunk's first `shown` bytes, for [`write_prose_parts`]: `(from, at, shown)`.
+    /// [`Stream::take_prose`] of a chunk of ASCII, `bytes`: where the delta is in the reply, if
+    /// any (the white space that waited before the chunk, and the chunk to its last byte that is
+    /// not white space), for [`write_prose_delta`].
     #[inline(always)]
     pub(super) fn take_prose_ascii(
         &mut self,
         lane: &mut Lane,
         bytes: &[u8],
-    ) -> Option<(usize, usize, usize)> {
+    ) -> Option<(usize, usize)> {
         let at = self.buf.len();
         self.buf.reserve(bytes.len());
         for &b in bytes {
             self.buf.push(char::from(b & 0x7f));
         }
-        let shown = bytes.iter().rposition(|&b| !ascii_space(b))? + 1;
-        let from = std::mem::replace(&mut lane.mark, at + shown);
-        Some((from, at, shown))
+        let end = at + bytes.iter().rposition(|&b| !ascii_space(b))? + 1;
+        Some((std::mem::replace(&mut lane.mark, end), end))
     }
 
     /// Reads `bytes` (ASCII) in `lane` a byte at a time, as a stream fed a byte at a time reads
@@ -334,7 +347,7 @@ impl Stream {
 /// The line of an event whose delta is the byte `b`, that needs no escape: one copy of a
 /// constant line, `b` set in it ([`LineOut::byte_line`]).
 #[inline(always)]
-fn write_byte_line<W: Write>(out: &mut LineOut<W>, text: bool, b: u8) -> io::Result<()> {
+pub(super) fn write_byte_line<W: Write>(out: &mut LineOut<W>, text: bool, b: u8) -> io::Result<()> {
     out.byte_line(DeltaLine::of_kind(text), b);
     Ok(())
 }
@@ -351,28 +364,6 @@ pub(super) fn write_shown_line<W: Write>(
         [b] => write_byte_line(out, text, b),
         _ => write_prose_line(out, text, delta),
     }
-}
-
-/// The line of a `text` (`text`) or `reasoning` event whose delta is `waited` then `chunk`
-/// (ASCII), as [`write_prose_line`] writes it: the chunk's bytes read from where the chunk was
-/// given, not from the reply they were just appended to (a wide load of bytes just stored
-/// narrower waits for the stores).
-#[inline(always)]
-pub(super) fn write_prose_parts<W: Write>(
-    out: &mut LineOut<W>,
-    text: bool,
-    waited: &[u8],
-    chunk: &[u8],
-) -> io::Result<()> {
-    out.write_all(head(text))?;
-    for part in [waited, chunk] {
-        if part.iter().any(|&b| needs_escape(b)) {
-            write_json_string_body(out, part)?;
-        } else {
-            out.write_all(part)?;
-        }
-    }
-    out.write_all(b"\"}\n")
 }
 
 /// Defines `$name`: where each byte of `x` is one JSON escapes, its high bit (and maybe that of
@@ -420,17 +411,8 @@ pub(super) fn write_prose_delta<W: Write>(
             _ => escapes_in(u128::from_le_bytes(window)) & (u128::MAX << (8 * (16 - n))) == 0,
         };
         if plain {
-            let mut line = [0u8; REASONING_HEAD.len() + 16 + 3];
-            let at = head(text).len();
-            // The window first, its bytes before the delta then covered by the head.
-            line[at + n - 16..at + n].copy_from_slice(&window);
-            if text {
-                line[..TEXT_HEAD.len()].copy_from_slice(TEXT_HEAD);
-            } else {
-                line[..REASONING_HEAD.len()].copy_from_slice(REASONING_HEAD);
-            }
-            line[at + n..at + n + 3].copy_from_slice(b"\"}\n");
-            return out.write_all(&line[..at + n + 3]);
+            out.window_line(text, &window, n);
+            return Ok(());
         }
     }
     write_prose_line(out, text, &reply[from..end])

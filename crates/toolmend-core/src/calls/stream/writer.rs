@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use super::line_out::LineOut;
 use super::prose::{
-    Lane, LaneClass, write_prose_delta, write_prose_line, write_prose_parts, write_shown_line,
+    Lane, LaneClass, write_byte_line, write_prose_delta, write_prose_line, write_shown_line,
 };
 use super::run::STRING_PLAIN;
 use super::{ArgumentsEvents, Event, Stream};
@@ -365,9 +365,11 @@ impl<W: Write> EventWriter<W> {
             // classes was a jump through a table, whose target each word's end mispredicted
             // (some 18% of what a stream of prose fed a byte at a time cost).
             if class == LaneClass::Show {
-                let delta = self.stream.show_ascii(lane, b);
                 self.written += 1;
-                write_shown_line(&mut self.out, lane.text(), delta)?;
+                match self.stream.show_byte(lane, b) {
+                    None => write_byte_line(&mut self.out, lane.text(), b)?,
+                    Some(delta) => write_shown_line(&mut self.out, lane.text(), delta)?,
+                }
                 self.out.flush()?;
                 return Ok(true);
             }
@@ -437,10 +439,10 @@ impl<W: Write> EventWriter<W> {
             // Taken whole, or (a letter that may begin a marker, a byte to escape) read a byte
             // at a time in the lane, unless one of them leaves it.
             if self.stream.takes_prose(lane, bytes) {
-                if let Some((from, at, shown)) = self.stream.take_prose_ascii(lane, bytes) {
+                if let Some((from, end)) = self.stream.take_prose_ascii(lane, bytes) {
                     self.written += 1;
-                    let waited = &self.stream.reply().as_bytes()[from..at];
-                    write_prose_parts(&mut self.out, lane.text(), waited, &bytes[..shown])?;
+                    let reply = self.stream.reply().as_bytes();
+                    write_prose_delta(&mut self.out, lane.text(), reply, from, end)?;
                     self.out.flush()?;
                 }
                 return Ok(true);
