@@ -268,22 +268,34 @@ impl Stream {
         Some(&self.buf.as_bytes()[from..end])
     }
 
-    /// [`Stream::take_prose`] of a chunk of ASCII, `bytes`: where the delta is in the reply, if
-    /// any (the white space that waited before the chunk, and the chunk to its last byte that is
-    /// not white space), for [`write_prose_delta`].
+    /// [`Stream::take_prose`] of a chunk of ASCII, `bytes`, in one pass that looks at each
+    /// byte's class and appends it: `Err` (nothing taken) unless the chunk is plain prose
+    /// ([`Stream::takes_prose`]), else where the delta is in the reply, if any (the white space
+    /// that waited before the chunk, and the chunk to its last byte that is not white space),
+    /// for [`write_prose_delta`].
     #[inline(always)]
     pub(super) fn take_prose_ascii(
         &mut self,
         lane: &mut Lane,
         bytes: &[u8],
-    ) -> Option<(usize, usize)> {
+    ) -> Result<Option<(usize, usize)>, ()> {
+        if lane.held.is_some() || bytes.is_empty() {
+            return Err(());
+        }
         let at = self.buf.len();
         self.buf.reserve(bytes.len());
         for &b in bytes {
+            if !matches!(self.lane_class(b), LaneClass::Show | LaneClass::Space) {
+                self.buf.truncate(at);
+                return Err(());
+            }
             self.buf.push(char::from(b & 0x7f));
         }
-        let end = at + bytes.iter().rposition(|&b| !ascii_space(b))? + 1;
-        Some((std::mem::replace(&mut lane.mark, end), end))
+        let Some(last) = bytes.iter().rposition(|&b| !ascii_space(b)) else {
+            return Ok(None);
+        };
+        let end = at + last + 1;
+        Ok(Some((std::mem::replace(&mut lane.mark, end), end)))
     }
 
     /// Reads `bytes` (ASCII) in `lane` a byte at a time, as a stream fed a byte at a time reads

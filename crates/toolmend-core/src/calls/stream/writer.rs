@@ -438,8 +438,8 @@ impl<W: Write> EventWriter<W> {
         if let Some(lane) = &mut self.lane {
             // Taken whole, or (a letter that may begin a marker, a byte to escape) read a byte
             // at a time in the lane, unless one of them leaves it.
-            if self.stream.takes_prose(lane, bytes) {
-                if let Some((from, end)) = self.stream.take_prose_ascii(lane, bytes) {
+            if let Ok(delta) = self.stream.take_prose_ascii(lane, bytes) {
+                if let Some((from, end)) = delta {
                     self.written += 1;
                     let reply = self.stream.reply().as_bytes();
                     write_prose_delta(&mut self.out, lane.text(), reply, from, end)?;
