@@ -155,15 +155,17 @@ impl Stream {
         self.lane_classes.class[usize::from(b)]
     }
 
-    /// Whether `chunk` is plain prose in the lane: bytes that start nothing, to the scan and to
-    /// the live reader.
+    /// Whether `b` is plain prose in the lane: a byte that starts nothing, to the scan and to
+    /// the live reader, and needs no escape ([`LaneClass::Show`], [`LaneClass::Space`]).
+    #[inline(always)]
+    fn plain_prose(&self, b: u8) -> bool {
+        matches!(self.lane_class(b), LaneClass::Show | LaneClass::Space)
+    }
+
+    /// Whether `chunk` is plain prose in the lane ([`Stream::plain_prose`], every byte).
     #[inline(always)]
     pub(super) fn takes_prose(&self, lane: &Lane, chunk: &[u8]) -> bool {
-        lane.held.is_none()
-            && !chunk.is_empty()
-            && chunk
-                .iter()
-                .all(|&b| matches!(self.lane_class(b), LaneClass::Show | LaneClass::Space))
+        lane.held.is_none() && !chunk.is_empty() && chunk.iter().all(|&b| self.plain_prose(b))
     }
 
     /// Reads `b`, a byte of ASCII, in a text `lane` that holds bytes back or where `b` may
@@ -220,24 +222,19 @@ impl Stream {
     /// waited and itself.
     #[inline(always)]
     pub(super) fn show_ascii(&mut self, lane: &mut Lane, b: u8) -> &[u8] {
-        self.buf.push(char::from(b & 0x7f));
-        let end = self.buf.len();
-        let from = std::mem::replace(&mut lane.mark, end);
-        &self.buf.as_bytes()[from..end]
+        let from = lane.mark;
+        let _ = self.show_byte(lane, b);
+        &self.buf.as_bytes()[from..]
     }
 
-    /// [`Stream::show_ascii`] of a byte of [`LaneClass::Show`]: `None` where nothing waited
-    /// before it (its delta is `b` alone, written with no look at the reply), else its delta.
+    /// [`Stream::show_ascii`] with no look back at the reply where nothing waited before `b`:
+    /// `None` then (the delta is `b` alone), else the delta.
     #[inline(always)]
     pub(super) fn show_byte(&mut self, lane: &mut Lane, b: u8) -> Option<&[u8]> {
         let at = self.buf.len();
         self.buf.push(char::from(b & 0x7f));
-        if lane.mark == at {
-            lane.mark = at + 1;
-            return None;
-        }
         let from = std::mem::replace(&mut lane.mark, at + 1);
-        Some(&self.buf.as_bytes()[from..])
+        (from != at).then(|| &self.buf.as_bytes()[from..])
     }
 
     /// Reads `chunk`, plain prose in `lane` ([`Stream::takes_prose`]): the delta of the one
@@ -285,7 +282,7 @@ impl Stream {
         let at = self.buf.len();
         self.buf.reserve(bytes.len());
         for &b in bytes {
-            if !matches!(self.lane_class(b), LaneClass::Show | LaneClass::Space) {
+            if !self.plain_prose(b) {
                 self.buf.truncate(at);
                 return Err(());
             }
@@ -357,25 +354,12 @@ impl Stream {
 }
 
 /// The line of an event whose delta is the byte `b`, that needs no escape: one copy of a
-/// constant line, `b` set in it ([`LineOut::byte_line`]).
+/// constant line, `b` set in it ([`LineOut::byte_line`]) (the usual delta of a stream fed a
+/// byte at a time, written with no look at it).
 #[inline(always)]
 pub(super) fn write_byte_line<W: Write>(out: &mut LineOut<W>, text: bool, b: u8) -> io::Result<()> {
     out.byte_line(DeltaLine::of_kind(text), b);
     Ok(())
-}
-
-/// [`write_prose_line`] for a delta whose last byte has nothing to escape ([`LaneClass::Show`]):
-/// that byte alone (the usual delta of a stream fed a byte at a time) with no look at it.
-#[inline(always)]
-pub(super) fn write_shown_line<W: Write>(
-    out: &mut LineOut<W>,
-    text: bool,
-    delta: &[u8],
-) -> io::Result<()> {
-    match *delta {
-        [b] => write_byte_line(out, text, b),
-        _ => write_prose_line(out, text, delta),
-    }
 }
 
 /// Defines `$name`: where each byte of `x` is one JSON escapes, its high bit (and maybe that of

@@ -4,9 +4,7 @@
 use std::io::{self, Write};
 
 use super::line_out::LineOut;
-use super::prose::{
-    Lane, LaneClass, write_byte_line, write_prose_delta, write_prose_line, write_shown_line,
-};
+use super::prose::{Lane, LaneClass, write_byte_line, write_prose_delta, write_prose_line};
 use super::run::STRING_PLAIN;
 use super::{ArgumentsEvents, Event, Stream};
 use crate::calls::{CallOptions, DeltaFraming, Deltas, Extracted, Failure, Shape};
@@ -368,7 +366,7 @@ impl<W: Write> EventWriter<W> {
                 self.written += 1;
                 match self.stream.show_byte(lane, b) {
                     None => write_byte_line(&mut self.out, lane.text(), b)?,
-                    Some(delta) => write_shown_line(&mut self.out, lane.text(), delta)?,
+                    Some(delta) => write_prose_line(&mut self.out, lane.text(), delta)?,
                 }
                 self.out.flush()?;
                 return Ok(true);
